@@ -1,0 +1,253 @@
+//! The data a prompt renders against: JSON-shaped, shared and never copied.
+//!
+//! [`Data`] is a stack of JSON layers, highest priority first (runtime values
+//! above a prompt's `input.default`). Nothing is merged up front: a [`View`]
+//! resolves a path through the layers when the template reads it, so the cost
+//! of a render depends on what the template reads, not on the size of the data.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+/// Data to render a prompt against.
+///
+/// Cloning is cheap (a reference count), so a host can keep one `Data` and
+/// render many prompts, or the same prompt every turn, without copying it.
+///
+/// ```
+/// use teleprompt::Data;
+/// let data = Data::new(serde_json::json!({"issue": {"title": "Fix login"}}));
+/// assert_eq!(data.root().get("issue").and_then(|v| v.get("title")).map(|v| v.value().clone()),
+///            Some(serde_json::json!("Fix login")));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Data {
+    layers: Arc<[Arc<Value>]>,
+}
+
+impl Data {
+    /// Data made of one JSON value (normally an object).
+    pub fn new(value: impl Into<Arc<Value>>) -> Data {
+        Data {
+            layers: Arc::from(vec![value.into()]),
+        }
+    }
+
+    /// Serializes any `Serialize` value into data (this copies it once).
+    pub fn from_serialize<T: serde::Serialize + ?Sized>(
+        value: &T,
+    ) -> Result<Data, serde_json::Error> {
+        Ok(Data::new(serde_json::to_value(value)?))
+    }
+
+    /// Data with `lower` underneath: keys of `self` win, objects merge deeply.
+    pub fn over(&self, lower: impl Into<Arc<Value>>) -> Data {
+        let mut layers: Vec<Arc<Value>> = self.layers.to_vec();
+        layers.push(lower.into());
+        Data {
+            layers: Arc::from(layers),
+        }
+    }
+
+    /// A view of the merged root.
+    pub fn root(&self) -> View<'_> {
+        let mut nodes = self.layers.iter().map(|layer| &**layer);
+        match nodes.next() {
+            None => View::single(&Value::Null),
+            Some(first) if !first.is_object() => View::single(first),
+            Some(first) => View {
+                first,
+                rest: nodes.filter(|node| node.is_object()).collect(),
+            },
+        }
+    }
+
+    /// Resolves a path of keys and indexes from the root.
+    pub fn lookup<'a>(&'a self, path: &[Segment]) -> Option<View<'a>> {
+        path.iter().try_fold(self.root(), |view, segment| match segment {
+            Segment::Key(key) => view.get(key),
+            Segment::Index(index) => view.index(*index),
+        })
+    }
+}
+
+impl From<Value> for Data {
+    fn from(value: Value) -> Data {
+        Data::new(value)
+    }
+}
+
+impl From<Arc<Value>> for Data {
+    fn from(value: Arc<Value>) -> Data {
+        Data::new(value)
+    }
+}
+
+impl From<&Data> for Data {
+    fn from(data: &Data) -> Data {
+        data.clone()
+    }
+}
+
+/// One step of a path into the data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Segment {
+    /// An object key.
+    Key(Arc<str>),
+    /// An array index.
+    Index(usize),
+}
+
+/// Formats a path the way a template author writes it: `issue.labels[0]`.
+pub fn path_to_string(path: &[Segment]) -> String {
+    let mut text = String::new();
+    for segment in path {
+        match segment {
+            Segment::Key(key) => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(key);
+            }
+            Segment::Index(index) => {
+                text.push('[');
+                text.push_str(&index.to_string());
+                text.push(']');
+            }
+        }
+    }
+    text
+}
+
+/// A borrowed view of one place in [`Data`]: the winning value, plus the
+/// objects of lower layers at the same path that merge under it.
+#[derive(Clone, Debug)]
+pub struct View<'a> {
+    first: &'a Value,
+    rest: Vec<&'a Value>,
+}
+
+impl<'a> View<'a> {
+    /// A view of a single value.
+    pub fn single(value: &'a Value) -> View<'a> {
+        View {
+            first: value,
+            rest: Vec::new(),
+        }
+    }
+
+    /// The value that wins at this place. For a merged object this is the
+    /// highest layer's object only; use [`View::get`] and [`View::keys`] to
+    /// see the merge.
+    pub fn value(&self) -> &'a Value {
+        self.first
+    }
+
+    /// True when lower layers contribute keys to this object.
+    pub fn is_merged(&self) -> bool {
+        !self.rest.is_empty()
+    }
+
+    /// The value under `key`, if this is an object that has it in any layer.
+    pub fn get(&self, key: &str) -> Option<View<'a>> {
+        let mut found = std::iter::once(self.first)
+            .chain(self.rest.iter().copied())
+            .filter_map(|node| node.as_object()?.get(key));
+        let first = found.next()?;
+        let rest = if first.is_object() {
+            found.filter(|node| node.is_object()).collect()
+        } else {
+            Vec::new()
+        };
+        Some(View { first, rest })
+    }
+
+    /// The element at `index`, if this is an array (arrays never merge).
+    pub fn index(&self, index: usize) -> Option<View<'a>> {
+        self.first.as_array()?.get(index).map(View::single)
+    }
+
+    /// Keys of the merged object in order: the highest layer's keys first,
+    /// then keys only lower layers have. Empty for non-objects.
+    pub fn keys(&self) -> Vec<&'a str> {
+        let mut keys: Vec<&'a str> = Vec::new();
+        for node in std::iter::once(self.first).chain(self.rest.iter().copied()) {
+            if let Some(object) = node.as_object() {
+                for key in object.keys() {
+                    if self.rest.is_empty() || !keys.contains(&key.as_str()) {
+                        keys.push(key);
+                    }
+                }
+            }
+        }
+        keys
+    }
+
+    /// Number of keys (objects), elements (arrays) or characters (strings).
+    pub fn len(&self) -> Option<usize> {
+        match self.first {
+            Value::Object(_) if self.is_merged() => Some(self.keys().len()),
+            Value::Object(object) => Some(object.len()),
+            Value::Array(items) => Some(items.len()),
+            Value::String(text) => Some(text.chars().count()),
+            _ => None,
+        }
+    }
+
+    /// True for an empty object, array or string (see [`View::len`]).
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// The merged value as one owned JSON value (copies; for output only).
+    pub fn to_json(&self) -> Value {
+        if !self.is_merged() {
+            return self.first.clone();
+        }
+        let map = self
+            .keys()
+            .into_iter()
+            .filter_map(|key| Some((key.to_string(), self.get(key)?.to_json())))
+            .collect();
+        Value::Object(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn upper_layer_wins_and_objects_merge_deeply() {
+        let data = Data::new(json!({"a": {"x": 1}, "b": 2})).over(json!({
+            "a": {"x": 0, "y": 3},
+            "b": {"nested": true},
+            "c": "default"
+        }));
+        let root = data.root();
+        assert_eq!(root.keys(), vec!["a", "b", "c"]);
+        let a = root.get("a").unwrap();
+        assert_eq!(a.get("x").unwrap().value(), &json!(1));
+        assert_eq!(a.get("y").unwrap().value(), &json!(3));
+        assert_eq!(root.get("b").unwrap().value(), &json!(2));
+        assert_eq!(root.get("c").unwrap().value(), &json!("default"));
+        assert_eq!(
+            root.to_json(),
+            json!({"a": {"x": 1, "y": 3}, "b": 2, "c": "default"})
+        );
+    }
+
+    #[test]
+    fn lookup_follows_keys_and_indexes() {
+        let data = Data::new(json!({"items": [{"name": "one"}]}));
+        let path = [
+            Segment::Key("items".into()),
+            Segment::Index(0),
+            Segment::Key("name".into()),
+        ];
+        assert_eq!(data.lookup(&path).unwrap().value(), &json!("one"));
+        assert_eq!(path_to_string(&path), "items[0].name");
+        assert!(data.lookup(&[Segment::Key("nope".into())]).is_none());
+    }
+}

@@ -1,0 +1,333 @@
+//! Errors: their class, their place in the real file, and the report text.
+//!
+//! Template front ends report positions as byte ranges in the template body
+//! ([`TemplateError`]); [`crate::document::Document`] turns those into
+//! `file:line:col` in the file on disk, front matter counted.
+
+use std::fmt;
+use std::ops::Range;
+
+/// What kind of mistake an [`Error`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The prompt file cannot be read as a prompt: unreadable front matter,
+    /// unknown syntax, a bad value for a known key.
+    Document,
+    /// The template cannot be compiled; found when the prompt is loaded.
+    Parse,
+    /// The data does not fit the template; found when it renders.
+    Render,
+    /// The data given to the prompt is malformed (not JSON/YAML, bad `--set`).
+    Input,
+    /// A file or directory could not be read.
+    Io,
+}
+
+impl ErrorClass {
+    /// The lower-case word used in reports: `document`, `parse`, …
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Document => "document",
+            ErrorClass::Parse => "parse",
+            ErrorClass::Render => "render",
+            ErrorClass::Input => "input",
+            ErrorClass::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A position in a file: 1-based line, 1-based column counted in characters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// Line in the file, starting at 1.
+    pub line: usize,
+    /// Column in characters, starting at 1.
+    pub column: usize,
+}
+
+/// An error from loading or rendering a prompt.
+///
+/// `Display` gives one line (`file:line:col: class error: message`);
+/// [`Error::report`] gives the full report with the source line and a caret.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct Error {
+    class: ErrorClass,
+    file: Option<String>,
+    location: Option<Location>,
+    /// The whole source line at `location`, and how many characters to underline.
+    source_line: Option<(String, usize)>,
+    action: Option<String>,
+    message: String,
+    suggestion: Option<String>,
+    labels: Vec<(String, String)>,
+}
+
+impl Error {
+    /// A new error with a class and message and no location.
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> Error {
+        Error {
+            class,
+            file: None,
+            location: None,
+            source_line: None,
+            action: None,
+            message: message.into(),
+            suggestion: None,
+            labels: Vec::new(),
+        }
+    }
+
+    pub(crate) fn with_file(mut self, file: impl Into<String>) -> Error {
+        self.file = Some(file.into());
+        self
+    }
+
+    pub(crate) fn with_location(
+        mut self,
+        location: Location,
+        source_line: Option<(String, usize)>,
+    ) -> Error {
+        self.location = Some(location);
+        self.source_line = source_line;
+        self
+    }
+
+    pub(crate) fn with_action(mut self, action: Option<String>) -> Error {
+        self.action = action;
+        self
+    }
+
+    pub(crate) fn with_suggestion(mut self, suggestion: Option<String>) -> Error {
+        self.suggestion = suggestion;
+        self
+    }
+
+    /// Attaches `key=value` labels (an issue id, a turn number) that every
+    /// report of this error shows.
+    pub fn with_labels(mut self, labels: &[(String, String)]) -> Error {
+        self.labels.extend(labels.iter().cloned());
+        self
+    }
+
+    /// The class: document, parse, render, input or io.
+    pub fn class(&self) -> ErrorClass {
+        self.class
+    }
+
+    /// The file the error is in, as it was named when loaded.
+    pub fn file(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
+
+    /// Line and column in the file (front matter counted).
+    pub fn location(&self) -> Option<Location> {
+        self.location
+    }
+
+    /// The template text of the action that failed, e.g. `{{ issue.titl }}`.
+    pub fn action(&self) -> Option<&str> {
+        self.action.as_deref()
+    }
+
+    /// What is wrong, in plain words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// A fix to try, such as `did you mean "issue.title"?`.
+    pub fn suggestion(&self) -> Option<&str> {
+        self.suggestion.as_deref()
+    }
+
+    /// Labels attached by the host.
+    pub fn labels(&self) -> &[(String, String)] {
+        &self.labels
+    }
+
+    /// The multi-line report: headline, `--> file:line:col`, the source line
+    /// with a caret under the problem, the action, and the suggestion.
+    pub fn report(&self) -> String {
+        let mut out = format!("error[{}]: {}\n", self.class, self.message);
+        let place = self.place();
+        if !place.is_empty() {
+            out.push_str(&format!("  --> {place}\n"));
+        }
+        if let (Some(location), Some((line, width))) = (self.location, &self.source_line) {
+            let number = location.line.to_string();
+            let gutter = " ".repeat(number.len());
+            let line = line.replace('\t', " ");
+            out.push_str(&format!("{gutter} |\n{number} | {line}\n"));
+            let caret_pad = " ".repeat(location.column.saturating_sub(1));
+            let carets = "^".repeat((*width).max(1));
+            out.push_str(&format!("{gutter} | {caret_pad}{carets}\n"));
+        }
+        if let Some(action) = &self.action {
+            out.push_str(&format!("  = at <{}>\n", one_line(action)));
+        }
+        if let Some(suggestion) = &self.suggestion {
+            out.push_str(&format!("  = help: {suggestion}\n"));
+        }
+        for (key, value) in &self.labels {
+            out.push_str(&format!("  = {key}: {value}\n"));
+        }
+        out
+    }
+
+    fn place(&self) -> String {
+        match (&self.file, self.location) {
+            (Some(file), Some(at)) => format!("{file}:{}:{}", at.line, at.column),
+            (Some(file), None) => file.clone(),
+            (None, Some(at)) => format!("{}:{}", at.line, at.column),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = self.place();
+        if !place.is_empty() {
+            write!(f, "{place}: ")?;
+        }
+        write!(f, "{} error: {}", self.class, self.message)?;
+        if let Some(action) = &self.action {
+            write!(f, " at <{}>", one_line(action))?;
+        }
+        if let Some(suggestion) = &self.suggestion {
+            write!(f, " ({suggestion})")?;
+        }
+        for (key, value) in &self.labels {
+            write!(f, " [{key}={value}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// Several errors at once, such as every broken file of a directory.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct Errors(pub Vec<Error>);
+
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, error) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An error reported by a template front end, positioned in the template body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateError {
+    /// Parse (found at load) or render (found at render).
+    pub class: ErrorClass,
+    /// Byte range in the body; `None` when the engine could not tell.
+    pub span: Option<Range<usize>>,
+    /// What is wrong.
+    pub message: String,
+    /// A fix to try.
+    pub suggestion: Option<String>,
+}
+
+impl TemplateError {
+    /// A parse error at `span`.
+    pub fn parse(span: Option<Range<usize>>, message: impl Into<String>) -> TemplateError {
+        TemplateError {
+            class: ErrorClass::Parse,
+            span,
+            message: message.into(),
+            suggestion: None,
+        }
+    }
+
+    /// A render error at `span`.
+    pub fn render(span: Option<Range<usize>>, message: impl Into<String>) -> TemplateError {
+        TemplateError {
+            class: ErrorClass::Render,
+            span,
+            message: message.into(),
+            suggestion: None,
+        }
+    }
+
+    /// Adds a suggestion.
+    pub fn suggest(mut self, suggestion: Option<String>) -> TemplateError {
+        self.suggestion = suggestion;
+        self
+    }
+}
+
+/// The candidate closest to `name`, if one is close enough to be a likely
+/// typo (same letters in another case, or a small edit distance).
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    let limit = (name.chars().count() / 3).clamp(1, 3);
+    candidates
+        .into_iter()
+        .filter(|candidate| *candidate != name)
+        .map(|candidate| {
+            let distance = if candidate.to_lowercase() == lower {
+                0
+            } else {
+                strsim::damerau_levenshtein(&lower, &candidate.to_lowercase())
+            };
+            (distance, candidate)
+        })
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+fn one_line(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c == '\n' { ' ' } else { c })
+        .collect();
+    if flat.chars().count() > 80 {
+        let cut: String = flat.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        flat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_finds_typos_only() {
+        let names = ["title", "labels", "identifier"];
+        assert_eq!(closest("titl", names), Some("title"));
+        assert_eq!(closest("Labels", names), Some("labels"));
+        assert_eq!(closest("zzz", names), None);
+    }
+
+    #[test]
+    fn report_shows_line_and_caret() {
+        let error = Error::new(ErrorClass::Render, "issue has no key \"titl\"")
+            .with_file("p.md")
+            .with_location(
+                Location { line: 3, column: 4 },
+                Some(("A: {{ issue.titl }}".into(), 16)),
+            )
+            .with_suggestion(Some("did you mean \"issue.title\"?".into()));
+        let report = error.report();
+        assert!(report.contains("--> p.md:3:4"), "{report}");
+        assert!(report.contains("3 | A: {{ issue.titl }}"), "{report}");
+        assert!(report.contains("  |    ^^^^^^^^^^^^^^^^"), "{report}");
+        assert_eq!(
+            error.to_string(),
+            "p.md:3:4: render error: issue has no key \"titl\" (did you mean \"issue.title\"?)"
+        );
+    }
+}

@@ -1,0 +1,380 @@
+//! A prompt file: optional YAML front matter between `---` fences, then the
+//! template body. Keeps where the body starts so every error can name the
+//! line in the real file.
+
+use std::ops::Range;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::diagnostics::{Error, ErrorClass, Location, TemplateError};
+use crate::{OnError, Strictness, Syntax};
+
+/// A prompt file split into its front matter and body.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// The file name used in error reports.
+    pub origin: String,
+    /// The front matter mapping (empty when the file has none).
+    pub front_matter: Map<String, Value>,
+    /// The template body, with CRLF line endings turned into LF.
+    pub body: String,
+    /// The line of the file on which the body starts (1-based).
+    pub body_line: usize,
+    /// The front matter text between the fences, for placing key errors.
+    front_matter_source: Option<String>,
+    /// Byte offsets in `body` where each line starts.
+    line_starts: Vec<usize>,
+}
+
+/// The keys of the front matter that teleprompt understands.
+#[derive(Clone, Debug, Default)]
+pub struct Metadata {
+    /// `name`; the caller falls back to the file stem.
+    pub name: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `syntax`.
+    pub syntax: Option<Syntax>,
+    /// `strict`.
+    pub strict: Option<Strictness>,
+    /// `on_error`.
+    pub on_error: Option<OnError>,
+    /// `input.default`: values merged under the runtime data.
+    pub defaults: Option<Value>,
+}
+
+impl Document {
+    /// Splits `source` into front matter and body. `origin` names the file
+    /// in errors.
+    pub fn parse(origin: &str, source: &str) -> Result<Document, Error> {
+        let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+        let text = source.replace("\r\n", "\n");
+        let document_error = |line: usize, column: usize, message: String| {
+            let source_line = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+            Error::new(ErrorClass::Document, message)
+                .with_file(origin)
+                .with_location(
+                    Location { line, column },
+                    Some((source_line.to_string(), source_line.chars().count().max(1))),
+                )
+        };
+
+        let mut lines = text.split_inclusive('\n');
+        let opens = lines.next().is_some_and(is_fence);
+        if !opens {
+            return Ok(Document::new(origin, Map::new(), None, text.clone(), 1));
+        }
+        // Line 1 is the opening fence; find the closing one.
+        let mut offset = text.find('\n').map_or(text.len(), |i| i + 1);
+        let yaml_start = offset;
+        let mut closing = None;
+        for (index, line) in lines.enumerate() {
+            if is_fence(line) {
+                closing = Some((index + 2, offset, offset + line.len()));
+                break;
+            }
+            offset += line.len();
+        }
+        let Some((fence_line, yaml_end, body_start)) = closing else {
+            return Err(document_error(
+                1,
+                1,
+                "the front matter opened on this line is never closed: add a line `---` after it"
+                    .to_string(),
+            ));
+        };
+        let yaml = &text[yaml_start..yaml_end];
+        let front_matter = match parse_yaml(yaml) {
+            Ok(Value::Object(map)) => map,
+            Ok(Value::Null) => Map::new(),
+            Ok(other) => {
+                return Err(document_error(
+                    2,
+                    1,
+                    format!(
+                        "front matter must be a mapping of keys to values, found {}",
+                        describe(&other)
+                    ),
+                ))
+            }
+            Err((line, column, message)) => {
+                return Err(document_error(line + 1, column, message));
+            }
+        };
+        let body = text[body_start..].to_string();
+        Ok(Document::new(
+            origin,
+            front_matter,
+            Some(yaml.to_string()),
+            body,
+            fence_line + 1,
+        ))
+    }
+
+    fn new(
+        origin: &str,
+        front_matter: Map<String, Value>,
+        front_matter_source: Option<String>,
+        body: String,
+        body_line: usize,
+    ) -> Self {
+        let line_starts = std::iter::once(0)
+            .chain(body.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Document {
+            origin: origin.to_string(),
+            front_matter,
+            front_matter_source,
+            body,
+            body_line,
+            line_starts,
+        }
+    }
+
+    /// Reads the known front matter keys; a bad value is a document error
+    /// pointing at its key.
+    pub fn metadata(&self) -> Result<Metadata, Error> {
+        let fm = &self.front_matter;
+        let text = |key: &str| -> Result<Option<String>, Error> {
+            match fm.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(self.key_error(
+                    key,
+                    format!("`{key}` must be a string, found {}", describe(other)),
+                )),
+            }
+        };
+        let choice = |key: &str, parse: &dyn Fn(&str) -> Option<()>, allowed: &str| {
+            let value = text(key)?;
+            if let Some(value) = &value {
+                if parse(value).is_none() {
+                    return Err(self.key_error(
+                        key,
+                        format!("`{key}: {value}` is not one of {allowed}"),
+                    ));
+                }
+            }
+            Ok(value)
+        };
+        let syntax = choice(key::SYNTAX, &|s| s.parse::<Syntax>().ok().map(drop), Syntax::NAMES)?
+            .and_then(|s| s.parse().ok());
+        let strict = choice(
+            key::STRICT,
+            &|s| s.parse::<Strictness>().ok().map(drop),
+            Strictness::NAMES,
+        )?
+        .and_then(|s| s.parse().ok());
+        let on_error = choice(
+            key::ON_ERROR,
+            &|s| s.parse::<OnError>().ok().map(drop),
+            OnError::NAMES,
+        )?
+        .and_then(|s| s.parse().ok());
+        let defaults = match fm.get(key::INPUT) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(input)) => match input.get("default") {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(defaults)) => Some(Value::Object(expand_dotted(defaults))),
+                Some(other) => {
+                    return Err(self.key_error(
+                        key::INPUT,
+                        format!(
+                            "`input.default` must be a mapping of names to values, found {}",
+                            describe(other)
+                        ),
+                    ))
+                }
+            },
+            Some(other) => {
+                return Err(self.key_error(
+                    key::INPUT,
+                    format!("`input` must be a mapping, found {}", describe(other)),
+                ))
+            }
+        };
+        Ok(Metadata {
+            name: text(key::NAME)?,
+            description: text(key::DESCRIPTION)?,
+            syntax,
+            strict,
+            on_error,
+            defaults,
+        })
+    }
+
+    /// A document error placed on the front matter line that sets `key`.
+    pub fn key_error(&self, key: &str, message: String) -> Error {
+        let error = Error::new(ErrorClass::Document, message).with_file(&self.origin);
+        // Values carry no YAML positions, so find the key's line by its text.
+        let prefix = format!("{key}:");
+        let found = self.front_matter_source.as_deref().and_then(|source| {
+            source
+                .lines()
+                .enumerate()
+                .find(|(_, line)| line.starts_with(&prefix))
+        });
+        match found {
+            // The front matter starts on line 2, after the opening fence.
+            Some((index, line)) => error.with_location(
+                Location {
+                    line: index + 2,
+                    column: 1,
+                },
+                Some((line.to_string(), line.chars().count())),
+            ),
+            None => error,
+        }
+    }
+
+    /// The file location of a byte offset in the body.
+    pub fn location_of(&self, offset: usize) -> Location {
+        let offset = offset.min(self.body.len());
+        let line_index = match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        };
+        let start = self.line_starts.get(line_index).copied().unwrap_or(0);
+        let column = self
+            .body
+            .get(start..offset)
+            .map_or(offset - start, |prefix| prefix.chars().count())
+            + 1;
+        Location {
+            line: self.body_line + line_index,
+            column,
+        }
+    }
+
+    /// The text of the body line holding `offset`.
+    fn line_text(&self, offset: usize) -> &str {
+        let offset = offset.min(self.body.len());
+        let start = self.body[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let end = self.body[offset..]
+            .find('\n')
+            .map_or(self.body.len(), |i| offset + i);
+        &self.body[start..end]
+    }
+
+    /// The body text in `span` (empty if out of range).
+    pub fn snippet(&self, span: &Range<usize>) -> &str {
+        self.body.get(span.clone()).unwrap_or("")
+    }
+
+    /// Turns a front end's error into a file-positioned [`Error`].
+    pub fn locate(&self, error: TemplateError) -> Error {
+        let base = Error::new(error.class, error.message)
+            .with_file(&self.origin)
+            .with_suggestion(error.suggestion);
+        let Some(span) = error.span.filter(|span| span.start <= self.body.len()) else {
+            return base;
+        };
+        let location = self.location_of(span.start);
+        let line = self.line_text(span.start);
+        let action = self.snippet(&span);
+        let width = action.lines().next().unwrap_or("").chars().count();
+        let action = (!action.trim().is_empty()).then(|| action.to_string());
+        base.with_location(location, Some((line.to_string(), width)))
+            .with_action(action)
+    }
+}
+
+/// Names of the front matter keys teleprompt reads.
+pub mod key {
+    /// `name`
+    pub const NAME: &str = "name";
+    /// `description`
+    pub const DESCRIPTION: &str = "description";
+    /// `syntax`
+    pub const SYNTAX: &str = "syntax";
+    /// `strict`
+    pub const STRICT: &str = "strict";
+    /// `on_error`
+    pub const ON_ERROR: &str = "on_error";
+    /// `input` (with `input.default`)
+    pub const INPUT: &str = "input";
+}
+
+fn is_fence(line: &str) -> bool {
+    line.trim_end_matches(['\n', '\r', ' ', '\t']) == "---"
+}
+
+/// Parses YAML into JSON-shaped data; on failure returns (line, column,
+/// message) relative to the YAML text.
+pub fn parse_yaml(yaml: &str) -> Result<Value, (usize, usize, String)> {
+    if yaml.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_saphyr::from_str::<Value>(yaml).map_err(|error| {
+        let (line, column) = error
+            .location()
+            .map_or((1, 1), |at| (at.line() as usize, at.column() as usize));
+        let message = error.without_snippet().to_string();
+        let message = message.lines().next().unwrap_or("invalid YAML").to_string();
+        (line.max(1), column.max(1), format!("invalid YAML: {message}"))
+    })
+}
+
+/// Expands dotted keys (`message.language: English`) into nested maps,
+/// never overwriting a value that is already set.
+pub fn expand_dotted(map: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    // Plain keys first, so a dotted key never replaces an explicit value.
+    let (dotted, plain): (Vec<_>, Vec<_>) = map.iter().partition(|(k, _)| k.contains('.'));
+    for (key, value) in plain {
+        let value = match value {
+            Value::Object(inner) => Value::Object(expand_dotted(inner)),
+            other => other.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    for (key, value) in dotted {
+        insert_dotted(&mut out, key, value.clone());
+    }
+    out
+}
+
+fn insert_dotted(map: &mut Map<String, Value>, dotted: &str, value: Value) {
+    let mut parts = dotted.split('.').peekable();
+    let mut current = map;
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            current.entry(part.to_string()).or_insert(value);
+            return;
+        }
+        let slot = current
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        match slot {
+            Value::Object(inner) => current = inner,
+            // A leaf is already set where a map would go: keep the leaf.
+            _ => return,
+        }
+    }
+}
+
+/// "a list", "a string", … for messages about data of the wrong shape.
+pub fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// The file stem of `path`, used as the prompt name when front matter has none.
+pub fn file_stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // "task.prompt.j2" → "task.prompt"; "WORKFLOW.md" → "WORKFLOW".
+    match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_string(),
+        _ => name,
+    }
+}
