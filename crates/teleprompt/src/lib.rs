@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 pub use crate::data::Data;
 pub use crate::diagnostics::{Error, ErrorClass, Errors, Location};
 pub use crate::document::Document;
-pub use crate::library::Library;
+pub use crate::library::{prompt_files, Library};
 pub use crate::options::{LoadOptions, OnError, Strictness, Syntax};
 
 /// A compiled prompt: load it once, render it many times.

@@ -1,0 +1,137 @@
+//! A library of prompts: every prompt file of a directory, by name.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostics::{Error, ErrorClass, Errors};
+use crate::{LoadOptions, Prompt, Syntax};
+
+/// Extensions of files that hold a prompt when they open with front matter.
+const TEXT_EXTENSIONS: &[&str] = &["md", "prompt", "txt"];
+
+/// Prompts loaded once and looked up by name.
+///
+/// ```no_run
+/// use teleprompt::{Library, LoadOptions};
+/// let library = Library::load_dir("prompts", &LoadOptions::default())?;
+/// let prompt = library.get("task").expect("prompts/task.j2 exists");
+/// let text = prompt.render(serde_json::json!({"issue": {"title": "Fix it"}}))?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Library {
+    prompts: BTreeMap<String, Prompt>,
+}
+
+impl Library {
+    /// Loads every prompt file under `dir` (see [`prompt_files`]). Fails
+    /// with every broken file, not only the first.
+    pub fn load_dir(dir: impl AsRef<Path>, options: &LoadOptions) -> Result<Library, Errors> {
+        let files = prompt_files(dir.as_ref()).map_err(|error| Errors(vec![error]))?;
+        let mut errors = Vec::new();
+        let mut prompts = Vec::new();
+        for file in files {
+            match Prompt::from_file_with(&file, options) {
+                Ok(prompt) => prompts.push(prompt),
+                Err(error) => errors.push(error),
+            }
+        }
+        match Library::from_prompts(prompts) {
+            Ok(library) if errors.is_empty() => Ok(library),
+            Ok(_) => Err(Errors(errors)),
+            Err(Errors(more)) => {
+                errors.extend(more);
+                Err(Errors(errors))
+            }
+        }
+    }
+
+    /// A library of the given prompts; two prompts with one name are an error.
+    pub fn from_prompts(prompts: impl IntoIterator<Item = Prompt>) -> Result<Library, Errors> {
+        let mut library = Library::default();
+        let mut errors = Vec::new();
+        for prompt in prompts {
+            if let Some(existing) = library.prompts.get(prompt.name()) {
+                errors.push(
+                    Error::new(
+                        ErrorClass::Document,
+                        format!(
+                            "two prompts are named \"{}\": this file and {}; set `name:` in the front matter of one",
+                            prompt.name(),
+                            existing.origin()
+                        ),
+                    )
+                    .with_file(prompt.origin()),
+                );
+                continue;
+            }
+            library.prompts.insert(prompt.name().to_string(), prompt);
+        }
+        if errors.is_empty() {
+            Ok(library)
+        } else {
+            Err(Errors(errors))
+        }
+    }
+
+    /// The prompt named `name`.
+    pub fn get(&self, name: &str) -> Option<&Prompt> {
+        self.prompts.get(name)
+    }
+
+    /// All prompts, by name.
+    pub fn prompts(&self) -> impl Iterator<Item = &Prompt> {
+        self.prompts.values()
+    }
+
+    /// Number of prompts.
+    pub fn len(&self) -> usize {
+        self.prompts.len()
+    }
+
+    /// True when the library holds no prompt.
+    pub fn is_empty(&self) -> bool {
+        self.prompts.is_empty()
+    }
+}
+
+/// The prompt files under `dir`, sorted, honouring `.gitignore`: files whose
+/// extension names a syntax (`.j2`, `.gotmpl`, `.hbs`, …), and `.md`,
+/// `.prompt` and `.txt` files that open with front matter.
+pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    let walker = ignore::WalkBuilder::new(dir).sort_by_file_name(|a, b| a.cmp(b)).build();
+    for entry in walker {
+        let entry = entry.map_err(|error| {
+            Error::new(ErrorClass::Io, format!("cannot read the directory: {error}"))
+                .with_file(dir.display().to_string())
+        })?;
+        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+            continue;
+        }
+        let path = entry.into_path();
+        if Syntax::from_path(&path).is_some() || (has_text_extension(&path) && opens_with_front_matter(&path)) {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+fn has_text_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| TEXT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+fn opens_with_front_matter(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    let Ok(mut file) = std::fs::File::open(path) else {
+        // Unreadable: include it so loading reports why.
+        return true;
+    };
+    let read = file.read(&mut head).unwrap_or(0);
+    let head = head.get(..read).unwrap_or_default();
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    head.starts_with(b"---\n") || head.starts_with(b"---\r\n") || head.starts_with(b"--- ")
+}

@@ -1,0 +1,732 @@
+//! Jinja syntax on minijinja.
+//!
+//! minijinja renders; this module fills its gaps for prompts:
+//! - unknown filters, tests and functions are found at load time, in every
+//!   branch (minijinja only notices them when that code runs);
+//! - Django/pongo2 spellings `{% autoescape off %}` / `on` are accepted;
+//! - the data is handed over as lazy objects over [`Data`], never converted
+//!   up front, and a missing key is reported with its full path and the
+//!   closest key that exists.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use minijinja::machinery::{self, ast, Span};
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr};
+use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior, Value as JValue};
+use serde_json::Value;
+
+use crate::data::{path_to_string, Data, Segment, View};
+use crate::diagnostics::{closest, TemplateError};
+use crate::functions;
+use crate::syntax::CompileOptions;
+use crate::Strictness;
+
+const TEMPLATE_NAME: &str = "prompt";
+
+/// Upper bound on the VM instructions of one render: stops runaway loops.
+const FUEL: u64 = 50_000_000;
+
+/// minijinja 3.0.5's built-in filters (with the features we enable), plus ours.
+const FILTERS: &[&str] = &[
+    "safe", "escape", "e", "lower", "upper", "title", "capitalize", "replace", "length", "count",
+    "dictsort", "items", "reverse", "trim", "join", "split", "lines", "default", "d", "round",
+    "abs", "int", "float", "attr", "first", "last", "min", "max", "sort", "list", "string",
+    "bool", "batch", "slice", "sum", "indent", "select", "reject", "selectattr", "rejectattr",
+    "map", "groupby", "unique", "chain", "zip", "pprint", "format", "tojson", "toJSON",
+];
+
+/// minijinja 3.0.5's built-in tests.
+const TESTS: &[&str] = &[
+    "undefined", "defined", "none", "safe", "escaped", "boolean", "odd", "even", "divisibleby",
+    "number", "integer", "int", "float", "string", "sequence", "iterable", "mapping",
+    "startingwith", "endingwith", "lower", "upper", "sameas", "eq", "equalto", "==", "ne", "!=",
+    "lt", "lessthan", "<", "le", "<=", "gt", "greaterthan", ">", "ge", ">=", "in", "true",
+    "false", "filter", "test",
+];
+
+/// Names a template may call without defining them.
+const IMPLICIT_CALLABLES: &[&str] = &["loop", "caller", "super", "self", "varargs", "kwargs"];
+
+/// A compiled Jinja body.
+pub(crate) struct JinjaTemplate {
+    env: Environment<'static>,
+    /// Source edits made before handing the body to minijinja, to map error
+    /// positions back to the body as written.
+    edits: Vec<Edit>,
+    /// The body as written, for placing render errors.
+    body: String,
+}
+
+impl fmt::Debug for JinjaTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JinjaTemplate").finish_non_exhaustive()
+    }
+}
+
+/// A replacement of `original` bytes of the body by `replacement`.
+#[derive(Clone, Debug)]
+struct Edit {
+    original: Range<usize>,
+    replacement: &'static str,
+}
+
+impl JinjaTemplate {
+    pub(crate) fn compile(
+        body: &str,
+        options: &CompileOptions,
+    ) -> Result<JinjaTemplate, TemplateError> {
+        let syntax = minijinja::syntax::SyntaxConfig::builder()
+            .keep_trailing_newline(true)
+            .build()
+            .map_err(|error| TemplateError::parse(None, error.to_string()))?;
+        let mut env = Environment::new();
+        env.set_syntax(syntax.clone());
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.set_undefined_behavior(match options.strictness {
+            Strictness::Strict => UndefinedBehavior::Strict,
+            Strictness::Semi => UndefinedBehavior::SemiStrict,
+            Strictness::Lenient => UndefinedBehavior::Chainable,
+        });
+        env.set_fuel(Some(FUEL));
+        env.add_filter("tojson", tojson_filter);
+        env.add_filter("toJSON", tojson_filter);
+
+        let edits = {
+            let ast = machinery::parse(body, TEMPLATE_NAME, syntax)
+                .map_err(|error| convert_error(&error, body, &[], None))?;
+            let functions: HashSet<String> = env
+                .globals()
+                .map(|(name, _)| name.to_string())
+                .chain(IMPLICIT_CALLABLES.iter().map(|name| name.to_string()))
+                .collect();
+            let mut checker = Checker::default();
+            checker.stmt(&ast);
+            checker.verdict(body, &functions)?;
+            checker.edits
+        };
+        let source = apply_edits(body, &edits);
+        env.add_template_owned(TEMPLATE_NAME, source)
+            .map_err(|error| convert_error(&error, body, &edits, None))?;
+        Ok(JinjaTemplate {
+            env,
+            edits,
+            body: body.to_string(),
+        })
+    }
+
+    pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
+        let misses = Arc::new(MissLog::default());
+        let root = JValue::from_object(Node {
+            data: data.clone(),
+            path: Vec::new(),
+            misses: misses.clone(),
+        });
+        let template = self
+            .env
+            .get_template(TEMPLATE_NAME)
+            .map_err(|error| TemplateError::render(None, error.to_string()))?;
+        template
+            .render(root)
+            .map_err(|error| convert_error(&error, &self.body, &self.edits, Some((&misses, data))))
+    }
+}
+
+fn apply_edits(body: &str, edits: &[Edit]) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut at = 0;
+    for edit in edits {
+        out.push_str(body.get(at..edit.original.start).unwrap_or(""));
+        out.push_str(edit.replacement);
+        at = edit.original.end;
+    }
+    out.push_str(body.get(at..).unwrap_or(""));
+    out
+}
+
+/// Maps a byte offset in the edited source back to the body as written.
+fn unshift(offset: usize, edits: &[Edit]) -> usize {
+    let mut shift: isize = 0;
+    for edit in edits {
+        let edited_start = (edit.original.start as isize + shift) as usize;
+        if offset < edited_start {
+            break;
+        }
+        if offset < edited_start + edit.replacement.len() {
+            return edit.original.start;
+        }
+        shift += edit.replacement.len() as isize - edit.original.len() as isize;
+    }
+    (offset as isize - shift).max(0) as usize
+}
+
+/// Turns a minijinja error into a [`TemplateError`] on the body as written.
+fn convert_error(
+    error: &minijinja::Error,
+    body: &str,
+    edits: &[Edit],
+    render: Option<(&MissLog, &Data)>,
+) -> TemplateError {
+    let span = error
+        .range()
+        .map(|range| unshift(range.start, edits)..unshift(range.end, edits))
+        .or_else(|| {
+            let line = error.line()?;
+            let start = body
+                .split_inclusive('\n')
+                .take(line.saturating_sub(1))
+                .map(str::len)
+                .sum::<usize>();
+            let end = body[start.min(body.len())..]
+                .find('\n')
+                .map_or(body.len(), |i| start + i);
+            Some(start..end)
+        });
+    let detail = error.detail().map(str::to_string);
+    let kind = error.kind();
+    let generic = || match &detail {
+        Some(detail) => format!("{kind}: {detail}"),
+        None => kind.to_string(),
+    };
+    let Some((misses, data)) = render else {
+        // Syntax errors point at a place, not at an action to quote.
+        let span = span.map(|span| span.start..span.start);
+        return TemplateError::parse(span, generic());
+    };
+    if kind == ErrorKind::OutOfFuel {
+        return TemplateError::render(
+            span,
+            format!("the template ran too long (more than {FUEL} steps); is a loop unbounded?"),
+        );
+    }
+    if kind == ErrorKind::UndefinedError {
+        if let Some((miss, span)) = misses.explain(body, span.clone()) {
+            return miss.to_error(Some(span), data);
+        }
+        return TemplateError::render(span, "this value is undefined");
+    }
+    TemplateError::render(span, generic())
+}
+
+/// Walks the AST at load time: finds unknown filters, tests and functions,
+/// and the pongo2 autoescape spellings to rewrite.
+#[derive(Default)]
+struct Checker<'a> {
+    filters: Vec<(&'a str, usize)>,
+    tests: Vec<(&'a str, usize)>,
+    calls: Vec<(&'a str, Span)>,
+    locals: HashSet<&'a str>,
+    edits: Vec<Edit>,
+}
+
+impl<'a> Checker<'a> {
+    fn verdict(&self, body: &str, functions: &HashSet<String>) -> Result<(), TemplateError> {
+        let mut problems: Vec<TemplateError> = Vec::new();
+        for (name, from) in &self.filters {
+            if !FILTERS.contains(name) {
+                problems.push(unknown("filter", name, name_span(body, name, *from), FILTERS));
+            }
+        }
+        for (name, from) in &self.tests {
+            if !TESTS.contains(name) {
+                problems.push(unknown("test", name, name_span(body, name, *from), TESTS));
+            }
+        }
+        for (name, span) in &self.calls {
+            if !functions.contains(*name) && !self.locals.contains(name) {
+                let known: Vec<&str> = functions
+                    .iter()
+                    .map(String::as_str)
+                    .chain(self.locals.iter().copied())
+                    .collect();
+                let range = span.start_offset as usize..span.end_offset as usize;
+                problems.push(unknown("function", name, Some(range), &known));
+            }
+        }
+        // Report the first problem in the text.
+        match problems
+            .into_iter()
+            .min_by_key(|problem| problem.span.as_ref().map_or(usize::MAX, |s| s.start))
+        {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    fn body(&mut self, stmts: &[ast::Stmt<'a>]) {
+        for stmt in stmts {
+            self.stmt(stmt);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &ast::Stmt<'a>) {
+        use ast::Stmt;
+        match stmt {
+            Stmt::Template(t) => self.body(&t.children),
+            Stmt::EmitExpr(e) => self.expr(&e.expr),
+            Stmt::EmitRaw(_) | Stmt::Continue(_) | Stmt::Break(_) => {}
+            Stmt::ForLoop(f) => {
+                self.target(&f.target);
+                self.expr(&f.iter);
+                self.opt(&f.filter_expr);
+                self.body(&f.body);
+                self.body(&f.else_body);
+            }
+            Stmt::IfCond(i) => {
+                self.expr(&i.expr);
+                self.body(&i.true_body);
+                self.body(&i.false_body);
+            }
+            Stmt::WithBlock(w) => {
+                for (target, value) in &w.assignments {
+                    self.target(target);
+                    self.expr(value);
+                }
+                self.body(&w.body);
+            }
+            Stmt::Set(s) => {
+                self.target(&s.target);
+                self.expr(&s.expr);
+            }
+            Stmt::SetBlock(s) => {
+                self.target(&s.target);
+                self.opt(&s.filter);
+                self.body(&s.body);
+            }
+            Stmt::AutoEscape(a) => {
+                if let ast::Expr::Var(var) = &a.enabled {
+                    let replacement = match var.id {
+                        "off" => Some("false"),
+                        "on" => Some("true"),
+                        _ => None,
+                    };
+                    if let Some(replacement) = replacement {
+                        let span = var.span();
+                        self.edits.push(Edit {
+                            original: span.start_offset as usize..span.end_offset as usize,
+                            replacement,
+                        });
+                    } else {
+                        self.expr(&a.enabled);
+                    }
+                } else {
+                    self.expr(&a.enabled);
+                }
+                self.body(&a.body);
+            }
+            Stmt::FilterBlock(f) => {
+                self.expr(&f.filter);
+                self.body(&f.body);
+            }
+            Stmt::Block(b) => self.body(&b.body),
+            Stmt::Import(i) => {
+                self.expr(&i.expr);
+                self.target(&i.name);
+            }
+            Stmt::FromImport(i) => {
+                self.expr(&i.expr);
+                for (name, alias) in &i.names {
+                    self.target(alias.as_ref().unwrap_or(name));
+                }
+            }
+            Stmt::Extends(e) => self.expr(&e.name),
+            Stmt::Include(i) => self.expr(&i.name),
+            Stmt::Macro(m) => self.macro_decl(m),
+            Stmt::CallBlock(c) => {
+                self.call(&c.call, c.call.span());
+                self.macro_decl(&c.macro_decl);
+            }
+            Stmt::Do(d) => self.call(&d.call, d.call.span()),
+        }
+    }
+
+    fn macro_decl(&mut self, m: &ast::Macro<'a>) {
+        self.locals.insert(m.name);
+        for arg in &m.args {
+            self.target(arg);
+        }
+        for default in &m.defaults {
+            self.expr(default);
+        }
+        self.body(&m.body);
+    }
+
+    /// Names bound by an assignment target.
+    fn target(&mut self, target: &ast::Expr<'a>) {
+        match target {
+            ast::Expr::Var(var) => {
+                self.locals.insert(var.id);
+            }
+            ast::Expr::List(list) => list.items.iter().for_each(|item| self.target(item)),
+            ast::Expr::Tuple(tuple) => tuple.items.iter().for_each(|item| self.target(item)),
+            other => self.expr(other),
+        }
+    }
+
+    fn opt(&mut self, expr: &Option<ast::Expr<'a>>) {
+        if let Some(expr) = expr {
+            self.expr(expr);
+        }
+    }
+
+    fn args(&mut self, args: &[ast::CallArg<'a>]) {
+        for arg in args {
+            match arg {
+                ast::CallArg::Pos(e)
+                | ast::CallArg::Kwarg(_, e)
+                | ast::CallArg::PosSplat(e)
+                | ast::CallArg::KwargSplat(e) => self.expr(e),
+            }
+        }
+    }
+
+    fn call(&mut self, call: &ast::Call<'a>, span: Span) {
+        match &call.expr {
+            ast::Expr::Var(var) => self.calls.push((var.id, var.span())),
+            other => self.expr(other),
+        }
+        let _ = span;
+        self.args(&call.args);
+    }
+
+    fn expr(&mut self, expr: &ast::Expr<'a>) {
+        use ast::Expr;
+        match expr {
+            Expr::Var(_) | Expr::Const(_) => {}
+            Expr::Slice(s) => {
+                self.expr(&s.expr);
+                self.opt(&s.start);
+                self.opt(&s.stop);
+                self.opt(&s.step);
+            }
+            Expr::UnaryOp(u) => self.expr(&u.expr),
+            Expr::BinOp(b) => {
+                self.expr(&b.left);
+                self.expr(&b.right);
+            }
+            Expr::Compare(c) => {
+                self.expr(&c.expr);
+                for op in &c.ops {
+                    self.expr(&op.expr);
+                }
+            }
+            Expr::IfExpr(i) => {
+                self.expr(&i.test_expr);
+                self.expr(&i.true_expr);
+                self.opt(&i.false_expr);
+            }
+            Expr::Filter(f) => {
+                let from = match &f.expr {
+                    Some(inner) => inner.span().end_offset as usize,
+                    None => f.span().start_offset as usize,
+                };
+                self.filters.push((f.name, from));
+                self.opt(&f.expr);
+                self.args(&f.args);
+            }
+            Expr::Test(t) => {
+                self.tests.push((t.name, t.expr.span().end_offset as usize));
+                self.expr(&t.expr);
+                self.args(&t.args);
+            }
+            Expr::GetAttr(g) => self.expr(&g.expr),
+            Expr::GetItem(g) => {
+                self.expr(&g.expr);
+                self.expr(&g.subscript_expr);
+            }
+            Expr::Call(c) => self.call(c, c.span()),
+            Expr::List(l) => l.items.iter().for_each(|item| self.expr(item)),
+            Expr::Tuple(t) => t.items.iter().for_each(|item| self.expr(item)),
+            Expr::Map(m) => {
+                m.keys.iter().for_each(|key| self.expr(key));
+                m.values.iter().for_each(|value| self.expr(value));
+            }
+        }
+    }
+}
+
+/// The span of `name` in the body, searching from `from` (the end of the
+/// filtered or tested expression).
+fn name_span(body: &str, name: &str, from: usize) -> Option<Range<usize>> {
+    let start = from + body.get(from..)?.find(name)?;
+    Some(start..start + name.len())
+}
+
+fn unknown(what: &str, name: &str, span: Option<Range<usize>>, known: &[&str]) -> TemplateError {
+    TemplateError::parse(span, format!("unknown {what} \"{name}\""))
+        .suggest(closest(name, known.iter().copied()).map(|c| format!("did you mean \"{c}\"?")))
+}
+
+/// The last keys a render looked up and did not find. minijinja's errors
+/// say only "undefined value"; these name the path that was missing.
+#[derive(Debug, Default)]
+struct MissLog {
+    recent: Mutex<Vec<Miss>>,
+}
+
+/// How many recent misses to keep: a failing expression is explained by one
+/// of the last few lookups (later probes, such as globals, come after it).
+const RECENT_MISSES: usize = 8;
+
+#[derive(Debug)]
+struct Miss {
+    parent: Vec<Segment>,
+    key: String,
+}
+
+impl MissLog {
+    fn record(&self, parent: &[Segment], key: &str) {
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() == RECENT_MISSES {
+                recent.remove(0);
+            }
+            recent.push(Miss {
+                parent: parent.to_vec(),
+                key: key.to_string(),
+            });
+        }
+    }
+
+    /// The most recent miss whose key the failing source names, and the span
+    /// of the expression naming it: inside the error's span if it is there,
+    /// else on the same line (minijinja may point at a filter instead).
+    fn explain(&self, body: &str, span: Option<Range<usize>>) -> Option<(Miss, Range<usize>)> {
+        let span = span?;
+        let line_start = body.get(..span.start)?.rfind('\n').map_or(0, |i| i + 1);
+        let line_end = body
+            .get(span.start..)?
+            .find('\n')
+            .map_or(body.len(), |i| span.start + i)
+            .max(span.end);
+        let mut recent = self.recent.lock().ok()?;
+        let found = recent.iter().rposition(|miss| {
+            body.get(span.clone())
+                .is_some_and(|text| contains_word(text, &miss.key))
+        });
+        if let Some(index) = found {
+            return Some((recent.remove(index), span));
+        }
+        let line = body.get(line_start..line_end)?;
+        let (index, at) = recent.iter().enumerate().rev().find_map(|(index, miss)| {
+            Some((index, line_start + find_word(line, &miss.key)?))
+        })?;
+        Some((recent.remove(index), expression_around(body, at)))
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Where `word` occurs in `text` as a whole name.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        let before = text.get(..i).and_then(|t| t.chars().next_back());
+        let after = text.get(i + word.len()..).and_then(|t| t.chars().next());
+        !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
+    })
+}
+
+fn contains_word(text: &str, word: &str) -> bool {
+    find_word(text, word).is_some()
+}
+
+/// The dotted expression (`issue.labels[0].name`) around byte `at`.
+fn expression_around(body: &str, at: usize) -> Range<usize> {
+    let part = |c: char| is_name_char(c) || matches!(c, '.' | '[' | ']');
+    let start = body
+        .get(..at)
+        .and_then(|t| t.char_indices().rev().find(|(_, c)| !part(*c)))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let end = body
+        .get(at..)
+        .and_then(|t| t.char_indices().find(|(_, c)| !part(*c)))
+        .map_or(body.len(), |(i, _)| at + i);
+    start..end
+}
+
+impl Miss {
+    fn to_error(&self, span: Option<Range<usize>>, data: &Data) -> TemplateError {
+        let parent = path_to_string(&self.parent);
+        let message = if parent.is_empty() {
+            format!("there is no variable \"{}\"", self.key)
+        } else {
+            format!("{parent} has no key \"{}\"", self.key)
+        };
+        let keys = data
+            .lookup(&self.parent)
+            .map(|view| view.keys())
+            .unwrap_or_default();
+        let suggestion = closest(&self.key, keys).map(|key| {
+            let full = if parent.is_empty() {
+                key.to_string()
+            } else {
+                format!("{parent}.{key}")
+            };
+            format!("did you mean \"{full}\"?")
+        });
+        TemplateError::render(span, message).suggest(suggestion)
+    }
+}
+
+/// A lazy minijinja object over one object or array of the data.
+#[derive(Debug)]
+struct Node {
+    data: Data,
+    path: Vec<Segment>,
+    misses: Arc<MissLog>,
+}
+
+impl Node {
+    fn view(&self) -> Option<View<'_>> {
+        self.data.lookup(&self.path)
+    }
+
+    fn child(&self, segment: Segment, view: &View<'_>) -> JValue {
+        match view.value() {
+            Value::Object(_) | Value::Array(_) => {
+                let mut path = Vec::with_capacity(self.path.len() + 1);
+                path.extend_from_slice(&self.path);
+                path.push(segment);
+                JValue::from_object(Node {
+                    data: self.data.clone(),
+                    path,
+                    misses: self.misses.clone(),
+                })
+            }
+            scalar => scalar_value(scalar),
+        }
+    }
+}
+
+fn scalar_value(value: &Value) -> JValue {
+    match value {
+        Value::Null => JValue::from(()),
+        Value::Bool(b) => JValue::from(*b),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                JValue::from(i)
+            } else if let Some(u) = n.as_u64() {
+                JValue::from(u)
+            } else {
+                JValue::from(n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        Value::String(s) => JValue::from(s.as_str()),
+        // Objects and arrays become `Node`s; this arm is not reached.
+        Value::Array(_) | Value::Object(_) => JValue::from(()),
+    }
+}
+
+impl Object for Node {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        match self.view().map(|view| view.value().is_array()) {
+            Some(true) => ObjectRepr::Seq,
+            _ => ObjectRepr::Map,
+        }
+    }
+
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        let view = self.view()?;
+        if let Value::Array(items) = view.value() {
+            let index = key.as_i64()?;
+            let index = if index < 0 {
+                items.len().checked_sub(index.unsigned_abs() as usize)?
+            } else {
+                usize::try_from(index).ok()?
+            };
+            let child = view.index(index)?;
+            return Some(self.child(Segment::Index(index), &child));
+        }
+        let name = key.as_str()?;
+        match view.get(name) {
+            Some(child) => Some(self.child(Segment::Key(name.into()), &child)),
+            None => {
+                self.misses.record(&self.path, name);
+                None
+            }
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let Some(view) = self.view() else {
+            return Enumerator::Empty;
+        };
+        match view.value() {
+            Value::Array(items) => Enumerator::Seq(items.len()),
+            _ => Enumerator::Values(view.keys().into_iter().map(JValue::from).collect()),
+        }
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        self.view()?.len()
+    }
+
+    fn is_true(self: &Arc<Self>) -> bool {
+        self.view().is_some_and(|view| !view.is_empty())
+    }
+}
+
+/// `tojson` / `toJSON`: compact JSON (or indented with `indent`).
+fn tojson_filter(
+    value: &JValue,
+    indent: Option<usize>,
+    kwargs: Kwargs,
+) -> Result<String, minijinja::Error> {
+    let indent = match kwargs.get::<Option<usize>>("indent")? {
+        Some(indent) => Some(indent),
+        None => indent,
+    };
+    kwargs.assert_all_used()?;
+    let json = to_json_value(value)?;
+    Ok(match indent {
+        Some(indent) => functions::to_json_pretty(&json, indent),
+        None => functions::to_json(&json),
+    })
+}
+
+/// The JSON form of a minijinja value: the data itself for our nodes,
+/// a conversion for values computed by the template.
+fn to_json_value(value: &JValue) -> Result<Value, minijinja::Error> {
+    if let Some(node) = value.downcast_object_ref::<Node>() {
+        return Ok(node.view().map_or(Value::Null, |view| view.to_json()));
+    }
+    use minijinja::value::ValueKind;
+    Ok(match value.kind() {
+        ValueKind::Undefined => {
+            return Err(minijinja::Error::new(
+                ErrorKind::UndefinedError,
+                "tojson of an undefined value",
+            ))
+        }
+        ValueKind::None => Value::Null,
+        ValueKind::Bool => Value::Bool(value.is_true()),
+        ValueKind::Number => {
+            if let Some(i) = value.as_i64() {
+                Value::from(i)
+            } else {
+                let float: f64 = f64::try_from(value.clone()).unwrap_or(f64::NAN);
+                serde_json::Number::from_f64(float).map_or(Value::Null, Value::Number)
+            }
+        }
+        ValueKind::String => Value::String(value.as_str().unwrap_or_default().to_string()),
+        ValueKind::Bytes => Value::String(String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned()),
+        ValueKind::Seq | ValueKind::Iterable => Value::Array(
+            value
+                .try_iter()?
+                .map(|item| to_json_value(&item))
+                .collect::<Result<_, _>>()?,
+        ),
+        ValueKind::Map => {
+            let mut map = serde_json::Map::new();
+            for key in value.try_iter()? {
+                let item = value.get_item(&key)?;
+                map.insert(key.to_string(), to_json_value(&item)?);
+            }
+            Value::Object(map)
+        }
+        _ => Value::String(value.to_string()),
+    })
+}
