@@ -1,1 +1,207 @@
-fn main() {}
+//! The `teleprompt` command: render and check prompt files.
+
+mod input;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use teleprompt::{
+    prompt_files, Error, ErrorClass, Library, LoadOptions, Prompt, Strictness, Syntax,
+};
+
+/// Exit status for a document, template or data error.
+const EXIT_FAILURE: u8 = 1;
+/// Exit status for a usage error: bad flags, an unreadable path.
+const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "teleprompt",
+    version,
+    about = "Render and check prompt files for LLM agents",
+    long_about = "Render and check prompt files for LLM agents.\n\n\
+        A prompt file is optional YAML front matter between `---` lines, then a \
+        template body in Jinja, Go text/template or Handlebars syntax.",
+    after_help = "Examples:\n  \
+        teleprompt render examples/rapida/assistant.j2 --data examples/rapida/data.yaml\n  \
+        teleprompt check examples/"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render a prompt to stdout.
+    #[command(after_help = "Examples:\n  \
+        teleprompt render task.j2 --data issue.json\n  \
+        teleprompt render task.j2 --set issue.title='Fix login' --set attempt=2\n  \
+        cat data.yaml | teleprompt render WORKFLOW.md --syntax go --data -\n\n\
+        Values: --set wins over --data, which wins over the prompt's input.default.\n\
+        Exit status: 0 rendered; 1 a document, template or data error; 2 a usage error.")]
+    Render(RenderArgs),
+    /// Load prompts and report every document and parse error, in all files.
+    #[command(after_help = "Examples:\n  \
+        teleprompt check prompts/\n  \
+        teleprompt check WORKFLOW.md --syntax go\n\n\
+        In a directory, prompt files are files with a template extension \
+        (.j2, .jinja, .gotmpl, .tmpl, .hbs, .handlebars) and .md, .prompt and .txt \
+        files that open with front matter; .gitignore is honoured.\n\
+        Exit status: 0 all prompts load; 1 some prompt has errors; 2 a usage error.")]
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct LoadArgs {
+    /// Syntax for files whose front matter and extension do not name one.
+    #[arg(long, value_name = "SYNTAX", value_parser = parse_syntax)]
+    syntax: Option<Syntax>,
+    /// What a missing value does (overrides the front matter): strict, semi or lenient.
+    #[arg(long, value_name = "LEVEL", value_parser = parse_strictness)]
+    strict: Option<Strictness>,
+}
+
+impl LoadArgs {
+    fn options(&self) -> LoadOptions {
+        LoadOptions {
+            syntax: self.syntax,
+            strict: self.strict,
+        }
+    }
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    /// The prompt file.
+    file: PathBuf,
+    /// Data as a JSON or YAML file (by extension, else by content); `-` reads stdin.
+    #[arg(long, value_name = "PATH|-")]
+    data: Option<String>,
+    /// Set a value: KEY=VALUE, VALUE parsed as JSON when it parses, else a
+    /// string; dotted keys nest (issue.title=Fix). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = input::parse_assignment)]
+    sets: Vec<input::Assignment>,
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Prompt files and directories to check.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
+fn parse_syntax(text: &str) -> Result<Syntax, String> {
+    text.parse()
+}
+
+fn parse_strictness(text: &str) -> Result<Strictness, String> {
+    text.parse()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Render(args) => render(&args),
+        Command::Check(args) => check(&args),
+    }
+}
+
+/// Writes the report of `error` to stderr and returns the matching status.
+fn fail(error: &Error) -> ExitCode {
+    eprint!("{}", error.report());
+    ExitCode::from(exit_status(error))
+}
+
+fn exit_status(error: &Error) -> u8 {
+    match error.class() {
+        ErrorClass::Io => EXIT_USAGE,
+        _ => EXIT_FAILURE,
+    }
+}
+
+fn render(args: &RenderArgs) -> ExitCode {
+    let prompt = match Prompt::from_file_with(&args.file, &args.load.options()) {
+        Ok(prompt) => prompt,
+        Err(error) => return fail(&error),
+    };
+    let data = match input::build_data(args.data.as_deref(), &args.sets) {
+        Ok(data) => data,
+        Err(error) => return fail(&error),
+    };
+    let rendered = match prompt.render(&data) {
+        Ok(rendered) => rendered,
+        Err(error) => return fail(&error),
+    };
+    if let Some(error) = rendered.recovered_error() {
+        eprint!("{}", error.report());
+        eprintln!("note: printed the unrendered template, as the prompt sets `on_error: original`");
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = stdout
+        .write_all(rendered.text().as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        // A closed pipe (`| head`) is not worth a report.
+        if error.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write the output: {error}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn check(args: &CheckArgs) -> ExitCode {
+    let options = args.load.options();
+    let mut errors: Vec<Error> = Vec::new();
+    let mut prompts = 0;
+    for path in &args.paths {
+        let files = if path.is_dir() {
+            match prompt_files(path) {
+                Ok(files) => files,
+                Err(error) => {
+                    errors.push(error);
+                    continue;
+                }
+            }
+        } else {
+            vec![path.clone()]
+        };
+        let mut loaded = Vec::new();
+        for file in files {
+            match Prompt::from_file_with(&file, &options) {
+                Ok(prompt) => loaded.push(prompt),
+                Err(error) => errors.push(error),
+            }
+        }
+        prompts += loaded.len();
+        // Prompts of one directory form a library: their names must differ.
+        if let Err(clashes) = Library::from_prompts(loaded) {
+            errors.extend(clashes.0);
+        }
+    }
+    for error in &errors {
+        eprintln!("{}", error.report());
+    }
+    if errors.is_empty() {
+        println!("ok: {prompts} prompt(s) checked, no errors");
+        return ExitCode::SUCCESS;
+    }
+    let files = {
+        let mut files: Vec<&str> = errors.iter().filter_map(Error::file).collect();
+        files.dedup();
+        files.len()
+    };
+    eprintln!(
+        "{} error(s) in {files} file(s); {prompts} prompt(s) loaded cleanly",
+        errors.len()
+    );
+    let status = errors.iter().map(exit_status).max().unwrap_or(EXIT_FAILURE);
+    ExitCode::from(status)
+}

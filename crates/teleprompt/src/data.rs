@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use crate::diagnostics::{Error, ErrorClass, Location};
 
 /// Data to render a prompt against.
 ///
@@ -64,10 +66,11 @@ impl Data {
 
     /// Resolves a path of keys and indexes from the root.
     pub fn lookup<'a>(&'a self, path: &[Segment]) -> Option<View<'a>> {
-        path.iter().try_fold(self.root(), |view, segment| match segment {
-            Segment::Key(key) => view.get(key),
-            Segment::Index(index) => view.index(*index),
-        })
+        path.iter()
+            .try_fold(self.root(), |view, segment| match segment {
+                Segment::Key(key) => view.get(key),
+                Segment::Index(index) => view.index(*index),
+            })
     }
 }
 
@@ -213,6 +216,95 @@ impl<'a> View<'a> {
     }
 }
 
+/// Sets `value` at a dotted path (`issue.title`) in `map`, creating maps
+/// on the way. With `overwrite` the value replaces whatever is there (a
+/// leaf in the way included); without, an existing value is kept.
+pub fn insert_dotted(map: &mut Map<String, Value>, dotted: &str, value: Value, overwrite: bool) {
+    let mut parts = dotted.split('.').peekable();
+    let mut current = map;
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            if overwrite {
+                current.insert(part.to_string(), value);
+            } else {
+                current.entry(part.to_string()).or_insert(value);
+            }
+            return;
+        }
+        let slot = current
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !slot.is_object() {
+            if !overwrite {
+                // A leaf is already set where a map would go: keep the leaf.
+                return;
+            }
+            *slot = Value::Object(Map::new());
+        }
+        match slot {
+            Value::Object(inner) => current = inner,
+            _ => return,
+        }
+    }
+}
+
+/// A text format for data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// JSON.
+    Json,
+    /// YAML (1.2; JSON is also accepted).
+    Yaml,
+}
+
+impl Format {
+    /// The format named by a file extension (`.json`, `.yaml`, `.yml`).
+    pub fn from_path(path: &std::path::Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "json" => Some(Format::Json),
+            "yaml" | "yml" => Some(Format::Yaml),
+            _ => None,
+        }
+    }
+}
+
+/// Parses data text. Without a format, text that starts like JSON (`{`,
+/// `[`) is read as JSON and anything else as YAML. `origin` names the
+/// source in errors, which are of class `input`.
+pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Value, Error> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let format = format.unwrap_or_else(|| {
+        if text.trim_start().starts_with(['{', '[']) {
+            Format::Json
+        } else {
+            Format::Yaml
+        }
+    });
+    let input_error = |line: usize, column: usize, message: String| {
+        let source_line = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+        Error::new(ErrorClass::Input, message)
+            .with_file(origin)
+            .with_location(
+                Location { line, column },
+                Some((source_line.to_string(), 1)),
+            )
+    };
+    match format {
+        Format::Json => serde_json::from_str(text).map_err(|error| {
+            let message = format!("invalid JSON: {error}");
+            let message = message
+                .rsplit_once(" at line ")
+                .map_or(message.clone(), |(head, _)| head.to_string());
+            input_error(error.line().max(1), error.column().max(1), message)
+        }),
+        Format::Yaml => match crate::document::parse_yaml(text) {
+            Ok(Value::Null) => Ok(Value::Object(Map::new())),
+            Ok(value) => Ok(value),
+            Err((line, column, message)) => Err(input_error(line, column, message)),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +341,28 @@ mod tests {
         assert_eq!(data.lookup(&path).unwrap().value(), &json!("one"));
         assert_eq!(path_to_string(&path), "items[0].name");
         assert!(data.lookup(&[Segment::Key("nope".into())]).is_none());
+    }
+
+    #[test]
+    fn dotted_keys_nest() {
+        let mut map = Map::new();
+        insert_dotted(&mut map, "a.b", json!(1), false);
+        insert_dotted(&mut map, "a.b", json!(2), false);
+        insert_dotted(&mut map, "a.b.c", json!(3), false);
+        assert_eq!(Value::Object(map.clone()), json!({"a": {"b": 1}}));
+        insert_dotted(&mut map, "a.b.c", json!(3), true);
+        assert_eq!(Value::Object(map), json!({"a": {"b": {"c": 3}}}));
+    }
+
+    #[test]
+    fn data_text_formats() {
+        assert_eq!(parse_text("a: 1\n", None, "-").unwrap(), json!({"a": 1}));
+        assert_eq!(
+            parse_text("{\"a\": 1.0}", None, "-").unwrap(),
+            json!({"a": 1.0})
+        );
+        let error = parse_text("{\n  \"a\": }", None, "d.json").unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Input);
+        assert_eq!(error.location().map(|at| at.line), Some(2));
     }
 }

@@ -56,7 +56,12 @@ impl Document {
                 .with_file(origin)
                 .with_location(
                     Location { line, column },
-                    Some((source_line.to_string(), source_line.chars().count().max(1))),
+                    Some((
+                        source_line.to_string(),
+                        (source_line.chars().count() + 1)
+                            .saturating_sub(column)
+                            .max(1),
+                    )),
                 )
         };
 
@@ -150,16 +155,19 @@ impl Document {
             let value = text(key)?;
             if let Some(value) = &value {
                 if parse(value).is_none() {
-                    return Err(self.key_error(
-                        key,
-                        format!("`{key}: {value}` is not one of {allowed}"),
-                    ));
+                    return Err(
+                        self.key_error(key, format!("`{key}: {value}` is not one of {allowed}"))
+                    );
                 }
             }
             Ok(value)
         };
-        let syntax = choice(key::SYNTAX, &|s| s.parse::<Syntax>().ok().map(drop), Syntax::NAMES)?
-            .and_then(|s| s.parse().ok());
+        let syntax = choice(
+            key::SYNTAX,
+            &|s| s.parse::<Syntax>().ok().map(drop),
+            Syntax::NAMES,
+        )?
+        .and_then(|s| s.parse().ok());
         let strict = choice(
             key::STRICT,
             &|s| s.parse::<Strictness>().ok().map(drop),
@@ -311,8 +319,17 @@ pub fn parse_yaml(yaml: &str) -> Result<Value, (usize, usize, String)> {
             .location()
             .map_or((1, 1), |at| (at.line() as usize, at.column() as usize));
         let message = error.without_snippet().to_string();
-        let message = message.lines().next().unwrap_or("invalid YAML").to_string();
-        (line.max(1), column.max(1), format!("invalid YAML: {message}"))
+        let message = message.lines().next().unwrap_or("invalid YAML");
+        // The position is reported separately, counted in the real file.
+        let message = match message.rfind(" at line ") {
+            Some(cut) => &message[..cut],
+            None => message,
+        };
+        (
+            line.max(1),
+            column.max(1),
+            format!("invalid YAML: {message}"),
+        )
     })
 }
 
@@ -330,28 +347,9 @@ pub fn expand_dotted(map: &Map<String, Value>) -> Map<String, Value> {
         out.insert(key.clone(), value);
     }
     for (key, value) in dotted {
-        insert_dotted(&mut out, key, value.clone());
+        crate::data::insert_dotted(&mut out, key, value.clone(), false);
     }
     out
-}
-
-fn insert_dotted(map: &mut Map<String, Value>, dotted: &str, value: Value) {
-    let mut parts = dotted.split('.').peekable();
-    let mut current = map;
-    while let Some(part) = parts.next() {
-        if parts.peek().is_none() {
-            current.entry(part.to_string()).or_insert(value);
-            return;
-        }
-        let slot = current
-            .entry(part.to_string())
-            .or_insert_with(|| Value::Object(Map::new()));
-        match slot {
-            Value::Object(inner) => current = inner,
-            // A leaf is already set where a map would go: keep the leaf.
-            _ => return,
-        }
-    }
 }
 
 /// "a list", "a string", … for messages about data of the wrong shape.

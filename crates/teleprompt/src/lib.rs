@@ -113,9 +113,7 @@ impl Prompt {
         let template = syntax::Compiled::compile(syntax, &document.body, &compile)
             .map_err(|error| document.locate(error))?;
         Ok(Prompt {
-            name: metadata
-                .name
-                .unwrap_or_else(|| document::file_stem(path)),
+            name: metadata.name.unwrap_or_else(|| document::file_stem(path)),
             description: metadata.description,
             syntax,
             strictness,

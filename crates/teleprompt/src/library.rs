@@ -100,17 +100,24 @@ impl Library {
 /// `.prompt` and `.txt` files that open with front matter.
 pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
-    let walker = ignore::WalkBuilder::new(dir).sort_by_file_name(|a, b| a.cmp(b)).build();
+    let walker = ignore::WalkBuilder::new(dir)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
     for entry in walker {
         let entry = entry.map_err(|error| {
-            Error::new(ErrorClass::Io, format!("cannot read the directory: {error}"))
-                .with_file(dir.display().to_string())
+            Error::new(
+                ErrorClass::Io,
+                format!("cannot read the directory: {error}"),
+            )
+            .with_file(dir.display().to_string())
         })?;
         if !entry.file_type().is_some_and(|kind| kind.is_file()) {
             continue;
         }
         let path = entry.into_path();
-        if Syntax::from_path(&path).is_some() || (has_text_extension(&path) && opens_with_front_matter(&path)) {
+        if Syntax::from_path(&path).is_some()
+            || (has_text_extension(&path) && opens_with_front_matter(&path))
+        {
             files.push(path);
         }
     }

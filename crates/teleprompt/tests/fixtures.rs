@@ -83,7 +83,12 @@ fn load_options(case: &Case, syntax: Syntax) -> Result<LoadOptions, String> {
         syntax: Some(syntax),
         strict: None,
     };
-    for line in case.sections.get("options").map_or("", String::as_str).lines() {
+    for line in case
+        .sections
+        .get("options")
+        .map_or("", String::as_str)
+        .lines()
+    {
         match line.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {
             Some(("strict", level)) => options.strict = Some(level.parse::<Strictness>()?),
             None if line.trim().is_empty() => {}
@@ -172,10 +177,9 @@ fn run_case(case: &Case, syntax: Syntax) -> Result<(), String> {
                 (None, Some(_)) => Err("expected a recovered error, got none".into()),
             }
         }
-        (Ok(rendered), None, _) => Err(format!(
-            "expected an error, rendered:\n{}",
-            rendered.text()
-        )),
+        (Ok(rendered), None, _) => {
+            Err(format!("expected an error, rendered:\n{}", rendered.text()))
+        }
         (Err(error), _, Some(want)) => check_error(want, &error),
         (Err(error), _, None) => Err(format!("unexpected error:\n{}", error.report())),
     }

@@ -31,20 +31,101 @@ const FUEL: u64 = 50_000_000;
 
 /// minijinja 3.0.5's built-in filters (with the features we enable), plus ours.
 const FILTERS: &[&str] = &[
-    "safe", "escape", "e", "lower", "upper", "title", "capitalize", "replace", "length", "count",
-    "dictsort", "items", "reverse", "trim", "join", "split", "lines", "default", "d", "round",
-    "abs", "int", "float", "attr", "first", "last", "min", "max", "sort", "list", "string",
-    "bool", "batch", "slice", "sum", "indent", "select", "reject", "selectattr", "rejectattr",
-    "map", "groupby", "unique", "chain", "zip", "pprint", "format", "tojson", "toJSON",
+    "safe",
+    "escape",
+    "e",
+    "lower",
+    "upper",
+    "title",
+    "capitalize",
+    "replace",
+    "length",
+    "count",
+    "dictsort",
+    "items",
+    "reverse",
+    "trim",
+    "join",
+    "split",
+    "lines",
+    "default",
+    "d",
+    "round",
+    "abs",
+    "int",
+    "float",
+    "attr",
+    "first",
+    "last",
+    "min",
+    "max",
+    "sort",
+    "list",
+    "string",
+    "bool",
+    "batch",
+    "slice",
+    "sum",
+    "indent",
+    "select",
+    "reject",
+    "selectattr",
+    "rejectattr",
+    "map",
+    "groupby",
+    "unique",
+    "chain",
+    "zip",
+    "pprint",
+    "format",
+    "tojson",
+    "toJSON",
 ];
 
 /// minijinja 3.0.5's built-in tests.
 const TESTS: &[&str] = &[
-    "undefined", "defined", "none", "safe", "escaped", "boolean", "odd", "even", "divisibleby",
-    "number", "integer", "int", "float", "string", "sequence", "iterable", "mapping",
-    "startingwith", "endingwith", "lower", "upper", "sameas", "eq", "equalto", "==", "ne", "!=",
-    "lt", "lessthan", "<", "le", "<=", "gt", "greaterthan", ">", "ge", ">=", "in", "true",
-    "false", "filter", "test",
+    "undefined",
+    "defined",
+    "none",
+    "safe",
+    "escaped",
+    "boolean",
+    "odd",
+    "even",
+    "divisibleby",
+    "number",
+    "integer",
+    "int",
+    "float",
+    "string",
+    "sequence",
+    "iterable",
+    "mapping",
+    "startingwith",
+    "endingwith",
+    "lower",
+    "upper",
+    "sameas",
+    "eq",
+    "equalto",
+    "==",
+    "ne",
+    "!=",
+    "lt",
+    "lessthan",
+    "<",
+    "le",
+    "<=",
+    "gt",
+    "greaterthan",
+    ">",
+    "ge",
+    ">=",
+    "in",
+    "true",
+    "false",
+    "filter",
+    "test",
 ];
 
 /// Names a template may call without defining them.
@@ -226,7 +307,12 @@ impl<'a> Checker<'a> {
         let mut problems: Vec<TemplateError> = Vec::new();
         for (name, from) in &self.filters {
             if !FILTERS.contains(name) {
-                problems.push(unknown("filter", name, name_span(body, name, *from), FILTERS));
+                problems.push(unknown(
+                    "filter",
+                    name,
+                    name_span(body, name, *from),
+                    FILTERS,
+                ));
             }
         }
         for (name, from) in &self.tests {
@@ -509,9 +595,10 @@ impl MissLog {
             return Some((recent.remove(index), span));
         }
         let line = body.get(line_start..line_end)?;
-        let (index, at) = recent.iter().enumerate().rev().find_map(|(index, miss)| {
-            Some((index, line_start + find_word(line, &miss.key)?))
-        })?;
+        let (index, at) =
+            recent.iter().enumerate().rev().find_map(|(index, miss)| {
+                Some((index, line_start + find_word(line, &miss.key)?))
+            })?;
         Some((recent.remove(index), expression_around(body, at)))
     }
 }
@@ -712,7 +799,9 @@ fn to_json_value(value: &JValue) -> Result<Value, minijinja::Error> {
             }
         }
         ValueKind::String => Value::String(value.as_str().unwrap_or_default().to_string()),
-        ValueKind::Bytes => Value::String(String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned()),
+        ValueKind::Bytes => Value::String(
+            String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned(),
+        ),
         ValueKind::Seq | ValueKind::Iterable => Value::Array(
             value
                 .try_iter()?

@@ -1,0 +1,244 @@
+//! The `teleprompt` command as a user runs it: arguments in, text and exit
+//! status out.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The repository root (examples live there).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn teleprompt(args: &[&str]) -> Output {
+    teleprompt_with_stdin(args, "")
+}
+
+fn teleprompt_with_stdin(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the teleprompt binary runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("stdin takes the data");
+    child.wait_with_output().expect("teleprompt finishes")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every example renders to its expected text: (prompt, extra args, expected).
+const EXAMPLES: &[(&str, &[&str], &str)] = &[(
+    "examples/rapida/assistant.j2",
+    &["--data", "examples/rapida/data.yaml"],
+    "examples/rapida/expected.txt",
+)];
+
+#[test]
+fn examples_render_as_expected() {
+    for (prompt, args, expected) in EXAMPLES {
+        let mut all = vec!["render", prompt];
+        all.extend_from_slice(args);
+        let output = teleprompt(&all);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{prompt}: {}",
+            text(&output.stderr)
+        );
+        let want = std::fs::read_to_string(root().join(expected)).expect("expected file");
+        assert_eq!(text(&output.stdout), want, "{prompt}");
+    }
+}
+
+#[test]
+fn examples_check_clean() {
+    let output = teleprompt(&["check", "examples"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).starts_with("ok: "));
+}
+
+#[test]
+fn render_error_names_the_file_line() {
+    let output = teleprompt(&[
+        "render",
+        "crates/teleprompt-cli/tests/data/typo.j2",
+        "--data",
+        "crates/teleprompt-cli/tests/data/issue.json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty(), "no partial output on error");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with("error[render]: issue has no key \"titel\"\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--> crates/teleprompt-cli/tests/data/typo.j2:12:11"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("12 | Title: {{ issue.titel }}"), "{stderr}");
+    assert!(
+        stderr.contains("help: did you mean \"issue.title\"?"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn check_reports_every_broken_file() {
+    let output = teleprompt(&["check", "crates/teleprompt-cli/tests/data"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("hidden_filter.j2:5:35"), "{stderr}");
+    assert!(stderr.contains("unknown filter \"shout\""), "{stderr}");
+    assert!(stderr.contains("broken_yaml.j2:2:7"), "{stderr}");
+    assert!(stderr.contains("2 error(s) in 2 file(s)"), "{stderr}");
+}
+
+#[test]
+fn check_single_file_with_hidden_unknown_filter_fails() {
+    let output = teleprompt(&["check", "crates/teleprompt-cli/tests/data/hidden_filter.j2"]);
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn set_wins_over_data_which_wins_over_defaults() {
+    let dir = tempdir("precedence");
+    let prompt = dir.join("p.j2");
+    std::fs::write(
+        &prompt,
+        "---\ninput:\n  default:\n    a: default-a\n    b: default-b\n    c: default-c\n---\n{{ a }} {{ b }} {{ c }} {{ n.x }}{{ n.y }}",
+    )
+    .unwrap();
+    let output = teleprompt_with_stdin(
+        &[
+            "render",
+            prompt.to_str().unwrap(),
+            "--data",
+            "-",
+            "--set",
+            "a=set-a",
+            "--set",
+            "n.y=2",
+        ],
+        "b: data-b\na: data-a\nn: {x: 1}\n",
+    );
+    assert_eq!(text(&output.stderr), "");
+    assert_eq!(text(&output.stdout), "set-a data-b default-c 12");
+}
+
+#[test]
+fn json_values_in_set() {
+    let output = teleprompt(&[
+        "render",
+        "crates/teleprompt-cli/tests/data/typo.j2",
+        "--set",
+        "issue={\"identifier\":\"P-1\",\"titel\":\"t\",\"title\":\"T\",\"labels\":[\"a\",\"b\"]}",
+    ]);
+    assert_eq!(text(&output.stderr), "");
+    assert_eq!(
+        text(&output.stdout),
+        "You are triaging P-1.\n\n\nLabels: a, b\n\nTitle: t\n"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["render"][..],
+        &["render", "x.j2", "--set", "no-equals-sign"],
+        &["render", "does-not-exist.j2"],
+        &[
+            "render",
+            "examples/rapida/assistant.j2",
+            "--data",
+            "nope.yaml",
+        ],
+        &["check", "no-such-dir"],
+        &["render", "x.j2", "--strict", "very"],
+        &["frobnicate"],
+    ] {
+        let output = teleprompt(args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn bad_data_exits_1_with_position() {
+    let output = teleprompt_with_stdin(
+        &["render", "examples/rapida/assistant.j2", "--data", "-"],
+        "{\n  \"name\": ,\n}",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.starts_with("error[input]: invalid JSON"), "{stderr}");
+    assert!(stderr.contains("<stdin>:2:"), "{stderr}");
+
+    let output = teleprompt_with_stdin(
+        &["render", "examples/rapida/assistant.j2", "--data", "-"],
+        "[1, 2]",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("the data must be a mapping"));
+}
+
+#[test]
+fn unknown_syntax_says_how_to_name_it() {
+    let dir = tempdir("syntax");
+    let prompt = dir.join("prompt.md");
+    std::fs::write(&prompt, "---\nname: x\n---\nHi {{ who }}\n").unwrap();
+    let path = prompt.to_str().unwrap();
+    let output = teleprompt(&["render", path]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("pass --syntax"),
+        "{}",
+        text(&output.stderr)
+    );
+    let output = teleprompt(&["render", path, "--syntax", "jinja", "--set", "who=you"]);
+    assert_eq!(text(&output.stdout), "Hi you\n");
+}
+
+#[test]
+fn on_error_original_prints_template_and_reports() {
+    let dir = tempdir("original");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "---\non_error: original\n---\nHi {{ who }}\n").unwrap();
+    let output = teleprompt(&["render", prompt.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(text(&output.stdout), "Hi {{ who }}\n");
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("there is no variable \"who\""), "{stderr}");
+    assert!(stderr.contains("on_error: original"), "{stderr}");
+}
+
+#[test]
+fn help_has_examples() {
+    for args in [&["--help"][..], &["render", "--help"], &["check", "--help"]] {
+        let output = teleprompt(args);
+        assert_eq!(output.status.code(), Some(0));
+        assert!(text(&output.stdout).contains("Examples:"), "{args:?}");
+    }
+}
+
+/// A fresh directory under the target dir for one test.
+fn tempdir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
