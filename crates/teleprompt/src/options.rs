@@ -58,7 +58,10 @@ impl FromStr for Syntax {
             "jinja" | "jinja2" => Ok(Syntax::Jinja),
             "go" | "gotmpl" | "go-template" => Ok(Syntax::Go),
             "handlebars" | "hbs" => Ok(Syntax::Handlebars),
-            _ => Err(format!("unknown syntax {s:?}: use one of {}", Syntax::NAMES)),
+            _ => Err(format!(
+                "unknown syntax {s:?}: use one of {}",
+                Syntax::NAMES
+            )),
         }
     }
 }

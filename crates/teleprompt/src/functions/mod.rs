@@ -62,7 +62,10 @@ mod tests {
 
     #[test]
     fn shared_functions() {
-        assert_eq!(to_json(&json!({"b": 1, "a": "<x>"})), r#"{"b":1,"a":"<x>"}"#);
+        assert_eq!(
+            to_json(&json!({"b": 1, "a": "<x>"})),
+            r#"{"b":1,"a":"<x>"}"#
+        );
         assert_eq!(to_json_pretty(&json!([1]), 2), "[\n  1\n]");
         assert_eq!(join(", ", ["a", "b"]), "a, b");
         assert_eq!(lower("ÀB"), "àb");
