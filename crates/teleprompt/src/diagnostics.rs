@@ -56,7 +56,11 @@ pub struct Location {
 /// `Display` gives one line (`file:line:col: class error: message`);
 /// [`Error::report`] gives the full report with the source line and a caret.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub struct Error {
+pub struct Error(Box<Details>);
+
+/// The contents of an [`Error`], boxed to keep `Result`s small.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Details {
     class: ErrorClass,
     file: Option<String>,
     location: Option<Location>,
@@ -71,7 +75,7 @@ pub struct Error {
 impl Error {
     /// A new error with a class and message and no location.
     pub fn new(class: ErrorClass, message: impl Into<String>) -> Error {
-        Error {
+        Error(Box::new(Details {
             class,
             file: None,
             location: None,
@@ -80,11 +84,11 @@ impl Error {
             message: message.into(),
             suggestion: None,
             labels: Vec::new(),
-        }
+        }))
     }
 
     pub(crate) fn with_file(mut self, file: impl Into<String>) -> Error {
-        self.file = Some(file.into());
+        self.0.file = Some(file.into());
         self
     }
 
@@ -93,72 +97,72 @@ impl Error {
         location: Location,
         source_line: Option<(String, usize)>,
     ) -> Error {
-        self.location = Some(location);
-        self.source_line = source_line;
+        self.0.location = Some(location);
+        self.0.source_line = source_line;
         self
     }
 
     pub(crate) fn with_action(mut self, action: Option<String>) -> Error {
-        self.action = action;
+        self.0.action = action;
         self
     }
 
     pub(crate) fn with_suggestion(mut self, suggestion: Option<String>) -> Error {
-        self.suggestion = suggestion;
+        self.0.suggestion = suggestion;
         self
     }
 
     /// Attaches `key=value` labels (an issue id, a turn number) that every
     /// report of this error shows.
     pub fn with_labels(mut self, labels: &[(String, String)]) -> Error {
-        self.labels.extend(labels.iter().cloned());
+        self.0.labels.extend(labels.iter().cloned());
         self
     }
 
     /// The class: document, parse, render, input or io.
     pub fn class(&self) -> ErrorClass {
-        self.class
+        self.0.class
     }
 
     /// The file the error is in, as it was named when loaded.
     pub fn file(&self) -> Option<&str> {
-        self.file.as_deref()
+        self.0.file.as_deref()
     }
 
     /// Line and column in the file (front matter counted).
     pub fn location(&self) -> Option<Location> {
-        self.location
+        self.0.location
     }
 
     /// The template text of the action that failed, e.g. `{{ issue.titl }}`.
     pub fn action(&self) -> Option<&str> {
-        self.action.as_deref()
+        self.0.action.as_deref()
     }
 
     /// What is wrong, in plain words.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// A fix to try, such as `did you mean "issue.title"?`.
     pub fn suggestion(&self) -> Option<&str> {
-        self.suggestion.as_deref()
+        self.0.suggestion.as_deref()
     }
 
     /// Labels attached by the host.
     pub fn labels(&self) -> &[(String, String)] {
-        &self.labels
+        &self.0.labels
     }
 
     /// The multi-line report: headline, `--> file:line:col`, the source line
     /// with a caret under the problem, the action, and the suggestion.
     pub fn report(&self) -> String {
-        let mut out = format!("error[{}]: {}\n", self.class, self.message);
+        let mut out = format!("error[{}]: {}\n", self.0.class, self.0.message);
         let place = self.place();
         if !place.is_empty() {
             out.push_str(&format!("  --> {place}\n"));
         }
-        if let (Some(location), Some((line, width))) = (self.location, &self.source_line) {
+        if let (Some(location), Some((line, width))) = (self.0.location, &self.0.source_line) {
             let number = location.line.to_string();
             let gutter = " ".repeat(number.len());
             let line = line.replace('\t', " ");
@@ -167,20 +171,20 @@ impl Error {
             let carets = "^".repeat((*width).max(1));
             out.push_str(&format!("{gutter} | {caret_pad}{carets}\n"));
         }
-        if let Some(action) = &self.action {
+        if let Some(action) = &self.0.action {
             out.push_str(&format!("  = at <{}>\n", one_line(action)));
         }
-        if let Some(suggestion) = &self.suggestion {
+        if let Some(suggestion) = &self.0.suggestion {
             out.push_str(&format!("  = help: {suggestion}\n"));
         }
-        for (key, value) in &self.labels {
+        for (key, value) in &self.0.labels {
             out.push_str(&format!("  = {key}: {value}\n"));
         }
         out
     }
 
     fn place(&self) -> String {
-        match (&self.file, self.location) {
+        match (&self.0.file, self.0.location) {
             (Some(file), Some(at)) => format!("{file}:{}:{}", at.line, at.column),
             (Some(file), None) => file.clone(),
             (None, Some(at)) => format!("{}:{}", at.line, at.column),
@@ -195,14 +199,14 @@ impl fmt::Display for Error {
         if !place.is_empty() {
             write!(f, "{place}: ")?;
         }
-        write!(f, "{} error: {}", self.class, self.message)?;
-        if let Some(action) = &self.action {
+        write!(f, "{} error: {}", self.0.class, self.0.message)?;
+        if let Some(action) = &self.0.action {
             write!(f, " at <{}>", one_line(action))?;
         }
-        if let Some(suggestion) = &self.suggestion {
+        if let Some(suggestion) = &self.0.suggestion {
             write!(f, " ({suggestion})")?;
         }
-        for (key, value) in &self.labels {
+        for (key, value) in &self.0.labels {
             write!(f, " [{key}={value}]")?;
         }
         Ok(())

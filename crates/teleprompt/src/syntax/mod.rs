@@ -17,7 +17,7 @@ pub(crate) struct CompileOptions {
 /// A compiled template body in one of the syntaxes.
 #[derive(Debug)]
 pub(crate) enum Compiled {
-    Jinja(jinja::JinjaTemplate),
+    Jinja(Box<jinja::JinjaTemplate>),
     Go(go::GoTemplate),
 }
 
@@ -28,7 +28,8 @@ impl Compiled {
         options: &CompileOptions,
     ) -> Result<Compiled, TemplateError> {
         match syntax {
-            Syntax::Jinja => jinja::JinjaTemplate::compile(body, options).map(Compiled::Jinja),
+            Syntax::Jinja => jinja::JinjaTemplate::compile(body, options)
+                .map(|template| Compiled::Jinja(Box::new(template))),
             Syntax::Go => go::GoTemplate::compile(body, options).map(Compiled::Go),
             Syntax::Handlebars => Err(TemplateError::parse(
                 None,
