@@ -23,11 +23,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod context;
 pub mod data;
 pub mod diagnostics;
 pub mod document;
 pub mod functions;
 mod library;
+pub mod messages;
 mod options;
 mod syntax;
 

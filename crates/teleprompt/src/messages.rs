@@ -1,0 +1,121 @@
+//! Chat messages: the typed result of a render, and conversation history.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Who speaks a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions from the application.
+    System,
+    /// Instructions from the application (OpenAI's newer name for system).
+    Developer,
+    /// The person (or program) talking to the model.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool's result.
+    Tool,
+}
+
+impl Role {
+    /// All roles, in the order messages usually use them.
+    pub const ALL: [Role; 5] = [
+        Role::System,
+        Role::Developer,
+        Role::User,
+        Role::Assistant,
+        Role::Tool,
+    ];
+
+    /// The lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// The role named `name`, if any.
+    pub fn parse(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|role| role.as_str() == name)
+    }
+}
+
+/// One part of a rendered message's content.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ContentPart {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image or other media, by URL or data URI.
+    Media {
+        /// `https://…` or `data:…`.
+        url: String,
+        /// The media type, e.g. `image/png`.
+        content_type: String,
+    },
+}
+
+/// A message rendered from a prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// The content, in order.
+    pub content: Vec<ContentPart>,
+}
+
+/// A message of conversation history, in the OpenAI chat shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who spoke.
+    pub role: Role,
+    /// A string, an array of content parts, or absent (assistant tool calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+    /// Tool calls made by an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool result: the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Any other fields (`name`, `language`, …), kept as they came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A tool call in an assistant message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call id that the tool result names.
+    pub id: String,
+    /// `function` in the OpenAI shape.
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    /// The function called.
+    #[serde(default)]
+    pub function: ToolFunction,
+}
+
+/// The function of a [`ToolCall`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolFunction {
+    /// The tool's name.
+    #[serde(default)]
+    pub name: String,
+    /// The arguments as a JSON string (OpenAI's shape).
+    #[serde(default)]
+    pub arguments: String,
+}
+
+fn function_type() -> String {
+    "function".to_string()
+}
