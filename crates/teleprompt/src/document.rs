@@ -8,7 +8,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{Error, ErrorClass, Location, TemplateError};
-use crate::{OnError, Strictness, Syntax};
+use crate::messages::Role;
+use crate::{MessageReader, OnError, Strictness, Syntax};
 
 /// A prompt file split into its front matter and body.
 #[derive(Clone, Debug)]
@@ -42,6 +43,13 @@ pub struct Metadata {
     pub on_error: Option<OnError>,
     /// `input.default`: values merged under the runtime data.
     pub defaults: Option<Value>,
+    /// `messages`: how the template text marks roles besides `role` calls.
+    pub messages: Option<MessageReader>,
+    /// `default_role`: the role of text before the first role marker.
+    pub default_role: Option<Role>,
+    /// `continuation_prompt`: what a continuation turn sends when the
+    /// prompt renders to nothing.
+    pub continuation_prompt: Option<String>,
 }
 
 impl Document {
@@ -180,6 +188,18 @@ impl Document {
             OnError::NAMES,
         )?
         .and_then(|s| s.parse().ok());
+        let messages = choice(
+            key::MESSAGES,
+            &|s| s.parse::<MessageReader>().ok().map(drop),
+            MessageReader::NAMES,
+        )?
+        .and_then(|s| s.parse().ok());
+        let default_role = choice(
+            key::DEFAULT_ROLE,
+            &|s| Role::parse(s).map(drop),
+            "system, developer, user, assistant, tool",
+        )?
+        .and_then(|s| Role::parse(&s));
         let defaults = match fm.get(key::INPUT) {
             None | Some(Value::Null) => None,
             Some(Value::Object(input)) => match input.get("default") {
@@ -209,6 +229,9 @@ impl Document {
             strict,
             on_error,
             defaults,
+            messages,
+            default_role,
+            continuation_prompt: text(key::CONTINUATION_PROMPT)?,
         })
     }
 
@@ -302,6 +325,12 @@ pub mod key {
     pub const ON_ERROR: &str = "on_error";
     /// `input` (with `input.default`)
     pub const INPUT: &str = "input";
+    /// `messages`
+    pub const MESSAGES: &str = "messages";
+    /// `default_role`
+    pub const DEFAULT_ROLE: &str = "default_role";
+    /// `continuation_prompt`
+    pub const CONTINUATION_PROMPT: &str = "continuation_prompt";
 }
 
 fn is_fence(line: &str) -> bool {

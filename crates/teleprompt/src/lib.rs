@@ -42,7 +42,8 @@ pub use crate::data::Data;
 pub use crate::diagnostics::{Error, ErrorClass, Errors, Location};
 pub use crate::document::Document;
 pub use crate::library::{prompt_files, Library};
-pub use crate::options::{LoadOptions, OnError, Strictness, Syntax};
+pub use crate::messages::Role;
+pub use crate::options::{LoadOptions, MessageReader, OnError, Strictness, Syntax};
 
 /// A compiled prompt: load it once, render it many times.
 ///
@@ -54,9 +55,11 @@ pub struct Prompt {
     syntax: Syntax,
     strictness: Strictness,
     on_error: OnError,
+    default_role: Role,
+    continuation_prompt: Option<String>,
     defaults: Option<Arc<Value>>,
     document: Document,
-    template: syntax::Compiled,
+    template: syntax::Template,
 }
 
 impl Prompt {
@@ -111,15 +114,24 @@ impl Prompt {
             .strict
             .or(metadata.strict)
             .unwrap_or_else(|| syntax.default_strictness());
+        let default_role = metadata.default_role.unwrap_or(Role::User);
         let compile = syntax::CompileOptions { strictness };
-        let template = syntax::Compiled::compile(syntax, &document.body, &compile)
-            .map_err(|error| document.locate(error))?;
+        let template = syntax::Template::compile(
+            syntax,
+            &document.body,
+            metadata.messages.unwrap_or_default(),
+            default_role,
+            &compile,
+        )
+        .map_err(|error| document.locate(error))?;
         Ok(Prompt {
             name: metadata.name.unwrap_or_else(|| document::file_stem(path)),
             description: metadata.description,
             syntax,
             strictness,
             on_error: metadata.on_error.unwrap_or_default(),
+            default_role,
+            continuation_prompt: metadata.continuation_prompt,
             defaults: metadata.defaults.map(Arc::new),
             document,
             template,
@@ -181,6 +193,17 @@ impl Prompt {
     /// What a failed render returns.
     pub fn on_error(&self) -> OnError {
         self.on_error
+    }
+
+    /// The role of text before the first role marker (front matter
+    /// `default_role`, else `user`).
+    pub fn default_role(&self) -> Role {
+        self.default_role
+    }
+
+    /// Front matter `continuation_prompt`.
+    pub fn continuation_prompt(&self) -> Option<&str> {
+        self.continuation_prompt.as_deref()
     }
 
     /// The whole front matter, known keys and the host's own (`tracker`,

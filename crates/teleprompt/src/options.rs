@@ -163,3 +163,37 @@ pub struct LoadOptions {
     /// Strictness for every prompt, over what the front matter says.
     pub strict: Option<Strictness>,
 }
+
+/// How a prompt's template text marks message roles, besides `role` calls
+/// (front matter `messages`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MessageReader {
+    /// Only `role` calls start messages (the default).
+    #[default]
+    None,
+    /// Semantic Kernel's `<message role="system">…</message>` blocks.
+    SkTags,
+    /// Prompty's lines `system:`, `user:`, `assistant:`.
+    RoleLines,
+}
+
+impl MessageReader {
+    /// The accepted names, for messages.
+    pub const NAMES: &'static str = "none, sk-tags, role-lines";
+}
+
+impl FromStr for MessageReader {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<MessageReader, String> {
+        match s {
+            "none" => Ok(MessageReader::None),
+            "sk-tags" => Ok(MessageReader::SkTags),
+            "role-lines" => Ok(MessageReader::RoleLines),
+            _ => Err(format!(
+                "unknown message reader {s:?}: use one of {}",
+                MessageReader::NAMES
+            )),
+        }
+    }
+}

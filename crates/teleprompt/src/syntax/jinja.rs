@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::data::{path_to_string, Data, Segment, View};
 use crate::diagnostics::{closest, TemplateError};
 use crate::functions;
+use crate::syntax::edits::{Edit, Edited};
 use crate::syntax::CompileOptions;
 use crate::Strictness;
 
@@ -134,9 +135,9 @@ const IMPLICIT_CALLABLES: &[&str] = &["loop", "caller", "super", "self", "vararg
 /// A compiled Jinja body.
 pub(crate) struct JinjaTemplate {
     env: Environment<'static>,
-    /// Source edits made before handing the body to minijinja, to map error
-    /// positions back to the body as written.
-    edits: Vec<Edit>,
+    /// The pongo2 spellings rewritten for minijinja, to place errors on
+    /// the body as written.
+    source: Edited,
     /// The body as written, for placing render errors.
     body: String,
 }
@@ -145,13 +146,6 @@ impl fmt::Debug for JinjaTemplate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JinjaTemplate").finish_non_exhaustive()
     }
-}
-
-/// A replacement of `original` bytes of the body by `replacement`.
-#[derive(Clone, Debug)]
-struct Edit {
-    original: Range<usize>,
-    replacement: &'static str,
 }
 
 impl JinjaTemplate {
@@ -177,7 +171,7 @@ impl JinjaTemplate {
 
         let edits = {
             let ast = machinery::parse(body, TEMPLATE_NAME, syntax)
-                .map_err(|error| convert_error(&error, body, &[], None))?;
+                .map_err(|error| convert_error(&error, body, &Edited::default(), None))?;
             let functions: HashSet<String> = env
                 .globals()
                 .map(|(name, _)| name.to_string())
@@ -188,12 +182,12 @@ impl JinjaTemplate {
             checker.verdict(body, &functions)?;
             checker.edits
         };
-        let source = apply_edits(body, &edits);
-        env.add_template_owned(TEMPLATE_NAME, source)
-            .map_err(|error| convert_error(&error, body, &edits, None))?;
+        let source = Edited::new(body, edits);
+        env.add_template_owned(TEMPLATE_NAME, source.text.clone())
+            .map_err(|error| convert_error(&error, body, &source, None))?;
         Ok(JinjaTemplate {
             env,
-            edits,
+            source,
             body: body.to_string(),
         })
     }
@@ -211,48 +205,20 @@ impl JinjaTemplate {
             .map_err(|error| TemplateError::render(None, error.to_string()))?;
         template
             .render(root)
-            .map_err(|error| convert_error(&error, &self.body, &self.edits, Some((&misses, data))))
+            .map_err(|error| convert_error(&error, &self.body, &self.source, Some((&misses, data))))
     }
-}
-
-fn apply_edits(body: &str, edits: &[Edit]) -> String {
-    let mut out = String::with_capacity(body.len());
-    let mut at = 0;
-    for edit in edits {
-        out.push_str(body.get(at..edit.original.start).unwrap_or(""));
-        out.push_str(edit.replacement);
-        at = edit.original.end;
-    }
-    out.push_str(body.get(at..).unwrap_or(""));
-    out
-}
-
-/// Maps a byte offset in the edited source back to the body as written.
-fn unshift(offset: usize, edits: &[Edit]) -> usize {
-    let mut shift: isize = 0;
-    for edit in edits {
-        let edited_start = (edit.original.start as isize + shift) as usize;
-        if offset < edited_start {
-            break;
-        }
-        if offset < edited_start + edit.replacement.len() {
-            return edit.original.start;
-        }
-        shift += edit.replacement.len() as isize - edit.original.len() as isize;
-    }
-    (offset as isize - shift).max(0) as usize
 }
 
 /// Turns a minijinja error into a [`TemplateError`] on the body as written.
 fn convert_error(
     error: &minijinja::Error,
     body: &str,
-    edits: &[Edit],
+    source: &Edited,
     render: Option<(&MissLog, &Data)>,
 ) -> TemplateError {
     let span = error
         .range()
-        .map(|range| unshift(range.start, edits)..unshift(range.end, edits))
+        .map(|range| source.to_original(range.start)..source.to_original(range.end))
         .or_else(|| {
             let line = error.line()?;
             let start = body
@@ -392,7 +358,7 @@ impl<'a> Checker<'a> {
                         let span = var.span();
                         self.edits.push(Edit {
                             original: span.start_offset as usize..span.end_offset as usize,
-                            replacement,
+                            replacement: replacement.to_string(),
                         });
                     } else {
                         self.expr(&a.enabled);

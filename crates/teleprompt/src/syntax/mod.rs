@@ -1,11 +1,14 @@
 //! Template front ends, one per syntax. Each compiles a body and renders it
 //! against [`Data`], reporting errors as byte ranges in the body.
 
+pub(crate) mod edits;
 pub(crate) mod go;
 pub(crate) mod jinja;
+pub(crate) mod role_tags;
 
 use crate::diagnostics::TemplateError;
-use crate::{Data, Strictness, Syntax};
+use crate::messages::Role;
+use crate::{Data, MessageReader, Strictness, Syntax};
 
 /// What a front end needs to compile a body.
 #[derive(Clone, Debug)]
@@ -14,34 +17,51 @@ pub(crate) struct CompileOptions {
     pub strictness: Strictness,
 }
 
-/// A compiled template body in one of the syntaxes.
+/// A compiled template body, in any syntax.
 #[derive(Debug)]
-pub(crate) enum Compiled {
+pub(crate) struct Template {
+    compiled: Compiled,
+    /// The body after the role readers rewrote it, to place errors on the
+    /// body as written.
+    source: edits::Edited,
+}
+
+#[derive(Debug)]
+enum Compiled {
     Jinja(Box<jinja::JinjaTemplate>),
     Go(go::GoTemplate),
 }
 
-impl Compiled {
+impl Template {
     pub(crate) fn compile(
         syntax: Syntax,
         body: &str,
+        reader: MessageReader,
+        default_role: Role,
         options: &CompileOptions,
-    ) -> Result<Compiled, TemplateError> {
-        match syntax {
-            Syntax::Jinja => jinja::JinjaTemplate::compile(body, options)
+    ) -> Result<Template, TemplateError> {
+        let source = role_tags::rewrite(body, reader, syntax, default_role);
+        let text = source.text.as_str();
+        let compiled = match syntax {
+            Syntax::Jinja => jinja::JinjaTemplate::compile(text, options)
                 .map(|template| Compiled::Jinja(Box::new(template))),
-            Syntax::Go => go::GoTemplate::compile(body, options).map(Compiled::Go),
+            Syntax::Go => go::GoTemplate::compile(text, options).map(Compiled::Go),
             Syntax::Handlebars => Err(TemplateError::parse(
                 None,
                 "the handlebars syntax is not available yet in this version of teleprompt",
             )),
+        };
+        match compiled {
+            Ok(compiled) => Ok(Template { compiled, source }),
+            Err(error) => Err(source.place(error)),
         }
     }
 
     pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
-        match self {
+        let rendered = match &self.compiled {
             Compiled::Jinja(template) => template.render(data),
             Compiled::Go(template) => template.render(data),
-        }
+        };
+        rendered.map_err(|error| self.source.place(error))
     }
 }
