@@ -1,0 +1,251 @@
+//! The compiled form of a template, shared by the Go and Handlebars front
+//! ends: a tree of instructions over expressions, with names resolved at
+//! compile time (functions to [`Func`], variables to frame slots, templates
+//! to indexes) so rendering never looks a name up.
+
+use std::ops::Range;
+
+use crate::Strictness;
+
+/// A compact byte range in the template body.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub(crate) fn new(range: &Range<usize>) -> Span {
+        Span {
+            start: u32::try_from(range.start).unwrap_or(u32::MAX),
+            end: u32::try_from(range.end).unwrap_or(u32::MAX),
+        }
+    }
+
+    pub(crate) fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// Bounds on one render.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Nested template calls (`{{template}}` recursion).
+    pub call_depth: usize,
+    /// Loop iterations over the whole render.
+    pub iterations: u64,
+    /// Bytes of output.
+    pub output: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            call_depth: 100,
+            iterations: 10_000_000,
+            output: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// A compiled template body with its named sub-templates.
+#[derive(Debug)]
+pub(crate) struct Program {
+    /// The body as written, for quoting names in messages.
+    pub source: Box<str>,
+    /// The main template.
+    pub main: Template,
+    /// Named templates (`define`/`block`; Handlebars partials), by index.
+    pub templates: Vec<Template>,
+    /// What missing values do.
+    pub strictness: Strictness,
+    /// Bounds on a render.
+    pub limits: Limits,
+}
+
+/// One template: its body and how many variable slots its frame needs.
+#[derive(Debug)]
+pub(crate) struct Template {
+    /// The name (empty for the main template).
+    pub name: Box<str>,
+    /// The instructions.
+    pub body: Block,
+    /// Variable slots; slot 0 is `$` (the value the template was called with).
+    pub slots: u32,
+}
+
+/// A sequence of instructions.
+pub(crate) type Block = Box<[Instr]>;
+
+/// One instruction.
+#[derive(Debug)]
+pub(crate) enum Instr {
+    /// Literal text.
+    Text(Box<str>),
+    /// Evaluates and prints a value.
+    Print { expr: Expr, span: Span },
+    /// Evaluates a value into a variable slot (declaration or assignment).
+    Set { slot: u32, expr: Expr },
+    /// `if`: runs `then` when the value is true, else `otherwise`. The value
+    /// goes into `bind` first when the condition declares a variable.
+    If {
+        cond: Expr,
+        bind: Option<u32>,
+        then: Block,
+        otherwise: Block,
+    },
+    /// `with` (`#with`): like `if`, and `then` runs with the value as dot.
+    With {
+        value: Expr,
+        bind: Option<u32>,
+        then: Block,
+        otherwise: Block,
+    },
+    /// `range` (`#each`): runs `body` for each element with it as dot;
+    /// `otherwise` when there are none.
+    Range {
+        value: Expr,
+        key: Option<u32>,
+        elem: Option<u32>,
+        body: Block,
+        otherwise: Block,
+        span: Span,
+    },
+    /// Calls a named template with a value as its dot and `$`.
+    Call {
+        template: u32,
+        arg: Option<Expr>,
+        span: Span,
+    },
+    /// Leaves the innermost loop.
+    Break,
+    /// Goes on with the next iteration of the innermost loop.
+    Continue,
+}
+
+/// An expression.
+#[derive(Debug)]
+pub(crate) enum Expr {
+    /// The current context (`.`, `this`).
+    Dot,
+    /// A variable slot of the current frame (`$` is slot 0).
+    Var(u32),
+    /// A literal.
+    Const(Const),
+    /// Keys read from a base value: `.a.b`, `$x.a`, `(pipe).a`.
+    Path {
+        base: Box<Expr>,
+        keys: Box<[Key]>,
+        span: Span,
+    },
+    /// A function call; a pipeline's previous value is the last argument.
+    Call {
+        func: Func,
+        args: Box<[Expr]>,
+        span: Span,
+    },
+}
+
+/// One key of a path.
+#[derive(Debug)]
+pub(crate) struct Key {
+    /// The key.
+    pub name: Box<str>,
+    /// Where the path ends with this key (for messages).
+    pub end: u32,
+}
+
+/// A literal value.
+#[derive(Debug)]
+pub(crate) enum Const {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Box<str>),
+}
+
+/// A function, resolved at compile time. Host functions (not yet
+/// registered by the library) would be a `Host(index)` variant here with a
+/// table of callables in [`Program`]; `call` is where Go reaches them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Func {
+    And,
+    Or,
+    Not,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Len,
+    Index,
+    Slice,
+    Print,
+    Printf,
+    Println,
+    Html,
+    Js,
+    Urlquery,
+    Call,
+    ToJson,
+    Join,
+    Lower,
+    Upper,
+    Trim,
+}
+
+impl Func {
+    /// The Go template name of every function, for lookup and did-you-mean.
+    pub(crate) const GO_NAMES: &'static [(&'static str, Func)] = &[
+        ("and", Func::And),
+        ("or", Func::Or),
+        ("not", Func::Not),
+        ("eq", Func::Eq),
+        ("ne", Func::Ne),
+        ("lt", Func::Lt),
+        ("le", Func::Le),
+        ("gt", Func::Gt),
+        ("ge", Func::Ge),
+        ("len", Func::Len),
+        ("index", Func::Index),
+        ("slice", Func::Slice),
+        ("print", Func::Print),
+        ("printf", Func::Printf),
+        ("println", Func::Println),
+        ("html", Func::Html),
+        ("js", Func::Js),
+        ("urlquery", Func::Urlquery),
+        ("call", Func::Call),
+        ("toJSON", Func::ToJson),
+        ("tojson", Func::ToJson),
+        ("join", Func::Join),
+        ("lower", Func::Lower),
+        ("upper", Func::Upper),
+        ("trim", Func::Trim),
+    ];
+
+    /// The function's name in messages.
+    pub(crate) fn name(self) -> &'static str {
+        Func::GO_NAMES
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(name, _)| name)
+    }
+
+    /// How many arguments it takes: (minimum, maximum).
+    pub(crate) fn arity(self) -> (usize, Option<usize>) {
+        match self {
+            Func::And | Func::Or => (1, None),
+            Func::Not | Func::Len | Func::ToJson | Func::Lower | Func::Upper | Func::Trim => {
+                (1, Some(1))
+            }
+            Func::Eq => (2, None),
+            Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join => (2, Some(2)),
+            Func::Index | Func::Slice | Func::Call => (1, None),
+            Func::Printf => (1, None),
+            Func::Print | Func::Println | Func::Html | Func::Js | Func::Urlquery => (0, None),
+        }
+    }
+}

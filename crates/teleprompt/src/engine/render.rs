@@ -1,0 +1,980 @@
+//! The evaluator: runs a [`Program`] against [`Data`], writing into one
+//! `String`. Values borrow the data and the program; variables live in one
+//! stack of frame slots; a render allocates only for what functions make.
+
+use std::fmt::Write as _;
+
+use super::gofmt;
+use super::program::{Block, Const, Expr, Func, Instr, Key, Program, Span};
+use super::value::{sorted_keys, Value};
+use crate::diagnostics::{closest, TemplateError};
+use crate::{functions, Data, Strictness};
+
+type Result<T> = std::result::Result<T, TemplateError>;
+
+/// How a block ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+}
+
+/// Renders `program` against `data`.
+pub(crate) fn render(program: &Program, data: &Data) -> Result<String> {
+    let root = Value::from_view(data.root());
+    let mut renderer = Renderer {
+        program,
+        root: root.clone(),
+        vars: Vec::with_capacity(16),
+        frame: 0,
+        out: String::with_capacity(program.source.len() + program.source.len() / 2 + 64),
+        iterations: 0,
+        calls: 0,
+        args: Vec::with_capacity(8),
+    };
+    renderer
+        .vars
+        .resize(program.main.slots.max(1) as usize, Value::Missing);
+    if let Some(slot) = renderer.vars.first_mut() {
+        *slot = root.clone();
+    }
+    renderer.exec_block(&program.main.body, &root)?;
+    Ok(renderer.out)
+}
+
+struct Renderer<'a> {
+    program: &'a Program,
+    root: Value<'a>,
+    vars: Vec<Value<'a>>,
+    frame: usize,
+    out: String,
+    iterations: u64,
+    calls: usize,
+    /// Reused argument buffer for variadic functions.
+    args: Vec<Value<'a>>,
+}
+
+fn internal(span: Span) -> TemplateError {
+    TemplateError::render(Some(span.range()), "internal error: malformed program")
+}
+
+impl<'a> Renderer<'a> {
+    fn text(&self, range: std::ops::Range<usize>) -> &'a str {
+        self.program.source.get(range).unwrap_or("")
+    }
+
+    fn missing_ok(&self, test: bool) -> bool {
+        match self.program.strictness {
+            Strictness::Lenient => true,
+            Strictness::Semi => test,
+            Strictness::Strict => false,
+        }
+    }
+
+    fn check_output(&self, span: Option<Span>) -> Result<()> {
+        if self.out.len() > self.program.limits.output {
+            return Err(TemplateError::render(
+                span.map(Span::range),
+                format!(
+                    "the output is larger than {} MiB",
+                    self.program.limits.output / (1024 * 1024)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, slot: u32, value: Value<'a>) {
+        if let Some(place) = self.vars.get_mut(self.frame + slot as usize) {
+            *place = value;
+        }
+    }
+
+    fn exec_block(&mut self, block: &'a Block, dot: &Value<'a>) -> Result<Flow> {
+        for instr in block.iter() {
+            let flow = self.exec(instr, dot)?;
+            if flow != Flow::Normal {
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec(&mut self, instr: &'a Instr, dot: &Value<'a>) -> Result<Flow> {
+        match instr {
+            Instr::Text(text) => {
+                self.out.push_str(text);
+                self.check_output(None)?;
+            }
+            Instr::Print { expr, span } => {
+                if let Expr::Call {
+                    func: func @ (Func::Printf | Func::Print | Func::Println),
+                    args,
+                    ..
+                } = expr
+                {
+                    self.print_call(*func, args, dot)?;
+                } else {
+                    let value = self.eval(expr, dot, false)?;
+                    self.print(&value, *span)?;
+                }
+                self.check_output(Some(*span))?;
+            }
+            Instr::Set { slot, expr } => {
+                let value = self.eval(expr, dot, false)?;
+                self.set(*slot, value);
+            }
+            Instr::If {
+                cond,
+                bind,
+                then,
+                otherwise,
+            } => {
+                let value = self.eval(cond, dot, true)?;
+                let truth = value.is_true();
+                if let Some(slot) = bind {
+                    self.set(*slot, value);
+                }
+                return self.exec_block(if truth { then } else { otherwise }, dot);
+            }
+            Instr::With {
+                value,
+                bind,
+                then,
+                otherwise,
+            } => {
+                let value = self.eval(value, dot, true)?;
+                if let Some(slot) = bind {
+                    self.set(*slot, value.clone());
+                }
+                return if value.is_true() {
+                    self.exec_block(then, &value)
+                } else {
+                    self.exec_block(otherwise, dot)
+                };
+            }
+            Instr::Range {
+                value,
+                key,
+                elem,
+                body,
+                otherwise,
+                span,
+            } => return self.exec_range(value, *key, *elem, body, otherwise, *span, dot),
+            Instr::Call {
+                template,
+                arg,
+                span,
+            } => {
+                let value = match arg {
+                    Some(expr) => self.eval(expr, dot, false)?,
+                    None => Value::Null,
+                };
+                self.call_template(*template, value, *span)?;
+            }
+            Instr::Break => return Ok(Flow::Break),
+            Instr::Continue => return Ok(Flow::Continue),
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn tick(&mut self, span: Span) -> Result<()> {
+        self.iterations += 1;
+        if self.iterations > self.program.limits.iterations {
+            return Err(TemplateError::render(
+                Some(span.range()),
+                format!(
+                    "loops ran more than {} times in one render",
+                    self.program.limits.iterations
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exec_range(
+        &mut self,
+        value: &'a Expr,
+        key: Option<u32>,
+        elem: Option<u32>,
+        body: &'a Block,
+        otherwise: &'a Block,
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Flow> {
+        let value = self.eval(value, dot, false)?;
+        let mut ran = false;
+        match &value {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.tick(span)?;
+                    ran = true;
+                    let item = Value::from_json(item);
+                    if let Some(slot) = key {
+                        self.set(slot, Value::Int(i as i64));
+                    }
+                    if let Some(slot) = elem {
+                        self.set(slot, item.clone());
+                    }
+                    if self.exec_block(body, &item)? == Flow::Break {
+                        break;
+                    }
+                }
+            }
+            Value::Object(view) => {
+                for name in sorted_keys(view) {
+                    self.tick(span)?;
+                    ran = true;
+                    let item = view.get(name).map_or(Value::Null, Value::from_view);
+                    if let Some(slot) = key {
+                        self.set(slot, Value::Str(name));
+                    }
+                    if let Some(slot) = elem {
+                        self.set(slot, item.clone());
+                    }
+                    if self.exec_block(body, &item)? == Flow::Break {
+                        break;
+                    }
+                }
+            }
+            Value::Int(n) => {
+                if key.is_some() {
+                    return Err(TemplateError::render(
+                        Some(span.range()),
+                        format!("can't use {n} to iterate over more than one variable"),
+                    ));
+                }
+                for i in 0..(*n).max(0) {
+                    self.tick(span)?;
+                    ran = true;
+                    if let Some(slot) = elem {
+                        self.set(slot, Value::Int(i));
+                    }
+                    if self.exec_block(body, &Value::Int(i))? == Flow::Break {
+                        break;
+                    }
+                }
+            }
+            Value::Null | Value::Missing => {}
+            other => {
+                let mut shown = String::new();
+                gofmt::write_value(&mut shown, other);
+                return Err(TemplateError::render(
+                    Some(span.range()),
+                    format!("range can't iterate over {shown}"),
+                )
+                .suggest(Some(format!(
+                    "range needs a list, a map or an integer; this is {}",
+                    other.kind_name()
+                ))));
+            }
+        }
+        if !ran {
+            return self.exec_block(otherwise, dot);
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn call_template(&mut self, id: u32, value: Value<'a>, span: Span) -> Result<()> {
+        let program = self.program;
+        let Some(template) = program.templates.get(id as usize) else {
+            return Err(internal(span));
+        };
+        if self.calls >= program.limits.call_depth {
+            return Err(TemplateError::render(
+                Some(span.range()),
+                format!(
+                    "template calls nest more than {} deep: does {:?} call itself without end?",
+                    program.limits.call_depth, &*template.name
+                ),
+            ));
+        }
+        self.calls += 1;
+        let base = self.vars.len();
+        self.vars
+            .resize(base + template.slots.max(1) as usize, Value::Missing);
+        if let Some(slot) = self.vars.get_mut(base) {
+            *slot = value.clone();
+        }
+        let saved = std::mem::replace(&mut self.frame, base);
+        let result = self.exec_block(&template.body, &value);
+        self.frame = saved;
+        self.vars.truncate(base);
+        self.calls -= 1;
+        result.map(|_| ())
+    }
+
+    fn print(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
+        match value {
+            Value::Missing => {
+                if self.program.strictness != Strictness::Lenient {
+                    return Err(TemplateError::render(
+                        Some(span.range()),
+                        "the value is missing: there is nothing to print",
+                    ));
+                }
+            }
+            Value::Null => self.out.push_str("<no value>"),
+            other => gofmt::write_value(&mut self.out, other),
+        }
+        Ok(())
+    }
+
+    fn eval(&mut self, expr: &'a Expr, dot: &Value<'a>, test: bool) -> Result<Value<'a>> {
+        match expr {
+            Expr::Dot => Ok(dot.clone()),
+            Expr::Var(slot) => Ok(self
+                .vars
+                .get(self.frame + *slot as usize)
+                .cloned()
+                .unwrap_or(Value::Missing)),
+            Expr::Const(c) => Ok(match c {
+                Const::Null => Value::Null,
+                Const::Bool(b) => Value::Bool(*b),
+                Const::Int(i) => Value::Int(*i),
+                Const::Float(f) => Value::Float(*f),
+                Const::Str(s) => Value::Str(s),
+            }),
+            Expr::Path { base, keys, span } => {
+                let mut value = self.eval(base, dot, test)?;
+                for (i, key) in keys.iter().enumerate() {
+                    value = self.field(value, key, i, expr, *span, test)?;
+                }
+                Ok(value)
+            }
+            Expr::Call { func, args, span } => self.call(*func, args, *span, dot, test),
+        }
+    }
+
+    /// The text of a path up to (not including) key `i`.
+    fn prefix(&self, span: Span, keys: &[Key], i: usize) -> &'a str {
+        let end = match i.checked_sub(1).and_then(|p| keys.get(p)) {
+            Some(previous) => previous.end as usize,
+            None => {
+                let key = keys.get(i);
+                key.map_or(span.start as usize, |k| {
+                    (k.end as usize).saturating_sub(k.name.len() + 1)
+                })
+            }
+        };
+        self.text(span.start as usize..end.max(span.start as usize))
+    }
+
+    fn field(
+        &mut self,
+        value: Value<'a>,
+        key: &'a Key,
+        i: usize,
+        path: &'a Expr,
+        span: Span,
+        test: bool,
+    ) -> Result<Value<'a>> {
+        let Expr::Path { base, keys, .. } = path else {
+            return Err(internal(span));
+        };
+        let name: &str = &key.name;
+        let from_dot = matches!(**base, Expr::Dot) && i == 0;
+        let root_suggestion = || -> Option<String> {
+            if !from_dot {
+                return None;
+            }
+            match &self.root {
+                Value::Object(root) if root.get(name).is_some() => {
+                    Some(format!("did you mean \"${}\"?", self.text(span.range())))
+                }
+                _ => None,
+            }
+        };
+        let describe = |prefix: &str| -> String {
+            if prefix.is_empty() || prefix == "." {
+                "dot (.)".to_string()
+            } else {
+                prefix.to_string()
+            }
+        };
+        match value {
+            Value::Object(view) => match view.get(name) {
+                Some(found) => Ok(Value::from_view(found)),
+                None => {
+                    if self.missing_ok(test) {
+                        return Ok(Value::Missing);
+                    }
+                    let suggestion = root_suggestion().or_else(|| {
+                        closest(name, view.keys()).map(|c| format!("did you mean \"{c}\"?"))
+                    });
+                    Err(TemplateError::render(
+                        Some(span.range()),
+                        format!("map has no entry for key {name:?}"),
+                    )
+                    .suggest(suggestion))
+                }
+            },
+            Value::Missing => Ok(Value::Missing),
+            Value::Null => {
+                if self.program.strictness == Strictness::Lenient {
+                    return Ok(Value::Missing);
+                }
+                let prefix = describe(self.prefix(span, keys, i));
+                Err(TemplateError::render(
+                    Some(span.range()),
+                    format!("{prefix} is null, so it has no key {name:?}"),
+                )
+                .suggest(root_suggestion().or_else(|| {
+                    Some(format!(
+                        "test it first: {{{{ if {prefix} }}}}…{{{{ end }}}}"
+                    ))
+                })))
+            }
+            other => {
+                let prefix = describe(self.prefix(span, keys, i));
+                Err(TemplateError::render(
+                    Some(span.range()),
+                    format!(
+                        "can't evaluate field {name} in type {}: {prefix} is {}, not a map",
+                        other.go_type(),
+                        other.kind_name()
+                    ),
+                )
+                .suggest(root_suggestion()))
+            }
+        }
+    }
+
+    fn arg(
+        &mut self,
+        args: &'a [Expr],
+        i: usize,
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let expr = args.get(i).ok_or_else(|| internal(span))?;
+        self.eval(expr, dot, false)
+    }
+
+    fn func_error(func: Func, span: Span, message: impl std::fmt::Display) -> TemplateError {
+        TemplateError::render(Some(span.range()), format!("{}: {message}", func.name()))
+    }
+
+    /// Evaluates all arguments onto the shared buffer; returns where they start.
+    fn push_args(&mut self, args: &'a [Expr], dot: &Value<'a>) -> Result<usize> {
+        let base = self.args.len();
+        for expr in args {
+            match self.eval(expr, dot, false) {
+                Ok(value) => self.args.push(value),
+                Err(error) => {
+                    self.args.truncate(base);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(base)
+    }
+
+    fn print_call(&mut self, func: Func, args: &'a [Expr], dot: &Value<'a>) -> Result<()> {
+        let base = self.push_args(args, dot)?;
+        let values = std::mem::take(&mut self.args);
+        let slice = values.get(base..).unwrap_or(&[]);
+        write_print(func, &mut self.out, slice);
+        self.args = values;
+        self.args.truncate(base);
+        Ok(())
+    }
+
+    fn call(
+        &mut self,
+        func: Func,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+        test: bool,
+    ) -> Result<Value<'a>> {
+        match func {
+            Func::And | Func::Or => {
+                let mut last = Value::Missing;
+                for expr in args {
+                    let value = self.eval(expr, dot, test)?;
+                    if value.is_true() == (func == Func::Or) {
+                        return Ok(value);
+                    }
+                    last = value;
+                }
+                Ok(last)
+            }
+            Func::Not => {
+                let expr = args.first().ok_or_else(|| internal(span))?;
+                Ok(Value::Bool(!self.eval(expr, dot, test)?.is_true()))
+            }
+            Func::Eq => {
+                let first = self.arg(args, 0, span, dot)?;
+                for expr in args.get(1..).unwrap_or(&[]) {
+                    let other = self.eval(expr, dot, false)?;
+                    if equal(&first, &other).map_err(|m| Self::func_error(func, span, m))? {
+                        return Ok(Value::Bool(true));
+                    }
+                }
+                Ok(Value::Bool(false))
+            }
+            Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => {
+                let a = self.arg(args, 0, span, dot)?;
+                let b = self.arg(args, 1, span, dot)?;
+                let result = match func {
+                    Func::Ne => equal(&a, &b).map(|e| !e),
+                    Func::Lt => less(&a, &b),
+                    Func::Le => less(&a, &b).and_then(|lt| Ok(lt || equal(&a, &b)?)),
+                    Func::Gt => less(&a, &b).and_then(|lt| Ok(!(lt || equal(&a, &b)?))),
+                    _ => less(&a, &b).map(|lt| !lt),
+                };
+                result
+                    .map(Value::Bool)
+                    .map_err(|m| Self::func_error(func, span, m))
+            }
+            Func::Len => {
+                let value = self.arg(args, 0, span, dot)?;
+                let len = match &value {
+                    Value::Str(s) => s.len(),
+                    Value::String(s) => s.len(),
+                    Value::Array(items) => items.len(),
+                    Value::Object(view) => view.len().unwrap_or(0),
+                    Value::Missing => 0,
+                    Value::Null => return Err(Self::func_error(func, span, "len of nil pointer")),
+                    other => {
+                        return Err(Self::func_error(
+                            func,
+                            span,
+                            format!("len of type {}", other.go_type()),
+                        ))
+                    }
+                };
+                Ok(Value::Int(len as i64))
+            }
+            Func::Index => self.index(args, span, dot),
+            Func::Slice => self.slice(args, span, dot),
+            Func::Print | Func::Printf | Func::Println => {
+                let base = self.push_args(args, dot)?;
+                let mut text = String::new();
+                write_print(func, &mut text, self.args.get(base..).unwrap_or(&[]));
+                self.args.truncate(base);
+                Ok(Value::string(text))
+            }
+            Func::Html | Func::Js | Func::Urlquery => {
+                let base = self.push_args(args, dot)?;
+                let values = self.args.get(base..).unwrap_or(&[]);
+                let mut joined = String::new();
+                let text = match values {
+                    [single] if single.as_str().is_some() => single.as_str().unwrap_or(""),
+                    _ => {
+                        gofmt::sprint(&mut joined, values);
+                        &joined
+                    }
+                };
+                let escaped = match func {
+                    Func::Html => html_escape(text),
+                    Func::Js => js_escape(text),
+                    _ => query_escape(text),
+                };
+                self.args.truncate(base);
+                Ok(Value::string(escaped))
+            }
+            Func::Call => {
+                let value = self.arg(args, 0, span, dot)?;
+                Err(Self::func_error(
+                    func,
+                    span,
+                    format!(
+                        "the first argument is {}, not a function (no host functions are registered)",
+                        value.kind_name()
+                    ),
+                ))
+            }
+            Func::ToJson => {
+                let value = self.arg(args, 0, span, dot)?;
+                let text = match &value {
+                    Value::Object(view) if !view.is_merged() => functions::to_json(view.value()),
+                    other => functions::to_json(&other.to_json()),
+                };
+                Ok(Value::string(text))
+            }
+            Func::Join => {
+                let separator = self.arg(args, 0, span, dot)?;
+                let list = self.arg(args, 1, span, dot)?;
+                let Some(separator) = separator.as_str() else {
+                    return Err(Self::func_error(
+                        func,
+                        span,
+                        format!(
+                            "the separator must be a string, not {}",
+                            separator.kind_name()
+                        ),
+                    )
+                    .suggest(Some(
+                        "write the separator first: join \", \" .list".to_string(),
+                    )));
+                };
+                let items: &[serde_json::Value] = match &list {
+                    Value::Array(items) => items,
+                    Value::Missing => &[],
+                    other => {
+                        return Err(Self::func_error(
+                            func,
+                            span,
+                            format!("unsupported type {}", other.go_type()),
+                        ))
+                    }
+                };
+                let text = functions::join(
+                    separator,
+                    items.iter().map(|item| match item {
+                        serde_json::Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
+                        other => {
+                            let mut text = String::new();
+                            gofmt::write_value(&mut text, &Value::from_json(other));
+                            if other.is_null() {
+                                text = "<nil>".to_string();
+                            }
+                            std::borrow::Cow::Owned(text)
+                        }
+                    }),
+                );
+                Ok(Value::string(text))
+            }
+            Func::Lower | Func::Upper | Func::Trim => {
+                let value = self.arg(args, 0, span, dot)?;
+                let Some(text) = value.as_str() else {
+                    if matches!(value, Value::Missing) {
+                        return Ok(Value::Str(""));
+                    }
+                    return Err(Self::func_error(
+                        func,
+                        span,
+                        format!("expected a string, got {}", value.go_type()),
+                    ));
+                };
+                Ok(Value::string(match func {
+                    Func::Lower => functions::lower(text),
+                    Func::Upper => functions::upper(text),
+                    _ => functions::trim(text),
+                }))
+            }
+        }
+    }
+
+    fn index(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let mut value = self.arg(args, 0, span, dot)?;
+        for expr in args.get(1..).unwrap_or(&[]) {
+            let index = self.eval(expr, dot, false)?;
+            value = match (&value, &index) {
+                (Value::Array(items), Value::Int(n)) => {
+                    match usize::try_from(*n).ok().and_then(|n| items.get(n)) {
+                        Some(item) => Value::from_json(item),
+                        None => {
+                            return Err(Self::func_error(
+                                Func::Index,
+                                span,
+                                format!("index out of range: {n}"),
+                            ))
+                        }
+                    }
+                }
+                (Value::Str(_) | Value::String(_), Value::Int(n)) => {
+                    let bytes = value.as_str().unwrap_or("").as_bytes();
+                    match usize::try_from(*n).ok().and_then(|n| bytes.get(n)) {
+                        Some(b) => Value::Int(i64::from(*b)),
+                        None => {
+                            return Err(Self::func_error(
+                                Func::Index,
+                                span,
+                                format!("index out of range: {n}"),
+                            ))
+                        }
+                    }
+                }
+                (Value::Array(_) | Value::Str(_) | Value::String(_), other) => {
+                    return Err(Self::func_error(
+                        Func::Index,
+                        span,
+                        format!("cannot index slice/array with type {}", other.go_type()),
+                    ))
+                }
+                (Value::Object(view), key) if key.as_str().is_some() => {
+                    let key = key.as_str().unwrap_or("");
+                    match view.get(key) {
+                        Some(found) => Value::from_view(found),
+                        None if self.missing_ok(false) => Value::Missing,
+                        None => {
+                            return Err(TemplateError::render(
+                                Some(span.range()),
+                                format!("map has no entry for key {key:?}"),
+                            )
+                            .suggest(
+                                closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?")),
+                            ))
+                        }
+                    }
+                }
+                (Value::Object(_), other) => {
+                    return Err(Self::func_error(
+                        Func::Index,
+                        span,
+                        format!("value has type {}; should be string", other.go_type()),
+                    ))
+                }
+                (Value::Missing, _) => Value::Missing,
+                (Value::Null, _) => {
+                    return Err(Self::func_error(Func::Index, span, "index of untyped nil"))
+                }
+                (other, _) => {
+                    return Err(Self::func_error(
+                        Func::Index,
+                        span,
+                        format!("can't index item of type {}", other.go_type()),
+                    ))
+                }
+            };
+        }
+        Ok(value)
+    }
+
+    fn slice(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let value = self.arg(args, 0, span, dot)?;
+        let rest = args.get(1..).unwrap_or(&[]);
+        if rest.len() > 3 {
+            return Err(Self::func_error(
+                Func::Slice,
+                span,
+                format!("too many slice indexes: {}", rest.len()),
+            ));
+        }
+        let mut indexes = [0usize; 3];
+        for (n, expr) in rest.iter().enumerate() {
+            let index = self.eval(expr, dot, false)?;
+            let Value::Int(i) = index else {
+                return Err(Self::func_error(
+                    Func::Slice,
+                    span,
+                    format!("cannot index slice/array with type {}", index.go_type()),
+                ));
+            };
+            let Ok(i) = usize::try_from(i) else {
+                return Err(Self::func_error(
+                    Func::Slice,
+                    span,
+                    format!("index out of range: {i}"),
+                ));
+            };
+            if let Some(place) = indexes.get_mut(n) {
+                *place = i;
+            }
+        }
+        let len = match &value {
+            Value::Str(s) => s.len(),
+            Value::String(s) => s.len(),
+            Value::Array(items) => items.len(),
+            other => {
+                return Err(Self::func_error(
+                    Func::Slice,
+                    span,
+                    format!("can't slice item of type {}", other.go_type()),
+                ))
+            }
+        };
+        if rest.len() == 3 && value.as_str().is_some() {
+            return Err(Self::func_error(
+                Func::Slice,
+                span,
+                "cannot 3-index slice a string",
+            ));
+        }
+        let start = if rest.is_empty() { 0 } else { indexes[0] };
+        let end = if rest.len() >= 2 { indexes[1] } else { len };
+        let cap = if rest.len() == 3 { indexes[2] } else { len };
+        for bound in [start, end, cap] {
+            if bound > len {
+                return Err(Self::func_error(
+                    Func::Slice,
+                    span,
+                    format!("index out of range: {bound}"),
+                ));
+            }
+        }
+        if start > end {
+            return Err(Self::func_error(
+                Func::Slice,
+                span,
+                format!("invalid slice index: {start} > {end}"),
+            ));
+        }
+        if end > cap {
+            return Err(Self::func_error(
+                Func::Slice,
+                span,
+                format!("invalid slice index: {end} > {cap}"),
+            ));
+        }
+        match value {
+            Value::Array(items) => Ok(Value::Array(items.get(start..end).unwrap_or(&[]))),
+            Value::Str(s) => match s.get(start..end) {
+                Some(part) => Ok(Value::Str(part)),
+                None => Err(Self::func_error(
+                    Func::Slice,
+                    span,
+                    "the indexes cut a UTF-8 character in two",
+                )),
+            },
+            Value::String(s) => match s.get(start..end) {
+                Some(part) => Ok(Value::string(part.to_string())),
+                None => Err(Self::func_error(
+                    Func::Slice,
+                    span,
+                    "the indexes cut a UTF-8 character in two",
+                )),
+            },
+            _ => Err(internal(span)),
+        }
+    }
+}
+
+fn write_print(func: Func, out: &mut String, args: &[Value<'_>]) {
+    match func {
+        Func::Printf => {
+            let format = args.first().and_then(Value::as_str);
+            match format {
+                Some(format) => gofmt::sprintf(out, format, args.get(1..).unwrap_or(&[])),
+                None => {
+                    // Go refuses a non-string format; say what it was.
+                    let _ = write!(out, "%!(BADFORMAT)");
+                }
+            }
+        }
+        Func::Println => gofmt::sprintln(out, args),
+        _ => gofmt::sprint(out, args),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Nil,
+    Bool,
+    Int,
+    Float,
+    String,
+    Other,
+}
+
+fn kind(value: &Value<'_>) -> Kind {
+    match value {
+        Value::Missing | Value::Null => Kind::Nil,
+        Value::Bool(_) => Kind::Bool,
+        Value::Int(_) => Kind::Int,
+        Value::Float(_) => Kind::Float,
+        Value::Str(_) | Value::String(_) => Kind::String,
+        Value::Array(_) | Value::Object(_) => Kind::Other,
+    }
+}
+
+/// Go's `eq` for two values.
+fn equal(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
+    let (ka, kb) = (kind(a), kind(b));
+    if ka != kb {
+        if ka == Kind::Nil || kb == Kind::Nil {
+            return Ok(false);
+        }
+        return Err(format!(
+            "incompatible types for comparison: {} and {}",
+            a.go_type(),
+            b.go_type()
+        ));
+    }
+    Ok(match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x == y,
+        _ if ka == Kind::String => a.as_str() == b.as_str(),
+        _ if ka == Kind::Nil => true,
+        _ => return Err(format!("non-comparable type {}", a.go_type())),
+    })
+}
+
+/// Go's `lt` for two values.
+fn less(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
+    let (ka, kb) = (kind(a), kind(b));
+    for (k, v) in [(ka, a), (kb, b)] {
+        if matches!(k, Kind::Nil | Kind::Other | Kind::Bool) {
+            return Err(format!("invalid type for comparison: {}", v.go_type()));
+        }
+    }
+    if ka != kb {
+        return Err(format!(
+            "incompatible types for comparison: {} and {}",
+            a.go_type(),
+            b.go_type()
+        ));
+    }
+    Ok(match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x < y,
+        (Value::Float(x), Value::Float(y)) => x < y,
+        _ => a.as_str() < b.as_str(),
+    })
+}
+
+/// Go's `template.HTMLEscapeString`.
+pub(crate) fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("&#34;"),
+            '\'' => out.push_str("&#39;"),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\0' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Go's `template.JSEscapeString`.
+pub(crate) fn js_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '"' => out.push_str("\\\""),
+            '<' => out.push_str("\\u003C"),
+            '>' => out.push_str("\\u003E"),
+            '&' => out.push_str("\\u0026"),
+            '=' => out.push_str("\\u003D"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u00{:02X}", c as u32);
+            }
+            c if c.is_ascii() || gofmt::is_print(c) => out.push(c),
+            c => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    let _ = write!(out, "\\u{unit:04X}");
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Go's `url.QueryEscape`.
+pub(crate) fn query_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(char::from(b))
+            }
+            b' ' => out.push('+'),
+            b => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,447 @@
+//! Lowers a Go parse tree to the engine's program: resolves functions,
+//! variables (to frame slots, with Go's scoping) and template names, and
+//! turns pipelines into nested calls (`a | f b` is `f b a`).
+
+use std::collections::HashMap;
+
+use super::ast::*;
+use super::engine::program::{
+    Block, Const, Expr, Func, Instr, Key, Limits, Program, Span as PSpan, Template,
+};
+use crate::diagnostics::{closest, TemplateError};
+use crate::Strictness;
+
+type Result<T> = std::result::Result<T, TemplateError>;
+
+/// Lowers `tree` (parsed from `src`) to a program.
+pub(crate) fn lower(tree: &Tree, src: &str, strictness: Strictness) -> Result<Program> {
+    // Template names first: a template may be called before it is defined.
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut chosen: Vec<&DefineNode> = Vec::new();
+    for define in &tree.defines {
+        match names.get(define.name.as_str()) {
+            None => {
+                names.insert(&define.name, chosen.len());
+                chosen.push(define);
+            }
+            Some(&index) => {
+                let previous_empty = chosen.get(index).is_none_or(|d| is_empty(&d.list, src));
+                if previous_empty {
+                    if let Some(place) = chosen.get_mut(index) {
+                        *place = define;
+                    }
+                } else if !is_empty(&define.list, src) {
+                    return Err(TemplateError::parse(
+                        Some(define.name_span.clone()),
+                        format!(
+                            "template: multiple definition of template {:?}",
+                            define.name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let lowerer = Lowerer { src, names: &names };
+    let mut templates = Vec::with_capacity(chosen.len());
+    for define in &chosen {
+        let mut scope = Scope::new();
+        let body = lowerer.list(&define.list, &mut scope)?;
+        templates.push(Template {
+            name: define.name.clone().into_boxed_str(),
+            body,
+            slots: scope.max_slots,
+        });
+    }
+    let mut scope = Scope::new();
+    let body = lowerer.list(&tree.root, &mut scope)?;
+    Ok(Program {
+        source: src.into(),
+        main: Template {
+            name: "".into(),
+            body,
+            slots: scope.max_slots,
+        },
+        templates,
+        strictness,
+        limits: Limits::default(),
+    })
+}
+
+/// Go's `IsEmptyTree`: only spaces and comments.
+fn is_empty(list: &ListNode, src: &str) -> bool {
+    list.nodes.iter().all(|node| match node {
+        Node::Text(text) => src
+            .get(text.span.clone())
+            .is_none_or(|t| t.trim().is_empty()),
+        Node::Comment(_) => true,
+        _ => false,
+    })
+}
+
+/// Variables in scope: names to slots of the template's frame.
+struct Scope {
+    vars: Vec<(String, u32)>,
+    next: u32,
+    max_slots: u32,
+}
+
+impl Scope {
+    fn new() -> Scope {
+        Scope {
+            vars: vec![("$".to_string(), 0)],
+            next: 1,
+            max_slots: 1,
+        }
+    }
+
+    fn mark(&self) -> (usize, u32) {
+        (self.vars.len(), self.next)
+    }
+
+    fn reset(&mut self, mark: (usize, u32)) {
+        self.vars.truncate(mark.0);
+        self.next = mark.1;
+    }
+
+    fn declare(&mut self, name: &str) -> u32 {
+        let slot = self.next;
+        self.next += 1;
+        self.max_slots = self.max_slots.max(self.next);
+        self.vars.push((name.to_string(), slot));
+        slot
+    }
+
+    fn lookup(&self, variable: &VariableNode) -> Result<u32> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(name, _)| *name == variable.name)
+            .map(|(_, slot)| *slot)
+            .ok_or_else(|| {
+                let name_span = variable.span.start..variable.span.start + variable.name.len();
+                TemplateError::parse(
+                    Some(name_span),
+                    format!("undefined variable {:?}", variable.name),
+                )
+                .suggest(
+                    closest(&variable.name, self.vars.iter().map(|(n, _)| n.as_str()))
+                        .map(|c| format!("did you mean \"{c}\"?"))
+                        .or_else(|| {
+                            Some(format!(
+                                "declare it first: {{{{ {} := … }}}}",
+                                variable.name
+                            ))
+                        }),
+                )
+            })
+    }
+}
+
+struct Lowerer<'t> {
+    src: &'t str,
+    names: &'t HashMap<&'t str, usize>,
+}
+
+fn span(range: &Span) -> PSpan {
+    PSpan::new(range)
+}
+
+impl Lowerer<'_> {
+    fn list(&self, list: &ListNode, scope: &mut Scope) -> Result<Block> {
+        let mut out: Vec<Instr> = Vec::with_capacity(list.nodes.len());
+        for node in &list.nodes {
+            self.node(node, scope, &mut out)?;
+        }
+        Ok(out.into_boxed_slice())
+    }
+
+    fn scoped(&self, list: Option<&ListNode>, scope: &mut Scope) -> Result<Block> {
+        let Some(list) = list else {
+            return Ok(Box::new([]));
+        };
+        let mark = scope.mark();
+        let block = self.list(list, scope);
+        scope.reset(mark);
+        block
+    }
+
+    fn node(&self, node: &Node, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
+        match node {
+            Node::Text(text) => {
+                let piece = self.src.get(text.span.clone()).unwrap_or("");
+                if piece.is_empty() {
+                    return Ok(());
+                }
+                if let Some(Instr::Text(previous)) = out.last_mut() {
+                    let mut joined = String::with_capacity(previous.len() + piece.len());
+                    joined.push_str(previous);
+                    joined.push_str(piece);
+                    *previous = joined.into_boxed_str();
+                } else {
+                    out.push(Instr::Text(piece.into()));
+                }
+            }
+            Node::Comment(_) => {}
+            Node::Action(action) => {
+                let pipe = &action.pipe;
+                let expr = self.pipe(pipe, scope)?;
+                match pipe.decl.first() {
+                    None => out.push(Instr::Print {
+                        expr,
+                        span: span(&action.span),
+                    }),
+                    Some(variable) => {
+                        let slot = if pipe.is_assign {
+                            scope.lookup(variable)?
+                        } else {
+                            scope.declare(&variable.name)
+                        };
+                        out.push(Instr::Set { slot, expr });
+                    }
+                }
+            }
+            Node::If(branch) | Node::With(branch) => {
+                let mark = scope.mark();
+                let cond = self.pipe(&branch.pipe, scope)?;
+                let bind = match branch.pipe.decl.first() {
+                    None => None,
+                    Some(variable) if branch.pipe.is_assign => Some(scope.lookup(variable)?),
+                    Some(variable) => Some(scope.declare(&variable.name)),
+                };
+                let then = self.scoped(Some(&branch.list), scope)?;
+                let otherwise = self.scoped(branch.else_list.as_ref(), scope)?;
+                scope.reset(mark);
+                out.push(if matches!(node, Node::If(_)) {
+                    Instr::If {
+                        cond,
+                        bind,
+                        then,
+                        otherwise,
+                    }
+                } else {
+                    Instr::With {
+                        value: cond,
+                        bind,
+                        then,
+                        otherwise,
+                    }
+                });
+            }
+            Node::Range(branch) => {
+                let mark = scope.mark();
+                let value = self.pipe(&branch.pipe, scope)?;
+                let mut slots = Vec::with_capacity(2);
+                for variable in &branch.pipe.decl {
+                    slots.push(if branch.pipe.is_assign {
+                        scope.lookup(variable)?
+                    } else {
+                        scope.declare(&variable.name)
+                    });
+                }
+                let (key, elem) = match slots.as_slice() {
+                    [] => (None, None),
+                    [elem] => (None, Some(*elem)),
+                    [key, elem, ..] => (Some(*key), Some(*elem)),
+                };
+                let body = self.scoped(Some(&branch.list), scope)?;
+                let otherwise = self.scoped(branch.else_list.as_ref(), scope)?;
+                scope.reset(mark);
+                out.push(Instr::Range {
+                    value,
+                    key,
+                    elem,
+                    body,
+                    otherwise,
+                    span: span(&branch.span),
+                });
+            }
+            Node::Template(call) | Node::Block(call) => {
+                let Some(&index) = self.names.get(call.name.as_str()) else {
+                    return Err(TemplateError::parse(
+                        Some(call.name_span.clone()),
+                        format!("no such template {:?}", call.name),
+                    )
+                    .suggest(
+                        closest(&call.name, self.names.keys().copied())
+                            .map(|c| format!("did you mean \"{c}\"?")),
+                    ));
+                };
+                let arg = match &call.pipe {
+                    Some(pipe) => Some(self.pipe(pipe, scope)?),
+                    None => None,
+                };
+                out.push(Instr::Call {
+                    template: u32::try_from(index).unwrap_or(u32::MAX),
+                    arg,
+                    span: span(&call.span),
+                });
+            }
+            Node::Break(_) => out.push(Instr::Break),
+            Node::Continue(_) => out.push(Instr::Continue),
+        }
+        Ok(())
+    }
+
+    fn pipe(&self, pipe: &PipeNode, scope: &Scope) -> Result<Expr> {
+        let mut value: Option<Expr> = None;
+        for cmd in &pipe.cmds {
+            value = Some(self.command(cmd, value, scope)?);
+        }
+        value.ok_or_else(|| TemplateError::parse(Some(pipe.span.clone()), "missing value"))
+    }
+
+    fn command(&self, cmd: &CommandNode, piped: Option<Expr>, scope: &Scope) -> Result<Expr> {
+        let Some(first) = cmd.args.first() else {
+            return Err(TemplateError::parse(
+                Some(cmd.span.clone()),
+                "empty command",
+            ));
+        };
+        if let Arg::Identifier(ident) = first {
+            let func = self.func(ident)?;
+            let mut args = Vec::with_capacity(cmd.args.len());
+            for arg in cmd.args.get(1..).unwrap_or(&[]) {
+                args.push(self.arg(arg, scope)?);
+            }
+            args.extend(piped);
+            check_arity(func, args.len(), &cmd.span)?;
+            return Ok(Expr::Call {
+                func,
+                args: args.into_boxed_slice(),
+                span: span(&cmd.span),
+            });
+        }
+        if let Arg::Nil(nil) = first {
+            return Err(TemplateError::parse(
+                Some(nil.clone()),
+                "nil is not a command",
+            ));
+        }
+        if cmd.args.len() > 1 || piped.is_some() {
+            let text = self.src.get(first.span()).unwrap_or("");
+            let at = if cmd.args.len() > 1 {
+                cmd.span.clone()
+            } else {
+                first.span()
+            };
+            return Err(TemplateError::parse(
+                Some(at),
+                format!("can't give argument to non-function {text}"),
+            )
+            .suggest(Some(format!(
+                "only functions take arguments; {text} is a value"
+            ))));
+        }
+        self.arg(first, scope)
+    }
+
+    fn func(&self, ident: &IdentNode) -> Result<Func> {
+        Func::GO_NAMES
+            .iter()
+            .find(|(name, _)| *name == ident.name)
+            .map(|(_, func)| *func)
+            .ok_or_else(|| {
+                TemplateError::parse(
+                    Some(ident.span.clone()),
+                    format!("function {:?} not defined", ident.name),
+                )
+                .suggest(
+                    closest(&ident.name, Func::GO_NAMES.iter().map(|(name, _)| *name))
+                        .map(|c| format!("did you mean \"{c}\"?")),
+                )
+            })
+    }
+
+    fn keys(fields: &[Ident]) -> Box<[Key]> {
+        fields
+            .iter()
+            .map(|ident| Key {
+                name: ident.name.clone().into_boxed_str(),
+                end: u32::try_from(ident.span.end).unwrap_or(u32::MAX),
+            })
+            .collect()
+    }
+
+    fn arg(&self, arg: &Arg, scope: &Scope) -> Result<Expr> {
+        Ok(match arg {
+            Arg::Dot(_) => Expr::Dot,
+            Arg::Nil(_) => Expr::Const(Const::Null),
+            Arg::Bool(b, _) => Expr::Const(Const::Bool(*b)),
+            Arg::Number(number) => Expr::Const(match number.value {
+                Number::Int(i) => Const::Int(i),
+                Number::Float(f) => Const::Float(f),
+            }),
+            Arg::String(string) => Expr::Const(Const::Str(string.text.clone().into_boxed_str())),
+            Arg::Field(field) => Expr::Path {
+                base: Box::new(Expr::Dot),
+                keys: Self::keys(&field.idents),
+                span: span(&field.span),
+            },
+            Arg::Variable(variable) => {
+                let slot = scope.lookup(variable)?;
+                if variable.fields.is_empty() {
+                    Expr::Var(slot)
+                } else {
+                    Expr::Path {
+                        base: Box::new(Expr::Var(slot)),
+                        keys: Self::keys(&variable.fields),
+                        span: span(&variable.span),
+                    }
+                }
+            }
+            Arg::Identifier(ident) => {
+                let func = self.func(ident)?;
+                check_arity(func, 0, &ident.span)?;
+                Expr::Call {
+                    func,
+                    args: Box::new([]),
+                    span: span(&ident.span),
+                }
+            }
+            Arg::Chain(chain) => Expr::Path {
+                base: Box::new(self.arg(&chain.node, scope)?),
+                keys: Self::keys(&chain.fields),
+                span: span(&chain.span),
+            },
+            Arg::Pipe(pipe) => {
+                if let Some(variable) = pipe.decl.first() {
+                    return Err(TemplateError::parse(
+                        Some(variable.span.clone()),
+                        "teleprompt does not allow declaring variables inside parentheses",
+                    )
+                    .suggest(Some(format!(
+                        "declare {} in its own action first",
+                        variable.name
+                    ))));
+                }
+                self.pipe(pipe, scope)?
+            }
+        })
+    }
+}
+
+fn check_arity(func: Func, got: usize, at: &Span) -> Result<()> {
+    let (min, max) = func.arity();
+    let message = match max {
+        Some(max) if got > max || got < min => {
+            if min == max {
+                format!(
+                    "wrong number of args for {}: want {min} got {got}",
+                    func.name()
+                )
+            } else {
+                format!(
+                    "wrong number of args for {}: want {min} to {max} got {got}",
+                    func.name()
+                )
+            }
+        }
+        None if got < min => format!(
+            "wrong number of args for {}: want at least {min} got {got}",
+            func.name()
+        ),
+        _ => return Ok(()),
+    };
+    Err(TemplateError::parse(Some(at.clone()), message))
+}
