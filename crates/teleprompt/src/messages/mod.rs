@@ -1,7 +1,32 @@
 //! Chat messages: the typed result of a render, and conversation history.
+//!
+//! The flow of a chat render:
+//!
+//! 1. The host creates [`Markers`] for the render; template functions
+//!    (`role`, `history`, `media`) print their marker text.
+//! 2. [`Markers::split`] cuts the output into [`Item`]s: messages and the
+//!    place of the history. Only markers with this render's secret count, so
+//!    data can never create, close or change a message.
+//! 3. [`parse_history`] reads the history, [`validate_history`] checks its
+//!    tool calls, and [`assemble`] splices it among the rendered messages.
+//! 4. [`shape`] writes the conversation as text, messages, an OpenAI or an
+//!    Anthropic request body.
+
+mod history;
+mod markers;
+mod shapes;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+pub use self::history::{
+    assemble, history_from_value, parse_history, validate_history, Entry, HistoryError,
+    HistoryParseError, HistoryRule,
+};
+#[allow(unused_imports)] // Used by the template functions of each syntax.
+pub(crate) use self::markers::{emit_history, emit_media, emit_role, with_markers};
+pub use self::markers::{Item, MarkerError, Markers, Split, SplitError, CLOSE, OPEN};
+pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
 
 /// Who speaks a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

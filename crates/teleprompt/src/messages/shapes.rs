@@ -1,0 +1,471 @@
+//! Output shapes: the conversation as plain text, as teleprompt's messages,
+//! as an OpenAI chat request body, or as an Anthropic Messages request body.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{json, Map, Value};
+
+use super::history::Entry;
+use super::{ChatMessage, ContentPart, Message, Role, ToolCall};
+
+/// The shapes a render's result can be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum OutputFormat {
+    /// The rendered text as a JSON string.
+    #[default]
+    Text,
+    /// `{"messages": [...]}`: rendered messages as role + content parts,
+    /// history messages as they came.
+    Messages,
+    /// `{"messages": [...]}` in the OpenAI chat completions shape.
+    OpenAi,
+    /// `{"system": "...", "messages": [...]}` in the Anthropic Messages shape.
+    Anthropic,
+}
+
+impl OutputFormat {
+    /// All formats, in the order the CLI lists them.
+    pub const ALL: [OutputFormat; 4] = [
+        OutputFormat::Text,
+        OutputFormat::Messages,
+        OutputFormat::OpenAi,
+        OutputFormat::Anthropic,
+    ];
+
+    /// The name `FromStr` reads: `text`, `messages`, `openai`, `anthropic`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Text => "text",
+            OutputFormat::Messages => "messages",
+            OutputFormat::OpenAi => "openai",
+            OutputFormat::Anthropic => "anthropic",
+        }
+    }
+}
+
+impl fmt::Display for OutputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A format name that is not one of `text`, `messages`, `openai`, `anthropic`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format \"{0}\": use one of \"text\", \"messages\", \"openai\", \"anthropic\"")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for OutputFormat {
+    type Err = UnknownFormat;
+
+    fn from_str(name: &str) -> Result<OutputFormat, UnknownFormat> {
+        OutputFormat::ALL
+            .into_iter()
+            .find(|format| format.as_str() == name)
+            .ok_or_else(|| UnknownFormat(name.to_string()))
+    }
+}
+
+/// A conversation that cannot be written in the requested shape.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("conversation[{index}]: {message}")]
+pub struct ShapeError {
+    /// The 0-based position of the message in the conversation (rendered
+    /// messages and history together).
+    pub index: usize,
+    /// What cannot be written.
+    pub message: String,
+}
+
+/// The conversation in `format`, as JSON.
+///
+/// `text` is the rendered text (used by [`OutputFormat::Text`] only);
+/// `entries` is the conversation from [`assemble`](super::assemble).
+///
+/// ```
+/// use teleprompt::messages::{shape, Entry, Message, ContentPart, OutputFormat, Role};
+/// use serde_json::json;
+///
+/// let system = Message { role: Role::System, content: vec![ContentPart::Text { text: "Be brief.".into() }] };
+/// let user = Message { role: Role::User, content: vec![ContentPart::Text { text: "Hi".into() }] };
+/// let entries = [Entry::Rendered(&system), Entry::Rendered(&user)];
+/// assert_eq!(
+///     shape(OutputFormat::Anthropic, "", &entries)?,
+///     json!({"system": "Be brief.", "messages": [{"role": "user", "content": "Hi"}]}),
+/// );
+/// # Ok::<(), teleprompt::messages::ShapeError>(())
+/// ```
+pub fn shape(format: OutputFormat, text: &str, entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
+    match format {
+        OutputFormat::Text => Ok(Value::String(text.to_string())),
+        OutputFormat::Messages => Ok(json!({ "messages": entries })),
+        OutputFormat::OpenAi => openai(entries),
+        OutputFormat::Anthropic => anthropic(entries),
+    }
+}
+
+fn error(index: usize, message: String) -> ShapeError {
+    ShapeError { index, message }
+}
+
+/// A `data:` URI, cut into its parts.
+struct DataUri<'a> {
+    media_type: &'a str,
+    base64: bool,
+    data: &'a str,
+}
+
+fn data_uri(url: &str) -> Option<DataUri<'_>> {
+    let rest = url.strip_prefix("data:")?;
+    let (header, data) = rest.split_once(',')?;
+    let (media_type, base64) = match header.strip_suffix(";base64") {
+        Some(media_type) => (media_type, true),
+        None => (header, false),
+    };
+    let media_type = media_type.split(';').next().unwrap_or_default();
+    Some(DataUri {
+        media_type,
+        base64,
+        data,
+    })
+}
+
+fn is_image(content_type: &str) -> bool {
+    content_type.starts_with("image/")
+}
+
+/// The text of a message whose content is text only, if it is.
+fn plain_text(content: &[ContentPart]) -> Option<String> {
+    let mut texts = Vec::new();
+    for part in content {
+        match part {
+            ContentPart::Text { text } => texts.push(text.as_str()),
+            ContentPart::Media { .. } => return None,
+        }
+    }
+    Some(texts.join("\n\n"))
+}
+
+// ---------------------------------------------------------------- OpenAI
+
+fn openai(entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
+    let mut messages = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        messages.push(match entry {
+            Entry::Rendered(message) => openai_rendered(index, message)?,
+            Entry::History(message) => history_json(index, message)?,
+        });
+    }
+    Ok(json!({ "messages": messages }))
+}
+
+fn history_json(index: usize, message: &ChatMessage) -> Result<Value, ShapeError> {
+    serde_json::to_value(message)
+        .map_err(|e| error(index, format!("cannot write the history message: {e}")))
+}
+
+fn openai_rendered(index: usize, message: &Message) -> Result<Value, ShapeError> {
+    let content = match plain_text(&message.content) {
+        Some(text) => Value::String(text),
+        None => Value::Array(
+            message
+                .content
+                .iter()
+                .map(|part| openai_part(index, part))
+                .collect::<Result<_, _>>()?,
+        ),
+    };
+    Ok(json!({ "role": message.role.as_str(), "content": content }))
+}
+
+fn openai_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError> {
+    let (url, content_type) = match part {
+        ContentPart::Text { text } => return Ok(json!({ "type": "text", "text": text })),
+        ContentPart::Media { url, content_type } => (url.as_str(), content_type.as_str()),
+    };
+    if is_image(content_type) {
+        return Ok(json!({ "type": "image_url", "image_url": { "url": url } }));
+    }
+    let audio_format = match content_type {
+        "audio/wav" | "audio/x-wav" | "audio/wave" => Some("wav"),
+        "audio/mpeg" | "audio/mp3" => Some("mp3"),
+        _ => None,
+    };
+    match (data_uri(url), audio_format) {
+        (
+            Some(DataUri {
+                base64: true, data, ..
+            }),
+            Some(format),
+        ) => Ok(json!({
+            "type": "input_audio",
+            "input_audio": { "data": data, "format": format },
+        })),
+        (Some(_), None) => Ok(json!({ "type": "file", "file": { "file_data": url } })),
+        _ => Err(error(
+            index,
+            format!(
+                "OpenAI chat takes {content_type} media only as a base64 data: URI, not {}",
+                short(url)
+            ),
+        )),
+    }
+}
+
+// ------------------------------------------------------------- Anthropic
+
+/// Builds the Anthropic body: system text lifted out, tool results merged.
+#[derive(Default)]
+struct AnthropicBody {
+    system: Vec<String>,
+    messages: Vec<Value>,
+    /// Whether the last message is a user message of tool results only, so
+    /// that the next tool result joins it.
+    open_tool_results: bool,
+}
+
+impl AnthropicBody {
+    fn push(&mut self, role: &str, content: Value) {
+        self.messages
+            .push(json!({ "role": role, "content": content }));
+        self.open_tool_results = false;
+    }
+
+    fn push_tool_result(&mut self, block: Value) {
+        if self.open_tool_results {
+            if let Some(Value::Array(blocks)) = self
+                .messages
+                .last_mut()
+                .and_then(|message| message.get_mut("content"))
+            {
+                blocks.push(block);
+                return;
+            }
+        }
+        self.push("user", Value::Array(vec![block]));
+        self.open_tool_results = true;
+    }
+
+    fn finish(self) -> Value {
+        let mut body = Map::new();
+        if !self.system.is_empty() {
+            body.insert("system".into(), Value::String(self.system.join("\n\n")));
+        }
+        body.insert("messages".into(), Value::Array(self.messages));
+        Value::Object(body)
+    }
+}
+
+fn anthropic(entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
+    let mut body = AnthropicBody::default();
+    for (index, entry) in entries.iter().enumerate() {
+        match entry {
+            Entry::Rendered(message) => anthropic_rendered(&mut body, index, message)?,
+            Entry::History(message) => anthropic_history(&mut body, index, message)?,
+        }
+    }
+    Ok(body.finish())
+}
+
+fn is_system(role: Role) -> bool {
+    matches!(role, Role::System | Role::Developer)
+}
+
+/// Anthropic has two speakers: a rendered `tool` message (which has no
+/// call id to answer) is sent as the user's.
+fn anthropic_role(role: Role) -> &'static str {
+    match role {
+        Role::Assistant => "assistant",
+        _ => "user",
+    }
+}
+
+fn anthropic_rendered(
+    body: &mut AnthropicBody,
+    index: usize,
+    message: &Message,
+) -> Result<(), ShapeError> {
+    let text = plain_text(&message.content);
+    if is_system(message.role) {
+        let text = text.ok_or_else(|| {
+            error(
+                index,
+                "Anthropic's system prompt is text only; move media out of the system message"
+                    .into(),
+            )
+        })?;
+        body.system.push(text);
+        return Ok(());
+    }
+    let content = match text {
+        Some(text) => Value::String(text),
+        None => Value::Array(
+            message
+                .content
+                .iter()
+                .map(|part| anthropic_part(index, part))
+                .collect::<Result<_, _>>()?,
+        ),
+    };
+    body.push(anthropic_role(message.role), content);
+    Ok(())
+}
+
+fn anthropic_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError> {
+    match part {
+        ContentPart::Text { text } => Ok(text_block(text)),
+        ContentPart::Media { url, content_type } => media_block(index, url, content_type),
+    }
+}
+
+fn text_block(text: &str) -> Value {
+    json!({ "type": "text", "text": text })
+}
+
+/// An `image` (or, for PDF, `document`) block with a base64 or URL source.
+fn media_block(index: usize, url: &str, content_type: &str) -> Result<Value, ShapeError> {
+    let kind = if is_image(content_type) {
+        "image"
+    } else if content_type == "application/pdf" {
+        "document"
+    } else {
+        return Err(error(
+            index,
+            format!("Anthropic messages take images and PDFs, not {content_type}"),
+        ));
+    };
+    let source = match data_uri(url) {
+        Some(DataUri {
+            base64: true, data, ..
+        }) => json!({ "type": "base64", "media_type": content_type, "data": data }),
+        Some(_) => {
+            return Err(error(
+                index,
+                format!(
+                    "Anthropic messages need base64 data: URIs; {} is not base64",
+                    short(url)
+                ),
+            ))
+        }
+        None => json!({ "type": "url", "url": url }),
+    };
+    Ok(json!({ "type": kind, "source": source }))
+}
+
+fn anthropic_history(
+    body: &mut AnthropicBody,
+    index: usize,
+    message: &ChatMessage,
+) -> Result<(), ShapeError> {
+    if is_system(message.role) {
+        body.system.push(content_text(message.content.as_ref()));
+        return Ok(());
+    }
+    if message.role == Role::Tool {
+        let id = message.tool_call_id.as_deref().ok_or_else(|| {
+            error(
+                index,
+                "a tool result without \"tool_call_id\" cannot be sent to Anthropic".into(),
+            )
+        })?;
+        let mut block = Map::new();
+        block.insert("type".into(), "tool_result".into());
+        block.insert("tool_use_id".into(), id.into());
+        if let Some(content) = history_content(index, message.content.as_ref())? {
+            block.insert("content".into(), content);
+        }
+        body.push_tool_result(Value::Object(block));
+        return Ok(());
+    }
+    let content = history_content(index, message.content.as_ref())?;
+    if message.tool_calls.is_empty() {
+        body.push(
+            anthropic_role(message.role),
+            content.unwrap_or_else(|| Value::String(String::new())),
+        );
+        return Ok(());
+    }
+    let mut blocks = match content {
+        Some(Value::String(text)) if text.trim().is_empty() => Vec::new(),
+        Some(Value::String(text)) => vec![text_block(&text)],
+        Some(Value::Array(blocks)) => blocks,
+        Some(other) => vec![other],
+        None => Vec::new(),
+    };
+    for call in &message.tool_calls {
+        blocks.push(tool_use(index, call)?);
+    }
+    body.push(anthropic_role(message.role), Value::Array(blocks));
+    Ok(())
+}
+
+fn tool_use(index: usize, call: &ToolCall) -> Result<Value, ShapeError> {
+    let arguments = call.function.arguments.trim();
+    let input = if arguments.is_empty() {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_str(arguments).map_err(|e| {
+            error(
+                index,
+                format!(
+                    "the arguments of tool call \"{}\" are not JSON: {e}",
+                    call.id
+                ),
+            )
+        })?
+    };
+    Ok(json!({ "type": "tool_use", "id": call.id, "name": call.function.name, "input": input }))
+}
+
+/// History content in Anthropic's shape: a string stays a string; OpenAI
+/// parts become blocks (`image_url` → `image`); other parts pass through.
+fn history_content(index: usize, content: Option<&Value>) -> Result<Option<Value>, ShapeError> {
+    match content {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(parts)) => Ok(Some(Value::Array(
+            parts
+                .iter()
+                .map(|part| history_part(index, part))
+                .collect::<Result<_, _>>()?,
+        ))),
+        Some(other) => Ok(Some(other.clone())),
+    }
+}
+
+fn history_part(index: usize, part: &Value) -> Result<Value, ShapeError> {
+    if part.get("type").and_then(Value::as_str) != Some("image_url") {
+        return Ok(part.clone());
+    }
+    let url = part
+        .get("image_url")
+        .and_then(|image| image.get("url").or(Some(image)))
+        .and_then(Value::as_str)
+        .ok_or_else(|| error(index, "an image_url part has no URL".into()))?;
+    let media_type = data_uri(url)
+        .map(|uri| uri.media_type)
+        .filter(|media_type| !media_type.is_empty())
+        .unwrap_or("image/*");
+    media_block(index, url, media_type)
+}
+
+/// The text of history content: a string, or its text parts joined by a
+/// blank line.
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
+    }
+}
+
+/// A URL cut to a length that fits in an error message.
+fn short(url: &str) -> String {
+    match url.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", url.get(..cut).unwrap_or(url)),
+        None => url.to_string(),
+    }
+}
