@@ -560,6 +560,12 @@ impl<'a> Renderer<'a> {
             }
             Func::Html | Func::Js | Func::Urlquery => {
                 let base = self.push_args(args, dot)?;
+                // Go's evalArgs shows a nil argument as "<no value>".
+                for value in self.args.get_mut(base..).unwrap_or(&mut []) {
+                    if matches!(value, Value::Null | Value::Missing) {
+                        *value = Value::Str("<no value>");
+                    }
+                }
                 let values = self.args.get(base..).unwrap_or(&[]);
                 let mut joined = String::new();
                 let text = match values {

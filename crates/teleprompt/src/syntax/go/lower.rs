@@ -125,14 +125,20 @@ impl Scope {
                     format!("undefined variable {:?}", variable.name),
                 )
                 .suggest(
-                    closest(&variable.name, self.vars.iter().map(|(n, _)| n.as_str()))
-                        .map(|c| format!("did you mean \"{c}\"?"))
-                        .or_else(|| {
-                            Some(format!(
-                                "declare it first: {{{{ {} := … }}}}",
-                                variable.name
-                            ))
-                        }),
+                    closest(
+                        &variable.name,
+                        self.vars
+                            .iter()
+                            .map(|(n, _)| n.as_str())
+                            .filter(|n| *n != "$"),
+                    )
+                    .map(|c| format!("did you mean \"{c}\"?"))
+                    .or_else(|| {
+                        Some(format!(
+                            "declare it first: {{{{ {} := … }}}}",
+                            variable.name
+                        ))
+                    }),
                 )
             })
     }

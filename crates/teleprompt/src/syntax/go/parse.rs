@@ -823,6 +823,9 @@ fn unescape(s: &str, quote: u8) -> std::result::Result<(Piece, &str), String> {
 /// with a point or exponent are floats.
 pub fn parse_number(text: &str) -> std::result::Result<Number, String> {
     let illegal = || format!("illegal number syntax: {text:?}");
+    if text.ends_with('i') && !text.starts_with("0x") && !text.starts_with("0X") {
+        return Err("complex numbers are not supported".to_string());
+    }
     let (negative, body) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
