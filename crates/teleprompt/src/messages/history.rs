@@ -25,6 +25,17 @@ pub enum HistoryRule {
 }
 
 impl HistoryRule {
+    /// A short stable name: `tool-calls-answered`, `tool-ids-match`,
+    /// `tool-result-has-call`, `assistant-after-tool-results`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HistoryRule::ToolCallsAnswered => "tool-calls-answered",
+            HistoryRule::ToolIdsMatch => "tool-ids-match",
+            HistoryRule::ToolResultHasCall => "tool-result-has-call",
+            HistoryRule::AssistantAfterToolResults => "assistant-after-tool-results",
+        }
+    }
+
     /// The rule in one sentence.
     pub fn description(self) -> &'static str {
         match self {
