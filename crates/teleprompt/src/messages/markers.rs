@@ -13,6 +13,10 @@
 //! The delimiters are private-use code points ([`OPEN`], [`CLOSE`]) so that
 //! markers do not collide with real text by accident, but the protection
 //! rests on the secret, not on the delimiters.
+//!
+//! Between the delimiters a marker holds only ASCII letters, digits, `:`,
+//! and `-._~%` (media URLs and content types are percent-encoded), so HTML
+//! escaping (Jinja autoescape, Handlebars `{{…}}`) leaves markers intact.
 
 use std::cell::RefCell;
 use std::collections::hash_map::RandomState;
@@ -79,14 +83,6 @@ impl Default for Markers {
 /// Why a marker could not be made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MarkerError {
-    /// The URL or content type of `media(…)` contains a marker delimiter.
-    #[error("the {field} of media(…) contains the reserved character U+{code:04X}")]
-    ReservedCharacter {
-        /// `url` or `content type`.
-        field: &'static str,
-        /// The reserved code point.
-        code: u32,
-    },
     /// The content type of `media(…)` is empty.
     #[error("media(…) needs a content type such as \"image/png\"")]
     EmptyContentType,
@@ -135,10 +131,10 @@ pub enum Item {
 
 /// What one marker says.
 #[derive(Debug, PartialEq)]
-enum Mark<'a> {
+enum Mark {
     Role(Role),
     History,
-    Media { url: &'a str, content_type: &'a str },
+    Media { url: String, content_type: String },
 }
 
 impl Markers {
@@ -165,19 +161,18 @@ impl Markers {
 
     /// The marker for a media part: a URL (or data URI) and its content type.
     ///
-    /// Neither may contain the marker delimiters [`OPEN`] / [`CLOSE`]. The
-    /// content type is length-prefixed, so any other character is safe.
+    /// Both are percent-encoded inside the marker, so any text is safe in
+    /// them, the delimiters [`OPEN`] / [`CLOSE`] included.
     pub fn media(&self, url: &str, content_type: &str) -> Result<String, MarkerError> {
-        check_media_field("url", url)?;
-        check_media_field("content type", content_type)?;
         if content_type.trim().is_empty() {
             return Err(MarkerError::EmptyContentType);
         }
         if url.trim().is_empty() {
             return Err(MarkerError::EmptyUrl);
         }
-        let length = content_type.len().to_string();
-        Ok(self.marker(&["media:", &length, ":", content_type, url]))
+        let content_type = percent_encode(content_type);
+        let url = percent_encode(url);
+        Ok(self.marker(&["media:", &content_type, ":", &url]))
     }
 
     fn marker(&self, pieces: &[&str]) -> String {
@@ -225,18 +220,39 @@ impl Markers {
     }
 }
 
-fn check_media_field(field: &'static str, value: &str) -> Result<(), MarkerError> {
-    match value.chars().find(|c| *c == OPEN || *c == CLOSE) {
-        Some(c) => Err(MarkerError::ReservedCharacter {
-            field,
-            code: u32::from(c),
-        }),
-        None => Ok(()),
+/// Every byte but ASCII letters, digits and `-._~` as `%XX`.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
     }
+    out
+}
+
+/// The text that [`percent_encode`] encoded, if `text` is such an encoding.
+fn percent_decode(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&byte, tail)) = rest.split_first() {
+        if byte == b'%' {
+            let hex = tail.get(..2)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = tail.get(2..)?;
+        } else {
+            bytes.push(byte);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// Reads the part of a marker between the prefix and [`CLOSE`].
-fn parse_mark(body: &str) -> Option<Mark<'_>> {
+fn parse_mark(body: &str) -> Option<Mark> {
     if body == "history" {
         return Some(Mark::History);
     }
@@ -244,11 +260,11 @@ fn parse_mark(body: &str) -> Option<Mark<'_>> {
         return Role::parse(name).map(Mark::Role);
     }
     let media = body.strip_prefix("media:")?;
-    let (length, rest) = media.split_once(':')?;
-    let length: usize = length.parse().ok()?;
-    let content_type = rest.get(..length)?;
-    let url = rest.get(length..)?;
-    Some(Mark::Media { url, content_type })
+    let (content_type, url) = media.split_once(':')?;
+    Some(Mark::Media {
+        url: percent_decode(url)?,
+        content_type: percent_decode(content_type)?,
+    })
 }
 
 /// Collects messages while the output is walked.
@@ -278,7 +294,7 @@ impl Builder {
         self.pending.push_str(text);
     }
 
-    fn mark(&mut self, mark: Mark<'_>) -> Result<(), SplitError> {
+    fn mark(&mut self, mark: Mark) -> Result<(), SplitError> {
         match mark {
             Mark::Role(role) => {
                 self.close_message();
@@ -294,10 +310,7 @@ impl Builder {
             }
             Mark::Media { url, content_type } => {
                 self.close_text_part();
-                self.parts.push(ContentPart::Media {
-                    url: url.to_string(),
-                    content_type: content_type.to_string(),
-                });
+                self.parts.push(ContentPart::Media { url, content_type });
             }
         }
         Ok(())
@@ -558,12 +571,13 @@ mod tests {
     }
 
     #[test]
-    fn media_fields_are_length_prefixed() {
+    fn media_fields_survive_any_text_and_html_escaping() {
         let markers = Markers::new();
-        // A content type with the separator and digits in it still reads back.
-        let marker = markers
-            .media("https://x/a:b", "image/png;q=1:2")
-            .unwrap_or_default();
+        let url = "https://x/a:b?q=1&r=<\u{E001}>\u{E000}é";
+        let content_type = "image/png;q=1:2 \"x\"";
+        let marker = markers.media(url, content_type).unwrap_or_default();
+        // Nothing an HTML escaper would touch is left between the delimiters.
+        assert!(!marker.contains(['&', '<', '>', '"', '\'', '`', '=', '/']));
         let split = markers
             .split(&format!("see{marker}"), Role::User)
             .unwrap_or_default();
@@ -574,8 +588,8 @@ mod tests {
                 content: vec![
                     ContentPart::Text { text: "see".into() },
                     ContentPart::Media {
-                        url: "https://x/a:b".into(),
-                        content_type: "image/png;q=1:2".into()
+                        url: url.into(),
+                        content_type: content_type.into()
                     }
                 ]
             })]
@@ -584,16 +598,8 @@ mod tests {
     }
 
     #[test]
-    fn media_rejects_delimiters_and_empty_fields() {
+    fn media_rejects_empty_fields() {
         let markers = Markers::new();
-        assert_eq!(
-            markers.media("https://x/\u{E001}", "image/png"),
-            Err(MarkerError::ReservedCharacter {
-                field: "url",
-                code: 0xE001
-            })
-        );
-        assert!(markers.media("https://x", "\u{E000}").is_err());
         assert_eq!(
             markers.media("https://x", " "),
             Err(MarkerError::EmptyContentType)
@@ -623,14 +629,15 @@ mod tests {
         assert_eq!(parse_mark("role:user"), Some(Mark::Role(Role::User)));
         assert_eq!(parse_mark("role:boss"), None);
         assert_eq!(
-            parse_mark("media:3:a/bhttp://u"),
+            parse_mark("media:a%2Fb:http%3A%2F%2Fu"),
             Some(Mark::Media {
-                url: "http://u",
-                content_type: "a/b"
+                url: "http://u".into(),
+                content_type: "a/b".into()
             })
         );
-        assert_eq!(parse_mark("media:99:a/b"), None);
-        assert_eq!(parse_mark("media:x:a/b"), None);
-        assert_eq!(parse_mark("media:1:é"), None, "not a char boundary");
+        assert_eq!(parse_mark("media:a%2Fb"), None, "no url");
+        assert_eq!(parse_mark("media:a%2:u"), None, "short escape");
+        assert_eq!(parse_mark("media:a%zz:u"), None, "not hex");
+        assert_eq!(parse_mark("media:%FF:u"), None, "not UTF-8");
     }
 }
