@@ -1,7 +1,9 @@
 //! Conversation history: reading it from JSON, checking its tool-call
 //! sequencing, and placing it among the rendered messages.
 
+use std::collections::HashSet;
 use std::fmt;
+use std::ops::Range;
 
 use serde_json::Value;
 
@@ -294,19 +296,13 @@ fn check_ids(
     history: &[ChatMessage],
     call_index: usize,
     call: &ChatMessage,
-    results: std::ops::Range<usize>,
+    results: Range<usize>,
 ) -> Result<(), HistoryError> {
     let calls: Vec<&str> = call.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    let called: HashSet<&str> = calls.iter().copied().collect();
     let round = history.get(results.clone()).unwrap_or_default();
-    let round_ids: Vec<&str> = round
-        .iter()
-        .filter_map(|message| message.tool_call_id.as_deref())
-        .collect();
-    let mut answered: Vec<&str> = Vec::new();
-    for index in results.clone() {
-        let Some(result) = history.get(index) else {
-            break;
-        };
+    let mut answered: HashSet<&str> = HashSet::with_capacity(round.len());
+    for (index, result) in results.clone().zip(round) {
         let Some(id) = result.tool_call_id.as_deref() else {
             return Err(HistoryError::new(
                 index,
@@ -317,23 +313,18 @@ fn check_ids(
                 ),
             ));
         };
-        if answered.contains(&id) {
+        if !called.contains(id) {
+            return Err(orphan_id(index, id, call_index, &calls, round));
+        }
+        if !answered.insert(id) {
             return Err(HistoryError::new(
                 index,
                 HistoryRule::ToolIdsMatch,
                 format!("tool result \"{id}\" answers the same tool call of history[{call_index}] a second time"),
             ));
         }
-        if !calls.contains(&id) {
-            return Err(orphan_id(index, id, call_index, &calls, &round_ids));
-        }
-        answered.push(id);
     }
-    let missing: Vec<&str> = calls
-        .iter()
-        .copied()
-        .filter(|id| !answered.contains(id))
-        .collect();
+    let missing = unanswered_ids(&calls, &answered);
     if missing.is_empty() {
         return Ok(());
     }
@@ -341,12 +332,16 @@ fn check_ids(
         call_index,
         HistoryRule::ToolIdsMatch,
         format!(
-            "tool calls {} have no result in history[{}..={}]",
-            quoted(missing.iter().copied()),
+            "tool calls {missing} have no result in history[{}..={}]",
             results.start,
             results.end.saturating_sub(1)
         ),
     ))
+}
+
+/// The calls that no id in `answered` answers, quoted, in call order.
+fn unanswered_ids(calls: &[&str], answered: &HashSet<&str>) -> String {
+    quoted(calls.iter().copied().filter(|id| !answered.contains(id)))
 }
 
 /// The error for a result whose id is not among the calls; it also names the
@@ -356,13 +351,13 @@ fn orphan_id(
     id: &str,
     call_index: usize,
     calls: &[&str],
-    round_ids: &[&str],
+    round: &[ChatMessage],
 ) -> HistoryError {
-    let missing = calls
+    let answered: HashSet<&str> = round
         .iter()
-        .copied()
-        .filter(|call| !round_ids.contains(call));
-    let missing = quoted(missing);
+        .filter_map(|message| message.tool_call_id.as_deref())
+        .collect();
+    let missing = unanswered_ids(calls, &answered);
     let mut message = format!(
         "tool result \"{id}\" answers no tool call of history[{call_index}] (calls: {})",
         quoted(calls.iter().copied())

@@ -227,10 +227,18 @@ fn percent_encode(text: &str) -> String {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(byte));
         } else {
-            out.push_str(&format!("%{byte:02X}"));
+            out.push('%');
+            out.push(hex_digit(byte >> 4));
+            out.push(hex_digit(byte & 0x0F));
         }
     }
     out
+}
+
+fn hex_digit(nibble: u8) -> char {
+    char::from_digit(u32::from(nibble), 16)
+        .unwrap_or('0')
+        .to_ascii_uppercase()
 }
 
 /// The text that [`percent_encode`] encoded, if `text` is such an encoding.
@@ -239,7 +247,9 @@ fn percent_decode(text: &str) -> Option<String> {
     let mut rest = text.as_bytes();
     while let Some((&byte, tail)) = rest.split_first() {
         if byte == b'%' {
-            let hex = tail.get(..2)?;
+            let hex = tail
+                .get(..2)
+                .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))?;
             let hex = std::str::from_utf8(hex).ok()?;
             bytes.push(u8::from_str_radix(hex, 16).ok()?);
             rest = tail.get(2..)?;
@@ -638,6 +648,7 @@ mod tests {
         assert_eq!(parse_mark("media:a%2Fb"), None, "no url");
         assert_eq!(parse_mark("media:a%2:u"), None, "short escape");
         assert_eq!(parse_mark("media:a%zz:u"), None, "not hex");
+        assert_eq!(parse_mark("media:a%+1:u"), None, "a sign is not hex");
         assert_eq!(parse_mark("media:%FF:u"), None, "not UTF-8");
     }
 }
