@@ -95,6 +95,18 @@ fn the_system_clock_moves() {
 }
 
 #[test]
+fn a_clock_from_rfc3339_text() {
+    let clock = Clock::parse(" 2026-11-21T10:05:03.250+01:00 ").unwrap();
+    let data = PromptContext::new().clock(clock).build(&none).unwrap().data;
+    assert_eq!(
+        read(&data, "system.current_datetime"),
+        Some(json!("2026-11-21T09:05:03Z"))
+    );
+    let error = Clock::parse("2026-11-21").unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Input);
+}
+
+#[test]
 fn an_unknown_time_zone_is_an_input_error() {
     let error = PromptContext::new()
         .time_zone_named("Mars/Olympus_Mons")

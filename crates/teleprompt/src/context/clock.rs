@@ -10,6 +10,8 @@ use jiff::tz::TimeZone;
 use jiff::{Timestamp, Zoned};
 use serde_json::{Map, Value};
 
+use crate::diagnostics::{Error, ErrorClass};
+
 /// Where the prompt context gets the current time.
 ///
 /// ```
@@ -27,6 +29,26 @@ pub enum Clock {
 }
 
 impl Clock {
+    /// A fixed clock from RFC 3339 text (`2026-11-21T09:05:03Z`, or with an
+    /// offset such as `+01:00`), as the CLI's `--now` takes it. Text that is
+    /// not a timestamp is an `input` error.
+    ///
+    /// ```
+    /// use teleprompt::context::Clock;
+    /// let clock = Clock::parse("2026-11-21T10:05:03+01:00")?;
+    /// assert_eq!(clock, Clock::Fixed("2026-11-21T09:05:03Z".parse().unwrap()));
+    /// assert!(Clock::parse("next tuesday").is_err());
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn parse(text: &str) -> Result<Clock, Error> {
+        text.trim().parse::<Timestamp>().map(Clock::Fixed).map_err(|error| {
+            Error::new(
+                ErrorClass::Input,
+                format!("\"{text}\" is not an RFC 3339 timestamp (like 2026-11-21T09:05:03Z): {error}"),
+            )
+        })
+    }
+
     /// The current instant by this clock.
     pub fn now(&self) -> Timestamp {
         match self {
@@ -222,9 +244,21 @@ mod tests {
     fn negative_offsets_and_extreme_instants() {
         assert_eq!(offset_text(-(3 * 3600 + 30 * 60)), "-03:30");
         assert_eq!(offset_text(0), "+00:00");
+        let east = TimeZone::fixed(Offset::from_seconds(25 * 3600 + 59 * 60 + 59).unwrap());
+        let west = TimeZone::fixed(Offset::from_seconds(-(25 * 3600 + 59 * 60 + 59)).unwrap());
         for instant in [Timestamp::MIN, Timestamp::MAX] {
-            let values = system_values(instant, &TimeZone::UTC);
-            assert!(values["current_date"].is_string());
+            for zone in [&TimeZone::UTC, &east, &west] {
+                let values = system_values(instant, zone);
+                assert!(values["local_datetime"].is_string());
+            }
         }
+        assert_eq!(
+            system_values(Timestamp::MAX, &TimeZone::UTC)["current_datetime"],
+            "9999-12-30T22:00:00Z"
+        );
+        assert_eq!(
+            system_values(Timestamp::MIN, &TimeZone::UTC)["current_date"],
+            "-9999-01-02"
+        );
     }
 }

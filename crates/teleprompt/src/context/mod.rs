@@ -212,10 +212,20 @@ struct ArgsLayers {
 
 /// The conversation history, and the language of its latest user message
 /// once someone asked for it (found once per history, not per turn).
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct History {
     messages: Arc<Vec<ChatMessage>>,
     latest_language: OnceLock<Option<String>>,
+}
+
+impl std::fmt::Debug for History {
+    /// The length, not the messages: a context is printed in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("History")
+            .field("messages", &self.messages.len())
+            .field("latest_language", &self.latest_language.get())
+            .finish()
+    }
 }
 
 /// The result of [`PromptContext::build`].
@@ -241,7 +251,9 @@ impl PromptContext {
         self
     }
 
-    /// Sets the time zone of `system.local_datetime` (default UTC).
+    /// Sets the time zone of `system.local_datetime` (default UTC; pass
+    /// `jiff::tz::TimeZone::system()` for the machine's own zone, as Forge
+    /// does).
     pub fn time_zone(mut self, time_zone: TimeZone) -> PromptContext {
         self.time_zone = Some(time_zone);
         self

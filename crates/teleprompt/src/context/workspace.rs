@@ -107,8 +107,9 @@ impl Workspace {
     /// directories ending in `/`, sorted. Files that `.gitignore`, `.ignore`
     /// or git's global excludes hide are left out, and so are hidden files
     /// (the `ignore` crate's defaults; `.gitignore` applies even outside a
-    /// git repository). When the list reaches the entry limit, the last item
-    /// is a marker line saying so.
+    /// git repository). Symbolic links are listed, not followed; entries
+    /// that cannot be read are skipped. When the list reaches the entry
+    /// limit, the last item is a marker line saying so.
     pub fn files(&self) -> Result<Vec<String>, Error> {
         self.check_root()?;
         let mut walker = ignore::WalkBuilder::new(&self.root);
