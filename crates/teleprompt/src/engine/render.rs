@@ -12,6 +12,10 @@ use crate::{functions, Data, Strictness};
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
+/// How deeply blocks and template calls may nest while rendering (keeps the
+/// evaluator's recursion well inside a thread's stack).
+const MAX_DEPTH: usize = 256;
+
 /// How a block ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Flow {
@@ -31,6 +35,7 @@ pub(crate) fn render(program: &Program, data: &Data) -> Result<String> {
         out: String::with_capacity(program.source.len() + program.source.len() / 2 + 64),
         iterations: 0,
         calls: 0,
+        depth: 0,
         args: Vec::with_capacity(8),
     };
     renderer
@@ -51,6 +56,7 @@ struct Renderer<'a> {
     out: String,
     iterations: u64,
     calls: usize,
+    depth: usize,
     /// Reused argument buffer for variadic functions.
     args: Vec<Value<'a>>,
 }
@@ -92,13 +98,25 @@ impl<'a> Renderer<'a> {
     }
 
     fn exec_block(&mut self, block: &'a Block, dot: &Value<'a>) -> Result<Flow> {
+        if self.depth >= MAX_DEPTH {
+            return Err(TemplateError::render(
+                None,
+                format!("blocks and template calls nest more than {MAX_DEPTH} deep"),
+            ));
+        }
+        self.depth += 1;
+        let mut result = Ok(Flow::Normal);
         for instr in block.iter() {
-            let flow = self.exec(instr, dot)?;
-            if flow != Flow::Normal {
-                return Ok(flow);
+            match self.exec(instr, dot) {
+                Ok(Flow::Normal) => {}
+                other => {
+                    result = other;
+                    break;
+                }
             }
         }
-        Ok(Flow::Normal)
+        self.depth -= 1;
+        result
     }
 
     fn exec(&mut self, instr: &'a Instr, dot: &Value<'a>) -> Result<Flow> {
