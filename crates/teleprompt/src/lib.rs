@@ -38,11 +38,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::messages::Markers;
+
 pub use crate::data::Data;
 pub use crate::diagnostics::{Error, ErrorClass, Errors, Location};
 pub use crate::document::Document;
 pub use crate::library::{prompt_files, Library};
-pub use crate::messages::Role;
+pub use crate::context::PromptContext;
+pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};
 pub use crate::options::{LoadOptions, MessageReader, OnError, Strictness, Syntax};
 
 /// A compiled prompt: load it once, render it many times.
@@ -138,7 +141,7 @@ impl Prompt {
         })
     }
 
-    /// Renders the prompt.
+    /// Renders the prompt against plain data.
     ///
     /// `data` is anything that converts into [`Data`]: a `serde_json::Value`
     /// (moved, not copied), an `Arc<Value>`, or a `&Data` kept by the host.
@@ -152,21 +155,94 @@ impl Prompt {
             Some(defaults) => data.over(defaults.clone()),
             None => data,
         };
-        match self.template.render(&data) {
-            Ok(text) => Ok(Rendered {
-                text,
-                recovered: None,
-            }),
-            Err(error) => {
-                let error = self.document.locate(error);
-                match self.on_error {
-                    OnError::Fail => Err(error),
-                    OnError::Original => Ok(Rendered {
-                        text: self.document.body.clone(),
-                        recovered: Some(error),
-                    }),
-                }
+        self.render_data(&data, Turn::default())
+    }
+
+    /// Renders one turn of a conversation: the data comes from `context`
+    /// (clock, namespaces, args, turn, workspace), the history is placed
+    /// where the template calls `history()` (or after the rendered
+    /// messages), and every error carries the context's labels.
+    pub fn render_turn(&self, context: &PromptContext) -> Result<Rendered, Error> {
+        self.render_turn_with(context, &RenderOptions::default())
+    }
+
+    /// [`Prompt::render_turn`] with options.
+    pub fn render_turn_with(
+        &self,
+        context: &PromptContext,
+        options: &RenderOptions,
+    ) -> Result<Rendered, Error> {
+        let labels = context.labels();
+        let label = |error: Error| error.with_labels(labels);
+        if options.validate_history {
+            messages::validate_history(context.history()).map_err(|error| {
+                label(Error::new(ErrorClass::Input, error.to_string()))
+            })?;
+        }
+        let reads = |name: &str| self.template.reads(name);
+        let built = context
+            .build_with_defaults(&reads, self.defaults.clone())
+            .map_err(label)?;
+        let turn = Turn {
+            history: context.shared_history(),
+            continuation: context.is_continuation(),
+            warnings: built.warnings,
+        };
+        self.render_data(&built.data, turn).map_err(label)
+    }
+
+    fn render_data(&self, data: &Data, turn: Turn) -> Result<Rendered, Error> {
+        let markers = Markers::new();
+        let output = messages::with_markers(&markers, || self.template.render(data));
+        let split = output
+            .map_err(|error| self.document.locate(error))
+            .and_then(|output| {
+                markers
+                    .split(&output, self.default_role)
+                    .map_err(|error| {
+                        Error::new(ErrorClass::Render, error.to_string()).with_file(self.origin())
+                    })
+            });
+        let (split, recovered) = match split {
+            Ok(split) => (split, None),
+            Err(error) if self.on_error == OnError::Original => {
+                (self.plain_split(&self.document.body), Some(error))
             }
+            Err(error) => return Err(error),
+        };
+        let split = match turn.continuation && split.text.trim().is_empty() {
+            true => {
+                let fallback =
+                    context::continuation_fallback("", true, self.continuation_prompt.as_deref());
+                self.plain_split(fallback)
+            }
+            false => split,
+        };
+        Ok(Rendered {
+            text: split.text,
+            items: split.items,
+            history: turn.history,
+            warnings: turn.warnings,
+            recovered,
+        })
+    }
+
+    /// `text` as one message of the default role.
+    fn plain_split(&self, text: &str) -> messages::Split {
+        let content = text.trim();
+        let items = if content.is_empty() {
+            Vec::new()
+        } else {
+            vec![messages::Item::Message(Message {
+                role: self.default_role,
+                content: vec![ContentPart::Text {
+                    text: content.to_string(),
+                }],
+            })]
+        };
+        messages::Split {
+            text: text.to_string(),
+            items,
         }
     }
 
@@ -223,15 +299,42 @@ impl Prompt {
     }
 }
 
-/// The result of a render.
-#[derive(Clone, Debug, PartialEq)]
+/// What a render adds to the data: the conversation around it.
+#[derive(Default)]
+struct Turn {
+    history: Arc<Vec<ChatMessage>>,
+    continuation: bool,
+    warnings: Vec<String>,
+}
+
+/// Options of one render.
+#[derive(Clone, Debug)]
+pub struct RenderOptions {
+    /// Check the history against the tool-call rules before rendering
+    /// (default `true`).
+    pub validate_history: bool,
+}
+
+impl Default for RenderOptions {
+    fn default() -> RenderOptions {
+        RenderOptions {
+            validate_history: true,
+        }
+    }
+}
+
+/// The result of a render: the text, and the messages the template wrote.
+#[derive(Clone, Debug)]
 pub struct Rendered {
     text: String,
+    items: Vec<messages::Item>,
+    history: Arc<Vec<ChatMessage>>,
+    warnings: Vec<String>,
     recovered: Option<Error>,
 }
 
 impl Rendered {
-    /// The rendered text.
+    /// The rendered text, without role markers.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -239,6 +342,35 @@ impl Rendered {
     /// Takes the rendered text.
     pub fn into_text(self) -> String {
         self.text
+    }
+
+    /// The messages the template wrote, in order (without the history).
+    /// Text before the first `role` call belongs to the prompt's
+    /// `default_role`; whitespace-only messages are dropped.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.items.iter().filter_map(|item| match item {
+            messages::Item::Message(message) => Some(message),
+            messages::Item::History => None,
+        })
+    }
+
+    /// The whole conversation to send: the rendered messages, with the
+    /// history where the template placed it, or after them.
+    pub fn conversation(&self) -> Vec<Entry<'_>> {
+        messages::assemble(&self.items, &self.history)
+    }
+
+    /// The result in an output shape: `text`, teleprompt's `messages`,
+    /// OpenAI chat, or Anthropic (system lifted to the top).
+    pub fn to_format(&self, format: OutputFormat) -> Result<serde_json::Value, Error> {
+        messages::shape(format, &self.text, &self.conversation())
+            .map_err(|error| Error::new(ErrorClass::Render, error.to_string()))
+    }
+
+    /// Things the host should know that did not stop the render, such as
+    /// an arg hidden by a namespace.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// With `on_error: original`, the error that made the render fall back

@@ -403,7 +403,6 @@ impl Drop for Restore {
 /// Runs `f` (a render) with `markers` as this thread's current markers, so
 /// that template functions can emit them without plumbing. The previous
 /// markers (of an enclosing render) are restored when `f` returns or panics.
-#[allow(dead_code)] // Called by the syntax front ends' render entry points.
 pub(crate) fn with_markers<R>(markers: &Markers, f: impl FnOnce() -> R) -> R {
     let previous = CURRENT.with(|current| current.replace(Some(markers.clone())));
     let _restore = Restore(previous);
@@ -435,7 +434,6 @@ const TEMPLATE_ROLES: [&str; 4] = ["system", "developer", "user", "assistant"];
 ///
 /// Errors are sentences for the template author: an unknown name, with the
 /// closest valid one; `tool`; or a call outside a render.
-#[allow(dead_code)] // Called by the template functions of each syntax.
 pub(crate) fn emit_role(name: &str) -> Result<String, String> {
     let role = template_role(name)?;
     with_current("role", |markers| Ok(markers.role(role)))
@@ -458,13 +456,11 @@ fn template_role(name: &str) -> Result<Role, String> {
 }
 
 /// `history()`: the marker that places the conversation history.
-#[allow(dead_code)] // Called by the template functions of each syntax.
 pub(crate) fn emit_history() -> Result<String, String> {
     with_current("history", |markers| Ok(markers.history()))
 }
 
 /// `media(url, content_type)`: the marker for a media part.
-#[allow(dead_code)] // Called by the template functions of each syntax.
 pub(crate) fn emit_media(url: &str, content_type: &str) -> Result<String, String> {
     with_current("media", |markers| {
         markers

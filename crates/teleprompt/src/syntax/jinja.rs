@@ -8,7 +8,7 @@
 //!   up front, and a missing key is reported with its full path and the
 //!   closest key that exists.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::data::{path_to_string, Data, Segment, View};
 use crate::diagnostics::{closest, TemplateError};
-use crate::functions;
+use crate::{functions, messages};
 use crate::syntax::edits::{Edit, Edited};
 use crate::syntax::CompileOptions;
 use crate::Strictness;
@@ -140,6 +140,9 @@ pub(crate) struct JinjaTemplate {
     source: Edited,
     /// The body as written, for placing render errors.
     body: String,
+    /// Names the template reads at any level (an over-approximation of the
+    /// root names it uses).
+    reads: BTreeSet<String>,
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -168,8 +171,13 @@ impl JinjaTemplate {
         env.set_fuel(Some(FUEL));
         env.add_filter("tojson", tojson_filter);
         env.add_filter("toJSON", tojson_filter);
+        env.add_function("role", |name: &str| template_call(messages::emit_role(name)));
+        env.add_function("history", || template_call(messages::emit_history()));
+        env.add_function("media", |url: &str, content_type: &str| {
+            template_call(messages::emit_media(url, content_type))
+        });
 
-        let edits = {
+        let (edits, reads) = {
             let ast = machinery::parse(body, TEMPLATE_NAME, syntax)
                 .map_err(|error| convert_error(&error, body, &Edited::default(), None))?;
             let functions: HashSet<String> = env
@@ -180,7 +188,7 @@ impl JinjaTemplate {
             let mut checker = Checker::default();
             checker.stmt(&ast);
             checker.verdict(body, &functions)?;
-            checker.edits
+            (checker.edits, checker.reads)
         };
         let source = Edited::new(body, edits);
         env.add_template_owned(TEMPLATE_NAME, source.text.clone())
@@ -189,7 +197,13 @@ impl JinjaTemplate {
             env,
             source,
             body: body.to_string(),
+            reads,
         })
+    }
+
+    /// Names the template may read from the root of the data.
+    pub(crate) fn reads(&self) -> &BTreeSet<String> {
+        &self.reads
     }
 
     pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
@@ -265,6 +279,8 @@ struct Checker<'a> {
     tests: Vec<(&'a str, usize)>,
     calls: Vec<(&'a str, Span)>,
     locals: HashSet<&'a str>,
+    /// Every variable name read anywhere (local or not).
+    reads: BTreeSet<String>,
     edits: Vec<Edit>,
 }
 
@@ -436,7 +452,10 @@ impl<'a> Checker<'a> {
 
     fn call(&mut self, call: &ast::Call<'a>, span: Span) {
         match &call.expr {
-            ast::Expr::Var(var) => self.calls.push((var.id, var.span())),
+            ast::Expr::Var(var) => {
+                self.reads.insert(var.id.to_string());
+                self.calls.push((var.id, var.span()));
+            }
             other => self.expr(other),
         }
         let _ = span;
@@ -446,7 +465,10 @@ impl<'a> Checker<'a> {
     fn expr(&mut self, expr: &ast::Expr<'a>) {
         use ast::Expr;
         match expr {
-            Expr::Var(_) | Expr::Const(_) => {}
+            Expr::Var(var) => {
+                self.reads.insert(var.id.to_string());
+            }
+            Expr::Const(_) => {}
             Expr::Slice(s) => {
                 self.expr(&s.expr);
                 self.opt(&s.start);
@@ -720,6 +742,11 @@ impl Object for Node {
     fn is_true(self: &Arc<Self>) -> bool {
         self.view().is_some_and(|view| !view.is_empty())
     }
+}
+
+/// The result of a message function as minijinja wants it.
+fn template_call(result: Result<String, String>) -> Result<String, minijinja::Error> {
+    result.map_err(|message| minijinja::Error::new(ErrorKind::InvalidOperation, message))
 }
 
 /// `tojson` / `toJSON`: compact JSON (or indented with `indent`).

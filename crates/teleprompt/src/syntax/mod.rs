@@ -57,6 +57,15 @@ impl Template {
         }
     }
 
+    /// Whether the template may read `name` from the root of the data
+    /// (true when the front end cannot tell).
+    pub(crate) fn reads(&self, name: &str) -> bool {
+        match &self.compiled {
+            Compiled::Jinja(template) => template.reads().contains(name),
+            Compiled::Go(_) => true,
+        }
+    }
+
     pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
         let rendered = match &self.compiled {
             Compiled::Jinja(template) => template.render(data),
