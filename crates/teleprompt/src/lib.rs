@@ -40,11 +40,11 @@ use serde_json::{Map, Value};
 
 use crate::messages::Markers;
 
+pub use crate::context::PromptContext;
 pub use crate::data::Data;
 pub use crate::diagnostics::{Error, ErrorClass, Errors, Location};
 pub use crate::document::Document;
 pub use crate::library::{prompt_files, Library};
-pub use crate::context::PromptContext;
 pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};
 pub use crate::options::{LoadOptions, MessageReader, OnError, Strictness, Syntax};
 
@@ -175,9 +175,8 @@ impl Prompt {
         let labels = context.labels();
         let label = |error: Error| error.with_labels(labels);
         if options.validate_history {
-            messages::validate_history(context.history()).map_err(|error| {
-                label(Error::new(ErrorClass::Input, error.to_string()))
-            })?;
+            messages::validate_history(context.history())
+                .map_err(|error| label(Error::new(ErrorClass::Input, error.to_string())))?;
         }
         let reads = |name: &str| self.template.reads(name);
         let built = context
@@ -197,11 +196,9 @@ impl Prompt {
         let split = output
             .map_err(|error| self.document.locate(error))
             .and_then(|output| {
-                markers
-                    .split(&output, self.default_role)
-                    .map_err(|error| {
-                        Error::new(ErrorClass::Render, error.to_string()).with_file(self.origin())
-                    })
+                markers.split(&output, self.default_role).map_err(|error| {
+                    Error::new(ErrorClass::Render, error.to_string()).with_file(self.origin())
+                })
             });
         let (split, recovered) = match split {
             Ok(split) => (split, None),

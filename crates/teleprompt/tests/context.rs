@@ -148,7 +148,8 @@ fn a_root_arg_never_replaces_nor_merges_into_a_namespace() {
     assert_eq!(read(data, "message.extra"), None);
     assert_eq!(read(data, "system.current_date"), Some(json!("2026-11-21")));
     assert_eq!(read(data, "system.extra"), None);
-    assert_eq!(read(data, "attempt"), Some(Value::Null));
+    // No turn was set, so there is no `attempt`; the arg still may not fill it.
+    assert_eq!(read(data, "attempt"), None);
     // The host left `session` empty: the name is still the context's.
     assert_eq!(read(data, "session"), None);
     // Every hidden arg stays readable under args.
@@ -280,6 +281,7 @@ fn defaults_sit_under_runtime_values_and_above_the_fallbacks() {
         "attempt": 99,
     }));
     let context = fixed()
+        .turn(1)
         .args(json!({"name": "Ada"}))
         .unwrap()
         .message(json!({"text": "Hi"}))
@@ -719,4 +721,32 @@ fn a_turn_costs_the_same_with_10_or_10_000_history_messages() {
         ratio < 3.0,
         "10 messages: {small_time:?}, 10,000 messages: {large_time:?} (ratio {ratio:.2})"
     );
+}
+
+#[test]
+fn turn_values_exist_once_the_host_sets_a_turn() {
+    let data = fixed()
+        .data(json!({"attempt": 2, "run": {"turn_number": 5}, "issue": {"id": "P-1"}}))
+        .unwrap()
+        .build(&all)
+        .unwrap()
+        .data;
+    assert_eq!(read(&data, "attempt"), Some(json!(2)), "the host's data");
+    assert_eq!(read(&data, "run.turn_number"), Some(json!(5)));
+    assert_eq!(read(&data, "issue.id"), Some(json!("P-1")));
+
+    let data = fixed()
+        .data(json!({"attempt": 2, "issue": {"id": "P-1"}}))
+        .unwrap()
+        .turn(1)
+        .build(&all)
+        .unwrap()
+        .data;
+    assert_eq!(
+        read(&data, "attempt"),
+        Some(Value::Null),
+        "the turn's value wins"
+    );
+    assert_eq!(read(&data, "run.is_continuation"), Some(json!(false)));
+    assert!(fixed().data(json!([1])).is_err());
 }

@@ -47,13 +47,14 @@
 //! | name | what | from |
 //! |---|---|---|
 //! | `system.*` | `current_date`, `current_time`, `current_datetime`, `day_of_week`, `date_rfc1123`, `date_unix`, `date_unix_ms` (all UTC), `local_datetime` (in [`PromptContext::time_zone`]) | the [`Clock`], each build |
-//! | `run.*` | `turn_number`, `max_turns` (null unless set), `is_continuation` (turn > 1) | [`PromptContext::turn`], [`PromptContext::max_turns`] |
-//! | `attempt` | null on the first run, the retry number (≥ 1) on a retry | [`PromptContext::attempt`] |
+//! | `run.*` | `turn_number`, `max_turns` (null unless set), `is_continuation` (turn > 1); only once the host set a turn, max or attempt | [`PromptContext::turn`], [`PromptContext::max_turns`] |
+//! | `attempt` | null on the first run, the retry number (≥ 1) on a retry; only once the host set a turn, max or attempt | [`PromptContext::attempt`] |
 //! | `assistant.*`, `conversation.*`, `session.*`, `message.*` | whatever the host puts there (absent when not set) | [`PromptContext::namespace`] |
 //! | `message.language` | the host's value if it gives one; else the latest user message in the history with a `language`; else [`PromptContext::client_language`]; else `""` | each build that reads `message` |
 //! | `args.*`, and each arg at the root | the conversation args | [`PromptContext::args`] |
 //! | `custom_rules` | a host string (absent when not set) | [`PromptContext::custom_rules`] |
 //! | `env.*`, `files`, `readme` | the [`Workspace`] (absent without one) | each build that reads them |
+//! | anything else | the host's own data | [`PromptContext::data`] |
 //!
 //! # Precedence
 //!
@@ -63,7 +64,7 @@
 //! | rank | layer | names |
 //! |---|---|---|
 //! | 1 | values of the turn, computed each build | `system`, `run`, `attempt`, `env`, `files`, `readme` |
-//! | 2 | host namespaces, ready-made when set | `assistant`, `conversation`, `session`, `message`, `args`, `custom_rules` |
+//! | 2 | host namespaces, ready-made when set, then the host's data | `assistant`, `conversation`, `session`, `message`, `args`, `custom_rules`; any |
 //! | 3 | the resolved `message.language` | `message.language` |
 //! | 4 | root copies of the args | every arg except the [reserved names](RESERVED) |
 //! | 5 | the prompt's `input.default` (added by the caller, see below) | any |
@@ -171,6 +172,7 @@ pub struct PromptContext {
     namespaces: [Option<HostLayer>; 4],
     args: Option<ArgsLayers>,
     custom_rules: Option<Arc<Value>>,
+    data: Option<Arc<Value>>,
     client_language: Option<Arc<str>>,
     history: Arc<History>,
     workspace: Option<Arc<Workspace>>,
@@ -183,6 +185,9 @@ struct Turn {
     number: u32,
     max: Option<u32>,
     attempt: Option<u32>,
+    /// Whether the host set any of them: only then are `run` and
+    /// `attempt` computed (else data the host gives may hold them).
+    set: bool,
 }
 
 impl Default for Turn {
@@ -191,6 +196,7 @@ impl Default for Turn {
             number: 1,
             max: None,
             attempt: None,
+            set: false,
         }
     }
 }
@@ -275,12 +281,14 @@ impl PromptContext {
     /// continuation.
     pub fn turn(mut self, number: u32) -> PromptContext {
         self.turn.number = number;
+        self.turn.set = true;
         self
     }
 
     /// Sets `run.max_turns` (null until set).
     pub fn max_turns(mut self, max: u32) -> PromptContext {
         self.turn.max = Some(max);
+        self.turn.set = true;
         self
     }
 
@@ -288,6 +296,7 @@ impl PromptContext {
     /// n-th retry.
     pub fn attempt(mut self, attempt: u32) -> PromptContext {
         self.turn.attempt = (attempt > 0).then_some(attempt);
+        self.turn.set = true;
         self
     }
 
@@ -362,6 +371,24 @@ impl PromptContext {
     pub fn custom_rules(mut self, rules: impl Into<String>) -> PromptContext {
         self.custom_rules = Some(single_key("custom_rules", Value::String(rules.into())));
         self
+    }
+
+    /// Adds the host's own data at the root (Sortie's `issue`, say): any
+    /// keys, read as they are, under the values of the turn and the
+    /// namespaces (rank 2, after them). Anything but an object is an
+    /// `input` error. Moved, not copied.
+    pub fn data(mut self, data: Value) -> Result<PromptContext, Error> {
+        if !data.is_object() {
+            return Err(Error::new(
+                ErrorClass::Input,
+                format!(
+                    "the data must be a mapping of names to values, found {}",
+                    crate::document::describe(&data)
+                ),
+            ));
+        }
+        self.data = Some(Arc::new(data));
+        Ok(self)
     }
 
     /// Sets the client's language (Rapida's `client.language` metadata), used
@@ -484,8 +511,10 @@ impl PromptContext {
         let time_zone = self.time_zone.as_ref().unwrap_or(&utc);
         let mut map = Map::new();
         map.insert("system".into(), system_values(self.clock.now(), time_zone));
-        map.insert("run".into(), self.run_value());
-        map.insert("attempt".into(), Value::from(self.turn.attempt));
+        if self.turn.set {
+            map.insert("run".into(), self.run_value());
+            map.insert("attempt".into(), Value::from(self.turn.attempt));
+        }
         if let Some(workspace) = &self.workspace {
             if reads("env") {
                 map.insert("env".into(), workspace.env_value());
@@ -522,6 +551,7 @@ impl PromptContext {
         namespaces
             .chain(args)
             .chain(self.custom_rules.iter().cloned())
+            .chain(self.data.iter().cloned())
     }
 
     /// The latest user language in the history, else the client's language.
