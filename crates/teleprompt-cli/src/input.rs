@@ -4,8 +4,12 @@ use std::io::Read;
 use std::path::Path;
 
 use serde_json::{Map, Value};
+use teleprompt::context::Clock;
 use teleprompt::data::{insert_dotted, parse_text, Format};
-use teleprompt::{Data, Error, ErrorClass};
+use teleprompt::messages::parse_history;
+use teleprompt::{Error, ErrorClass, PromptContext};
+
+use crate::RenderArgs;
 
 /// One `--set KEY=VALUE`.
 #[derive(Clone, Debug)]
@@ -29,9 +33,56 @@ pub fn parse_assignment(text: &str) -> Result<Assignment, String> {
     })
 }
 
-/// The render data: `--set` values over the `--data` document.
-pub fn build_data(source: Option<&str>, sets: &[Assignment]) -> Result<Data, Error> {
-    let document = match source {
+/// Parses `KEY=VALUE` for `--label`.
+pub fn parse_label(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got {text:?}")),
+    }
+}
+
+/// The prompt context of one `render`: the data, the turn, the clock,
+/// the history and the labels.
+pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
+    let mut context = PromptContext::new().data(build_data(args.data.as_deref(), &args.sets)?)?;
+    if let Some(now) = &args.now {
+        context = context.clock(Clock::parse(now)?);
+    }
+    if let Some(zone) = &args.time_zone {
+        context = context.time_zone_named(zone)?;
+    }
+    if let Some(turn) = args.turn {
+        context = context.turn(turn);
+    }
+    if let Some(max) = args.max_turns {
+        context = context.max_turns(max);
+    }
+    if let Some(attempt) = args.attempt {
+        context = context.attempt(attempt);
+    }
+    if let Some(path) = &args.history {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            Error::new(
+                ErrorClass::Io,
+                format!("cannot read the history file: {error}"),
+            )
+            .with_file(&origin)
+        })?;
+        let history = parse_history(&text).map_err(|error| {
+            Error::new(ErrorClass::Input, format!("bad history: {error}")).with_file(&origin)
+        })?;
+        context = context.with_history(history);
+    }
+    for (key, value) in &args.labels {
+        context = context.label(key, value);
+    }
+    Ok(context)
+}
+
+/// The data document with the `--set` values applied over it.
+pub fn build_data(source: Option<&str>, sets: &[Assignment]) -> Result<Value, Error> {
+    let mut document = match source {
         None => Value::Object(Map::new()),
         Some("-") => {
             let mut text = String::new();
@@ -55,7 +106,7 @@ pub fn build_data(source: Option<&str>, sets: &[Assignment]) -> Result<Data, Err
             parse_text(&text, Format::from_path(Path::new(path)), path)?
         }
     };
-    if !document.is_object() {
+    let Value::Object(map) = &mut document else {
         return Err(Error::new(
             ErrorClass::Input,
             format!(
@@ -63,15 +114,11 @@ pub fn build_data(source: Option<&str>, sets: &[Assignment]) -> Result<Data, Err
                 teleprompt::document::describe(&document)
             ),
         ));
-    }
-    if sets.is_empty() {
-        return Ok(Data::new(document));
-    }
-    let mut overrides = Map::new();
+    };
     for set in sets {
-        insert_dotted(&mut overrides, &set.key, set.value.clone(), true);
+        insert_dotted(map, &set.key, set.value.clone(), true);
     }
-    Ok(Data::new(Value::Object(overrides)).over(document))
+    Ok(document)
 }
 
 #[cfg(test)]
@@ -100,9 +147,6 @@ mod tests {
             parse_assignment("attempt=2").unwrap(),
         ];
         let data = build_data(None, &sets).unwrap();
-        assert_eq!(
-            data.root().to_json(),
-            json!({"issue": {"title": "New"}, "attempt": 2})
-        );
+        assert_eq!(data, json!({"issue": {"title": "New"}, "attempt": 2}));
     }
 }

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use teleprompt::{
-    prompt_files, Error, ErrorClass, Library, LoadOptions, Prompt, Strictness, Syntax,
+    prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, RenderOptions,
+    Strictness, Syntax,
 };
 
 /// Exit status for a document, template or data error.
@@ -38,7 +39,8 @@ enum Command {
     /// Render a prompt to stdout.
     #[command(after_help = "Examples:\n  \
         teleprompt render task.j2 --data issue.json\n  \
-        teleprompt render task.j2 --set issue.title='Fix login' --set attempt=2\n  \
+        teleprompt render task.j2 --set issue.title='Fix login' --attempt 2\n  \
+        teleprompt render chat.j2 --history history.json --turn 3 --format openai\n  \
         cat data.yaml | teleprompt render WORKFLOW.md --syntax go --data -\n\n\
         Values: --set wins over --data, which wins over the prompt's input.default.\n\
         Exit status: 0 rendered; 1 a document, template or data error; 2 a usage error.")]
@@ -84,6 +86,34 @@ struct RenderArgs {
     /// string; dotted keys nest (issue.title=Fix). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = input::parse_assignment)]
     sets: Vec<input::Assignment>,
+    /// Conversation history: a JSON array of OpenAI-style chat messages (or
+    /// an object with a `messages` array).
+    #[arg(long, value_name = "PATH")]
+    history: Option<PathBuf>,
+    /// Skip the tool-call checks on the history.
+    #[arg(long)]
+    no_history_check: bool,
+    /// Turn number of the conversation: sets run.turn_number (1 = first turn).
+    #[arg(long, value_name = "N")]
+    turn: Option<u32>,
+    /// Sets run.max_turns.
+    #[arg(long, value_name = "N")]
+    max_turns: Option<u32>,
+    /// Retry number: sets attempt (0 or absent = first run, attempt is null).
+    #[arg(long, value_name = "N")]
+    attempt: Option<u32>,
+    /// The current time for system.* values, RFC 3339 (default: now).
+    #[arg(long, value_name = "RFC3339")]
+    now: Option<String>,
+    /// Time zone of system.local_datetime, an IANA name (default: UTC).
+    #[arg(long, value_name = "ZONE")]
+    time_zone: Option<String>,
+    /// Attach KEY=VALUE to every error of this render (e.g. issue=PROJ-42). Repeatable.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
+    labels: Vec<(String, String)>,
+    /// Output: text, or JSON for messages, openai or anthropic.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
+    format: OutputFormat,
     #[command(flatten)]
     load: LoadArgs,
 }
@@ -103,6 +133,11 @@ fn parse_syntax(text: &str) -> Result<Syntax, String> {
 
 fn parse_strictness(text: &str) -> Result<Strictness, String> {
     text.parse()
+}
+
+fn parse_format(text: &str) -> Result<OutputFormat, String> {
+    text.parse()
+        .map_err(|error: teleprompt::messages::UnknownFormat| error.to_string())
 }
 
 fn main() -> ExitCode {
@@ -131,21 +166,38 @@ fn render(args: &RenderArgs) -> ExitCode {
         Ok(prompt) => prompt,
         Err(error) => return fail(&error),
     };
-    let data = match input::build_data(args.data.as_deref(), &args.sets) {
-        Ok(data) => data,
+    let context = match input::build_context(args) {
+        Ok(context) => context,
         Err(error) => return fail(&error),
     };
-    let rendered = match prompt.render(&data) {
+    let options = RenderOptions {
+        validate_history: !args.no_history_check,
+    };
+    let rendered = match prompt.render_turn_with(&context, &options) {
         Ok(rendered) => rendered,
         Err(error) => return fail(&error),
     };
+    for warning in rendered.warnings() {
+        eprintln!("warning: {warning}");
+    }
     if let Some(error) = rendered.recovered_error() {
         eprint!("{}", error.report());
         eprintln!("note: printed the unrendered template, as the prompt sets `on_error: original`");
     }
+    let output = match args.format {
+        OutputFormat::Text => rendered.text().to_string(),
+        format => match rendered.to_format(format) {
+            Ok(value) => {
+                let mut json = serde_json::to_string_pretty(&value).unwrap_or_default();
+                json.push('\n');
+                json
+            }
+            Err(error) => return fail(&error),
+        },
+    };
     let mut stdout = std::io::stdout().lock();
     if let Err(error) = stdout
-        .write_all(rendered.text().as_bytes())
+        .write_all(output.as_bytes())
         .and_then(|()| stdout.flush())
     {
         // A closed pipe (`| head`) is not worth a report.

@@ -87,7 +87,8 @@ impl Error {
         }))
     }
 
-    pub(crate) fn with_file(mut self, file: impl Into<String>) -> Error {
+    /// Names the file the error is about.
+    pub fn with_file(mut self, file: impl Into<String>) -> Error {
         self.0.file = Some(file.into());
         self
     }

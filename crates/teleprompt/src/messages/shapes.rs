@@ -153,7 +153,7 @@ fn openai(entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
     for (index, entry) in entries.iter().enumerate() {
         messages.push(match entry {
             Entry::Rendered(message) => openai_rendered(index, message)?,
-            Entry::History(message) => history_json(index, message)?,
+            Entry::History(message) => openai_history(index, message)?,
         });
     }
     Ok(json!({ "messages": messages }))
@@ -162,6 +162,26 @@ fn openai(entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
 fn history_json(index: usize, message: &ChatMessage) -> Result<Value, ShapeError> {
     serde_json::to_value(message)
         .map_err(|e| error(index, format!("cannot write the history message: {e}")))
+}
+
+/// Fields of a chat message the OpenAI API accepts; others a host keeps in
+/// its history (Rapida's `language`) are left out, as the API rejects them.
+const OPENAI_MESSAGE_FIELDS: &[&str] = &[
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "refusal",
+    "audio",
+];
+
+fn openai_history(index: usize, message: &ChatMessage) -> Result<Value, ShapeError> {
+    let mut value = history_json(index, message)?;
+    if let Value::Object(fields) = &mut value {
+        fields.retain(|key, _| OPENAI_MESSAGE_FIELDS.contains(&key.as_str()));
+    }
+    Ok(value)
 }
 
 fn openai_rendered(index: usize, message: &Message) -> Result<Value, ShapeError> {

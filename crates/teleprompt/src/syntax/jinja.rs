@@ -20,10 +20,10 @@ use serde_json::Value;
 
 use crate::data::{path_to_string, Data, Segment, View};
 use crate::diagnostics::{closest, TemplateError};
-use crate::{functions, messages};
 use crate::syntax::edits::{Edit, Edited};
 use crate::syntax::CompileOptions;
 use crate::Strictness;
+use crate::{functions, messages};
 
 const TEMPLATE_NAME: &str = "prompt";
 
@@ -171,7 +171,9 @@ impl JinjaTemplate {
         env.set_fuel(Some(FUEL));
         env.add_filter("tojson", tojson_filter);
         env.add_filter("toJSON", tojson_filter);
-        env.add_function("role", |name: &str| template_call(messages::emit_role(name)));
+        env.add_function("role", |name: &str| {
+            template_call(messages::emit_role(name))
+        });
         env.add_function("history", || template_call(messages::emit_history()));
         env.add_function("media", |url: &str, content_type: &str| {
             template_call(messages::emit_media(url, content_type))
