@@ -30,6 +30,7 @@ pub(crate) fn write_value(out: &mut String, value: &Value<'_>) {
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
+        Value::Float(x) => write_shortest_g(out, *x),
         _ => Printer {
             out,
             f: Flags::default(),
@@ -726,6 +727,87 @@ fn rune(i: i64) -> char {
         .unwrap_or('\u{FFFD}')
 }
 
+/// A small stack buffer for formatting without allocating.
+struct StackBuf {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let place = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        place.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// `%v` of a float (`strconv.FormatFloat(v, 'g', -1, 64)`) without allocating.
+fn write_shortest_g(out: &mut String, v: f64) {
+    if !v.is_finite() {
+        out.push_str(&format_float(v, 'g', None));
+        return;
+    }
+    let mut buf = StackBuf {
+        bytes: [0; 64],
+        len: 0,
+    };
+    if write!(buf, "{:e}", v.abs()).is_err() {
+        out.push_str(&format_float(v, 'g', None));
+        return;
+    }
+    let text = std::str::from_utf8(buf.bytes.get(..buf.len).unwrap_or(&[])).unwrap_or("0e0");
+    let (mantissa, exp) = text.split_once('e').unwrap_or((text, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let mut digits = [0u8; 32];
+    let mut nd = 0;
+    for b in mantissa.bytes().filter(u8::is_ascii_digit) {
+        if let Some(place) = digits.get_mut(nd) {
+            *place = b;
+            nd += 1;
+        }
+    }
+    while nd > 1 && digits[nd - 1] == b'0' {
+        nd -= 1;
+    }
+    let digits = &digits[..nd.max(1)];
+    if v.is_sign_negative() {
+        out.push('-');
+    }
+    if exp < -4 || exp >= 6 {
+        out.push(char::from(digits[0]));
+        if digits.len() > 1 {
+            out.push('.');
+            out.extend(digits[1..].iter().map(|&b| char::from(b)));
+        }
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.unsigned_abs()
+        );
+        return;
+    }
+    let dp = exp + 1;
+    if dp <= 0 {
+        out.push_str("0.");
+        for _ in 0..-dp {
+            out.push('0');
+        }
+        out.extend(digits.iter().map(|&b| char::from(b)));
+        return;
+    }
+    let dp = dp as usize;
+    for i in 0..dp {
+        out.push(char::from(digits.get(i).copied().unwrap_or(b'0')));
+    }
+    if digits.len() > dp {
+        out.push('.');
+        out.extend(digits[dp..].iter().map(|&b| char::from(b)));
+    }
+}
+
 /// `strconv.FormatFloat(v, verb, prec, 64)`; `None` is the shortest
 /// representation that reads back exactly (precision -1).
 pub(crate) fn format_float(v: f64, verb: char, prec: Option<usize>) -> String {
@@ -947,6 +1029,35 @@ mod tests {
         let mut out = String::new();
         sprintf(&mut out, format, args);
         out
+    }
+
+    #[test]
+    fn shortest_g_matches_format_float() {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            3.5,
+            1e6,
+            999999.0,
+            1e21,
+            1e20,
+            123456789.0,
+            0.0001,
+            0.00001,
+            1.5e-7,
+            -2.5,
+            0.1,
+            1.0 / 3.0,
+            5e-324,
+            1.7976931348623157e308,
+            100000.0,
+            12.5e3,
+        ] {
+            let mut out = String::new();
+            write_shortest_g(&mut out, v);
+            assert_eq!(out, format_float(v, 'g', None), "{v}");
+        }
     }
 
     #[test]

@@ -129,10 +129,10 @@ impl<'a> Renderer<'a> {
                 if let Expr::Call {
                     func: func @ (Func::Printf | Func::Print | Func::Println),
                     args,
-                    ..
+                    span: call_span,
                 } = expr
                 {
-                    self.print_call(*func, args, dot)?;
+                    self.print_call(*func, args, *call_span, dot)?;
                 } else {
                     let value = self.eval(expr, dot, false)?;
                     self.print(&value, *span)?;
@@ -490,14 +490,20 @@ impl<'a> Renderer<'a> {
         Ok(base)
     }
 
-    fn print_call(&mut self, func: Func, args: &'a [Expr], dot: &Value<'a>) -> Result<()> {
+    fn print_call(
+        &mut self,
+        func: Func,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<()> {
         let base = self.push_args(args, dot)?;
         let values = std::mem::take(&mut self.args);
         let slice = values.get(base..).unwrap_or(&[]);
-        write_print(func, &mut self.out, slice);
+        let result = write_print(func, &mut self.out, slice, span);
         self.args = values;
         self.args.truncate(base);
-        Ok(())
+        result
     }
 
     fn call(
@@ -572,9 +578,10 @@ impl<'a> Renderer<'a> {
             Func::Print | Func::Printf | Func::Println => {
                 let base = self.push_args(args, dot)?;
                 let mut text = String::new();
-                write_print(func, &mut text, self.args.get(base..).unwrap_or(&[]));
+                let result =
+                    write_print(func, &mut text, self.args.get(base..).unwrap_or(&[]), span);
                 self.args.truncate(base);
-                Ok(Value::string(text))
+                result.map(|()| Value::string(text))
             }
             Func::Html | Func::Js | Func::Urlquery => {
                 let base = self.push_args(args, dot)?;
@@ -859,21 +866,32 @@ impl<'a> Renderer<'a> {
     }
 }
 
-fn write_print(func: Func, out: &mut String, args: &[Value<'_>]) {
+fn write_print(
+    func: Func,
+    out: &mut String,
+    args: &[Value<'_>],
+    span: Span,
+) -> std::result::Result<(), TemplateError> {
     match func {
-        Func::Printf => {
-            let format = args.first().and_then(Value::as_str);
-            match format {
+        Func::Printf => match args.first() {
+            Some(first) => match first.as_str() {
                 Some(format) => gofmt::sprintf(out, format, args.get(1..).unwrap_or(&[])),
                 None => {
-                    // Go refuses a non-string format; say what it was.
-                    let _ = write!(out, "%!(BADFORMAT)");
+                    return Err(TemplateError::render(
+                        Some(span.range()),
+                        format!(
+                            "printf: the format must be a string, not {}",
+                            first.kind_name()
+                        ),
+                    ))
                 }
-            }
-        }
+            },
+            None => return Err(internal(span)),
+        },
         Func::Println => gofmt::sprintln(out, args),
         _ => gofmt::sprint(out, args),
     }
+    Ok(())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
