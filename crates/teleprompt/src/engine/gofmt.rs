@@ -775,7 +775,7 @@ fn write_shortest_g(out: &mut String, v: f64) {
     if v.is_sign_negative() {
         out.push('-');
     }
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         out.push(char::from(digits[0]));
         if digits.len() > 1 {
             out.push('.');
