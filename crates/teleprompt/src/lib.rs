@@ -175,7 +175,7 @@ impl Prompt {
         let labels = context.labels();
         let label = |error: Error| error.with_labels(labels);
         if options.validate_history {
-            messages::validate_history(context.history()).map_err(|error| {
+            context.validate_history().map_err(|error| {
                 let rule = format!("rule {}: {}", error.rule.name(), error.rule.description());
                 label(Error::new(ErrorClass::Input, error.to_string()).with_suggestion(Some(rule)))
             })?;

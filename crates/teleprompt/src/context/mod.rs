@@ -101,7 +101,7 @@ use serde_json::{Map, Value};
 
 use crate::data::Data;
 use crate::diagnostics::{Error, ErrorClass};
-use crate::messages::{ChatMessage, Role};
+use crate::messages::{validate_history, ChatMessage, HistoryError, Role};
 
 pub use self::clock::{system_values, Clock};
 pub use self::fields::RESERVED;
@@ -222,6 +222,8 @@ struct ArgsLayers {
 struct History {
     messages: Arc<Vec<ChatMessage>>,
     latest_language: OnceLock<Option<String>>,
+    /// The verdict of the tool-call rules, found once per history.
+    validated: OnceLock<Result<(), HistoryError>>,
 }
 
 impl std::fmt::Debug for History {
@@ -406,8 +408,19 @@ impl PromptContext {
         self.history = Arc::new(History {
             messages: history.into(),
             latest_language: OnceLock::new(),
+            validated: OnceLock::new(),
         });
         self
+    }
+
+    /// Checks the history against the tool-call rules
+    /// ([`crate::messages::validate_history`]). The verdict is kept with the
+    /// history, so turns that share one history check it once.
+    pub fn validate_history(&self) -> Result<(), HistoryError> {
+        self.history
+            .validated
+            .get_or_init(|| validate_history(&self.history.messages))
+            .clone()
     }
 
     /// Opts in to the workspace provider: `env`, `files`, `readme`.
