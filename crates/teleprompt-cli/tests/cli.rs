@@ -67,6 +67,15 @@ const EXAMPLES: &[(&str, &[&str], &str)] = &[
         ],
         "examples/rapida/expected.anthropic.json",
     ),
+    (
+        "examples/semantic-kernel/chat.j2",
+        &[
+            "--data=examples/semantic-kernel/data.json",
+            "--history=examples/semantic-kernel/history.json",
+            "--format=openai",
+        ],
+        "examples/semantic-kernel/expected.openai.json",
+    ),
 ];
 
 #[test]
