@@ -1,0 +1,3 @@
+module teleprompt.bench/gotemplate
+
+go 1.19

@@ -1,0 +1,255 @@
+//! teleprompt's Go syntax beside gotmpl 0.6, on the same template files and
+//! JSON data (bench/data/), in one process.
+//!
+//! Usage: `cargo run --release -- [--data DIR] [--runs N] [--time-ms MS]
+//! [--out DIR] NAME...`
+//!
+//! For each NAME: load NAME.gotmpl into both engines (gotmpl with
+//! `missingkey=error` and Sortie's `toJSON`, `join`, `lower`), convert
+//! NAME.json once for each (outside the timed loop, as a host would), check
+//! that both render the same text, then time renders and print
+//! `ENGINE NAME MEDIAN_NS_PER_OP` per engine: the median of `--runs` runs of
+//! about `--time-ms` each, the two engines' runs interleaved so that machine
+//! noise hits both alike.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gotmpl::{MissingKey, Template, TemplateError, Value};
+use teleprompt::{Data, LoadOptions, Prompt, Syntax};
+
+struct Args {
+    data: PathBuf,
+    runs: usize,
+    run_time: Duration,
+    out: Option<PathBuf>,
+    names: Vec<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        data: Path::new(env!("CARGO_MANIFEST_DIR")).join("../data"),
+        runs: 11,
+        run_time: Duration::from_millis(200),
+        out: None,
+        names: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| it.next().ok_or(format!("{flag} needs a value"));
+        match arg.as_str() {
+            "--data" => args.data = value("--data")?.into(),
+            "--out" => args.out = Some(value("--out")?.into()),
+            "--runs" => {
+                args.runs = value("--runs")?
+                    .parse()
+                    .map_err(|e| format!("--runs: {e}"))?
+            }
+            "--time-ms" => {
+                let ms: u64 = value("--time-ms")?
+                    .parse()
+                    .map_err(|e| format!("--time-ms: {e}"))?;
+                args.run_time = Duration::from_millis(ms);
+            }
+            _ if arg.starts_with("--") => return Err(format!("unknown flag {arg}")),
+            _ => args.names.push(arg),
+        }
+    }
+    if args.names.is_empty() || args.runs == 0 {
+        return Err("usage: teleprompt-bench-gotmpl [--data DIR] [--runs N] [--time-ms MS] [--out DIR] NAME...".into());
+    }
+    Ok(args)
+}
+
+/// JSON to gotmpl's value: integers stay `Int` (as Go's `int` fields in a
+/// host struct), other numbers are `Float`, objects become sorted maps.
+fn to_gotmpl(value: &serde_json::Value) -> Value {
+    match value {
+        serde_json::Value::Null => Value::Nil,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => match n.as_u64() {
+                Some(u) => Value::Uint(u),
+                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+        },
+        serde_json::Value::String(s) => Value::String(s.as_str().into()),
+        serde_json::Value::Array(items) => Value::List(items.iter().map(to_gotmpl).collect()),
+        serde_json::Value::Object(map) => Value::Map(Arc::new(
+            map.iter()
+                .map(|(k, v)| (Arc::<str>::from(k.as_str()), to_gotmpl(v)))
+                .collect(),
+        )),
+    }
+}
+
+/// gotmpl's value back to JSON, for `toJSON` (maps come out with sorted
+/// keys, as Go's `json.Marshal` writes a `map[string]any`).
+fn to_json(value: &Value) -> Result<serde_json::Value, TemplateError> {
+    Ok(match value {
+        Value::Nil => serde_json::Value::Null,
+        Value::Bool(b) => serde_json::Value::Bool(*b),
+        Value::Int(i) => (*i).into(),
+        Value::Uint(u) => (*u).into(),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(serde_json::Value::Number)
+            .ok_or_else(|| TemplateError::Exec(format!("toJSON: unsupported value: {f}")))?,
+        Value::String(s) => serde_json::Value::String(s.to_string()),
+        Value::List(items) => {
+            serde_json::Value::Array(items.iter().map(to_json).collect::<Result<_, _>>()?)
+        }
+        Value::Map(map) => serde_json::Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.to_string(), to_json(v)?)))
+                .collect::<Result<_, TemplateError>>()?,
+        ),
+        Value::Function(_) => {
+            return Err(TemplateError::Exec("toJSON: unsupported type: func".into()))
+        }
+    })
+}
+
+/// A gotmpl template with Sortie's options and functions.
+fn gotmpl_template(name: &str, source: &str) -> Result<Template, TemplateError> {
+    Template::new(name)
+        .missing_key(MissingKey::Error)
+        .func("toJSON", |args| match args {
+            [value] => Ok(Value::String(
+                serde_json::to_string(&to_json(value)?)
+                    .map_err(|e| TemplateError::Exec(format!("toJSON: {e}")))?
+                    .into(),
+            )),
+            _ => Err(TemplateError::Exec("toJSON: wants one argument".into())),
+        })
+        .func("join", |args| match args {
+            [Value::String(sep), Value::List(items)] => {
+                let parts: Vec<String> = items.iter().map(ToString::to_string).collect();
+                Ok(Value::String(parts.join(sep).into()))
+            }
+            [_, other] => Err(TemplateError::Exec(format!(
+                "join: unsupported type {}",
+                other.type_name()
+            ))),
+            _ => Err(TemplateError::Exec(
+                "join: wants a separator and a list".into(),
+            )),
+        })
+        .func("lower", |args| match args {
+            [Value::String(s)] => Ok(Value::String(s.to_lowercase().into())),
+            _ => Err(TemplateError::Exec("lower: wants one string".into())),
+        })
+        .parse(source)
+}
+
+/// Iterations of `f` that take about `run_time`.
+fn calibrate(run_time: Duration, mut f: impl FnMut()) -> u64 {
+    let mut iters = 1u64;
+    loop {
+        let start = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        let elapsed = start.elapsed();
+        if elapsed >= run_time / 10 {
+            let scaled = iters as f64 * run_time.as_secs_f64() / elapsed.as_secs_f64();
+            return (scaled as u64).max(1);
+        }
+        iters *= 2;
+    }
+}
+
+fn time_run(iters: u64, mut f: impl FnMut()) -> f64 {
+    let start = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    start.elapsed().as_nanos() as f64 / iters as f64
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn bench(name: &str, args: &Args) -> Result<(), String> {
+    let read = |ext: &str| {
+        let path = args.data.join(format!("{name}.{ext}"));
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let source = read("gotmpl")?;
+    let json: serde_json::Value =
+        serde_json::from_str(&read("json")?).map_err(|e| format!("{name}.json: {e}"))?;
+
+    let options = LoadOptions {
+        syntax: Some(Syntax::Go),
+        ..Default::default()
+    };
+    let prompt = Prompt::from_source("bench.gotmpl", &source, &options)
+        .map_err(|e| format!("teleprompt: {e}"))?;
+    let data = Data::new(json.clone());
+    let template = gotmpl_template(name, &source).map_err(|e| format!("gotmpl: {e}"))?;
+    let value = to_gotmpl(&json);
+
+    let ours = prompt
+        .render(&data)
+        .map_err(|e| format!("teleprompt: {e}"))?
+        .text()
+        .to_string();
+    let theirs = template
+        .execute_to_string(&value)
+        .map_err(|e| format!("gotmpl: {e}"))?;
+    if let Some(out) = &args.out {
+        let write = |engine: &str, text: &str| {
+            let path = out.join(format!("{name}.{engine}.txt"));
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        write("teleprompt", &ours)?;
+        write("gotmpl", &theirs)?;
+    }
+    if ours != theirs {
+        eprintln!("warning: {name}: teleprompt and gotmpl render different text");
+    }
+
+    let mut render_teleprompt = || {
+        black_box(prompt.render(black_box(&data)).expect("renders"));
+    };
+    let mut render_gotmpl = || {
+        black_box(
+            template
+                .execute_to_string(black_box(&value))
+                .expect("renders"),
+        );
+    };
+    let iters_teleprompt = calibrate(args.run_time, &mut render_teleprompt);
+    let iters_gotmpl = calibrate(args.run_time, &mut render_gotmpl);
+    let mut teleprompt_ns = Vec::with_capacity(args.runs);
+    let mut gotmpl_ns = Vec::with_capacity(args.runs);
+    for _ in 0..args.runs {
+        teleprompt_ns.push(time_run(iters_teleprompt, &mut render_teleprompt));
+        gotmpl_ns.push(time_run(iters_gotmpl, &mut render_gotmpl));
+    }
+    println!("teleprompt {name} {:.0}", median(teleprompt_ns));
+    println!("gotmpl {name} {:.0}", median(gotmpl_ns));
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    for name in &args.names {
+        if let Err(message) = bench(name, &args) {
+            eprintln!("{name}: {message}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
