@@ -2,7 +2,7 @@
 //! JSON data (bench/data/), in one process.
 //!
 //! Usage: `cargo run --release -- [--data DIR] [--runs N] [--time-ms MS]
-//! [--out DIR] NAME...`
+//! [--out DIR] [--only ENGINE] NAME...`
 //!
 //! For each NAME: load NAME.gotmpl into both engines (gotmpl with
 //! `missingkey=error` and Sortie's `toJSON`, `join`, `lower`), convert
@@ -10,7 +10,8 @@
 //! that both render the same text, then time renders and print
 //! `ENGINE NAME MEDIAN_NS_PER_OP` per engine: the median of `--runs` runs of
 //! about `--time-ms` each, the two engines' runs interleaved so that machine
-//! noise hits both alike.
+//! noise hits both alike. `--only teleprompt` (or `gotmpl`) times one
+//! engine, for profiling it under callgrind.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ struct Args {
     runs: usize,
     run_time: Duration,
     out: Option<PathBuf>,
+    /// Time only this engine (for profiling one of them).
+    only: Option<String>,
     names: Vec<String>,
 }
 
@@ -35,6 +38,7 @@ fn parse_args() -> Result<Args, String> {
         runs: 11,
         run_time: Duration::from_millis(200),
         out: None,
+        only: None,
         names: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -43,6 +47,10 @@ fn parse_args() -> Result<Args, String> {
         match arg.as_str() {
             "--data" => args.data = value("--data")?.into(),
             "--out" => args.out = Some(value("--out")?.into()),
+            "--only" => match value("--only")?.as_str() {
+                engine @ ("teleprompt" | "gotmpl") => args.only = Some(engine.to_string()),
+                other => return Err(format!("--only: unknown engine {other}")),
+            },
             "--runs" => {
                 args.runs = value("--runs")?
                     .parse()
@@ -59,7 +67,7 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     if args.names.is_empty() || args.runs == 0 {
-        return Err("usage: teleprompt-bench-gotmpl [--data DIR] [--runs N] [--time-ms MS] [--out DIR] NAME...".into());
+        return Err("usage: teleprompt-bench-gotmpl [--data DIR] [--runs N] [--time-ms MS] [--out DIR] [--only ENGINE] NAME...".into());
     }
     Ok(args)
 }
@@ -224,16 +232,27 @@ fn bench(name: &str, args: &Args) -> Result<(), String> {
                 .expect("renders"),
         );
     };
+    let only = args.only.as_deref();
+    let time_teleprompt = only.is_none_or(|engine| engine == "teleprompt");
+    let time_gotmpl = only.is_none_or(|engine| engine == "gotmpl");
     let iters_teleprompt = calibrate(args.run_time, &mut render_teleprompt);
     let iters_gotmpl = calibrate(args.run_time, &mut render_gotmpl);
     let mut teleprompt_ns = Vec::with_capacity(args.runs);
     let mut gotmpl_ns = Vec::with_capacity(args.runs);
     for _ in 0..args.runs {
-        teleprompt_ns.push(time_run(iters_teleprompt, &mut render_teleprompt));
-        gotmpl_ns.push(time_run(iters_gotmpl, &mut render_gotmpl));
+        if time_teleprompt {
+            teleprompt_ns.push(time_run(iters_teleprompt, &mut render_teleprompt));
+        }
+        if time_gotmpl {
+            gotmpl_ns.push(time_run(iters_gotmpl, &mut render_gotmpl));
+        }
     }
-    println!("teleprompt {name} {:.0}", median(teleprompt_ns));
-    println!("gotmpl {name} {:.0}", median(gotmpl_ns));
+    if time_teleprompt {
+        println!("teleprompt {name} {:.0}", median(teleprompt_ns));
+    }
+    if time_gotmpl {
+        println!("gotmpl {name} {:.0}", median(gotmpl_ns));
+    }
     Ok(())
 }
 
