@@ -76,6 +76,36 @@ const EXAMPLES: &[(&str, &[&str], &str)] = &[
         ],
         "examples/semantic-kernel/expected.openai.json",
     ),
+    (
+        "examples/sortie/WORKFLOW.md",
+        &[
+            "--syntax=go",
+            "--data=examples/sortie/issue.yaml",
+            "--max-turns=5",
+            "--turn=1",
+        ],
+        "examples/sortie/first-run.expected.txt",
+    ),
+    (
+        "examples/sortie/WORKFLOW.md",
+        &[
+            "--syntax=go",
+            "--data=examples/sortie/issue.yaml",
+            "--max-turns=5",
+            "--turn=3",
+        ],
+        "examples/sortie/continuation.expected.txt",
+    ),
+    (
+        "examples/sortie/WORKFLOW.md",
+        &[
+            "--syntax=go",
+            "--data=examples/sortie/issue.yaml",
+            "--max-turns=5",
+            "--attempt=2",
+        ],
+        "examples/sortie/retry.expected.txt",
+    ),
 ];
 
 #[test]
@@ -97,7 +127,8 @@ fn examples_render_as_expected() {
 
 #[test]
 fn examples_check_clean() {
-    let output = teleprompt(&["check", "examples"]);
+    // Sortie's WORKFLOW.md names no syntax, as in Sortie.
+    let output = teleprompt(&["check", "examples", "--syntax", "go"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(text(&output.stdout).starts_with("ok: "));
 }

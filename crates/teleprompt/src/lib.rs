@@ -27,6 +27,7 @@ pub mod context;
 pub mod data;
 pub mod diagnostics;
 pub mod document;
+mod engine;
 pub mod functions;
 mod library;
 pub mod messages;

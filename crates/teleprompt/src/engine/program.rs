@@ -194,6 +194,12 @@ pub(crate) enum Func {
     Lower,
     Upper,
     Trim,
+    /// `role "system"`: starts a message.
+    Role,
+    /// `history`: places the conversation history.
+    History,
+    /// `media url content_type`: adds a media part to the message.
+    Media,
 }
 
 impl Func {
@@ -224,6 +230,9 @@ impl Func {
         ("lower", Func::Lower),
         ("upper", Func::Upper),
         ("trim", Func::Trim),
+        ("role", Func::Role),
+        ("history", Func::History),
+        ("media", Func::Media),
     ];
 
     /// The function's name in messages.
@@ -238,9 +247,15 @@ impl Func {
     pub(crate) fn arity(self) -> (usize, Option<usize>) {
         match self {
             Func::And | Func::Or => (1, None),
-            Func::Not | Func::Len | Func::ToJson | Func::Lower | Func::Upper | Func::Trim => {
-                (1, Some(1))
-            }
+            Func::Not
+            | Func::Len
+            | Func::ToJson
+            | Func::Lower
+            | Func::Upper
+            | Func::Trim
+            | Func::Role => (1, Some(1)),
+            Func::History => (0, Some(0)),
+            Func::Media => (2, Some(2)),
             Func::Eq => (2, None),
             Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join => (2, Some(2)),
             Func::Index | Func::Slice | Func::Call => (1, None),

@@ -8,7 +8,7 @@ use super::gofmt;
 use super::program::{Block, Const, Expr, Func, Instr, Key, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
-use crate::{functions, Data, Strictness};
+use crate::{functions, messages, Data, Strictness};
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
@@ -687,6 +687,28 @@ impl<'a> Renderer<'a> {
                     Func::Upper => functions::upper(text),
                     _ => functions::trim(text),
                 }))
+            }
+            Func::Role | Func::History | Func::Media => {
+                let mut text = Vec::with_capacity(2);
+                for index in 0..args.len() {
+                    let value = self.arg(args, index, span, dot)?;
+                    let Some(arg) = value.as_str() else {
+                        return Err(Self::func_error(
+                            func,
+                            span,
+                            format!("expected a string, got {}", value.go_type()),
+                        ));
+                    };
+                    text.push(arg.to_string());
+                }
+                let marker = match (func, text.as_slice()) {
+                    (Func::Role, [name]) => messages::emit_role(name),
+                    (Func::Media, [url, content_type]) => messages::emit_media(url, content_type),
+                    _ => messages::emit_history(),
+                };
+                marker
+                    .map(Value::string)
+                    .map_err(|message| Self::func_error(func, span, message))
             }
         }
     }

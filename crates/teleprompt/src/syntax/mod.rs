@@ -62,7 +62,7 @@ impl Template {
     pub(crate) fn reads(&self, name: &str) -> bool {
         match &self.compiled {
             Compiled::Jinja(template) => template.reads().contains(name),
-            Compiled::Go(_) => true,
+            Compiled::Go(template) => template.reads(name),
         }
     }
 

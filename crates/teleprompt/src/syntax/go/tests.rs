@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::GoTemplate;
+use super::{parse, root_reads, GoTemplate};
 use crate::diagnostics::TemplateError;
 use crate::syntax::CompileOptions;
 use crate::{Data, Strictness};
@@ -175,4 +175,16 @@ fn bounds() {
 fn is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<GoTemplate>();
+}
+
+#[test]
+fn root_reads_lists_field_names_or_everything() {
+    let reads = |body: &str| root_reads(&parse::parse(body).expect("parses"));
+    let names = reads("{{ .issue.title }}{{ range .files }}{{ . }}{{ end }}{{ $.env.os }}")
+        .expect("the root is never used whole");
+    assert!(names.contains("issue") && names.contains("files") && names.contains("env"));
+    assert!(!names.contains("readme"));
+    assert_eq!(reads("{{ toJSON . }}"), None);
+    assert_eq!(reads("{{ if .a }}{{ . }}{{ end }}"), None, "if keeps the root as dot");
+    assert_eq!(reads("{{ range $k, $v := $ }}{{ end }}"), None);
 }
