@@ -232,8 +232,5 @@ fn jinja_fixtures() {
 
 #[test]
 fn go_fixtures() {
-    if fixture_files("go").is_empty() {
-        return;
-    }
     run_folder(Syntax::Go);
 }
