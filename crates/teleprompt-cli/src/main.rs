@@ -71,6 +71,7 @@ impl LoadArgs {
         LoadOptions {
             syntax: self.syntax,
             strict: self.strict,
+            ..LoadOptions::default()
         }
     }
 }

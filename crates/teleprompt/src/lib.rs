@@ -119,7 +119,10 @@ impl Prompt {
             .or(metadata.strict)
             .unwrap_or_else(|| syntax.default_strictness());
         let default_role = metadata.default_role.unwrap_or(Role::User);
-        let compile = syntax::CompileOptions { strictness };
+        let compile = syntax::CompileOptions {
+            strictness,
+            functions: options.functions.clone(),
+        };
         let template = syntax::Template::compile(
             syntax,
             &document.body,

@@ -162,6 +162,8 @@ pub struct LoadOptions {
     pub syntax: Option<Syntax>,
     /// Strictness for every prompt, over what the front matter says.
     pub strict: Option<Strictness>,
+    /// Host functions the templates may call by name.
+    pub functions: crate::functions::Functions,
 }
 
 /// How a prompt's template text marks message roles, besides `role` calls

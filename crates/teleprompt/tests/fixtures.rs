@@ -81,7 +81,7 @@ fn parse_case(text: &str) -> Result<Case, String> {
 fn load_options(case: &Case, syntax: Syntax) -> Result<LoadOptions, String> {
     let mut options = LoadOptions {
         syntax: Some(syntax),
-        strict: None,
+        ..LoadOptions::default()
     };
     for line in case
         .sections

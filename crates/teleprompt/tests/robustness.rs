@@ -40,6 +40,7 @@ fn mangled_prompts_never_panic() {
         let options = LoadOptions {
             syntax: Some(Syntax::Jinja),
             strict: Some(strict),
+            ..LoadOptions::default()
         };
         if let Ok(prompt) = Prompt::from_source("fuzz.md", &source, &options) {
             if let Err(error) = prompt.render(data.clone()) {

@@ -73,3 +73,82 @@ mod tests {
         assert_eq!(trim("  x \n"), "x");
     }
 }
+
+/// A function the host registers: it takes the template's arguments as
+/// JSON values and returns a JSON value, or an error message.
+pub type HostFunction = dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync;
+
+/// Functions a host makes callable from templates by name (Semantic
+/// Kernel's plugin functions, Sortie's FuncMap additions).
+///
+/// In Go syntax a host function is called like a built-in (`{{ fetch .id }}`,
+/// also in pipelines); in Jinja it is both a function (`fetch(id)`) and a
+/// filter (`id | fetch`). A name that a syntax already uses for a built-in
+/// is an error when a prompt of that syntax loads.
+///
+/// ```
+/// use teleprompt::functions::Functions;
+/// use serde_json::{json, Value};
+///
+/// let functions = Functions::new().with("shout", |args: &[Value]| {
+///     let text = args.first().and_then(Value::as_str).ok_or("shout takes a string")?;
+///     Ok(json!(format!("{}!", text.to_uppercase())))
+/// });
+/// assert!(functions.get("shout").is_some());
+/// ```
+#[derive(Clone, Default)]
+pub struct Functions {
+    entries: std::collections::BTreeMap<String, std::sync::Arc<HostFunction>>,
+}
+
+impl Functions {
+    /// No host functions.
+    pub fn new() -> Functions {
+        Functions::default()
+    }
+
+    /// Registers `function` as `name`, replacing an earlier one of that name.
+    pub fn register<F>(&mut self, name: impl Into<String>, function: F) -> &mut Functions
+    where
+        F: Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
+    {
+        self.entries
+            .insert(name.into(), std::sync::Arc::new(function));
+        self
+    }
+
+    /// [`Functions::register`] in builder style.
+    pub fn with<F>(mut self, name: impl Into<String>, function: F) -> Functions
+    where
+        F: Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
+    {
+        self.register(name, function);
+        self
+    }
+
+    /// The function registered as `name`.
+    pub fn get(&self, name: &str) -> Option<&std::sync::Arc<HostFunction>> {
+        self.entries.get(name)
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// The registered functions, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &std::sync::Arc<HostFunction>)> {
+        self.entries.iter().map(|(name, function)| (name.as_str(), function))
+    }
+
+    /// True when no function is registered.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Functions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.names()).finish()
+    }
+}

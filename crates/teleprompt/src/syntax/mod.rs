@@ -7,6 +7,7 @@ pub(crate) mod jinja;
 pub(crate) mod role_tags;
 
 use crate::diagnostics::TemplateError;
+use crate::functions::Functions;
 use crate::messages::Role;
 use crate::{Data, MessageReader, Strictness, Syntax};
 
@@ -15,6 +16,8 @@ use crate::{Data, MessageReader, Strictness, Syntax};
 pub(crate) struct CompileOptions {
     /// What missing values do.
     pub strictness: Strictness,
+    /// Host functions callable by name.
+    pub functions: Functions,
 }
 
 /// A compiled template body, in any syntax.

@@ -8,7 +8,13 @@ use crate::syntax::CompileOptions;
 use crate::{Data, Strictness};
 
 fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateError> {
-    GoTemplate::compile(src, &CompileOptions { strictness })
+    GoTemplate::compile(
+        src,
+        &CompileOptions {
+            strictness,
+            functions: Default::default(),
+        },
+    )
 }
 
 fn render_with(src: &str, data: Value, strictness: Strictness) -> Result<String, TemplateError> {
