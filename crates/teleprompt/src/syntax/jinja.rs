@@ -14,12 +14,13 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use minijinja::machinery::{self, ast, Span};
-use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr};
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Rest};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior, Value as JValue};
 use serde_json::Value;
 
 use crate::data::{path_to_string, Data, Segment, View};
 use crate::diagnostics::{closest, TemplateError};
+use crate::functions::Functions;
 use crate::syntax::edits::{Edit, Edited};
 use crate::syntax::CompileOptions;
 use crate::Strictness;
@@ -178,6 +179,12 @@ impl JinjaTemplate {
         env.add_function("media", |url: &str, content_type: &str| {
             template_call(messages::emit_media(url, content_type))
         });
+        register_host_functions(&mut env, &options.functions)?;
+        let filters: Vec<&str> = FILTERS
+            .iter()
+            .copied()
+            .chain(options.functions.names())
+            .collect();
 
         let (edits, reads) = {
             let ast = machinery::parse(body, TEMPLATE_NAME, syntax)
@@ -189,7 +196,7 @@ impl JinjaTemplate {
                 .collect();
             let mut checker = Checker::default();
             checker.stmt(&ast);
-            checker.verdict(body, &functions)?;
+            checker.verdict(body, &functions, &filters)?;
             (checker.edits, checker.reads)
         };
         let source = Edited::new(body, edits);
@@ -287,15 +294,20 @@ struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    fn verdict(&self, body: &str, functions: &HashSet<String>) -> Result<(), TemplateError> {
+    fn verdict(
+        &self,
+        body: &str,
+        functions: &HashSet<String>,
+        filters: &[&str],
+    ) -> Result<(), TemplateError> {
         let mut problems: Vec<TemplateError> = Vec::new();
         for (name, from) in &self.filters {
-            if !FILTERS.contains(name) {
+            if !filters.contains(name) {
                 problems.push(unknown(
                     "filter",
                     name,
                     name_span(body, name, *from),
-                    FILTERS,
+                    filters,
                 ));
             }
         }
@@ -746,6 +758,57 @@ impl Object for Node {
     }
 }
 
+/// Makes each host function both a function (`fetch(id)`) and a filter
+/// (`id | fetch`). A name Jinja already uses for a built-in is an error.
+fn register_host_functions(
+    env: &mut Environment<'static>,
+    functions: &Functions,
+) -> Result<(), TemplateError> {
+    for (name, function) in functions.iter() {
+        if FILTERS.contains(&name) || env.globals().any(|(global, _)| global == name) {
+            return Err(TemplateError::parse(
+                None,
+                format!(
+                    "host function \"{name}\" has the name of a built-in Jinja filter or function"
+                ),
+            ));
+        }
+        let call = {
+            let function = function.clone();
+            let name = name.to_string();
+            move |args: Rest<JValue>| -> Result<JValue, minijinja::Error> {
+                let args = args
+                    .iter()
+                    .map(to_json_value)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let result = function(&args).map_err(|message| {
+                    minijinja::Error::new(
+                        ErrorKind::InvalidOperation,
+                        format!("error calling {name}: {message}"),
+                    )
+                })?;
+                Ok(json_value(result))
+            }
+        };
+        env.add_function(name.to_string(), call.clone());
+        env.add_filter(name.to_string(), call);
+    }
+    Ok(())
+}
+
+/// A value a host function returned, as minijinja sees it: objects and
+/// arrays stay JSON, read lazily like the data.
+fn json_value(value: Value) -> JValue {
+    match value {
+        Value::Object(_) | Value::Array(_) => JValue::from_object(Node {
+            data: Data::new(value),
+            path: Vec::new(),
+            misses: Arc::default(),
+        }),
+        scalar => scalar_value(&scalar),
+    }
+}
+
 /// The result of a message function as minijinja wants it.
 fn template_call(result: Result<String, String>) -> Result<String, minijinja::Error> {
     result.map_err(|message| minijinja::Error::new(ErrorKind::InvalidOperation, message))
@@ -813,4 +876,69 @@ fn to_json_value(value: &JValue) -> Result<Value, minijinja::Error> {
         }
         _ => Value::String(value.to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn compile_with(body: &str, functions: Functions) -> Result<JinjaTemplate, TemplateError> {
+        JinjaTemplate::compile(
+            body,
+            &CompileOptions {
+                strictness: Strictness::Semi,
+                functions,
+            },
+        )
+    }
+
+    fn host() -> Functions {
+        Functions::new()
+            .with("shout", |args: &[Value]| {
+                let text = args
+                    .first()
+                    .and_then(Value::as_str)
+                    .ok_or("takes a string")?;
+                Ok(json!(format!("{}!", text.to_uppercase())))
+            })
+            .with("ticket", |args: &[Value]| {
+                Ok(json!({"id": args.first().cloned(), "tags": ["a", "b"]}))
+            })
+    }
+
+    #[test]
+    fn host_functions_are_functions_and_filters() {
+        let template = compile_with(
+            "{{ shout(name) }} {{ name | shout }} {{ ticket(7).id }} {{ ticket(1).tags | join('+') }}",
+            host(),
+        )
+        .unwrap();
+        let out = template.render(&Data::new(json!({"name": "ada"}))).unwrap();
+        assert_eq!(out, "ADA! ADA! 7 a+b");
+    }
+
+    #[test]
+    fn host_function_errors_and_names() {
+        let template = compile_with("{{ shout(3) }}", host()).unwrap();
+        let error = template.render(&Data::new(json!({}))).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("error calling shout: takes a string"),
+            "{error:?}"
+        );
+
+        let error = compile_with("{{ shuot(x) }}", host()).err().unwrap();
+        assert_eq!(error.suggestion.as_deref(), Some("did you mean \"shout\"?"));
+
+        let clash = Functions::new().with("upper", |_: &[Value]| Ok(Value::Null));
+        let error = compile_with("x", clash).err().unwrap();
+        assert!(
+            error
+                .message
+                .contains("\"upper\" has the name of a built-in"),
+            "{error:?}"
+        );
+    }
 }
