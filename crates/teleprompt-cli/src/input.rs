@@ -111,7 +111,7 @@ pub fn build_data(source: Option<&str>, sets: &[Assignment]) -> Result<Value, Er
             ErrorClass::Input,
             format!(
                 "the data must be a mapping of names to values, found {}",
-                teleprompt::document::describe(&document)
+                teleprompt::data::describe(&document)
             ),
         ));
     };

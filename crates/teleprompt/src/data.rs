@@ -216,6 +216,18 @@ impl<'a> View<'a> {
     }
 }
 
+/// "an array", "a string", … for messages about data of the wrong shape.
+pub fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Sets `value` at a dotted path (`issue.title`) in `map`, creating maps
 /// on the way. With `overwrite` the value replaces whatever is there (a
 /// leaf in the way included); without, an existing value is kept.
@@ -281,13 +293,13 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
         }
     });
     let input_error = |line: usize, column: usize, message: String| {
-        let source_line = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
-        Error::new(ErrorClass::Input, message)
-            .with_file(origin)
-            .with_location(
-                Location { line, column },
-                Some((source_line.to_string(), 1)),
-            )
+        Error::in_text(
+            ErrorClass::Input,
+            origin,
+            text,
+            Location { line, column },
+            message,
+        )
     };
     match format {
         Format::Json => serde_json::from_str(text).map_err(|error| {

@@ -103,6 +103,27 @@ impl Error {
         self
     }
 
+    /// An error at `line:column` of `text` (the whole file, named
+    /// `origin`), underlining from the column to the end of that line.
+    pub(crate) fn in_text(
+        class: ErrorClass,
+        origin: &str,
+        text: &str,
+        location: Location,
+        message: impl Into<String>,
+    ) -> Error {
+        let line = text
+            .lines()
+            .nth(location.line.saturating_sub(1))
+            .unwrap_or("");
+        let width = (line.chars().count() + 1)
+            .saturating_sub(location.column)
+            .max(1);
+        Error::new(class, message)
+            .with_file(origin)
+            .with_location(location, Some((line.to_string(), width)))
+    }
+
     pub(crate) fn with_action(mut self, action: Option<String>) -> Error {
         self.0.action = action;
         self

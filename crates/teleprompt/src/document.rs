@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::data::describe;
 use crate::diagnostics::{Error, ErrorClass, Location, TemplateError};
 use crate::messages::Role;
 use crate::{MessageReader, OnError, Strictness, Syntax};
@@ -59,18 +60,13 @@ impl Document {
         let source = source.strip_prefix('\u{feff}').unwrap_or(source);
         let text = source.replace("\r\n", "\n");
         let document_error = |line: usize, column: usize, message: String| {
-            let source_line = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
-            Error::new(ErrorClass::Document, message)
-                .with_file(origin)
-                .with_location(
-                    Location { line, column },
-                    Some((
-                        source_line.to_string(),
-                        (source_line.chars().count() + 1)
-                            .saturating_sub(column)
-                            .max(1),
-                    )),
-                )
+            Error::in_text(
+                ErrorClass::Document,
+                origin,
+                &text,
+                Location { line, column },
+                message,
+            )
         };
 
         let mut lines = text.split_inclusive('\n');
@@ -379,18 +375,6 @@ pub fn expand_dotted(map: &Map<String, Value>) -> Map<String, Value> {
         crate::data::insert_dotted(&mut out, key, value.clone(), false);
     }
     out
-}
-
-/// "a list", "a string", … for messages about data of the wrong shape.
-pub fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 /// The file stem of `path`, used as the prompt name when front matter has none.

@@ -2,6 +2,7 @@
 //! expanded (Rapida's canonicalisation) and the root copy of the args with the
 //! context's own names taken out.
 
+use crate::data::describe;
 use serde_json::{Map, Value};
 
 use crate::data::insert_dotted;
@@ -35,20 +36,9 @@ pub fn expect_object(value: Value, what: &str) -> Result<Map<String, Value>, Err
             ErrorClass::Input,
             format!(
                 "{what} must be a JSON object (a map of names to values), not {}",
-                kind(&other)
+                describe(&other)
             ),
         )),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -385,7 +385,7 @@ impl PromptContext {
                 ErrorClass::Input,
                 format!(
                     "the data must be a mapping of names to values, found {}",
-                    crate::document::describe(&data)
+                    crate::data::describe(&data)
                 ),
             ));
         }

@@ -1,6 +1,7 @@
 //! Conversation history: reading it from JSON, checking its tool-call
 //! sequencing, and placing it among the rendered messages.
 
+use crate::data::describe;
 use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
@@ -140,7 +141,7 @@ pub fn history_from_value(value: Value) -> Result<Vec<ChatMessage>, HistoryParse
             Some(Value::Array(entries)) => entries,
             Some(other) => {
                 return Err(HistoryParseError::Shape {
-                    found: format!("an object whose \"messages\" is {}", kind(&other)),
+                    found: format!("an object whose \"messages\" is {}", describe(&other)),
                 })
             }
             None => {
@@ -151,7 +152,7 @@ pub fn history_from_value(value: Value) -> Result<Vec<ChatMessage>, HistoryParse
         },
         other => {
             return Err(HistoryParseError::Shape {
-                found: kind(&other).to_string(),
+                found: describe(&other).to_string(),
             })
         }
     };
@@ -166,12 +167,20 @@ pub fn history_from_value(value: Value) -> Result<Vec<ChatMessage>, HistoryParse
 
 fn parse_entry(entry: Value) -> Result<ChatMessage, String> {
     let Value::Object(object) = &entry else {
-        return Err(format!("expected a message object, found {}", kind(&entry)));
+        return Err(format!(
+            "expected a message object, found {}",
+            describe(&entry)
+        ));
     };
     match object.get("role") {
         None => return Err("the message has no \"role\"".to_string()),
         Some(Value::String(name)) => check_role_name(name)?,
-        Some(other) => return Err(format!("\"role\" must be a string, not {}", kind(other))),
+        Some(other) => {
+            return Err(format!(
+                "\"role\" must be a string, not {}",
+                describe(other)
+            ))
+        }
     }
     serde_json::from_value(entry).map_err(|error| json_error_text(&error))
 }
@@ -195,17 +204,6 @@ fn json_error_text(error: &serde_json::Error) -> String {
     match text.rfind(" at line ") {
         Some(cut) if error.line() > 0 => text.get(..cut).unwrap_or(&text).to_string(),
         _ => text,
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
