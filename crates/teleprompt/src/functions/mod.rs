@@ -138,7 +138,9 @@ impl Functions {
 
     /// The registered functions, sorted by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &std::sync::Arc<HostFunction>)> {
-        self.entries.iter().map(|(name, function)| (name.as_str(), function))
+        self.entries
+            .iter()
+            .map(|(name, function)| (name.as_str(), function))
     }
 
     /// True when no function is registered.
