@@ -48,6 +48,10 @@ fn forge_system_prompt_two_turns() {
         assert_eq!(rendered.text(), expected(file), "turn {turn}");
         let messages: Vec<_> = rendered.messages().collect();
         assert_eq!(messages.len(), 1);
-        assert_eq!(messages[0].role, teleprompt::Role::System, "default_role: system");
+        assert_eq!(
+            messages[0].role,
+            teleprompt::Role::System,
+            "default_role: system"
+        );
     }
 }

@@ -20,13 +20,50 @@ impl Rng {
 }
 
 const PIECES: &[&str] = &[
-    "---\n", "---", "\r\n", "\n", "\u{feff}", "name: x\n", "strict: lenient\n", "strict: 7\n",
-    "input:\n  default:\n    a.b: 1\n", "syntax: jinja\n", "on_error: original\n", "- a\n",
-    "key: [unclosed\n", "{{", "}}", "{%", "%}", "{#", "#}", "{{ a.b }}", "{{ a | upper }}",
-    "{{ a | nope }}", "{% if a %}", "{% endif %}", "{% for x in a %}", "{% endfor %}",
-    "{% autoescape off %}", "{% endautoescape %}", "{{ x.y.z }}", "{{ range(3) }}", "é", "\t",
-    "{{ 'str' ", "{% raw %}", "{% endraw %}", "{{ a[0] }}", "{{ a[-1] }}", "{{ a | tojson }}",
-    "{% set a = 1 %}", "{% macro m() %}", "{% endmacro %}", "{{ m() }}", " ", "x",
+    "---\n",
+    "---",
+    "\r\n",
+    "\n",
+    "\u{feff}",
+    "name: x\n",
+    "strict: lenient\n",
+    "strict: 7\n",
+    "input:\n  default:\n    a.b: 1\n",
+    "syntax: jinja\n",
+    "on_error: original\n",
+    "- a\n",
+    "key: [unclosed\n",
+    "{{",
+    "}}",
+    "{%",
+    "%}",
+    "{#",
+    "#}",
+    "{{ a.b }}",
+    "{{ a | upper }}",
+    "{{ a | nope }}",
+    "{% if a %}",
+    "{% endif %}",
+    "{% for x in a %}",
+    "{% endfor %}",
+    "{% autoescape off %}",
+    "{% endautoescape %}",
+    "{{ x.y.z }}",
+    "{{ range(3) }}",
+    "é",
+    "\t",
+    "{{ 'str' ",
+    "{% raw %}",
+    "{% endraw %}",
+    "{{ a[0] }}",
+    "{{ a[-1] }}",
+    "{{ a | tojson }}",
+    "{% set a = 1 %}",
+    "{% macro m() %}",
+    "{% endmacro %}",
+    "{{ m() }}",
+    " ",
+    "x",
 ];
 
 #[test]
@@ -35,7 +72,9 @@ fn mangled_prompts_never_panic() {
     let data = serde_json::json!({"a": {"b": [1, "two", null, {"c": 3.5}]}, "x": {"y": {}}});
     for case in 0..4000 {
         let length = rng.below(12);
-        let source: String = (0..length).map(|_| PIECES[rng.below(PIECES.len())]).collect();
+        let source: String = (0..length)
+            .map(|_| PIECES[rng.below(PIECES.len())])
+            .collect();
         let strict = [Strictness::Strict, Strictness::Semi, Strictness::Lenient][case % 3];
         let options = LoadOptions {
             syntax: Some(Syntax::Jinja),
