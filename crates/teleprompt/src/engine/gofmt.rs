@@ -413,6 +413,7 @@ impl Printer<'_> {
                 }
                 self.out.push(if self.f.sharp_v { '}' } else { ']' });
             }
+            Value::Json(json) => self.print_arg(&Value::from_json(json), verb, depth),
         }
     }
 

@@ -4,7 +4,9 @@
 //! to indexes) so rendering never looks a name up.
 
 use std::ops::Range;
+use std::sync::Arc;
 
+use crate::functions::HostFunction;
 use crate::Strictness;
 
 /// A compact byte range in the template body.
@@ -61,6 +63,20 @@ pub(crate) struct Program {
     pub strictness: Strictness,
     /// Bounds on a render.
     pub limits: Limits,
+    /// Host functions, by the index in [`Func::Host`].
+    pub hosts: Box<[Host]>,
+}
+
+/// A host function the program calls, with its name for messages.
+pub(crate) struct Host {
+    pub name: Box<str>,
+    pub function: Arc<HostFunction>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Host").field(&self.name).finish()
+    }
 }
 
 /// One template: its body and how many variable slots its frame needs.
@@ -165,9 +181,8 @@ pub(crate) enum Const {
     Str(Box<str>),
 }
 
-/// A function, resolved at compile time. Host functions (not yet
-/// registered by the library) would be a `Host(index)` variant here with a
-/// table of callables in [`Program`]; `call` is where Go reaches them.
+/// A function, resolved at compile time: a built-in, or a host function
+/// ([`Func::Host`], an index into [`Program::hosts`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Func {
     And,
@@ -200,6 +215,9 @@ pub(crate) enum Func {
     History,
     /// `media url content_type`: adds a media part to the message.
     Media,
+    /// A host function: its index in [`Program::hosts`]. It takes any
+    /// number of arguments, as JSON.
+    Host(u16),
 }
 
 impl Func {
@@ -235,7 +253,8 @@ impl Func {
         ("media", Func::Media),
     ];
 
-    /// The function's name in messages.
+    /// The function's name in messages (`?` for a host function: its name
+    /// is in [`Program::hosts`]).
     pub(crate) fn name(self) -> &'static str {
         Func::GO_NAMES
             .iter()
@@ -260,7 +279,12 @@ impl Func {
             Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join => (2, Some(2)),
             Func::Index | Func::Slice | Func::Call => (1, None),
             Func::Printf => (1, None),
-            Func::Print | Func::Println | Func::Html | Func::Js | Func::Urlquery => (0, None),
+            Func::Print
+            | Func::Println
+            | Func::Html
+            | Func::Js
+            | Func::Urlquery
+            | Func::Host(_) => (0, None),
         }
     }
 }

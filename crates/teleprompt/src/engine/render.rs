@@ -275,6 +275,48 @@ impl<'a> Renderer<'a> {
                     }
                 }
             }
+            Value::Json(json) => {
+                // A host result: its elements are copied out one by one
+                // (host results are small).
+                let json = std::rc::Rc::clone(json);
+                match &*json {
+                    serde_json::Value::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            self.tick(span)?;
+                            ran = true;
+                            let item = Value::owned(item.clone());
+                            if let Some(slot) = key {
+                                self.set(slot, Value::Int(i as i64));
+                            }
+                            if let Some(slot) = elem {
+                                self.set(slot, item.clone());
+                            }
+                            if self.exec_block(body, &item)? == Flow::Break {
+                                break;
+                            }
+                        }
+                    }
+                    serde_json::Value::Object(map) => {
+                        let mut names: Vec<&String> = map.keys().collect();
+                        names.sort_unstable();
+                        for name in names {
+                            self.tick(span)?;
+                            ran = true;
+                            let item = map.get(name).cloned().map_or(Value::Null, Value::owned);
+                            if let Some(slot) = key {
+                                self.set(slot, Value::string(name.clone()));
+                            }
+                            if let Some(slot) = elem {
+                                self.set(slot, item.clone());
+                            }
+                            if self.exec_block(body, &item)? == Flow::Break {
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
             Value::Null | Value::Missing => {}
             other => {
                 let mut shown = String::new();
@@ -380,15 +422,23 @@ impl<'a> Renderer<'a> {
         self.text(span.start as usize..end.max(span.start as usize))
     }
 
-    fn field(
-        &mut self,
-        value: Value<'a>,
-        key: &'a Key,
+    /// Reads `key` from `value`. Generic over the value's borrow so that a
+    /// host result ([`Value::Json`]) is read through a borrowed view and
+    /// only the child found is copied out.
+    fn field<'v>(
+        &self,
+        value: Value<'v>,
+        key: &Key,
         i: usize,
-        path: &'a Expr,
+        path: &Expr,
         span: Span,
         test: bool,
-    ) -> Result<Value<'a>> {
+    ) -> Result<Value<'v>> {
+        if let Value::Json(json) = &value {
+            return self
+                .field(Value::from_json(json), key, i, path, span, test)
+                .map(Value::detach);
+        }
         let Expr::Path { base, keys, .. } = path else {
             return Err(internal(span));
         };
@@ -561,6 +611,11 @@ impl<'a> Renderer<'a> {
                     Value::String(s) => s.len(),
                     Value::Array(items) => items.len(),
                     Value::Object(view) => view.len().unwrap_or(0),
+                    Value::Json(json) => match &**json {
+                        serde_json::Value::Array(items) => items.len(),
+                        serde_json::Value::Object(map) => map.len(),
+                        _ => 0,
+                    },
                     Value::Missing => 0,
                     Value::Null => return Err(Self::func_error(func, span, "len of nil pointer")),
                     other => {
@@ -609,20 +664,28 @@ impl<'a> Renderer<'a> {
                 Ok(Value::string(escaped))
             }
             Func::Call => {
+                // Go's `call` takes a function value; JSON data never holds
+                // one, and host functions are called by their names.
                 let value = self.arg(args, 0, span, dot)?;
+                let named = value
+                    .as_str()
+                    .filter(|name| self.program.hosts.iter().any(|h| &*h.name == *name));
                 Err(Self::func_error(
                     func,
                     span,
                     format!(
-                        "the first argument is {}, not a function (no host functions are registered)",
+                        "the first argument is {}, not a function; host functions are called by name: {{{{ fetch .id }}}}",
                         value.kind_name()
                     ),
-                ))
+                )
+                .suggest(named.map(|name| format!("write {{{{ {name} … }}}} instead of {{{{ call \"{name}\" … }}}}"))))
             }
+            Func::Host(index) => self.call_host(index, args, span, dot),
             Func::ToJson => {
                 let value = self.arg(args, 0, span, dot)?;
                 let text = match &value {
                     Value::Object(view) if !view.is_merged() => functions::to_json(view.value()),
+                    Value::Json(json) => functions::to_json(json),
                     other => functions::to_json(&other.to_json()),
                 };
                 Ok(Value::string(text))
@@ -645,6 +708,9 @@ impl<'a> Renderer<'a> {
                 };
                 let items: &[serde_json::Value] = match &list {
                     Value::Array(items) => items,
+                    Value::Json(json) if json.is_array() => {
+                        json.as_array().map_or(&[], Vec::as_slice)
+                    }
                     Value::Missing => &[],
                     other => {
                         return Err(Self::func_error(
@@ -713,80 +779,123 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// Calls host function `index` with the arguments as JSON; its result
+    /// is an owned value, its error a render error at the call.
+    fn call_host(
+        &mut self,
+        index: u16,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let program = self.program;
+        let host = program
+            .hosts
+            .get(usize::from(index))
+            .ok_or_else(|| internal(span))?;
+        let mut json = Vec::with_capacity(args.len());
+        for expr in args {
+            json.push(self.eval(expr, dot, false)?.to_json());
+        }
+        match (host.function)(&json) {
+            Ok(result) => Ok(Value::owned(result)),
+            Err(message) => Err(TemplateError::render(
+                Some(span.range()),
+                format!("error calling {}: {message}", host.name),
+            )),
+        }
+    }
+
     fn index(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
         let mut value = self.arg(args, 0, span, dot)?;
         for expr in args.get(1..).unwrap_or(&[]) {
             let index = self.eval(expr, dot, false)?;
-            value = match (&value, &index) {
-                (Value::Array(items), Value::Int(n)) => {
-                    match usize::try_from(*n).ok().and_then(|n| items.get(n)) {
-                        Some(item) => Value::from_json(item),
-                        None => {
-                            return Err(Self::func_error(
-                                Func::Index,
-                                span,
-                                format!("index out of range: {n}"),
-                            ))
-                        }
-                    }
-                }
-                (Value::Str(_) | Value::String(_), Value::Int(n)) => {
-                    let bytes = value.as_str().unwrap_or("").as_bytes();
-                    match usize::try_from(*n).ok().and_then(|n| bytes.get(n)) {
-                        Some(b) => Value::Int(i64::from(*b)),
-                        None => {
-                            return Err(Self::func_error(
-                                Func::Index,
-                                span,
-                                format!("index out of range: {n}"),
-                            ))
-                        }
-                    }
-                }
-                (Value::Array(_) | Value::Str(_) | Value::String(_), other) => {
-                    return Err(Self::func_error(
-                        Func::Index,
-                        span,
-                        format!("cannot index slice/array with type {}", other.go_type()),
-                    ))
-                }
-                (Value::Object(view), key) if key.as_str().is_some() => {
-                    let key = key.as_str().unwrap_or("");
-                    match view.get(key) {
-                        Some(found) => Value::from_view(found),
-                        None if self.missing_ok(false) => Value::Missing,
-                        None => {
-                            return Err(TemplateError::render(
-                                Some(span.range()),
-                                format!("map has no entry for key {key:?}"),
-                            )
-                            .suggest(
-                                closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?")),
-                            ))
-                        }
-                    }
-                }
-                (Value::Object(_), other) => {
-                    return Err(Self::func_error(
-                        Func::Index,
-                        span,
-                        format!("value has type {}; should be string", other.go_type()),
-                    ))
-                }
-                (Value::Missing, _) => Value::Missing,
-                (Value::Null, _) => {
-                    return Err(Self::func_error(Func::Index, span, "index of untyped nil"))
-                }
-                (other, _) => {
-                    return Err(Self::func_error(
-                        Func::Index,
-                        span,
-                        format!("can't index item of type {}", other.go_type()),
-                    ))
-                }
+            value = match &value {
+                Value::Json(json) => self
+                    .index_step(&Value::from_json(json), &index, span)?
+                    .detach(),
+                other => self.index_step(other, &index, span)?,
             };
         }
         Ok(value)
+    }
+
+    /// One index of `index`: an element of a list, a byte of a string, a
+    /// key of a map. Generic over the borrow, like [`Renderer::field`].
+    fn index_step<'v>(
+        &self,
+        value: &Value<'v>,
+        index: &Value<'_>,
+        span: Span,
+    ) -> Result<Value<'v>> {
+        Ok(match (value, index) {
+            (Value::Array(items), Value::Int(n)) => {
+                match usize::try_from(*n).ok().and_then(|n| items.get(n)) {
+                    Some(item) => Value::from_json(item),
+                    None => {
+                        return Err(Self::func_error(
+                            Func::Index,
+                            span,
+                            format!("index out of range: {n}"),
+                        ))
+                    }
+                }
+            }
+            (Value::Str(_) | Value::String(_), Value::Int(n)) => {
+                let bytes = value.as_str().unwrap_or("").as_bytes();
+                match usize::try_from(*n).ok().and_then(|n| bytes.get(n)) {
+                    Some(b) => Value::Int(i64::from(*b)),
+                    None => {
+                        return Err(Self::func_error(
+                            Func::Index,
+                            span,
+                            format!("index out of range: {n}"),
+                        ))
+                    }
+                }
+            }
+            (Value::Array(_) | Value::Str(_) | Value::String(_), other) => {
+                return Err(Self::func_error(
+                    Func::Index,
+                    span,
+                    format!("cannot index slice/array with type {}", other.go_type()),
+                ))
+            }
+            (Value::Object(view), key) if key.as_str().is_some() => {
+                let key = key.as_str().unwrap_or("");
+                match view.get(key) {
+                    Some(found) => Value::from_view(found),
+                    None if self.missing_ok(false) => Value::Missing,
+                    None => {
+                        return Err(TemplateError::render(
+                            Some(span.range()),
+                            format!("map has no entry for key {key:?}"),
+                        )
+                        .suggest(
+                            closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?")),
+                        ))
+                    }
+                }
+            }
+            (Value::Object(_), other) => {
+                return Err(Self::func_error(
+                    Func::Index,
+                    span,
+                    format!("value has type {}; should be string", other.go_type()),
+                ))
+            }
+            (Value::Missing, _) => Value::Missing,
+            (Value::Null, _) => {
+                return Err(Self::func_error(Func::Index, span, "index of untyped nil"))
+            }
+            (other, _) => {
+                return Err(Self::func_error(
+                    Func::Index,
+                    span,
+                    format!("can't index item of type {}", other.go_type()),
+                ))
+            }
+        })
     }
 
     fn slice(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
@@ -824,6 +933,7 @@ impl<'a> Renderer<'a> {
             Value::Str(s) => s.len(),
             Value::String(s) => s.len(),
             Value::Array(items) => items.len(),
+            Value::Json(json) if json.is_array() => json.as_array().map_or(0, Vec::len),
             other => {
                 return Err(Self::func_error(
                     Func::Slice,
@@ -867,6 +977,12 @@ impl<'a> Renderer<'a> {
         }
         match value {
             Value::Array(items) => Ok(Value::Array(items.get(start..end).unwrap_or(&[]))),
+            Value::Json(json) => {
+                let items = json.as_array().and_then(|items| items.get(start..end));
+                Ok(Value::owned(serde_json::Value::Array(
+                    items.unwrap_or(&[]).to_vec(),
+                )))
+            }
             Value::Str(s) => match s.get(start..end) {
                 Some(part) => Ok(Value::Str(part)),
                 None => Err(Self::func_error(
@@ -933,7 +1049,7 @@ fn kind(value: &Value<'_>) -> Kind {
         Value::Int(_) => Kind::Int,
         Value::Float(_) => Kind::Float,
         Value::Str(_) | Value::String(_) => Kind::String,
-        Value::Array(_) | Value::Object(_) => Kind::Other,
+        Value::Array(_) | Value::Object(_) | Value::Json(_) => Kind::Other,
     }
 }
 

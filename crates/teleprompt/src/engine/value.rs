@@ -30,6 +30,11 @@ pub(crate) enum Value<'a> {
     Array(&'a [Json]),
     /// An object of the data, merged over lower layers.
     Object(View<'a>),
+    /// An array or an object a host function returned (never a scalar:
+    /// [`Value::owned`] maps those to the variants above). Reading into it
+    /// (`.a.b`, `index`, `range`) clones the child it reaches: host results
+    /// are small, and a clone keeps the value free of the data's borrow.
+    Json(Rc<Json>),
 }
 
 impl<'a> Value<'a> {
@@ -53,6 +58,38 @@ impl<'a> Value<'a> {
             Json::String(s) => Value::Str(s),
             Json::Array(items) => Value::Array(items),
             Json::Object(_) => Value::Object(View::single(json)),
+        }
+    }
+
+    /// A value a function made, owned.
+    pub(crate) fn owned(json: Json) -> Value<'a> {
+        match json {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(b),
+            Json::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Json::String(s) => Value::string(s),
+            json @ (Json::Array(_) | Json::Object(_)) => Value::Json(Rc::new(json)),
+        }
+    }
+
+    /// The value without the borrow of `'a`: borrowed arrays and objects are
+    /// copied (used for children read out of a [`Value::Json`], which borrow
+    /// its `Rc` only).
+    pub(crate) fn detach<'b>(self) -> Value<'b> {
+        match self {
+            Value::Missing => Value::Missing,
+            Value::Null => Value::Null,
+            Value::Bool(b) => Value::Bool(b),
+            Value::Int(i) => Value::Int(i),
+            Value::Float(f) => Value::Float(f),
+            Value::Str(s) => Value::String(Rc::from(s)),
+            Value::String(s) => Value::String(s),
+            Value::Array(items) => Value::Json(Rc::new(Json::Array(items.to_vec()))),
+            Value::Object(view) => Value::Json(Rc::new(view.to_json())),
+            Value::Json(json) => Value::Json(json),
         }
     }
 
@@ -81,6 +118,7 @@ impl<'a> Value<'a> {
             Value::String(s) => !s.is_empty(),
             Value::Array(items) => !items.is_empty(),
             Value::Object(view) => !view.is_empty(),
+            Value::Json(json) => Value::from_json(json).is_true(),
         }
     }
 
@@ -94,6 +132,7 @@ impl<'a> Value<'a> {
             Value::Str(_) | Value::String(_) => "string",
             Value::Array(_) => "[]interface {}",
             Value::Object(_) => "map[string]interface {}",
+            Value::Json(json) => Value::from_json(json).go_type(),
         }
     }
 
@@ -108,6 +147,7 @@ impl<'a> Value<'a> {
             Value::Str(_) | Value::String(_) => "a string",
             Value::Array(_) => "a list",
             Value::Object(_) => "a map",
+            Value::Json(json) => Value::from_json(json).kind_name(),
         }
     }
 
@@ -122,6 +162,7 @@ impl<'a> Value<'a> {
             Value::String(s) => Json::String(s.to_string()),
             Value::Array(items) => Json::Array(items.to_vec()),
             Value::Object(view) => view.to_json(),
+            Value::Json(json) => Json::clone(json),
         }
     }
 }

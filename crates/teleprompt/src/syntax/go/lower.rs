@@ -6,15 +6,23 @@ use std::collections::HashMap;
 
 use super::ast::*;
 use super::engine::program::{
-    Block, Const, Expr, Func, Instr, Key, Limits, Program, Span as PSpan, Template,
+    Block, Const, Expr, Func, Host, Instr, Key, Limits, Program, Span as PSpan, Template,
 };
 use crate::diagnostics::{closest, TemplateError};
+use crate::functions::Functions;
 use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
-/// Lowers `tree` (parsed from `src`) to a program.
-pub(crate) fn lower(tree: &Tree, src: &str, strictness: Strictness) -> Result<Program> {
+/// Lowers `tree` (parsed from `src`) to a program; names that are not
+/// built-ins resolve to the host's `functions`.
+pub(crate) fn lower(
+    tree: &Tree,
+    src: &str,
+    strictness: Strictness,
+    functions: &Functions,
+) -> Result<Program> {
+    let hosts = host_table(functions)?;
     // Template names first: a template may be called before it is defined.
     let mut names: HashMap<&str, usize> = HashMap::new();
     let mut chosen: Vec<&DefineNode> = Vec::new();
@@ -42,7 +50,11 @@ pub(crate) fn lower(tree: &Tree, src: &str, strictness: Strictness) -> Result<Pr
             }
         }
     }
-    let lowerer = Lowerer { src, names: &names };
+    let lowerer = Lowerer {
+        src,
+        names: &names,
+        hosts: &hosts,
+    };
     let mut templates = Vec::with_capacity(chosen.len());
     for define in &chosen {
         let mut scope = Scope::new();
@@ -65,7 +77,37 @@ pub(crate) fn lower(tree: &Tree, src: &str, strictness: Strictness) -> Result<Pr
         templates,
         strictness,
         limits: Limits::default(),
+        hosts: hosts.into_boxed_slice(),
     })
+}
+
+/// The host functions, sorted by name (as [`Functions`] keeps them), so
+/// the position of a name is its [`Func::Host`] index. A name that is a
+/// built-in is an error: the built-in would hide it.
+fn host_table(functions: &Functions) -> Result<Vec<Host>> {
+    let mut hosts = Vec::new();
+    for (name, function) in functions.iter() {
+        if Func::GO_NAMES.iter().any(|(builtin, _)| *builtin == name) {
+            return Err(TemplateError::parse(
+                None,
+                format!("host function {name:?} has the name of a built-in function"),
+            )
+            .suggest(Some(format!(
+                "register it under another name: Go templates cannot replace {name:?}"
+            ))));
+        }
+        if hosts.len() > usize::from(u16::MAX) {
+            return Err(TemplateError::parse(
+                None,
+                format!("more than {} host functions are registered", u16::MAX),
+            ));
+        }
+        hosts.push(Host {
+            name: name.into(),
+            function: std::sync::Arc::clone(function),
+        });
+    }
+    Ok(hosts)
 }
 
 /// Go's `IsEmptyTree`: only spaces and comments.
@@ -147,6 +189,8 @@ impl Scope {
 struct Lowerer<'t> {
     src: &'t str,
     names: &'t HashMap<&'t str, usize>,
+    /// Host functions, sorted by name.
+    hosts: &'t [Host],
 }
 
 fn span(range: &Span) -> PSpan {
@@ -343,20 +387,25 @@ impl Lowerer<'_> {
     }
 
     fn func(&self, ident: &IdentNode) -> Result<Func> {
-        Func::GO_NAMES
+        if let Some((_, func)) = Func::GO_NAMES.iter().find(|(name, _)| *name == ident.name) {
+            return Ok(*func);
+        }
+        if let Ok(index) = self
+            .hosts
+            .binary_search_by(|host| (*host.name).cmp(ident.name.as_str()))
+        {
+            // `host_table` keeps the table within u16.
+            return Ok(Func::Host(u16::try_from(index).unwrap_or(u16::MAX)));
+        }
+        let known = Func::GO_NAMES
             .iter()
-            .find(|(name, _)| *name == ident.name)
-            .map(|(_, func)| *func)
-            .ok_or_else(|| {
-                TemplateError::parse(
-                    Some(ident.span.clone()),
-                    format!("function {:?} not defined", ident.name),
-                )
-                .suggest(
-                    closest(&ident.name, Func::GO_NAMES.iter().map(|(name, _)| *name))
-                        .map(|c| format!("did you mean \"{c}\"?")),
-                )
-            })
+            .map(|(name, _)| *name)
+            .chain(self.hosts.iter().map(|host| &*host.name));
+        Err(TemplateError::parse(
+            Some(ident.span.clone()),
+            format!("function {:?} not defined", ident.name),
+        )
+        .suggest(closest(&ident.name, known).map(|c| format!("did you mean \"{c}\"?"))))
     }
 
     fn keys(fields: &[Ident]) -> Box<[Key]> {

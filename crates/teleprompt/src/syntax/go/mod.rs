@@ -36,7 +36,7 @@ impl GoTemplate {
             ));
         }
         let tree = parse::parse(body)?;
-        let program = lower::lower(&tree, body, options.strictness)?;
+        let program = lower::lower(&tree, body, options.strictness, &options.functions)?;
         let reads = root_reads(&tree);
         Ok(GoTemplate { program, reads })
     }
