@@ -1,0 +1,152 @@
+//! Host functions through the public API: a host registers functions in
+//! `LoadOptions.functions`, and templates call them by name.
+
+use serde_json::{json, Value};
+use teleprompt::functions::Functions;
+use teleprompt::{ErrorClass, LoadOptions, Location, Prompt, Strictness, Syntax};
+
+/// A tracker lookup (`fetch`), a string function (`shout`) and one that
+/// always fails (`offline`).
+fn functions() -> Functions {
+    Functions::new()
+        .with("fetch", |args: &[Value]| match args {
+            [Value::String(id)] if id.starts_with("ABC-") => Ok(json!({
+                "identifier": id,
+                "title": "Fix login",
+                "labels": ["bug", "auth"],
+                "blocked_by": [{"identifier": "ABC-2", "state": "open"}],
+                "parent": null,
+            })),
+            [Value::String(id)] => Err(format!("no issue {id}")),
+            _ => Err("fetch takes one issue identifier".to_string()),
+        })
+        .with("shout", |args: &[Value]| {
+            let text = args
+                .last()
+                .and_then(Value::as_str)
+                .ok_or("shout takes a string")?;
+            Ok(json!(format!("{}!", text.to_uppercase())))
+        })
+        .with("offline", |_: &[Value]| {
+            Err("the tracker is unreachable".to_string())
+        })
+}
+
+mod go {
+    use super::*;
+
+    fn load(source: &str) -> Result<Prompt, teleprompt::Error> {
+        Prompt::from_source(
+            "p.gotmpl",
+            source,
+            &LoadOptions {
+                syntax: Some(Syntax::Go),
+                functions: functions(),
+                ..Default::default()
+            },
+        )
+    }
+
+    fn render(source: &str, data: Value) -> String {
+        load(source)
+            .and_then(|prompt| prompt.render(data))
+            .unwrap_or_else(|e| panic!("{source}: {}", e.report()))
+            .into_text()
+    }
+
+    #[test]
+    fn called_by_name_and_in_pipelines() {
+        let data = json!({"id": "ABC-1", "name": "ann"});
+        assert_eq!(render("{{ shout .name }}", data.clone()), "ANN!");
+        assert_eq!(render("{{ .name | shout }}", data.clone()), "ANN!");
+        assert_eq!(render("{{ shout \"x\" .name | lower }}", data), "ann!");
+    }
+
+    #[test]
+    fn results_are_read_like_data() {
+        let source = "\
+{{- $issue := fetch .id -}}
+{{ $issue.identifier }}: {{ $issue.title }}
+Labels: {{ $issue.labels | join \", \" }}
+{{ range $issue.blocked_by }}- blocked by {{ .identifier }} ({{ .state }})
+{{ end -}}
+{{ if $issue.parent }}parent {{ $issue.parent.identifier }}{{ else }}no parent{{ end }}
+{{ toJSON $issue.labels }} {{ len $issue }} {{ index $issue.labels 0 }}";
+        assert_eq!(
+            render(source, json!({"id": "ABC-1"})),
+            "ABC-1: Fix login\nLabels: bug, auth\n- blocked by ABC-2 (open)\nno parent\n[\"bug\",\"auth\"] 5 bug"
+        );
+    }
+
+    #[test]
+    fn a_host_error_is_a_render_error_at_the_call() {
+        let source = "---\ndescription: one issue\n---\nIssue:\n  {{ fetch .id }}\n";
+        let prompt = load(source).expect("loads");
+        let error = prompt.render(json!({"id": "XYZ-9"})).unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Render);
+        assert_eq!(error.message(), "error calling fetch: no issue XYZ-9");
+        assert_eq!(error.location(), Some(Location { line: 5, column: 6 }));
+        let error = load("{{ offline }}")
+            .expect("loads")
+            .render(json!({}))
+            .unwrap_err();
+        assert_eq!(
+            error.message(),
+            "error calling offline: the tracker is unreachable"
+        );
+    }
+
+    #[test]
+    fn unknown_names_suggest_host_functions() {
+        let error = load("{{ fetc .id }}").unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Parse);
+        assert_eq!(error.message(), "function \"fetc\" not defined");
+        assert_eq!(error.suggestion(), Some("did you mean \"fetch\"?"));
+    }
+
+    #[test]
+    fn a_host_function_cannot_take_a_builtin_name() {
+        let error = Prompt::from_source(
+            "p.gotmpl",
+            "Hello",
+            &LoadOptions {
+                functions: functions().with("printf", |_: &[Value]| Ok(Value::Null)),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Parse);
+        assert_eq!(
+            error.message(),
+            "host function \"printf\" has the name of a built-in function"
+        );
+    }
+
+    #[test]
+    fn call_points_to_calling_by_name() {
+        let error = load("{{ call \"fetch\" .id }}")
+            .expect("loads")
+            .render(json!({"id": "ABC-1"}))
+            .unwrap_err();
+        assert_eq!(
+            error.message(),
+            "call: the first argument is a string, not a function; host functions are called by name: {{ fetch .id }}"
+        );
+    }
+
+    #[test]
+    fn lenient_prompts_pass_missing_values_as_null() {
+        let prompt = Prompt::from_source(
+            "p.gotmpl",
+            "[{{ shout .nope }}]",
+            &LoadOptions {
+                strict: Some(Strictness::Lenient),
+                functions: functions(),
+                ..Default::default()
+            },
+        )
+        .expect("loads");
+        let error = prompt.render(json!({})).unwrap_err();
+        assert_eq!(error.message(), "error calling shout: shout takes a string");
+    }
+}
