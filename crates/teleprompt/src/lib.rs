@@ -202,6 +202,10 @@ impl Prompt {
         let split = output
             .map_err(|error| self.document.locate(error))
             .and_then(|output| {
+                if !output.contains(messages::OPEN) {
+                    // No marker at all: one message, without a second scan.
+                    return Ok(self.plain_split(output));
+                }
                 markers.split(&output, self.default_role).map_err(|error| {
                     Error::new(ErrorClass::Render, error.to_string()).with_file(self.origin())
                 })
@@ -209,7 +213,7 @@ impl Prompt {
         let (split, recovered) = match split {
             Ok(split) => (split, None),
             Err(error) if self.on_error == OnError::Original => {
-                (self.plain_split(&self.document.body), Some(error))
+                (self.plain_split(self.document.body.clone()), Some(error))
             }
             Err(error) => return Err(error),
         };
@@ -217,7 +221,7 @@ impl Prompt {
             true => {
                 let fallback =
                     context::continuation_fallback("", true, self.continuation_prompt.as_deref());
-                self.plain_split(fallback)
+                self.plain_split(fallback.to_string())
             }
             false => split,
         };
@@ -231,7 +235,7 @@ impl Prompt {
     }
 
     /// `text` as one message of the default role.
-    fn plain_split(&self, text: &str) -> messages::Split {
+    fn plain_split(&self, text: String) -> messages::Split {
         let content = text.trim();
         let items = if content.is_empty() {
             Vec::new()
@@ -243,10 +247,7 @@ impl Prompt {
                 }],
             })]
         };
-        messages::Split {
-            text: text.to_string(),
-            items,
-        }
+        messages::Split { text, items }
     }
 
     /// The prompt's name: front matter `name`, else the file stem.
