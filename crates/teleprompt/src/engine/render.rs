@@ -276,46 +276,7 @@ impl<'a> Renderer<'a> {
                 }
             }
             Value::Json(json) => {
-                // A host result: its elements are copied out one by one
-                // (host results are small).
-                let json = std::rc::Rc::clone(json);
-                match &*json {
-                    serde_json::Value::Array(items) => {
-                        for (i, item) in items.iter().enumerate() {
-                            self.tick(span)?;
-                            ran = true;
-                            let item = Value::owned(item.clone());
-                            if let Some(slot) = key {
-                                self.set(slot, Value::Int(i as i64));
-                            }
-                            if let Some(slot) = elem {
-                                self.set(slot, item.clone());
-                            }
-                            if self.exec_block(body, &item)? == Flow::Break {
-                                break;
-                            }
-                        }
-                    }
-                    serde_json::Value::Object(map) => {
-                        let mut names: Vec<&String> = map.keys().collect();
-                        names.sort_unstable();
-                        for name in names {
-                            self.tick(span)?;
-                            ran = true;
-                            let item = map.get(name).cloned().map_or(Value::Null, Value::owned);
-                            if let Some(slot) = key {
-                                self.set(slot, Value::string(name.clone()));
-                            }
-                            if let Some(slot) = elem {
-                                self.set(slot, item.clone());
-                            }
-                            if self.exec_block(body, &item)? == Flow::Break {
-                                break;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                ran = self.range_json(json.clone(), key, elem, body, span)?;
             }
             Value::Null | Value::Missing => {}
             other => {
@@ -335,6 +296,59 @@ impl<'a> Renderer<'a> {
             return self.exec_block(otherwise, dot);
         }
         Ok(Flow::Normal)
+    }
+
+    /// `range` over a host result: its elements are copied out one by one
+    /// (host results are small). Kept out of `exec_range`, the data's path.
+    /// Returns whether the body ran.
+    #[inline(never)]
+    fn range_json(
+        &mut self,
+        json: std::rc::Rc<serde_json::Value>,
+        key: Option<u32>,
+        elem: Option<u32>,
+        body: &'a Block,
+        span: Span,
+    ) -> Result<bool> {
+        let mut ran = false;
+        match &*json {
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.tick(span)?;
+                    ran = true;
+                    let item = Value::owned(item.clone());
+                    if let Some(slot) = key {
+                        self.set(slot, Value::Int(i as i64));
+                    }
+                    if let Some(slot) = elem {
+                        self.set(slot, item.clone());
+                    }
+                    if self.exec_block(body, &item)? == Flow::Break {
+                        break;
+                    }
+                }
+            }
+            serde_json::Value::Object(map) => {
+                let mut names: Vec<&String> = map.keys().collect();
+                names.sort_unstable();
+                for name in names {
+                    self.tick(span)?;
+                    ran = true;
+                    let item = map.get(name).cloned().map_or(Value::Null, Value::owned);
+                    if let Some(slot) = key {
+                        self.set(slot, Value::string(name.clone()));
+                    }
+                    if let Some(slot) = elem {
+                        self.set(slot, item.clone());
+                    }
+                    if self.exec_block(body, &item)? == Flow::Break {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(ran)
     }
 
     fn call_template(&mut self, id: u32, value: Value<'a>, span: Span) -> Result<()> {
@@ -398,9 +412,24 @@ impl<'a> Renderer<'a> {
                 Const::Str(s) => Value::Str(s),
             }),
             Expr::Path { base, keys, span } => {
-                let mut value = self.eval(base, dot, test)?;
-                for (i, key) in keys.iter().enumerate() {
-                    value = self.field(value, key, i, expr, *span, test)?;
+                let Some((first, rest)) = keys.split_first() else {
+                    return self.eval(base, dot, test);
+                };
+                // The first key is read from dot or a variable in place,
+                // without a copy of the value it is read from.
+                let mut value = match &**base {
+                    Expr::Dot => self.field(dot, first, 0, expr, *span, test)?,
+                    Expr::Var(slot) => match self.vars.get(self.frame + *slot as usize) {
+                        Some(base) => self.field(base, first, 0, expr, *span, test)?,
+                        None => self.field(&Value::Missing, first, 0, expr, *span, test)?,
+                    },
+                    base => {
+                        let base = self.eval(base, dot, test)?;
+                        self.field(&base, first, 0, expr, *span, test)?
+                    }
+                };
+                for (i, key) in rest.iter().enumerate() {
+                    value = self.field(&value, key, i + 1, expr, *span, test)?;
                 }
                 Ok(value)
             }
@@ -423,22 +452,18 @@ impl<'a> Renderer<'a> {
     }
 
     /// Reads `key` from `value`. Generic over the value's borrow so that a
-    /// host result ([`Value::Json`]) is read through a borrowed view and
-    /// only the child found is copied out.
+    /// host result ([`Value::Json`]) can be read through a borrowed view
+    /// ([`Renderer::field_json`]), and by reference so that reading from
+    /// dot or a variable copies nothing.
     fn field<'v>(
         &self,
-        value: Value<'v>,
+        value: &Value<'v>,
         key: &Key,
         i: usize,
         path: &Expr,
         span: Span,
         test: bool,
     ) -> Result<Value<'v>> {
-        if let Value::Json(json) = &value {
-            return self
-                .field(Value::from_json(json), key, i, path, span, test)
-                .map(Value::detach);
-        }
         let Expr::Path { base, keys, .. } = path else {
             return Err(internal(span));
         };
@@ -480,6 +505,7 @@ impl<'a> Renderer<'a> {
                 }
             },
             Value::Missing => Ok(Value::Missing),
+            Value::Json(json) => self.field_json(json, key, i, path, span, test),
             Value::Null => {
                 if self.program.strictness == Strictness::Lenient {
                     return Ok(Value::Missing);
@@ -508,6 +534,22 @@ impl<'a> Renderer<'a> {
                 .suggest(root_suggestion()))
             }
         }
+    }
+
+    /// [`Renderer::field`] of a host result: read through a borrowed view,
+    /// and the child found copied out (host results are small).
+    #[inline(never)]
+    fn field_json<'v>(
+        &self,
+        json: &serde_json::Value,
+        key: &Key,
+        i: usize,
+        path: &Expr,
+        span: Span,
+        test: bool,
+    ) -> Result<Value<'v>> {
+        self.field(&Value::from_json(json), key, i, path, span, test)
+            .map(Value::detach)
     }
 
     fn arg(
@@ -663,23 +705,7 @@ impl<'a> Renderer<'a> {
                 self.args.truncate(base);
                 Ok(Value::string(escaped))
             }
-            Func::Call => {
-                // Go's `call` takes a function value; JSON data never holds
-                // one, and host functions are called by their names.
-                let value = self.arg(args, 0, span, dot)?;
-                let named = value
-                    .as_str()
-                    .filter(|name| self.program.hosts.iter().any(|h| &*h.name == *name));
-                Err(Self::func_error(
-                    func,
-                    span,
-                    format!(
-                        "the first argument is {}, not a function; host functions are called by name: {{{{ fetch .id }}}}",
-                        value.kind_name()
-                    ),
-                )
-                .suggest(named.map(|name| format!("write {{{{ {name} … }}}} instead of {{{{ call \"{name}\" … }}}}"))))
-            }
+            Func::Call => self.call_value(args, span, dot),
             Func::Host(index) => self.call_host(index, args, span, dot),
             Func::ToJson => {
                 let value = self.arg(args, 0, span, dot)?;
@@ -779,8 +805,30 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// `call`: Go calls a function value; JSON data never holds one, and
+    /// host functions are called by their names, so this always fails.
+    #[cold]
+    #[inline(never)]
+    fn call_value(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let value = self.arg(args, 0, span, dot)?;
+        let named = value
+            .as_str()
+            .filter(|name| self.program.hosts.iter().any(|h| &*h.name == *name));
+        Err(Self::func_error(
+            Func::Call,
+            span,
+            format!(
+                "the first argument is {}, not a function; host functions are called by name: {{{{ fetch .id }}}}",
+                value.kind_name()
+            ),
+        )
+        .suggest(named.map(|name| format!("write {{{{ {name} … }}}} instead of {{{{ call \"{name}\" … }}}}"))))
+    }
+
     /// Calls host function `index` with the arguments as JSON; its result
-    /// is an owned value, its error a render error at the call.
+    /// is an owned value, its error a render error at the call. Not inlined:
+    /// `call` stays small for the built-ins.
+    #[inline(never)]
     fn call_host(
         &mut self,
         index: u16,

@@ -118,7 +118,11 @@ impl<'a> Value<'a> {
             Value::String(s) => !s.is_empty(),
             Value::Array(items) => !items.is_empty(),
             Value::Object(view) => !view.is_empty(),
-            Value::Json(json) => Value::from_json(json).is_true(),
+            Value::Json(json) => match &**json {
+                Json::Array(items) => !items.is_empty(),
+                Json::Object(map) => !map.is_empty(),
+                _ => true,
+            },
         }
     }
 
