@@ -150,3 +150,56 @@ Labels: {{ $issue.labels | join \", \" }}
         assert_eq!(error.message(), "error calling shout: shout takes a string");
     }
 }
+
+mod jinja {
+    use super::*;
+
+    fn load(source: &str) -> Result<Prompt, teleprompt::Error> {
+        Prompt::from_source(
+            "p.j2",
+            source,
+            &LoadOptions {
+                functions: functions(),
+                ..LoadOptions::default()
+            },
+        )
+    }
+
+    #[test]
+    fn host_functions_are_functions_and_filters() {
+        let prompt = load(
+            "{% set issue = fetch(id) %}{{ issue.title }} [{{ issue.labels | join(', ') }}] \
+             blocked by {{ issue.blocked_by[0].identifier }}; {{ issue.title | shout }}",
+        )
+        .unwrap();
+        let rendered = prompt.render(json!({"id": "ABC-1"})).unwrap();
+        assert_eq!(
+            rendered.text(),
+            "Fix login [bug, auth] blocked by ABC-2; FIX LOGIN!"
+        );
+    }
+
+    #[test]
+    fn a_failing_host_function_is_a_render_error_at_its_call() {
+        let prompt = load("---\nname: x\n---\nok\n{{ fetch('NOPE-1') }}").unwrap();
+        let error = prompt.render(json!({})).unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Render);
+        assert_eq!(error.location().map(|at| at.line), Some(5));
+        assert!(
+            error
+                .message()
+                .contains("error calling fetch: no issue NOPE-1"),
+            "{}",
+            error.report()
+        );
+    }
+
+    #[test]
+    fn unknown_names_suggest_host_functions() {
+        let error = load("{{ ftch(id) }}").unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Parse);
+        assert_eq!(error.suggestion(), Some("did you mean \"fetch\"?"));
+        let error = load("{{ id | shuot }}").unwrap_err();
+        assert_eq!(error.suggestion(), Some("did you mean \"shout\"?"));
+    }
+}
