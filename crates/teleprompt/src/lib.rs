@@ -193,7 +193,9 @@ impl Prompt {
             continuation: context.is_continuation(),
             warnings: built.warnings,
         };
-        self.render_data(&built.data, turn).map_err(label)
+        let mut rendered = self.render_data(&built.data, turn).map_err(label)?;
+        rendered.recovered = rendered.recovered.map(label);
+        Ok(rendered)
     }
 
     fn render_data(&self, data: &Data, turn: Turn) -> Result<Rendered, Error> {
