@@ -211,6 +211,27 @@ impl<'a> Renderer<'a> {
         Ok(())
     }
 
+    /// One pass of a `range` body: counts it against the loop bound, sets
+    /// the key and element variables, runs the body with `item` as dot.
+    /// Returns true when the body broke out of the loop.
+    fn iterate(
+        &mut self,
+        span: Span,
+        (key_slot, key): (Option<u32>, Value<'a>),
+        elem_slot: Option<u32>,
+        item: Value<'a>,
+        body: &'a Block,
+    ) -> Result<bool> {
+        self.tick(span)?;
+        if let Some(slot) = key_slot {
+            self.set(slot, key);
+        }
+        if let Some(slot) = elem_slot {
+            self.set(slot, item.clone());
+        }
+        Ok(self.exec_block(body, &item)? == Flow::Break)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn exec_range(
         &mut self,
@@ -227,32 +248,18 @@ impl<'a> Renderer<'a> {
         match &value {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.tick(span)?;
                     ran = true;
                     let item = Value::from_json(item);
-                    if let Some(slot) = key {
-                        self.set(slot, Value::Int(i as i64));
-                    }
-                    if let Some(slot) = elem {
-                        self.set(slot, item.clone());
-                    }
-                    if self.exec_block(body, &item)? == Flow::Break {
+                    if self.iterate(span, (key, Value::Int(i as i64)), elem, item, body)? {
                         break;
                     }
                 }
             }
             Value::Object(view) => {
                 for name in sorted_keys(view) {
-                    self.tick(span)?;
                     ran = true;
                     let item = view.get(name).map_or(Value::Null, Value::from_view);
-                    if let Some(slot) = key {
-                        self.set(slot, Value::Str(name));
-                    }
-                    if let Some(slot) = elem {
-                        self.set(slot, item.clone());
-                    }
-                    if self.exec_block(body, &item)? == Flow::Break {
+                    if self.iterate(span, (key, Value::Str(name)), elem, item, body)? {
                         break;
                     }
                 }
@@ -265,12 +272,8 @@ impl<'a> Renderer<'a> {
                     ));
                 }
                 for i in 0..(*n).max(0) {
-                    self.tick(span)?;
                     ran = true;
-                    if let Some(slot) = elem {
-                        self.set(slot, Value::Int(i));
-                    }
-                    if self.exec_block(body, &Value::Int(i))? == Flow::Break {
+                    if self.iterate(span, (None, Value::Null), elem, Value::Int(i), body)? {
                         break;
                     }
                 }
@@ -314,16 +317,9 @@ impl<'a> Renderer<'a> {
         match &*json {
             serde_json::Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.tick(span)?;
                     ran = true;
                     let item = Value::owned(item.clone());
-                    if let Some(slot) = key {
-                        self.set(slot, Value::Int(i as i64));
-                    }
-                    if let Some(slot) = elem {
-                        self.set(slot, item.clone());
-                    }
-                    if self.exec_block(body, &item)? == Flow::Break {
+                    if self.iterate(span, (key, Value::Int(i as i64)), elem, item, body)? {
                         break;
                     }
                 }
@@ -332,16 +328,9 @@ impl<'a> Renderer<'a> {
                 let mut names: Vec<&String> = map.keys().collect();
                 names.sort_unstable();
                 for name in names {
-                    self.tick(span)?;
                     ran = true;
                     let item = map.get(name).cloned().map_or(Value::Null, Value::owned);
-                    if let Some(slot) = key {
-                        self.set(slot, Value::string(name.clone()));
-                    }
-                    if let Some(slot) = elem {
-                        self.set(slot, item.clone());
-                    }
-                    if self.exec_block(body, &item)? == Flow::Break {
+                    if self.iterate(span, (key, Value::string(name.clone())), elem, item, body)? {
                         break;
                     }
                 }
