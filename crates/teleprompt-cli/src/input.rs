@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use teleprompt::context::Clock;
+use teleprompt::context::{Clock, Workspace};
 use teleprompt::data::{insert_dotted, parse_text, Format};
 use teleprompt::messages::parse_history;
 use teleprompt::{Error, ErrorClass, PromptContext};
@@ -73,6 +73,9 @@ pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
             Error::new(ErrorClass::Input, format!("bad history: {error}")).with_file(&origin)
         })?;
         context = context.with_history(history);
+    }
+    if let Some(root) = &args.workspace {
+        context = context.workspace(Workspace::new(root).max_depth(args.workspace_depth));
     }
     for (key, value) in &args.labels {
         context = context.label(key, value);

@@ -109,6 +109,13 @@ struct RenderArgs {
     /// Time zone of system.local_datetime, an IANA name (default: UTC).
     #[arg(long, value_name = "ZONE")]
     time_zone: Option<String>,
+    /// Workspace directory for env.*, files and readme (read only when the
+    /// prompt uses them; .gitignore is honoured).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// How deep `files` lists the workspace (1 = its own entries).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "workspace")]
+    workspace_depth: usize,
     /// Attach KEY=VALUE to every error of this render (e.g. issue=PROJ-42). Repeatable.
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
     labels: Vec<(String, String)>,

@@ -427,3 +427,34 @@ fn empty_continuation_falls_back() {
         "the fallback is text, not a template"
     );
 }
+
+#[test]
+fn workspace_feeds_files_readme_and_env() {
+    let output = teleprompt(&[
+        "render",
+        "examples/forge/system.j2",
+        "--workspace=examples/forge/workspace",
+        "--workspace-depth=2",
+        "--turn=2",
+        "--now=2026-11-21T09:07:41Z",
+        "--time-zone=Asia/Kolkata",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("- Cargo.toml\n- README.md\n- src/\n- src/main.rs\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("A small service that tracks stock levels."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Current time: 2026-11-21 14:37:41 +05:30"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("Operating system: {}", std::env::consts::OS)),
+        "{stdout}"
+    );
+}

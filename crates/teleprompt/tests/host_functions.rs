@@ -203,3 +203,27 @@ mod jinja {
         assert_eq!(error.suggestion(), Some("did you mean \"shout\"?"));
     }
 }
+
+/// A host function that panics fails the render, not the host.
+#[test]
+fn a_panicking_host_function_is_a_render_error() {
+    let functions = Functions::new().with("boom", |_: &[Value]| -> Result<Value, String> {
+        panic!("plugin bug")
+    });
+    for (name, source) in [("p.j2", "{{ boom() }}"), ("p.gotmpl", "{{ boom }}")] {
+        let options = LoadOptions {
+            functions: functions.clone(),
+            ..LoadOptions::default()
+        };
+        let prompt = Prompt::from_source(name, source, &options).expect(name);
+        let error = prompt.render(json!({})).unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Render, "{name}");
+        assert!(
+            error
+                .message()
+                .contains("error calling boom: the function panicked"),
+            "{name}: {}",
+            error.report()
+        );
+    }
+}

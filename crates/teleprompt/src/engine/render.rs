@@ -834,12 +834,9 @@ impl<'a> Renderer<'a> {
         for expr in args {
             json.push(self.eval(expr, dot, false)?.to_json());
         }
-        match (host.function)(&json) {
+        match functions::call_host(&host.name, &*host.function, &json) {
             Ok(result) => Ok(Value::owned(result)),
-            Err(message) => Err(TemplateError::render(
-                Some(span.range()),
-                format!("error calling {}: {message}", host.name),
-            )),
+            Err(message) => Err(TemplateError::render(Some(span.range()), message)),
         }
     }
 

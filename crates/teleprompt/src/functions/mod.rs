@@ -149,6 +149,23 @@ impl Functions {
     }
 }
 
+/// Calls a host function as every syntax does: its error, or a panic
+/// inside it, becomes `error calling NAME: …` (as Go's text/template turns
+/// a FuncMap panic into an error), so a broken plugin fails one render
+/// instead of the host.
+pub(crate) fn call_host(
+    name: &str,
+    function: &HostFunction,
+    args: &[Value],
+) -> Result<Value, String> {
+    let call = std::panic::AssertUnwindSafe(|| function(args));
+    match std::panic::catch_unwind(call) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(message)) => Err(format!("error calling {name}: {message}")),
+        Err(_) => Err(format!("error calling {name}: the function panicked")),
+    }
+}
+
 impl std::fmt::Debug for Functions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_set().entries(self.names()).finish()

@@ -781,12 +781,8 @@ fn register_host_functions(
                     .iter()
                     .map(to_json_value)
                     .collect::<Result<Vec<_>, _>>()?;
-                let result = function(&args).map_err(|message| {
-                    minijinja::Error::new(
-                        ErrorKind::InvalidOperation,
-                        format!("error calling {name}: {message}"),
-                    )
-                })?;
+                let result = functions::call_host(&name, &*function, &args)
+                    .map_err(|message| minijinja::Error::new(ErrorKind::InvalidOperation, message))?;
                 Ok(json_value(result))
             }
         };
