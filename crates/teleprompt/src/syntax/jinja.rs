@@ -781,8 +781,9 @@ fn register_host_functions(
                     .iter()
                     .map(to_json_value)
                     .collect::<Result<Vec<_>, _>>()?;
-                let result = functions::call_host(&name, &*function, &args)
-                    .map_err(|message| minijinja::Error::new(ErrorKind::InvalidOperation, message))?;
+                let result = functions::call_host(&name, &*function, &args).map_err(|message| {
+                    minijinja::Error::new(ErrorKind::InvalidOperation, message)
+                })?;
                 Ok(json_value(result))
             }
         };
