@@ -170,12 +170,25 @@ impl JinjaTemplate {
             Strictness::Lenient => UndefinedBehavior::Chainable,
         });
         env.set_fuel(Some(FUEL));
+        // Python's methods on values, as Jinja2 has them: `.items()`,
+        // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_filter("tojson", tojson_filter);
         env.add_filter("toJSON", tojson_filter);
         env.add_function("role", |name: &str| {
             template_call(messages::emit_role(name))
         });
         env.add_function("history", || template_call(messages::emit_history()));
+        // Hugging Face chat templates stop a render with this global.
+        env.add_function(
+            "raise_exception",
+            |message: &str| -> Result<String, minijinja::Error> {
+                Err(minijinja::Error::new(
+                    ErrorKind::InvalidOperation,
+                    message.to_string(),
+                ))
+            },
+        );
         env.add_function("media", |url: &str, content_type: &str| {
             template_call(messages::emit_media(url, content_type))
         });
