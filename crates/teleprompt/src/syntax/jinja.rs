@@ -430,10 +430,10 @@ impl<'a> Checker<'a> {
             Stmt::Include(i) => self.expr(&i.name),
             Stmt::Macro(m) => self.macro_decl(m),
             Stmt::CallBlock(c) => {
-                self.call(&c.call, c.call.span());
+                self.call(&c.call);
                 self.macro_decl(&c.macro_decl);
             }
-            Stmt::Do(d) => self.call(&d.call, d.call.span()),
+            Stmt::Do(d) => self.call(&d.call),
         }
     }
 
@@ -477,7 +477,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn call(&mut self, call: &ast::Call<'a>, span: Span) {
+    fn call(&mut self, call: &ast::Call<'a>) {
         match &call.expr {
             ast::Expr::Var(var) => {
                 self.reads.insert(var.id.to_string());
@@ -485,7 +485,6 @@ impl<'a> Checker<'a> {
             }
             other => self.expr(other),
         }
-        let _ = span;
         self.args(&call.args);
     }
 
@@ -537,7 +536,7 @@ impl<'a> Checker<'a> {
                 self.expr(&g.expr);
                 self.expr(&g.subscript_expr);
             }
-            Expr::Call(c) => self.call(c, c.span()),
+            Expr::Call(c) => self.call(c),
             Expr::List(l) => l.items.iter().for_each(|item| self.expr(item)),
             Expr::Tuple(t) => t.items.iter().for_each(|item| self.expr(item)),
             Expr::Map(m) => {
