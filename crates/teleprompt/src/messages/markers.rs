@@ -62,8 +62,10 @@ static RENDERS: AtomicU64 = AtomicU64::new(0);
 #[derive(Clone)]
 pub struct Markers {
     /// `OPEN` + `TAG` + `:` + secret + `:`: how every marker of this render
-    /// starts.
-    prefix: String,
+    /// starts. Made when the render writes its first marker: most renders
+    /// of plain prompts never do, and skip the cost. Shared by clones (the
+    /// render's thread-local holds one), so they all use one secret.
+    prefix: std::sync::Arc<std::sync::OnceLock<String>>,
 }
 
 impl fmt::Debug for Markers {
@@ -138,15 +140,24 @@ enum Mark {
 }
 
 impl Markers {
+    /// The marker prefix, with the secret made on first use.
+    fn prefix(&self) -> &str {
+        self.prefix.get_or_init(|| {
+            let mut prefix = String::with_capacity(TAG.len() + 36);
+            prefix.push(OPEN);
+            prefix.push_str(TAG);
+            prefix.push(':');
+            prefix.push_str(&fresh_secret());
+            prefix.push(':');
+            prefix
+        })
+    }
+
     /// Markers with a fresh secret. Create one per render.
     pub fn new() -> Markers {
-        let mut prefix = String::with_capacity(TAG.len() + 36);
-        prefix.push(OPEN);
-        prefix.push_str(TAG);
-        prefix.push(':');
-        prefix.push_str(&fresh_secret());
-        prefix.push(':');
-        Markers { prefix }
+        Markers {
+            prefix: std::sync::Arc::new(std::sync::OnceLock::new()),
+        }
     }
 
     /// The marker that starts a message with `role`.
@@ -177,8 +188,9 @@ impl Markers {
 
     fn marker(&self, pieces: &[&str]) -> String {
         let length = pieces.iter().map(|piece| piece.len()).sum::<usize>();
-        let mut out = String::with_capacity(self.prefix.len() + length + CLOSE.len_utf8());
-        out.push_str(&self.prefix);
+        let prefix = self.prefix();
+        let mut out = String::with_capacity(prefix.len() + length + CLOSE.len_utf8());
+        out.push_str(prefix);
         for piece in pieces {
             out.push_str(piece);
         }
@@ -200,18 +212,19 @@ impl Markers {
         let mut builder = Builder::new(default_role, output.len());
         let mut rest = output;
         let mut offset = 0;
-        while let Some(found) = rest.find(self.prefix.as_str()) {
+        let prefix = self.prefix();
+        while let Some(found) = rest.find(prefix) {
             let (before, marker) = rest.split_at(found);
             builder.text(before);
             let start = offset + found;
-            let body_and_tail = marker.get(self.prefix.len()..).unwrap_or_default();
+            let body_and_tail = marker.get(prefix.len()..).unwrap_or_default();
             let Some(end) = body_and_tail.find(CLOSE) else {
                 return Err(SplitError::Unterminated { offset: start });
             };
             let body = body_and_tail.get(..end).unwrap_or_default();
             let mark = parse_mark(body).ok_or(SplitError::Malformed { offset: start })?;
             builder.mark(mark)?;
-            let consumed = found + self.prefix.len() + end + CLOSE.len_utf8();
+            let consumed = found + prefix.len() + end + CLOSE.len_utf8();
             rest = rest.get(consumed..).unwrap_or_default();
             offset += consumed;
         }
@@ -646,5 +659,23 @@ mod tests {
         assert_eq!(parse_mark("media:a%zz:u"), None, "not hex");
         assert_eq!(parse_mark("media:a%+1:u"), None, "a sign is not hex");
         assert_eq!(parse_mark("media:%FF:u"), None, "not UTF-8");
+    }
+}
+
+#[cfg(test)]
+mod lazy_secret {
+    use super::*;
+
+    /// The secret is made on first use; clones made before that still
+    /// share it, so markers emitted through the render's thread-local copy
+    /// split with the render's own `Markers`.
+    #[test]
+    fn clones_share_the_lazily_made_secret() {
+        let markers = Markers::new();
+        let clone = markers.clone();
+        let output = format!("{}a{}b", clone.role(Role::System), markers.role(Role::User));
+        let split = markers.split(&output, Role::User).unwrap();
+        assert_eq!(split.text, "ab");
+        assert_eq!(split.items.len(), 2);
     }
 }

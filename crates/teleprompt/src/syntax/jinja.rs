@@ -230,11 +230,7 @@ impl JinjaTemplate {
 
     pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
         let misses = Arc::new(MissLog::default());
-        let root = JValue::from_object(Node {
-            data: data.clone(),
-            path: Vec::new(),
-            misses: misses.clone(),
-        });
+        let root = JValue::from_object(Node::root(data.clone(), misses.clone()));
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
@@ -673,32 +669,74 @@ impl Miss {
 }
 
 /// A lazy minijinja object over one object or array of the data.
+///
+/// A node is its parent plus one step (a key or an index), so reaching a
+/// child costs one allocation (the node itself); its place in the data is
+/// found again from the root when it is read.
 #[derive(Debug)]
 struct Node {
-    data: Data,
-    path: Vec<Segment>,
-    misses: Arc<MissLog>,
+    place: Place,
+}
+
+#[derive(Debug)]
+enum Place {
+    /// The root of the render's data.
+    Root {
+        data: Data,
+        misses: Arc<MissLog>,
+    },
+    /// A step below another node. A key is kept as minijinja's value (a
+    /// shared string: no copy).
+    Key(Arc<Node>, JValue),
+    Index(Arc<Node>, usize),
 }
 
 impl Node {
-    fn view(&self) -> Option<View<'_>> {
-        self.data.lookup(&self.path)
+    fn root(data: Data, misses: Arc<MissLog>) -> Node {
+        Node {
+            place: Place::Root { data, misses },
+        }
     }
 
-    fn child(&self, segment: Segment, view: &View<'_>) -> JValue {
-        match view.value() {
-            Value::Object(_) | Value::Array(_) => {
-                let mut path = Vec::with_capacity(self.path.len() + 1);
-                path.extend_from_slice(&self.path);
-                path.push(segment);
-                JValue::from_object(Node {
-                    data: self.data.clone(),
-                    path,
-                    misses: self.misses.clone(),
-                })
-            }
-            scalar => scalar_value(scalar),
+    fn view(&self) -> Option<View<'_>> {
+        match &self.place {
+            Place::Root { data, .. } => Some(data.root()),
+            Place::Key(parent, key) => parent.view()?.get(key.as_str()?),
+            Place::Index(parent, index) => parent.view()?.index(*index),
         }
+    }
+
+    /// The render's miss log, kept at the root.
+    fn misses(&self) -> &MissLog {
+        match &self.place {
+            Place::Root { misses, .. } => misses,
+            Place::Key(parent, _) | Place::Index(parent, _) => parent.misses(),
+        }
+    }
+
+    /// The path from the root, for messages.
+    fn path(&self) -> Vec<Segment> {
+        let mut path = match &self.place {
+            Place::Root { .. } => return Vec::new(),
+            Place::Key(parent, _) | Place::Index(parent, _) => parent.path(),
+        };
+        match &self.place {
+            Place::Key(_, key) => path.push(Segment::Key(key.as_str().unwrap_or_default().into())),
+            Place::Index(_, index) => path.push(Segment::Index(*index)),
+            Place::Root { .. } => {}
+        }
+        path
+    }
+}
+
+/// The minijinja value of a child of `parent`: scalars as values, objects
+/// and arrays as nodes.
+fn child(parent: &Arc<Node>, place: impl FnOnce(Arc<Node>) -> Place, view: &View<'_>) -> JValue {
+    match view.value() {
+        Value::Object(_) | Value::Array(_) => JValue::from_object(Node {
+            place: place(parent.clone()),
+        }),
+        scalar => scalar_value(scalar),
     }
 }
 
@@ -738,14 +776,18 @@ impl Object for Node {
             } else {
                 usize::try_from(index).ok()?
             };
-            let child = view.index(index)?;
-            return Some(self.child(Segment::Index(index), &child));
+            let found = view.index(index)?;
+            return Some(child(self, |parent| Place::Index(parent, index), &found));
         }
         let name = key.as_str()?;
         match view.get(name) {
-            Some(child) => Some(self.child(Segment::Key(name.into()), &child)),
+            Some(found) => Some(child(
+                self,
+                |parent| Place::Key(parent, key.clone()),
+                &found,
+            )),
             None => {
-                self.misses.record(&self.path, name);
+                self.misses().record(&self.path(), name);
                 None
             }
         }
@@ -809,11 +851,9 @@ fn register_host_functions(
 /// arrays stay JSON, read lazily like the data.
 fn json_value(value: Value) -> JValue {
     match value {
-        Value::Object(_) | Value::Array(_) => JValue::from_object(Node {
-            data: Data::new(value),
-            path: Vec::new(),
-            misses: Arc::default(),
-        }),
+        Value::Object(_) | Value::Array(_) => {
+            JValue::from_object(Node::root(Data::new(value), Arc::default()))
+        }
         scalar => scalar_value(&scalar),
     }
 }
