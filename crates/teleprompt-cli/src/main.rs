@@ -220,6 +220,7 @@ fn render(args: &RenderArgs) -> ExitCode {
 fn check(args: &CheckArgs) -> ExitCode {
     let options = args.load.options();
     let mut errors: Vec<Error> = Vec::new();
+    let mut warnings: Vec<Error> = Vec::new();
     let mut prompts = 0;
     for path in &args.paths {
         let files = if path.is_dir() {
@@ -236,7 +237,10 @@ fn check(args: &CheckArgs) -> ExitCode {
         let mut loaded = Vec::new();
         for file in files {
             match Prompt::from_file_with(&file, &options) {
-                Ok(prompt) => loaded.push(prompt),
+                Ok(prompt) => {
+                    warnings.extend(prompt.warnings());
+                    loaded.push(prompt);
+                }
                 Err(error) => errors.push(error),
             }
         }
@@ -246,11 +250,14 @@ fn check(args: &CheckArgs) -> ExitCode {
             errors.extend(clashes.0);
         }
     }
-    for error in &errors {
-        eprintln!("{}", error.report());
+    for problem in warnings.iter().chain(&errors) {
+        eprintln!("{}", problem.report());
     }
     if errors.is_empty() {
-        println!("ok: {prompts} prompt(s) checked, no errors");
+        match warnings.len() {
+            0 => println!("ok: {prompts} prompt(s) checked, no errors"),
+            n => println!("ok: {prompts} prompt(s) checked, no errors, {n} warning(s)"),
+        }
         return ExitCode::SUCCESS;
     }
     let files = {

@@ -458,3 +458,34 @@ fn workspace_feeds_files_readme_and_env() {
         "{stdout}"
     );
 }
+
+#[test]
+fn check_warns_about_root_names_inside_range() {
+    let dir = tempdir("scope");
+    let prompt = dir.join("WORKFLOW.gotmpl");
+    std::fs::write(
+        &prompt,
+        "---\nname: w\n---\nTitle: {{ .issue.title }}\n{{ range .issue.labels }}- {{ . }} of {{ .issue.identifier }}\n{{ end }}",
+    )
+    .unwrap();
+    let output = teleprompt(&["check", prompt.to_str().unwrap()]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "warnings do not fail a check"
+    );
+    assert_eq!(
+        text(&output.stdout),
+        "ok: 1 prompt(s) checked, no errors, 1 warning(s)\n"
+    );
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with("warning: .issue.identifier inside {{range}} reads the current element"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("WORKFLOW.gotmpl:5:42"), "{stderr}");
+    assert!(
+        stderr.contains("help: did you mean \"$.issue.identifier\"?"),
+        "{stderr}"
+    );
+}

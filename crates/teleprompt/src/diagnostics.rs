@@ -21,6 +21,9 @@ pub enum ErrorClass {
     Input,
     /// A file or directory could not be read.
     Io,
+    /// Not an error: a likely mistake that loads and may render, such as
+    /// `.issue` inside a Go `range` (`teleprompt check` prints these).
+    Warning,
 }
 
 impl ErrorClass {
@@ -32,6 +35,7 @@ impl ErrorClass {
             ErrorClass::Render => "render",
             ErrorClass::Input => "input",
             ErrorClass::Io => "io",
+            ErrorClass::Warning => "warning",
         }
     }
 }
@@ -179,7 +183,10 @@ impl Error {
     /// The multi-line report: headline, `--> file:line:col`, the source line
     /// with a caret under the problem, the action, and the suggestion.
     pub fn report(&self) -> String {
-        let mut out = format!("error[{}]: {}\n", self.0.class, self.0.message);
+        let mut out = match self.0.class {
+            ErrorClass::Warning => format!("warning: {}\n", self.0.message),
+            class => format!("error[{class}]: {}\n", self.0.message),
+        };
         let place = self.place();
         if !place.is_empty() {
             out.push_str(&format!("  --> {place}\n"));
@@ -221,7 +228,10 @@ impl fmt::Display for Error {
         if !place.is_empty() {
             write!(f, "{place}: ")?;
         }
-        write!(f, "{} error: {}", self.0.class, self.0.message)?;
+        match self.0.class {
+            ErrorClass::Warning => write!(f, "warning: {}", self.0.message)?,
+            class => write!(f, "{class} error: {}", self.0.message)?,
+        }
         if let Some(action) = &self.0.action {
             write!(f, " at <{}>", one_line(action))?;
         }

@@ -252,6 +252,18 @@ impl Prompt {
         messages::Split { text, items }
     }
 
+    /// Likely mistakes that neither stop loading nor rendering, each placed
+    /// in the file (class [`ErrorClass::Warning`]): in Go syntax, a root
+    /// name such as `.issue` read inside `range` or `with`, where dot is
+    /// the element (`did you mean "$.issue.title"?`).
+    pub fn warnings(&self) -> Vec<Error> {
+        self.template
+            .warnings()
+            .into_iter()
+            .map(|warning| self.document.locate(warning))
+            .collect()
+    }
+
     /// The prompt's name: front matter `name`, else the file stem.
     pub fn name(&self) -> &str {
         &self.name

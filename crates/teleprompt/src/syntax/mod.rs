@@ -69,6 +69,23 @@ impl Template {
         }
     }
 
+    /// Likely mistakes that do not stop the template, placed on the body as
+    /// written (class `Warning`).
+    pub(crate) fn warnings(&self) -> Vec<TemplateError> {
+        let found = match &self.compiled {
+            Compiled::Go(_) => go::scope_warnings(&self.source.text),
+            Compiled::Jinja(_) => Vec::new(),
+        };
+        found
+            .into_iter()
+            .map(|warning| {
+                let mut warning = self.source.place(warning);
+                warning.class = crate::ErrorClass::Warning;
+                warning
+            })
+            .collect()
+    }
+
     pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
         let rendered = match &self.compiled {
             Compiled::Jinja(template) => template.render(data),

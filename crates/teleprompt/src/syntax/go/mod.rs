@@ -52,40 +52,44 @@ impl GoTemplate {
     }
 }
 
-/// Every field name the template uses, anywhere (a superset of the root
-/// names it reads); `None` when it uses the root itself as a value: `.` at
-/// the top level or in a `define` (which may be called with the root), or
-/// `$` alone.
-fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
-    let mut names = BTreeSet::new();
-    let mut whole = false;
-    walk_list(&tree.root, true, &mut names, &mut whole);
-    for define in &tree.defines {
-        walk_list(&define.list, true, &mut names, &mut whole);
-    }
-    (!whole).then_some(names)
+/// What dot is where a word of the template stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dot {
+    /// The root data: the main template, outside `range` and `with`.
+    Root,
+    /// The current element of a `range`, or the value of a `with`.
+    Inner(&'static str),
+    /// Whatever a `{{template}}` call passes to a `define` body.
+    Unknown,
 }
 
-fn walk_list(
-    list: &ast::ListNode,
-    dot_is_root: bool,
-    names: &mut BTreeSet<String>,
-    whole: &mut bool,
-) {
+/// Calls `f` with every word of the template and what dot is there.
+fn visit(tree: &ast::Tree, f: &mut dyn FnMut(&ast::Arg, Dot)) {
+    visit_list(&tree.root, Dot::Root, f);
+    for define in &tree.defines {
+        visit_list(&define.list, Dot::Unknown, f);
+    }
+}
+
+fn visit_list(list: &ast::ListNode, dot: Dot, f: &mut dyn FnMut(&ast::Arg, Dot)) {
     for node in &list.nodes {
         match node {
-            ast::Node::Action(action) => walk_pipe(&action.pipe, dot_is_root, names, whole),
+            ast::Node::Action(action) => visit_pipe(&action.pipe, dot, f),
             ast::Node::If(branch) | ast::Node::Range(branch) | ast::Node::With(branch) => {
-                walk_pipe(&branch.pipe, dot_is_root, names, whole);
-                let inner_is_root = dot_is_root && matches!(node, ast::Node::If(_));
-                walk_list(&branch.list, inner_is_root, names, whole);
+                visit_pipe(&branch.pipe, dot, f);
+                let inner = match node {
+                    ast::Node::If(_) => dot,
+                    ast::Node::Range(_) => Dot::Inner("range"),
+                    _ => Dot::Inner("with"),
+                };
+                visit_list(&branch.list, inner, f);
                 if let Some(else_list) = &branch.else_list {
-                    walk_list(else_list, dot_is_root, names, whole);
+                    visit_list(else_list, dot, f);
                 }
             }
             ast::Node::Template(call) | ast::Node::Block(call) => {
                 if let Some(pipe) = &call.pipe {
-                    walk_pipe(pipe, dot_is_root, names, whole);
+                    visit_pipe(pipe, dot, f);
                 }
             }
             ast::Node::Text(_)
@@ -96,41 +100,89 @@ fn walk_list(
     }
 }
 
-fn walk_pipe(
-    pipe: &ast::PipeNode,
-    dot_is_root: bool,
-    names: &mut BTreeSet<String>,
-    whole: &mut bool,
-) {
-    for command in &pipe.cmds {
-        for arg in &command.args {
-            walk_arg(arg, dot_is_root, names, whole);
-        }
+fn visit_pipe(pipe: &ast::PipeNode, dot: Dot, f: &mut dyn FnMut(&ast::Arg, Dot)) {
+    for arg in pipe.cmds.iter().flat_map(|command| &command.args) {
+        visit_arg(arg, dot, f);
     }
 }
 
-fn walk_arg(arg: &ast::Arg, dot_is_root: bool, names: &mut BTreeSet<String>, whole: &mut bool) {
-    let mut add = |idents: &[ast::Ident]| {
-        names.extend(idents.iter().map(|ident| ident.name.clone()));
-    };
+fn visit_arg(arg: &ast::Arg, dot: Dot, f: &mut dyn FnMut(&ast::Arg, Dot)) {
+    f(arg, dot);
     match arg {
-        ast::Arg::Dot(_) => *whole |= dot_is_root,
-        ast::Arg::Field(field) => add(&field.idents),
-        ast::Arg::Variable(variable) => {
-            *whole |= variable.name == "$" && variable.fields.is_empty();
-            add(&variable.fields);
-        }
-        ast::Arg::Chain(chain) => {
-            add(&chain.fields);
-            walk_arg(&chain.node, dot_is_root, names, whole);
-        }
-        ast::Arg::Pipe(pipe) => walk_pipe(pipe, dot_is_root, names, whole),
-        ast::Arg::Nil(_)
-        | ast::Arg::Bool(..)
-        | ast::Arg::Number(_)
-        | ast::Arg::String(_)
-        | ast::Arg::Identifier(_) => {}
+        ast::Arg::Chain(chain) => visit_arg(&chain.node, dot, f),
+        ast::Arg::Pipe(inner) => visit_pipe(inner, dot, f),
+        _ => {}
     }
+}
+
+/// Every field name the template uses, anywhere (a superset of the root
+/// names it reads); `None` when it uses the root itself as a value: `.` at
+/// the top level or in a `define` (which may be called with the root), or
+/// `$` alone.
+fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
+    let mut names = BTreeSet::new();
+    let mut whole = false;
+    visit(tree, &mut |arg, dot| {
+        let idents: &[ast::Ident] = match arg {
+            ast::Arg::Dot(_) => {
+                whole |= dot != Dot::Inner("range") && dot != Dot::Inner("with");
+                &[]
+            }
+            ast::Arg::Field(field) => &field.idents,
+            ast::Arg::Variable(variable) => {
+                whole |= variable.name == "$" && variable.fields.is_empty();
+                &variable.fields
+            }
+            ast::Arg::Chain(chain) => &chain.fields,
+            _ => &[],
+        };
+        names.extend(idents.iter().map(|ident| ident.name.clone()));
+    });
+    (!whole).then_some(names)
+}
+
+/// Sortie's most common mistake: `.issue.title` inside `{{range}}` or
+/// `{{with}}`, where dot is the element, not the root. Warns where a field
+/// chain inside them starts with a name the template reads from the root
+/// elsewhere (`.issue…` at the top level, or `$.issue…`).
+pub(crate) fn scope_warnings(body: &str) -> Vec<TemplateError> {
+    let Ok(tree) = parse::parse(body) else {
+        return Vec::new();
+    };
+    let mut root_names = BTreeSet::new();
+    visit(&tree, &mut |arg, dot| match arg {
+        ast::Arg::Field(field) if dot == Dot::Root => {
+            root_names.extend(field.idents.first().map(|ident| ident.name.clone()));
+        }
+        ast::Arg::Variable(variable) if variable.name == "$" => {
+            root_names.extend(variable.fields.first().map(|ident| ident.name.clone()));
+        }
+        _ => {}
+    });
+    let mut warnings = Vec::new();
+    visit(&tree, &mut |arg, dot| {
+        let (ast::Arg::Field(field), Dot::Inner(block)) = (arg, dot) else {
+            return;
+        };
+        let Some(first) = field.idents.first() else {
+            return;
+        };
+        if !root_names.contains(&first.name) {
+            return;
+        }
+        let text = body.get(field.span.clone()).unwrap_or_default();
+        warnings.push(
+            TemplateError::parse(
+                Some(field.span.clone()),
+                format!(
+                    "{text} inside {{{{{block}}}}} reads the current {}, not the root data",
+                    if block == "range" { "element" } else { "value" }
+                ),
+            )
+            .suggest(Some(format!("did you mean \"${text}\"?"))),
+        );
+    });
+    warnings
 }
 
 #[cfg(test)]

@@ -518,3 +518,38 @@ fn call_explains_how_host_functions_are_called() {
     );
     assert_eq!(e.suggestion, None);
 }
+
+#[test]
+fn scope_warnings_catch_root_names_inside_range_and_with() {
+    let body = "{{ .issue.title }}{{ range .issue.labels }}{{ . }} {{ .issue.identifier }}{{ end }}\
+                {{ with .issue.parent }}{{ .identifier }}{{ .run.turn }}{{ end }}{{ if .run }}{{ end }}";
+    let warnings = super::scope_warnings(body);
+    let texts: Vec<_> = warnings
+        .iter()
+        .map(|w| {
+            (
+                body[w.span.clone().unwrap()].to_string(),
+                w.suggestion.clone().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            (
+                ".issue.identifier".to_string(),
+                "did you mean \"$.issue.identifier\"?".to_string()
+            ),
+            (
+                ".run.turn".to_string(),
+                "did you mean \"$.run.turn\"?".to_string()
+            ),
+        ]
+    );
+    assert!(warnings[0]
+        .message
+        .ends_with("inside {{range}} reads the current element, not the root data"));
+    assert!(
+        super::scope_warnings("{{ range .items }}{{ .name }}{{ end }}{{ $.title }}").is_empty()
+    );
+}
