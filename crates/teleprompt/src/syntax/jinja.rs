@@ -200,8 +200,10 @@ impl JinjaTemplate {
             .collect();
 
         let (edits, reads) = {
-            let ast = machinery::parse(body, TEMPLATE_NAME, syntax)
-                .map_err(|error| convert_error(&error, body, &Edited::default(), None))?;
+            let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).map_err(|error| {
+                unclosed_block_error(&error, body, syntax.clone())
+                    .unwrap_or_else(|| convert_error(&error, body, &Edited::default(), None))
+            })?;
             let functions: HashSet<String> = env
                 .globals()
                 .map(|(name, _)| name.to_string())
@@ -239,6 +241,71 @@ impl JinjaTemplate {
             .render(root)
             .map_err(|error| convert_error(&error, &self.body, &self.source, Some((&misses, data))))
     }
+}
+
+/// Block tags that need an `end…` tag (`set` only in its block form).
+const BLOCK_TAGS: &[&str] = &[
+    "for",
+    "if",
+    "macro",
+    "call",
+    "filter",
+    "with",
+    "autoescape",
+    "block",
+    "set",
+];
+
+/// For "unexpected end of input": names the innermost block left open and
+/// points at its opening tag, as the Go syntax does (`this if has no
+/// {{end}}`), instead of at the end of the file.
+fn unclosed_block_error(
+    error: &minijinja::Error,
+    body: &str,
+    syntax: minijinja::syntax::SyntaxConfig,
+) -> Option<TemplateError> {
+    if !error.detail()?.starts_with("unexpected end of input") {
+        return None;
+    }
+    use minijinja::machinery::Token;
+    let mut open: Vec<(&str, usize)> = Vec::new();
+    let mut tokens = machinery::tokenize(body, false, syntax).map_while(Result::ok);
+    while let Some((token, span)) = tokens.next() {
+        if !matches!(token, Token::BlockStart) {
+            continue;
+        }
+        let Some((Token::Ident(word), _)) = tokens.next() else {
+            continue;
+        };
+        let mut assigns = false;
+        for (token, _) in tokens.by_ref() {
+            match token {
+                Token::Assign => assigns = true,
+                Token::BlockEnd => break,
+                _ => {}
+            }
+        }
+        let start = span.start_offset as usize;
+        if let Some(closed) = word.strip_prefix("end") {
+            if open.last().is_some_and(|(name, _)| *name == closed) {
+                open.pop();
+            }
+        } else if BLOCK_TAGS.contains(&word) && !(word == "set" && assigns) {
+            open.push((word, start));
+        }
+    }
+    let (word, start) = open.pop()?;
+    let tag_end = body
+        .get(start..)
+        .and_then(|rest| rest.find("%}"))
+        .map_or(body.len(), |i| start + i + 2);
+    Some(
+        TemplateError::parse(
+            Some(start..tag_end),
+            format!("unexpected end of template: this {word} has no {{% end{word} %}}"),
+        )
+        .suggest(Some(format!("add {{% end{word} %}} where it should end"))),
+    )
 }
 
 /// Turns a minijinja error into a [`TemplateError`] on the body as written.
