@@ -173,6 +173,7 @@ impl JinjaTemplate {
         // Python's methods on values, as Jinja2 has them: `.items()`,
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        guard_collection_filters(&mut env);
         env.add_filter("tojson", tojson_filter);
         env.add_filter("toJSON", tojson_filter);
         env.add_function("role", |name: &str| {
@@ -876,6 +877,75 @@ impl Object for Node {
 
     fn is_true(self: &Arc<Self>) -> bool {
         self.view().is_some_and(|view| !view.is_empty())
+    }
+}
+
+/// minijinja's filters that take a collection, each with whether it takes
+/// a map (rather than a list).
+fn collection_filters() -> Vec<(&'static str, JValue, bool)> {
+    use minijinja::filters as f;
+    vec![
+        ("join", JValue::from_function(f::join), false),
+        ("length", JValue::from_function(f::length), false),
+        ("count", JValue::from_function(f::length), false),
+        ("first", JValue::from_function(f::first), false),
+        ("last", JValue::from_function(f::last), false),
+        ("list", JValue::from_function(f::list), false),
+        ("sort", JValue::from_function(f::sort), false),
+        ("reverse", JValue::from_function(f::reverse), false),
+        ("unique", JValue::from_function(f::unique), false),
+        ("sum", JValue::from_function(f::sum), false),
+        ("min", JValue::from_function(f::min), false),
+        ("max", JValue::from_function(f::max), false),
+        ("batch", JValue::from_function(f::batch), false),
+        ("slice", JValue::from_function(f::slice), false),
+        ("map", JValue::from_function(f::map), false),
+        ("select", JValue::from_function(f::select), false),
+        ("reject", JValue::from_function(f::reject), false),
+        ("selectattr", JValue::from_function(f::selectattr), false),
+        ("rejectattr", JValue::from_function(f::rejectattr), false),
+        ("groupby", JValue::from_function(f::groupby), false),
+        ("chain", JValue::from_function(f::chain), false),
+        ("zip", JValue::from_function(f::zip), false),
+        ("items", JValue::from_function(f::items), true),
+        ("dictsort", JValue::from_function(f::dictsort), true),
+    ]
+}
+
+/// minijinja lets some collection filters take a missing value quietly
+/// (`{{ issue.lables | join(", ") }}` prints nothing), which would hide a
+/// misspelled key. Each one here treats a missing input alike: an error
+/// naming the path in `strict` and `semi`, an empty collection in
+/// `lenient` (so `length` is 0, as in Jinja2).
+fn guard_collection_filters(env: &mut Environment<'static>) {
+    for (name, builtin, takes_map) in collection_filters() {
+        env.add_filter(
+            name,
+            move |state: &mut minijinja::State,
+                  args: Rest<JValue>,
+                  kwargs: Kwargs|
+                  -> Result<JValue, minijinja::Error> {
+                let mut args = args.0;
+                if let Some(first) = args.first_mut().filter(|value| value.is_undefined()) {
+                    if state.undefined_behavior() != UndefinedBehavior::Chainable {
+                        return Err(minijinja::Error::new(
+                            ErrorKind::UndefinedError,
+                            "undefined value",
+                        ));
+                    }
+                    *first = if takes_map {
+                        JValue::from(std::collections::BTreeMap::<String, JValue>::new())
+                    } else {
+                        JValue::from(Vec::<JValue>::new())
+                    };
+                }
+                // Keyword arguments go on to the builtin, which checks them.
+                if kwargs.args().next().is_some() {
+                    args.push(JValue::from(kwargs));
+                }
+                builtin.call(state, &args)
+            },
+        );
     }
 }
 
