@@ -244,6 +244,74 @@ impl JinjaTemplate {
     }
 }
 
+/// An undefined value that no missing key explains: a key read on a
+/// string or number, or an index past the end of a list. Says which, when
+/// the expression is a path into the data.
+fn undefined_error(body: &str, span: Option<Range<usize>>, data: &Data) -> TemplateError {
+    let Some(span) = span else {
+        return TemplateError::render(None, "this value is undefined");
+    };
+    let range = expression_around(body, span.start);
+    let text = body
+        .get(range.clone())
+        .unwrap_or_default()
+        .trim_matches('.');
+    let message = broken_step(text, data).unwrap_or_else(|| format!("`{text}` is undefined"));
+    TemplateError::render(Some(range), message)
+}
+
+/// Walks `a.b[2].c` through the data and describes the first step that
+/// does not exist; `None` when the path does not start in the data.
+fn broken_step(path: &str, data: &Data) -> Option<String> {
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let (name, indexes) = part
+            .split_once('[')
+            .map_or((part, ""), |(n, rest)| (n, rest));
+        if !name.is_empty() {
+            steps.push(Segment::Key(name.into()));
+        }
+        for index in indexes.split('[') {
+            let index = index.trim_end_matches(']');
+            if !index.is_empty() {
+                steps.push(Segment::Index(index.parse().ok()?));
+            }
+        }
+    }
+    let mut view = data.root();
+    let mut walked: Vec<Segment> = Vec::new();
+    for step in steps {
+        let next = match &step {
+            Segment::Key(key) => view.get(key),
+            Segment::Index(index) => view.index(*index),
+        };
+        let Some(next) = next else {
+            if walked.is_empty() {
+                return None;
+            }
+            let at = path_to_string(&walked);
+            return Some(match (&step, view.value()) {
+                (Segment::Index(index), Value::Array(items)) => format!(
+                    "{at} has {} element(s): there is no {at}[{index}]",
+                    items.len()
+                ),
+                (Segment::Key(key), Value::Object(_)) => format!("{at} has no key \"{key}\""),
+                (Segment::Key(key), other) => format!(
+                    "{at} is {}, so it has no key \"{key}\"",
+                    crate::data::describe(other)
+                ),
+                (Segment::Index(index), other) => format!(
+                    "{at} is {}, so it has no element {index}",
+                    crate::data::describe(other)
+                ),
+            });
+        };
+        walked.push(step);
+        view = next;
+    }
+    None
+}
+
 /// Block tags that need an `end…` tag (`set` only in its block form).
 const BLOCK_TAGS: &[&str] = &[
     "for",
@@ -352,7 +420,7 @@ fn convert_error(
         if let Some((miss, span)) = misses.explain(body, span.clone()) {
             return miss.to_error(Some(span), data);
         }
-        return TemplateError::render(span, "this value is undefined");
+        return undefined_error(body, span, data);
     }
     TemplateError::render(span, generic())
 }
