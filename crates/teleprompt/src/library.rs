@@ -100,7 +100,10 @@ impl Library {
 /// `.prompt` and `.txt` files that open with front matter.
 pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
+    // .gitignore counts even outside a git repository, as it does for the
+    // workspace file list.
     let walker = ignore::WalkBuilder::new(dir)
+        .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
     for entry in walker {
