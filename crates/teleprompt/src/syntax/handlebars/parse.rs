@@ -37,7 +37,7 @@ pub fn parse(body: &str) -> Result<Tree> {
 }
 
 /// How deeply blocks and subexpressions may nest.
-const MAX_NESTING: usize = 200;
+const MAX_NESTING: usize = 100;
 
 enum Stop {
     End,
