@@ -34,29 +34,6 @@ pub mod messages;
 mod options;
 mod syntax;
 
-/// Support for the Handlebars conformance test (`tests/handlebars_conformance.rs`);
-/// not a stable API.
-#[doc(hidden)]
-pub mod __conformance {
-    /// Compiles and renders a Handlebars body (no front matter, no
-    /// messages); errors as their messages.
-    pub fn render_handlebars(
-        body: &str,
-        data: serde_json::Value,
-        strictness: crate::Strictness,
-    ) -> Result<String, String> {
-        let options = crate::syntax::CompileOptions {
-            strictness,
-            functions: crate::functions::Functions::default(),
-        };
-        let template = crate::syntax::handlebars::HandlebarsTemplate::compile(body, &options)
-            .map_err(|error| error.message)?;
-        template
-            .render(&crate::Data::new(data))
-            .map_err(|error| error.message)
-    }
-}
-
 use std::path::Path;
 use std::sync::Arc;
 
