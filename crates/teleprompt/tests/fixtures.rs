@@ -234,3 +234,8 @@ fn jinja_fixtures() {
 fn go_fixtures() {
     run_folder(Syntax::Go);
 }
+
+#[test]
+fn handlebars_fixtures() {
+    run_folder(Syntax::Handlebars);
+}

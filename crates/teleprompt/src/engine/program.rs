@@ -65,6 +65,19 @@ pub(crate) struct Program {
     pub limits: Limits,
     /// Host functions, by the index in [`Func::Host`].
     pub hosts: Box<[Host]>,
+    /// Which front end compiled it: printing and a few data rules differ.
+    pub flavor: Flavor,
+}
+
+/// The syntax a program was compiled from, for the few rules where Go and
+/// Handlebars differ at render time (how null and lists print, the words of
+/// a missing-key error). Checked only off the hot paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// Go `text/template`.
+    Go,
+    /// Handlebars.
+    Handlebars,
 }
 
 /// A host function the program calls, with its name for messages.
@@ -126,6 +139,23 @@ pub(crate) enum Instr {
         body: Block,
         otherwise: Block,
         span: Span,
+        /// Handlebars `#each`: the first of four slots set on every pass
+        /// (`@key`, `@index`, `@first`, `@last`). It also makes the loop
+        /// Handlebars-shaped: objects in input order, a missing value tested
+        /// (empty in semi), and a value that is not a collection runs
+        /// `otherwise` instead of failing.
+        each: Option<u32>,
+    },
+    /// A Handlebars section whose name is not a helper (`{{#items}}…{{/items}}`):
+    /// a list runs `body` per element (as `#each`, with the four slots at
+    /// `each`), `true` runs it with dot unchanged, another true value runs
+    /// it once with the value as dot, a false value runs `otherwise`.
+    Section {
+        value: Expr,
+        body: Block,
+        otherwise: Block,
+        span: Span,
+        each: u32,
     },
     /// Calls a named template with a value as its dot and `$`.
     Call {
@@ -146,6 +176,8 @@ pub(crate) enum Expr {
     Dot,
     /// A variable slot of the current frame (`$` is slot 0).
     Var(u32),
+    /// The data's root, wherever it is read (Handlebars `@root`).
+    Root,
     /// A literal.
     Const(Const),
     /// Keys read from a base value: `.a.b`, `$x.a`, `(pipe).a`.
@@ -215,6 +247,12 @@ pub(crate) enum Func {
     History,
     /// `media url content_type`: adds a media part to the message.
     Media,
+    /// Handlebars `lookup obj key`: a key of a map or an element of a list,
+    /// missing (not an error) when absent.
+    Lookup,
+    /// Builds a map from alternating key and value arguments (Handlebars
+    /// hash arguments passed to a host function).
+    Dict,
     /// A host function: its index in [`Program::hosts`]. It takes any
     /// number of arguments, as JSON.
     Host(u16),
@@ -256,10 +294,14 @@ impl Func {
     /// The function's name in messages (`?` for a host function: its name
     /// is in [`Program::hosts`]).
     pub(crate) fn name(self) -> &'static str {
-        Func::GO_NAMES
-            .iter()
-            .find(|(_, f)| *f == self)
-            .map_or("?", |(name, _)| name)
+        Func::GO_NAMES.iter().find(|(_, f)| *f == self).map_or(
+            match self {
+                Func::Lookup => "lookup",
+                Func::Dict => "hash",
+                _ => "?",
+            },
+            |(name, _)| name,
+        )
     }
 
     /// How many arguments it takes: (minimum, maximum).
@@ -276,7 +318,9 @@ impl Func {
             Func::History => (0, Some(0)),
             Func::Media => (2, Some(2)),
             Func::Eq => (2, None),
-            Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join => (2, Some(2)),
+            Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join | Func::Lookup => {
+                (2, Some(2))
+            }
             Func::Index | Func::Slice | Func::Call => (1, None),
             Func::Printf => (1, None),
             Func::Print
@@ -284,6 +328,7 @@ impl Func {
             | Func::Html
             | Func::Js
             | Func::Urlquery
+            | Func::Dict
             | Func::Host(_) => (0, None),
         }
     }

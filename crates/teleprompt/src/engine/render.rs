@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::gofmt;
-use super::program::{Block, Const, Expr, Func, Instr, Key, Program, Span};
+use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::{functions, messages, Data, Strictness};
@@ -179,7 +179,15 @@ impl<'a> Renderer<'a> {
                 body,
                 otherwise,
                 span,
-            } => return self.exec_range(value, *key, *elem, body, otherwise, *span, dot),
+                each,
+            } => return self.exec_range(value, (*key, *elem, *each), body, otherwise, *span, dot),
+            Instr::Section {
+                value,
+                body,
+                otherwise,
+                span,
+                each,
+            } => return self.exec_section(value, body, otherwise, *span, *each, dot),
             Instr::Call {
                 template,
                 arg,
@@ -232,36 +240,59 @@ impl<'a> Renderer<'a> {
         Ok(self.exec_block(body, &item)? == Flow::Break)
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Sets the four slots of a Handlebars loop pass (`@key`, `@index`,
+    /// `@first`, `@last`).
+    fn set_each(&mut self, base: u32, key: Value<'a>, index: usize, len: usize) {
+        self.set(base, key);
+        self.set(base + 1, Value::Int(index as i64));
+        self.set(base + 2, Value::Bool(index == 0));
+        self.set(base + 3, Value::Bool(index + 1 == len));
+    }
+
     fn exec_range(
         &mut self,
         value: &'a Expr,
-        key: Option<u32>,
-        elem: Option<u32>,
+        (key, elem, each): (Option<u32>, Option<u32>, Option<u32>),
         body: &'a Block,
         otherwise: &'a Block,
         span: Span,
         dot: &Value<'a>,
     ) -> Result<Flow> {
-        let value = self.eval(value, dot, false)?;
+        let value = self.eval(value, dot, each.is_some())?;
         let mut ran = false;
         match &value {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
                     ran = true;
                     let item = Value::from_json(item);
+                    if let Some(base) = each {
+                        self.set_each(base, Value::Int(i as i64), i, items.len());
+                    }
                     if self.iterate(span, (key, Value::Int(i as i64)), elem, item, body)? {
                         break;
                     }
                 }
             }
             Value::Object(view) => {
-                for name in sorted_keys(view) {
+                let names = if each.is_some() {
+                    view.keys()
+                } else {
+                    sorted_keys(view)
+                };
+                for (i, name) in names.iter().enumerate() {
                     ran = true;
                     let item = view.get(name).map_or(Value::Null, Value::from_view);
+                    if let Some(base) = each {
+                        self.set_each(base, Value::Str(name), i, names.len());
+                    }
                     if self.iterate(span, (key, Value::Str(name)), elem, item, body)? {
                         break;
                     }
+                }
+            }
+            _ if each.is_some() => {
+                if let Value::Json(json) = &value {
+                    ran = self.each_json(json.clone(), (key, elem, each), body, span)?;
                 }
             }
             Value::Int(n) => {
@@ -299,6 +330,76 @@ impl<'a> Renderer<'a> {
             return self.exec_block(otherwise, dot);
         }
         Ok(Flow::Normal)
+    }
+
+    /// Handlebars `#each` over a host result: elements copied out one by
+    /// one, objects in their order. Returns whether the body ran.
+    #[inline(never)]
+    fn each_json(
+        &mut self,
+        json: std::rc::Rc<serde_json::Value>,
+        (key, elem, each): (Option<u32>, Option<u32>, Option<u32>),
+        body: &'a Block,
+        span: Span,
+    ) -> Result<bool> {
+        let entries: Vec<(Value<'a>, serde_json::Value)> = match &*json {
+            serde_json::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| (Value::Int(i as i64), item.clone()))
+                .collect(),
+            serde_json::Value::Object(map) => map
+                .iter()
+                .map(|(name, item)| (Value::string(name.clone()), item.clone()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let len = entries.len();
+        for (i, (name, item)) in entries.into_iter().enumerate() {
+            if let Some(base) = each {
+                self.set_each(base, name.clone(), i, len);
+            }
+            if self.iterate(span, (key, name), elem, Value::owned(item), body)? {
+                break;
+            }
+        }
+        Ok(len > 0)
+    }
+
+    /// A Handlebars section (`{{#name}}` where name is not a helper).
+    #[inline(never)]
+    fn exec_section(
+        &mut self,
+        value: &'a Expr,
+        body: &'a Block,
+        otherwise: &'a Block,
+        span: Span,
+        each: u32,
+        dot: &Value<'a>,
+    ) -> Result<Flow> {
+        let value = self.eval(value, dot, true)?;
+        match &value {
+            Value::Array(items) if !items.is_empty() => {
+                for (i, item) in items.iter().enumerate() {
+                    self.set_each(each, Value::Int(i as i64), i, items.len());
+                    let item = Value::from_json(item);
+                    if self.iterate(span, (None, Value::Null), None, item, body)? {
+                        break;
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            Value::Json(json) if json.is_array() => {
+                if self.each_json(json.clone(), (None, None, Some(each)), body, span)? {
+                    Ok(Flow::Normal)
+                } else {
+                    self.exec_block(otherwise, dot)
+                }
+            }
+            Value::Bool(true) => self.exec_block(body, dot),
+            other if other.is_true() => self.exec_block(body, other),
+            _ => self.exec_block(otherwise, dot),
+        }
     }
 
     /// `range` over a host result: its elements are copied out one by one
@@ -379,7 +480,16 @@ impl<'a> Renderer<'a> {
                     ));
                 }
             }
-            Value::Null => self.out.push_str("<no value>"),
+            Value::Null => {
+                if self.program.flavor == Flavor::Go {
+                    self.out.push_str("<no value>");
+                }
+            }
+            Value::Array(_) | Value::Object(_) | Value::Json(_)
+                if self.program.flavor == Flavor::Handlebars =>
+            {
+                write_js(&mut self.out, &value.to_json());
+            }
             other => gofmt::write_value(&mut self.out, other),
         }
         Ok(())
@@ -388,6 +498,7 @@ impl<'a> Renderer<'a> {
     fn eval(&mut self, expr: &'a Expr, dot: &Value<'a>, test: bool) -> Result<Value<'a>> {
         match expr {
             Expr::Dot => Ok(dot.clone()),
+            Expr::Root => Ok(self.root.clone()),
             Expr::Var(slot) => Ok(self
                 .vars
                 .get(self.frame + *slot as usize)
@@ -483,6 +594,9 @@ impl<'a> Renderer<'a> {
                     if self.missing_ok(test) {
                         return Ok(Value::Missing);
                     }
+                    if self.program.flavor == Flavor::Handlebars {
+                        return Err(self.hbs_field_error(value, key, i, path, span));
+                    }
                     let suggestion = root_suggestion().or_else(|| {
                         closest(name, view.keys()).map(|c| format!("did you mean \"{c}\"?"))
                     });
@@ -499,6 +613,12 @@ impl<'a> Renderer<'a> {
                 if self.program.strictness == Strictness::Lenient {
                     return Ok(Value::Missing);
                 }
+                if self.program.flavor == Flavor::Handlebars {
+                    if self.missing_ok(test) {
+                        return Ok(Value::Missing);
+                    }
+                    return Err(self.hbs_field_error(value, key, i, path, span));
+                }
                 let prefix = describe(self.prefix(span, keys, i));
                 Err(TemplateError::render(
                     Some(span.range()),
@@ -509,6 +629,12 @@ impl<'a> Renderer<'a> {
                         "test it first: {{{{ if {prefix} }}}}…{{{{ end }}}}"
                     ))
                 })))
+            }
+            other if self.program.flavor == Flavor::Handlebars => {
+                if self.missing_ok(test) {
+                    return Ok(Value::Missing);
+                }
+                Err(self.hbs_field_error(other, key, i, path, span))
             }
             other => {
                 let prefix = describe(self.prefix(span, keys, i));
@@ -522,6 +648,67 @@ impl<'a> Renderer<'a> {
                 )
                 .suggest(root_suggestion()))
             }
+        }
+    }
+
+    /// A missing key in Handlebars words: `issue has no key "titl"`, with
+    /// the whole path suggested (`did you mean "issue.title"?`).
+    #[cold]
+    #[inline(never)]
+    fn hbs_field_error(
+        &self,
+        value: &Value<'_>,
+        key: &Key,
+        i: usize,
+        path: &Expr,
+        span: Span,
+    ) -> TemplateError {
+        let Expr::Path { base, keys, .. } = path else {
+            return internal(span);
+        };
+        let name: &str = &key.name;
+        let prefix = self
+            .prefix(span, keys, i)
+            .trim_end_matches(['.', '/'])
+            .to_string();
+        let (subject, joined) = if prefix.is_empty() || prefix == "this" {
+            ("the current context".to_string(), String::new())
+        } else {
+            (prefix.clone(), format!("{prefix}."))
+        };
+        let at_root = || -> Option<String> {
+            let from_dot = matches!(**base, Expr::Dot) && i == 0;
+            match &self.root {
+                Value::Object(root) if from_dot && root.get(name).is_some() => {
+                    Some(format!("did you mean \"@root.{name}\"?"))
+                }
+                _ => None,
+            }
+        };
+        match value {
+            Value::Object(view) => {
+                TemplateError::render(Some(span.range()), format!("{subject} has no key {name:?}"))
+                    .suggest(
+                        closest(name, view.keys())
+                            .map(|c| format!("did you mean \"{joined}{c}\"?"))
+                            .or_else(at_root),
+                    )
+            }
+            Value::Null => TemplateError::render(
+                Some(span.range()),
+                format!("{subject} is null, so it has no key {name:?}"),
+            )
+            .suggest(Some(format!(
+                "test it first: {{{{#if {prefix}}}}}…{{{{/if}}}}"
+            ))),
+            other => TemplateError::render(
+                Some(span.range()),
+                format!(
+                    "{subject} is {}, not a map, so it has no key {name:?}",
+                    other.kind_name()
+                ),
+            )
+            .suggest(at_root()),
         }
     }
 
@@ -695,6 +882,19 @@ impl<'a> Renderer<'a> {
                 Ok(Value::string(escaped))
             }
             Func::Call => self.call_value(args, span, dot),
+            Func::Lookup => self.lookup(args, span, dot),
+            Func::Dict => {
+                let mut map = serde_json::Map::new();
+                for pair in args.chunks(2) {
+                    let [name, value] = pair else {
+                        return Err(internal(span));
+                    };
+                    let name = self.eval(name, dot, false)?;
+                    let value = self.eval(value, dot, false)?;
+                    map.insert(name.as_str().unwrap_or("").to_string(), value.to_json());
+                }
+                Ok(Value::owned(serde_json::Value::Object(map)))
+            }
             Func::Host(index) => self.call_host(index, args, span, dot),
             Func::ToJson => {
                 let value = self.arg(args, 0, span, dot)?;
@@ -838,6 +1038,37 @@ impl<'a> Renderer<'a> {
             Ok(result) => Ok(Value::owned(result)),
             Err(message) => Err(TemplateError::render(Some(span.range()), message)),
         }
+    }
+
+    /// Handlebars `lookup`: a key of a map (or an element of a list);
+    /// missing when there is none, never an error.
+    #[inline(never)]
+    fn lookup(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let value = self.arg(args, 0, span, dot)?;
+        let key = self.arg(args, 1, span, dot)?;
+        let name = match &key {
+            Value::Int(n) => n.to_string(),
+            other => other.as_str().unwrap_or("").to_string(),
+        };
+        Ok(match &value {
+            Value::Object(view) => view.get(&name).map_or(Value::Missing, Value::from_view),
+            Value::Array(items) => name
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| items.get(n))
+                .map_or(Value::Missing, Value::from_json),
+            Value::Json(json) => {
+                let found = match &**json {
+                    serde_json::Value::Object(map) => map.get(&name),
+                    serde_json::Value::Array(items) => {
+                        name.parse::<usize>().ok().and_then(|n| items.get(n))
+                    }
+                    _ => None,
+                };
+                found.cloned().map_or(Value::Missing, Value::owned)
+            }
+            _ => Value::Missing,
+        })
     }
 
     fn index(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
@@ -1191,4 +1422,23 @@ pub(crate) fn query_escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// Prints a value as JavaScript's `String(value)` does (Handlebars): lists
+/// join their elements with commas, maps print `[object Object]`.
+fn write_js(out: &mut String, value: &serde_json::Value) {
+    match value {
+        serde_json::Value::Null => {}
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_js(out, item);
+            }
+        }
+        serde_json::Value::Object(_) => out.push_str("[object Object]"),
+        serde_json::Value::String(s) => out.push_str(s),
+        other => gofmt::write_value(out, &Value::from_json(other)),
+    }
 }

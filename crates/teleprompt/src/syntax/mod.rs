@@ -3,6 +3,7 @@
 
 pub(crate) mod edits;
 pub(crate) mod go;
+pub(crate) mod handlebars;
 pub(crate) mod jinja;
 pub(crate) mod role_tags;
 
@@ -33,6 +34,7 @@ pub(crate) struct Template {
 enum Compiled {
     Jinja(Box<jinja::JinjaTemplate>),
     Go(go::GoTemplate),
+    Handlebars(handlebars::HandlebarsTemplate),
 }
 
 impl Template {
@@ -49,10 +51,9 @@ impl Template {
             Syntax::Jinja => jinja::JinjaTemplate::compile(text, options)
                 .map(|template| Compiled::Jinja(Box::new(template))),
             Syntax::Go => go::GoTemplate::compile(text, options).map(Compiled::Go),
-            Syntax::Handlebars => Err(TemplateError::parse(
-                None,
-                "the handlebars syntax is not available yet in this version of teleprompt",
-            )),
+            Syntax::Handlebars => {
+                handlebars::HandlebarsTemplate::compile(text, options).map(Compiled::Handlebars)
+            }
         };
         match compiled {
             Ok(compiled) => Ok(Template { compiled, source }),
@@ -66,6 +67,7 @@ impl Template {
         match &self.compiled {
             Compiled::Jinja(template) => template.reads().contains(name),
             Compiled::Go(template) => template.reads(name),
+            Compiled::Handlebars(template) => template.reads(name),
         }
     }
 
@@ -74,7 +76,7 @@ impl Template {
     pub(crate) fn warnings(&self) -> Vec<TemplateError> {
         let found = match &self.compiled {
             Compiled::Go(_) => go::scope_warnings(&self.source.text),
-            Compiled::Jinja(_) => Vec::new(),
+            Compiled::Jinja(_) | Compiled::Handlebars(_) => Vec::new(),
         };
         found
             .into_iter()
@@ -90,6 +92,7 @@ impl Template {
         let rendered = match &self.compiled {
             Compiled::Jinja(template) => template.render(data),
             Compiled::Go(template) => template.render(data),
+            Compiled::Handlebars(template) => template.render(data),
         };
         rendered.map_err(|error| self.source.place(error))
     }

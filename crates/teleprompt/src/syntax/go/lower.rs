@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::ast::*;
 use super::engine::program::{
-    Block, Const, Expr, Func, Host, Instr, Key, Limits, Program, Span as PSpan, Template,
+    Block, Const, Expr, Flavor, Func, Host, Instr, Key, Limits, Program, Span as PSpan, Template,
 };
 use crate::diagnostics::{closest, TemplateError};
 use crate::functions::Functions;
@@ -78,6 +78,7 @@ pub(crate) fn lower(
         strictness,
         limits: Limits::default(),
         hosts: hosts.into_boxed_slice(),
+        flavor: Flavor::Go,
     })
 }
 
@@ -304,6 +305,7 @@ impl Lowerer<'_> {
                     body,
                     otherwise,
                     span: span(&branch.span),
+                    each: None,
                 });
             }
             Node::Template(call) | Node::Block(call) => {

@@ -1,0 +1,724 @@
+//! Lowers a Handlebars tree to the engine's program. Helpers resolve at
+//! compile time; `../` reads a slot where the block saved its parent
+//! context; `@index`, `@key`, `@first`, `@last` and block parameters are
+//! slots the loop sets; inline partials become named templates.
+
+use std::collections::HashMap;
+
+use super::ast::*;
+use crate::diagnostics::{closest, TemplateError};
+use crate::engine::program::{
+    Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, Limits, Program,
+    Span as PSpan, Template,
+};
+use crate::functions::Functions;
+use crate::Strictness;
+
+type Result<T> = std::result::Result<T, TemplateError>;
+
+/// Helpers that print or compute a value.
+pub(crate) const HELPERS: &[(&str, Func)] = &[
+    ("lookup", Func::Lookup),
+    ("toJSON", Func::ToJson),
+    ("tojson", Func::ToJson),
+    ("join", Func::Join),
+    ("lower", Func::Lower),
+    ("upper", Func::Upper),
+    ("trim", Func::Trim),
+    ("role", Func::Role),
+    ("history", Func::History),
+    ("media", Func::Media),
+];
+
+/// Helpers that only open blocks.
+pub(crate) const BLOCK_HELPERS: &[&str] = &["if", "unless", "each", "with", "message"];
+
+/// Lowers `tree` (parsed from `src`).
+pub(crate) fn lower(
+    tree: &Tree,
+    src: &str,
+    strictness: Strictness,
+    functions: &Functions,
+) -> Result<Program> {
+    let hosts = host_table(functions)?;
+    let mut inlines: Vec<&Inline> = Vec::new();
+    collect_inlines(&tree.nodes, &mut inlines);
+    let mut partials: HashMap<&str, usize> = HashMap::new();
+    for inline in &inlines {
+        if partials.insert(&inline.name, partials.len()).is_some() {
+            return Err(TemplateError::parse(
+                Some(inline.name_span.clone()),
+                format!("the inline partial {:?} is defined twice", inline.name),
+            ));
+        }
+    }
+    let lowerer = Lowerer {
+        src,
+        partials: &partials,
+        hosts: &hosts,
+    };
+    let mut templates = Vec::with_capacity(inlines.len());
+    for inline in &inlines {
+        let mut scope = Scope::new();
+        let body = lowerer.nodes(&inline.body, &mut scope)?;
+        templates.push(Template {
+            name: inline.name.clone().into_boxed_str(),
+            body,
+            slots: scope.max,
+        });
+    }
+    let mut scope = Scope::new();
+    let body = lowerer.nodes(&tree.nodes, &mut scope)?;
+    Ok(Program {
+        source: src.into(),
+        main: Template {
+            name: "".into(),
+            body,
+            slots: scope.max,
+        },
+        templates,
+        strictness,
+        limits: Limits::default(),
+        hosts: hosts.into_boxed_slice(),
+        flavor: Flavor::Handlebars,
+    })
+}
+
+fn collect_inlines<'t>(nodes: &'t [Node], out: &mut Vec<&'t Inline>) {
+    for node in nodes {
+        match node {
+            Node::Inline(inline) => {
+                out.push(inline);
+                collect_inlines(&inline.body, out);
+            }
+            Node::Block(block) => {
+                collect_inlines(&block.body, out);
+                if let Some(inverse) = &block.inverse {
+                    collect_inlines(inverse, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Host functions sorted by name; a name that is a built-in helper is an
+/// error (the helper would hide it).
+fn host_table(functions: &Functions) -> Result<Vec<Host>> {
+    let mut hosts = Vec::new();
+    for (name, function) in functions.iter() {
+        if HELPERS.iter().any(|(builtin, _)| *builtin == name)
+            || BLOCK_HELPERS.contains(&name)
+            || name == "log"
+        {
+            return Err(TemplateError::parse(
+                None,
+                format!("host function {name:?} has the name of a built-in helper"),
+            )
+            .suggest(Some(format!(
+                "register it under another name: Handlebars templates cannot replace {name:?}"
+            ))));
+        }
+        if hosts.len() > usize::from(u16::MAX) {
+            return Err(TemplateError::parse(
+                None,
+                format!("more than {} host functions are registered", u16::MAX),
+            ));
+        }
+        hosts.push(Host {
+            name: name.into(),
+            function: std::sync::Arc::clone(function),
+        });
+    }
+    Ok(hosts)
+}
+
+/// Slots and names in scope while lowering one template.
+struct Scope {
+    next: u32,
+    max: u32,
+    /// Slots holding the parent contexts of the blocks that changed
+    /// context (`#each`, `#with`, sections), innermost last.
+    contexts: Vec<u32>,
+    /// The first of the four slots of each enclosing loop, innermost last.
+    loops: Vec<u32>,
+    /// Block parameters in scope.
+    params: Vec<(String, u32)>,
+}
+
+impl Scope {
+    fn new() -> Scope {
+        Scope {
+            next: 1,
+            max: 1,
+            contexts: Vec::new(),
+            loops: Vec::new(),
+            params: Vec::new(),
+        }
+    }
+
+    fn alloc(&mut self, n: u32) -> u32 {
+        let slot = self.next;
+        self.next += n;
+        self.max = self.max.max(self.next);
+        slot
+    }
+}
+
+struct Lowerer<'t> {
+    src: &'t str,
+    partials: &'t HashMap<&'t str, usize>,
+    hosts: &'t [Host],
+}
+
+fn pspan(range: &Span) -> PSpan {
+    PSpan::new(range)
+}
+
+/// The single plain name of a path (`if`, `each`, `plugin-function`), if it
+/// is one.
+fn simple_name(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Path(path)
+            if !path.data && !path.explicit && path.parents == 0 && path.parts.len() == 1 =>
+        {
+            path.parts.first().map(|ident| ident.name.as_str())
+        }
+        _ => None,
+    }
+}
+
+impl Lowerer<'_> {
+    fn text(&self, span: &Span) -> &str {
+        self.src.get(span.clone()).unwrap_or("")
+    }
+
+    fn nodes(&self, nodes: &[Node], scope: &mut Scope) -> Result<PBlock> {
+        let mut out = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            self.node(node, scope, &mut out)?;
+        }
+        Ok(out.into_boxed_slice())
+    }
+
+    fn scoped(&self, nodes: &[Node], scope: &mut Scope) -> Result<PBlock> {
+        let mark = (
+            scope.next,
+            scope.contexts.len(),
+            scope.loops.len(),
+            scope.params.len(),
+        );
+        let block = self.nodes(nodes, scope);
+        scope.next = mark.0;
+        scope.contexts.truncate(mark.1);
+        scope.loops.truncate(mark.2);
+        scope.params.truncate(mark.3);
+        block
+    }
+
+    fn node(&self, node: &Node, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
+        match node {
+            Node::Text(text) => {
+                if let Some(Instr::Text(previous)) = out.last_mut() {
+                    let mut joined = String::with_capacity(previous.len() + text.text.len());
+                    joined.push_str(previous);
+                    joined.push_str(&text.text);
+                    *previous = joined.into_boxed_str();
+                } else {
+                    out.push(Instr::Text(text.text.clone().into_boxed_str()));
+                }
+            }
+            Node::Comment(_) | Node::Inline(_) => {}
+            Node::Mustache(mustache) => {
+                let call = &mustache.call;
+                if simple_name(&call.head) == Some("log") {
+                    return Ok(());
+                }
+                let expr = match &call.head {
+                    Expr::String(..) | Expr::Number(..) | Expr::Bool(..) | Expr::Null(..)
+                        if call.params.is_empty() && call.hash.is_empty() =>
+                    {
+                        // `{{"foo bar"}}` reads the key "foo bar", as in Handlebars.
+                        let span = call.head.span();
+                        let name = match &call.head {
+                            Expr::String(s, _) => s.clone(),
+                            _ => self.text(&span).to_string(),
+                        };
+                        PExpr::Path {
+                            base: Box::new(PExpr::Dot),
+                            keys: Box::new([Key {
+                                name: name.into_boxed_str(),
+                                end: u32::try_from(span.end).unwrap_or(u32::MAX),
+                            }]),
+                            span: pspan(&span),
+                        }
+                    }
+                    _ => self.call(call, scope, true)?,
+                };
+                out.push(Instr::Print {
+                    expr,
+                    span: pspan(&mustache.span),
+                });
+            }
+            Node::Partial(partial) => {
+                let Some(&index) = self.partials.get(partial.name.as_str()) else {
+                    return Err(TemplateError::parse(
+                        Some(partial.name_span.clone()),
+                        format!("there is no partial named {:?}", partial.name),
+                    )
+                    .suggest(
+                        closest(&partial.name, self.partials.keys().copied())
+                            .map(|c| format!("did you mean \"{c}\"?"))
+                            .or_else(|| {
+                                Some(format!(
+                                    "define it in this template with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}} (partials from other files are not supported yet)",
+                                    partial.name
+                                ))
+                            }),
+                    ));
+                };
+                if let Some(pair) = partial.hash.first() {
+                    return Err(TemplateError::parse(
+                        Some(pair.span.clone()),
+                        "partial parameters (key=value) are not supported yet",
+                    )
+                    .suggest(Some(
+                        "pass a context instead: {{> name some.value}}".to_string(),
+                    )));
+                }
+                let arg = match &partial.context {
+                    Some(context) => self.expr(context, scope)?,
+                    None => PExpr::Dot,
+                };
+                out.push(Instr::Call {
+                    template: u32::try_from(index).unwrap_or(u32::MAX),
+                    arg: Some(arg),
+                    span: pspan(&partial.span),
+                });
+            }
+            Node::Block(block) => self.block(block, scope, out)?,
+        }
+        Ok(())
+    }
+
+    fn one_param<'b>(&self, block: &'b Block, name: &str) -> Result<&'b Expr> {
+        if let Some(pair) = block.call.hash.first() {
+            return Err(TemplateError::parse(
+                Some(pair.span.clone()),
+                format!("{{{{#{name}}}}} takes no key=value arguments"),
+            ));
+        }
+        match block.call.params.as_slice() {
+            [one] => Ok(one),
+            _ => Err(TemplateError::parse(
+                Some(block.open.clone()),
+                format!(
+                    "{{{{#{name}}}}} takes one argument, got {}",
+                    block.call.params.len()
+                ),
+            )),
+        }
+    }
+
+    fn block(&self, block: &Block, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
+        let name = simple_name(&block.call.head);
+        let (body, inverse): (&[Node], &[Node]) = {
+            let inverse = block.inverse.as_deref().unwrap_or(&[]);
+            if block.inverted {
+                (inverse, &block.body)
+            } else {
+                (&block.body, inverse)
+            }
+        };
+        let allow_params = |max: usize| -> Result<()> {
+            match block.params.get(max) {
+                Some(extra) => Err(TemplateError::parse(
+                    Some(extra.span.clone()),
+                    format!("this block takes at most {max} block parameters"),
+                )),
+                None => Ok(()),
+            }
+        };
+        match name {
+            Some(helper @ ("if" | "unless")) => {
+                allow_params(0)?;
+                let cond = self.expr(self.one_param(block, helper)?, scope)?;
+                let then = self.scoped(body, scope)?;
+                let otherwise = self.scoped(inverse, scope)?;
+                let (then, otherwise) = if helper == "if" {
+                    (then, otherwise)
+                } else {
+                    (otherwise, then)
+                };
+                out.push(Instr::If {
+                    cond,
+                    bind: None,
+                    then,
+                    otherwise,
+                });
+            }
+            Some("with") => {
+                allow_params(1)?;
+                let value = self.expr(self.one_param(block, "with")?, scope)?;
+                let mark = scope.next;
+                let parent = scope.alloc(1);
+                out.push(Instr::Set {
+                    slot: parent,
+                    expr: PExpr::Dot,
+                });
+                let otherwise = self.scoped(inverse, scope)?;
+                let bind = block.params.first().map(|param| {
+                    let slot = scope.alloc(1);
+                    (param.name.clone(), slot)
+                });
+                let saved = scope.params.len();
+                scope.params.extend(bind.clone());
+                scope.contexts.push(parent);
+                let then = self.scoped(body, scope);
+                scope.contexts.pop();
+                scope.params.truncate(saved);
+                scope.next = mark;
+                out.push(Instr::With {
+                    value,
+                    bind: bind.map(|(_, slot)| slot),
+                    then: then?,
+                    otherwise,
+                });
+            }
+            Some("each") => {
+                allow_params(2)?;
+                let value = self.expr(self.one_param(block, "each")?, scope)?;
+                let mark = scope.next;
+                let parent = scope.alloc(1);
+                out.push(Instr::Set {
+                    slot: parent,
+                    expr: PExpr::Dot,
+                });
+                let otherwise = self.scoped(inverse, scope)?;
+                let meta = scope.alloc(4);
+                let saved = scope.params.len();
+                let mut slots = [None, None];
+                for (i, param) in block.params.iter().enumerate() {
+                    let slot = scope.alloc(1);
+                    if let Some(place) = slots.get_mut(i) {
+                        *place = Some(slot);
+                    }
+                    scope.params.push((param.name.clone(), slot));
+                }
+                scope.contexts.push(parent);
+                scope.loops.push(meta);
+                let body = self.scoped(body, scope);
+                scope.loops.pop();
+                scope.contexts.pop();
+                scope.params.truncate(saved);
+                scope.next = mark;
+                out.push(Instr::Range {
+                    value,
+                    key: slots[1],
+                    elem: slots[0],
+                    body: body?,
+                    otherwise,
+                    span: pspan(&block.open),
+                    each: Some(meta),
+                });
+            }
+            Some("message") => {
+                allow_params(0)?;
+                if block.inverse.is_some() || block.inverted {
+                    return Err(TemplateError::parse(
+                        Some(block.open.clone()),
+                        "{{#message}} has no {{else}}",
+                    ));
+                }
+                let role = match (block.call.params.as_slice(), block.call.hash.as_slice()) {
+                    ([role], []) => role,
+                    ([], [pair]) if pair.key == "role" => &pair.value,
+                    _ => {
+                        return Err(TemplateError::parse(
+                            Some(block.open.clone()),
+                            "{{#message}} takes one argument: role=\"system\"",
+                        ))
+                    }
+                };
+                let role = self.expr(role, scope)?;
+                out.push(Instr::Print {
+                    expr: PExpr::Call {
+                        func: Func::Role,
+                        args: Box::new([role]),
+                        span: pspan(&block.call.span),
+                    },
+                    span: pspan(&block.open),
+                });
+                let body = self.scoped(body, scope)?;
+                out.extend(body.into_vec());
+            }
+            Some(helper) if self.helper(helper).is_some() || !block.call.params.is_empty() => {
+                let known = self.helper(helper).is_some();
+                return Err(if known {
+                    TemplateError::parse(
+                        Some(block.call.head.span()),
+                        format!("{helper} is not a block helper"),
+                    )
+                    .suggest(Some(format!("write {{{{{helper} …}}}} without #")))
+                } else {
+                    self.unknown_helper(helper, &block.call.head.span())
+                });
+            }
+            _ => {
+                allow_params(0)?;
+                if !block.call.params.is_empty() || !block.call.hash.is_empty() {
+                    return Err(TemplateError::parse(
+                        Some(block.call.span.clone()),
+                        format!(
+                            "{} is not a helper: it takes no arguments",
+                            self.text(&block.call.head.span())
+                        ),
+                    ));
+                }
+                let value = self.expr(&block.call.head, scope)?;
+                if block.inverted {
+                    let otherwise = self.scoped(body, scope)?;
+                    let then = self.scoped(inverse, scope)?;
+                    out.push(Instr::If {
+                        cond: value,
+                        bind: None,
+                        then: otherwise,
+                        otherwise: then,
+                    });
+                    return Ok(());
+                }
+                let mark = scope.next;
+                let parent = scope.alloc(1);
+                out.push(Instr::Set {
+                    slot: parent,
+                    expr: PExpr::Dot,
+                });
+                let otherwise = self.scoped(inverse, scope)?;
+                let meta = scope.alloc(4);
+                scope.contexts.push(parent);
+                scope.loops.push(meta);
+                let body = self.scoped(body, scope);
+                scope.loops.pop();
+                scope.contexts.pop();
+                scope.next = mark;
+                out.push(Instr::Section {
+                    value,
+                    body: body?,
+                    otherwise,
+                    span: pspan(&block.open),
+                    each: meta,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn helper(&self, name: &str) -> Option<Func> {
+        if let Some((_, func)) = HELPERS.iter().find(|(n, _)| *n == name) {
+            return Some(*func);
+        }
+        self.hosts
+            .binary_search_by(|host| (*host.name).cmp(name))
+            .ok()
+            .map(|index| Func::Host(u16::try_from(index).unwrap_or(u16::MAX)))
+    }
+
+    fn unknown_helper(&self, name: &str, span: &Span) -> TemplateError {
+        let known = HELPERS
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(BLOCK_HELPERS.iter().copied())
+            .chain(["log"])
+            .chain(self.hosts.iter().map(|host| &*host.name));
+        TemplateError::parse(
+            Some(span.clone()),
+            format!("there is no helper named {name:?}"),
+        )
+        .suggest(closest(name, known).map(|c| format!("did you mean \"{c}\"?")))
+    }
+
+    /// A call or a value. `top`: in a mustache, where a lone name that is
+    /// not a helper is a path.
+    fn call(&self, call: &Call, scope: &Scope, top: bool) -> Result<PExpr> {
+        let name = simple_name(&call.head);
+        if let Some(block) = name.filter(|n| BLOCK_HELPERS.contains(n)) {
+            return Err(TemplateError::parse(
+                Some(call.head.span()),
+                format!("{block} is a block helper"),
+            )
+            .suggest(Some(format!("write {{{{#{block} …}}}}…{{{{/{block}}}}}"))));
+        }
+        let func = name.and_then(|n| self.helper(n));
+        let Some(func) = func else {
+            if call.params.is_empty() && call.hash.is_empty() && top {
+                return self.expr(&call.head, scope);
+            }
+            return Err(match name {
+                Some(name) => self.unknown_helper(name, &call.head.span()),
+                None => TemplateError::parse(
+                    Some(call.head.span()),
+                    format!(
+                        "{} is not a helper, so it takes no arguments",
+                        self.text(&call.head.span())
+                    ),
+                ),
+            });
+        };
+        let mut args = Vec::with_capacity(call.params.len() + 1);
+        for param in &call.params {
+            args.push(self.expr(param, scope)?);
+        }
+        if func == Func::Join {
+            // Handlebars order `join list ", "`; the engine's is separator first.
+            args.reverse();
+        }
+        if !call.hash.is_empty() {
+            if !matches!(func, Func::Host(_)) {
+                return Err(TemplateError::parse(
+                    call.hash.first().map(|pair| pair.span.clone()),
+                    format!("{} takes no key=value arguments", name.unwrap_or("?")),
+                ));
+            }
+            let mut pairs = Vec::with_capacity(call.hash.len() * 2);
+            for pair in &call.hash {
+                pairs.push(PExpr::Const(Const::Str(pair.key.clone().into_boxed_str())));
+                pairs.push(self.expr(&pair.value, scope)?);
+            }
+            args.push(PExpr::Call {
+                func: Func::Dict,
+                args: pairs.into_boxed_slice(),
+                span: pspan(&call.span),
+            });
+        }
+        let (min, max) = func.arity();
+        if args.len() < min || max.is_some_and(|max| args.len() > max) {
+            let want = match max {
+                Some(max) if max == min => format!("{min}"),
+                Some(max) => format!("{min} to {max}"),
+                None => format!("at least {min}"),
+            };
+            return Err(TemplateError::parse(
+                Some(call.span.clone()),
+                format!(
+                    "{} takes {want} argument{}, got {}",
+                    name.unwrap_or("?"),
+                    if want == "1" { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        Ok(PExpr::Call {
+            func,
+            args: args.into_boxed_slice(),
+            span: pspan(&call.span),
+        })
+    }
+
+    fn expr(&self, expr: &Expr, scope: &Scope) -> Result<PExpr> {
+        Ok(match expr {
+            Expr::String(s, _) => PExpr::Const(Const::Str(s.clone().into_boxed_str())),
+            Expr::Number(Number::Int(i), _) => PExpr::Const(Const::Int(*i)),
+            Expr::Number(Number::Float(f), _) => PExpr::Const(Const::Float(*f)),
+            Expr::Bool(b, _) => PExpr::Const(Const::Bool(*b)),
+            Expr::Null(_) => PExpr::Const(Const::Null),
+            Expr::Sub(call) => self.call(call, scope, false)?,
+            Expr::Path(path) => self.path(path, scope)?,
+        })
+    }
+
+    fn path(&self, path: &Path, scope: &Scope) -> Result<PExpr> {
+        let keys = |parts: &[Ident]| -> Box<[Key]> {
+            parts
+                .iter()
+                .map(|ident| Key {
+                    name: ident.name.clone().into_boxed_str(),
+                    end: u32::try_from(ident.span.end).unwrap_or(u32::MAX),
+                })
+                .collect()
+        };
+        let (base, rest): (PExpr, &[Ident]) = if path.data {
+            let Some((first, rest)) = path.parts.split_first() else {
+                return Err(TemplateError::parse(
+                    Some(path.span.clone()),
+                    "@ needs a name: @index, @key, @first, @last or @root",
+                ));
+            };
+            if path.parents > 0 {
+                return Err(TemplateError::parse(
+                    Some(path.span.clone()),
+                    "@../ (data of an outer loop) is not supported",
+                )
+                .suggest(Some(
+                    "name the outer loop's index: {{#each list as |item i|}}".to_string(),
+                )));
+            }
+            let loop_slot = |offset: u32| -> Result<PExpr> {
+                match scope.loops.last() {
+                    Some(base) => Ok(PExpr::Var(base + offset)),
+                    None => Err(TemplateError::parse(
+                        Some(path.span.clone()),
+                        format!("@{} is only defined inside {{{{#each}}}}", first.name),
+                    )),
+                }
+            };
+            let base = match first.name.as_str() {
+                "root" => PExpr::Root,
+                "key" => loop_slot(0)?,
+                "index" => loop_slot(1)?,
+                "first" => loop_slot(2)?,
+                "last" => loop_slot(3)?,
+                other => {
+                    return Err(TemplateError::parse(
+                        Some(path.span.clone()),
+                        format!("there is no data variable @{other}"),
+                    )
+                    .suggest(
+                        closest(other, ["root", "key", "index", "first", "last"])
+                            .map(|c| format!("did you mean \"@{c}\"?")),
+                    ))
+                }
+            };
+            (base, rest)
+        } else if path.parents > 0 {
+            let depth = scope.contexts.len();
+            let Some(slot) = depth
+                .checked_sub(path.parents)
+                .and_then(|i| scope.contexts.get(i))
+            else {
+                return Err(TemplateError::parse(
+                    Some(path.span.clone()),
+                    format!(
+                        "{} goes above the outermost context ({} level{} up, {depth} available)",
+                        self.text(&path.span),
+                        path.parents,
+                        if path.parents == 1 { "" } else { "s" }
+                    ),
+                )
+                .suggest(Some("read from the root with @root.name".to_string())));
+            };
+            (PExpr::Var(*slot), &path.parts)
+        } else if let Some((slot, rest)) = path.parts.split_first().and_then(|(first, rest)| {
+            if path.explicit {
+                return None;
+            }
+            scope
+                .params
+                .iter()
+                .rev()
+                .find(|(name, _)| *name == first.name)
+                .map(|(_, slot)| (*slot, rest))
+        }) {
+            (PExpr::Var(slot), rest)
+        } else {
+            (PExpr::Dot, &path.parts)
+        };
+        if rest.is_empty() {
+            return Ok(base);
+        }
+        Ok(PExpr::Path {
+            base: Box::new(base),
+            keys: keys(rest),
+            span: pspan(&path.span),
+        })
+    }
+}

@@ -1,0 +1,133 @@
+//! Handlebars syntax on teleprompt's own engine (handlebars.js 4.x rules,
+//! without HTML escaping: prompts are not HTML, so `{{x}}` and `{{{x}}}`
+//! both print the value as it is).
+//!
+//! [`lex`] splits the body into text and tags and applies whitespace
+//! control and the standalone-line rule, [`parse`] builds the public
+//! [`ast::Tree`] (every node keeps its byte range), and `lower` turns the
+//! tree into the engine's program, the same one Go templates compile to.
+//!
+//! Helpers: `if`, `unless`, `each`, `with`, `lookup`, `log` (prints
+//! nothing), the shared functions (`tojson`/`toJSON`, `join list ", "`,
+//! `lower`, `upper`, `trim`), the message helpers (`{{role "system"}}`,
+//! `{{history}}`, `{{media url type}}`, and `{{#message role="system"}}…
+//! {{/message}}`, which starts a message with that role before its body
+//! and ends nothing: the next role starts the next message), and the
+//! host's functions, hash arguments passed as a last map argument. A name
+//! that is a helper is called even without arguments (`{{history}}`); read
+//! a data key of the same name as `{{this.history}}`. Partials are inline
+//! only (`{{#*inline "name"}}`); partials from other files are not
+//! supported yet.
+
+pub mod ast;
+pub mod lex;
+mod lower;
+pub mod parse;
+
+use std::collections::BTreeSet;
+
+use crate::diagnostics::TemplateError;
+use crate::engine;
+use crate::syntax::CompileOptions;
+use crate::Data;
+
+/// A compiled Handlebars template.
+#[derive(Debug)]
+pub(crate) struct HandlebarsTemplate {
+    program: engine::program::Program,
+    /// Names the template may read from the root; `None`: any name.
+    reads: Option<BTreeSet<String>>,
+}
+
+impl HandlebarsTemplate {
+    /// Parses and compiles a body; the strictness is fixed here.
+    pub(crate) fn compile(body: &str, options: &CompileOptions) -> Result<Self, TemplateError> {
+        if u32::try_from(body.len()).is_err() {
+            return Err(TemplateError::parse(
+                None,
+                "the template is larger than 4 GiB",
+            ));
+        }
+        let tree = parse::parse(body)?;
+        let program = lower::lower(&tree, body, options.strictness, &options.functions)?;
+        let reads = root_reads(&tree);
+        Ok(HandlebarsTemplate { program, reads })
+    }
+
+    /// Whether the template may read `name` from the root of the data.
+    pub(crate) fn reads(&self, name: &str) -> bool {
+        self.reads.as_ref().is_none_or(|names| names.contains(name))
+    }
+
+    /// Renders against `data`.
+    pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
+        engine::render(&self.program, data)
+    }
+}
+
+/// The first key of every path (a superset of the root names read), or
+/// `None` when a path reads a context as a whole (`{{this}}`, `{{toJSON .}}`,
+/// `@root`).
+fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
+    let mut names = BTreeSet::new();
+    let mut whole = false;
+    walk(&tree.nodes, &mut |expr| {
+        if let ast::Expr::Path(path) = expr {
+            match path.parts.first() {
+                Some(first) if path.data && first.name == "root" => match path.parts.get(1) {
+                    Some(second) => {
+                        names.insert(second.name.clone());
+                    }
+                    None => whole = true,
+                },
+                Some(_) if path.data => {}
+                Some(first) => {
+                    names.insert(first.name.clone());
+                }
+                None => whole = true,
+            }
+        }
+    });
+    (!whole).then_some(names)
+}
+
+/// Calls `f` on every expression of the tree (inline partial bodies too).
+fn walk(nodes: &[ast::Node], f: &mut dyn FnMut(&ast::Expr)) {
+    fn call(c: &ast::Call, f: &mut dyn FnMut(&ast::Expr)) {
+        expr(&c.head, f);
+        for param in &c.params {
+            expr(param, f);
+        }
+        for pair in &c.hash {
+            expr(&pair.value, f);
+        }
+    }
+    fn expr(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
+        f(e);
+        if let ast::Expr::Sub(c) = e {
+            call(c, f);
+        }
+    }
+    for node in nodes {
+        match node {
+            ast::Node::Mustache(m) => call(&m.call, f),
+            ast::Node::Block(b) => {
+                call(&b.call, f);
+                walk(&b.body, f);
+                if let Some(inverse) = &b.inverse {
+                    walk(inverse, f);
+                }
+            }
+            ast::Node::Partial(p) => {
+                if let Some(context) = &p.context {
+                    expr(context, f);
+                }
+            }
+            ast::Node::Inline(i) => walk(&i.body, f),
+            ast::Node::Text(_) | ast::Node::Comment(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
