@@ -5,7 +5,14 @@ use super::parse::parse;
 use crate::{LoadOptions, Prompt, Strictness, Syntax};
 
 fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
-    crate::__conformance::render_handlebars(body, data, Strictness::Semi)
+    let options = crate::syntax::CompileOptions {
+        strictness: Strictness::Semi,
+        functions: crate::functions::Functions::default(),
+    };
+    let template = super::HandlebarsTemplate::compile(body, &options).map_err(|e| e.message)?;
+    template
+        .render(&crate::Data::new(data))
+        .map_err(|error| error.message)
 }
 
 #[test]
