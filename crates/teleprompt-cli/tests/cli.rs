@@ -68,7 +68,7 @@ const EXAMPLES: &[(&str, &[&str], &str)] = &[
         "examples/rapida/expected.anthropic.json",
     ),
     (
-        "examples/semantic-kernel/chat.j2",
+        "examples/semantic-kernel/chat.hbs",
         &[
             "--data=examples/semantic-kernel/data.json",
             "--history=examples/semantic-kernel/history.json",
@@ -432,7 +432,7 @@ fn empty_continuation_falls_back() {
 fn workspace_feeds_files_readme_and_env() {
     let output = teleprompt(&[
         "render",
-        "examples/forge/system.j2",
+        "examples/forge/system.hbs",
         "--workspace=examples/forge/workspace",
         "--workspace-depth=2",
         "--turn=2",

@@ -18,7 +18,7 @@ fn expected(path: &str) -> String {
 /// conversation, a new time and turn number.
 #[test]
 fn forge_system_prompt_two_turns() {
-    let prompt = Prompt::from_file(examples().join("forge/system.j2")).expect("loads");
+    let prompt = Prompt::from_file(examples().join("forge/system.hbs")).expect("loads");
     let workspace = Workspace::new(examples().join("forge/workspace"))
         .max_depth(2)
         .environment(Environment {

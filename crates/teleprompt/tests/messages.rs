@@ -723,6 +723,18 @@ fn role_readers_read_the_template_not_the_data() {
             "tags.j2",
             "---\nmessages: sk-tags\n---\n<message role=\"system\">Be kind.</message>\n<message role='user'>{{ q }}</message>\n",
         ),
+        (
+            "tags.hbs",
+            "---\nmessages: sk-tags\n---\n<message role=\"system\">Be kind.</message>\n<message role=\"user\">{{q}}</message>\n",
+        ),
+        (
+            "calls.hbs",
+            "{{role \"system\"}}Be kind.{{#message role=\"user\"}}{{q}}{{/message}}",
+        ),
+        (
+            "lines.hbs",
+            "---\nmessages: role-lines\n---\nsystem:\nBe kind.\nuser:\n{{{q}}}\n",
+        ),
     ];
     for (name, source) in cases {
         let prompt = Prompt::from_source(name, source, &LoadOptions::default()).expect(name);
