@@ -227,3 +227,31 @@ fn a_panicking_host_function_is_a_render_error() {
         );
     }
 }
+
+/// Handlebars calls host functions as helpers, names with dashes included
+/// (Semantic Kernel's `plugin-function`), with hash arguments as a final map.
+#[test]
+fn handlebars_calls_host_functions_as_helpers() {
+    let functions = functions().with("weather-today", |args: &[Value]| {
+        Ok(json!(format!("{args:?}")))
+    });
+    let options = LoadOptions {
+        functions,
+        ..LoadOptions::default()
+    };
+    let prompt = Prompt::from_source(
+        "p.hbs",
+        "{{shout name}} {{#with (fetch id)}}{{title}} [{{join labels \", \"}}]{{/with}} {{weather-today city unit=\"C\"}}",
+        &options,
+    )
+    .expect("loads");
+    let rendered = prompt
+        .render(json!({"name": "ada", "id": "ABC-1", "city": "Lisbon"}))
+        .expect("renders");
+    assert_eq!(
+        rendered.text(),
+        "ADA! Fix login [bug, auth] [String(\"Lisbon\"), Object {\"unit\": String(\"C\")}]"
+    );
+    let error = Prompt::from_source("p.hbs", "{{shuot name}}", &options).unwrap_err();
+    assert_eq!(error.suggestion(), Some("did you mean \"shout\"?"));
+}
