@@ -6,7 +6,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::functions::HostFunction;
+use crate::diagnostics::TemplateError;
+use crate::functions::{Functions, HostFunction};
 use crate::Strictness;
 
 /// A compact byte range in the template body.
@@ -84,6 +85,43 @@ pub(crate) enum Flavor {
 pub(crate) struct Host {
     pub name: Box<str>,
     pub function: Arc<HostFunction>,
+}
+
+impl Host {
+    /// The host functions as a table sorted by name (as [`Functions`] keeps
+    /// them), so a name's position is its [`Func::Host`] index. A name
+    /// that `is_builtin` says the syntax already uses is an error: the
+    /// built-in would hide it. `what` names the syntax and its kind of
+    /// built-in, for the message (`Go templates`, `function`).
+    pub(crate) fn table(
+        functions: &Functions,
+        is_builtin: impl Fn(&str) -> bool,
+        (syntax, kind): (&str, &str),
+    ) -> Result<Vec<Host>, TemplateError> {
+        let mut hosts = Vec::new();
+        for (name, function) in functions.iter() {
+            if is_builtin(name) {
+                return Err(TemplateError::parse(
+                    None,
+                    format!("host function {name:?} has the name of a built-in {kind}"),
+                )
+                .suggest(Some(format!(
+                    "register it under another name: {syntax} cannot replace {name:?}"
+                ))));
+            }
+            if hosts.len() > usize::from(u16::MAX) {
+                return Err(TemplateError::parse(
+                    None,
+                    format!("more than {} host functions are registered", u16::MAX),
+                ));
+            }
+            hosts.push(Host {
+                name: name.into(),
+                function: Arc::clone(function),
+            });
+        }
+        Ok(hosts)
+    }
 }
 
 impl std::fmt::Debug for Host {
@@ -259,8 +297,8 @@ pub(crate) enum Func {
 }
 
 impl Func {
-    /// The Go template name of every function, for lookup and did-you-mean.
-    pub(crate) const GO_NAMES: &'static [(&'static str, Func)] = &[
+    /// Go's own built-in functions.
+    const GO_BUILTINS: &'static [(&'static str, Func)] = &[
         ("and", Func::And),
         ("or", Func::Or),
         ("not", Func::Not),
@@ -280,6 +318,11 @@ impl Func {
         ("js", Func::Js),
         ("urlquery", Func::Urlquery),
         ("call", Func::Call),
+    ];
+
+    /// The library's shared functions, the same in every syntax: printing
+    /// helpers and the message markers.
+    pub(crate) const SHARED: &'static [(&'static str, Func)] = &[
         ("toJSON", Func::ToJson),
         ("tojson", Func::ToJson),
         ("join", Func::Join),
@@ -291,10 +334,16 @@ impl Func {
         ("media", Func::Media),
     ];
 
+    /// Every function a Go template names: Go's built-ins, then the shared
+    /// set (for lookup and did-you-mean).
+    pub(crate) fn go_names() -> impl Iterator<Item = (&'static str, Func)> {
+        Func::GO_BUILTINS.iter().chain(Func::SHARED).copied()
+    }
+
     /// The function's name in messages (`?` for a host function: its name
     /// is in [`Program::hosts`]).
     pub(crate) fn name(self) -> &'static str {
-        Func::GO_NAMES.iter().find(|(_, f)| *f == self).map_or(
+        Func::go_names().find(|(_, f)| *f == self).map_or(
             match self {
                 Func::Lookup => "lookup",
                 Func::Dict => "hash",

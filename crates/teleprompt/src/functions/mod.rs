@@ -3,9 +3,6 @@
 
 use serde_json::Value;
 
-/// Names of the shared functions, for did-you-mean and `check`.
-pub const SHARED: &[&str] = &["tojson", "toJSON", "join", "lower", "upper", "trim"];
-
 /// `tojson` / `toJSON`: compact JSON, keys in input order, no HTML escaping.
 pub fn to_json(value: &Value) -> String {
     // Serializing a `Value` cannot fail: its keys are strings.

@@ -22,7 +22,11 @@ pub(crate) fn lower(
     strictness: Strictness,
     functions: &Functions,
 ) -> Result<Program> {
-    let hosts = host_table(functions)?;
+    let hosts = Host::table(
+        functions,
+        |name| Func::go_names().any(|(builtin, _)| builtin == name),
+        ("Go templates", "function"),
+    )?;
     // Template names first: a template may be called before it is defined.
     let mut names: HashMap<&str, usize> = HashMap::new();
     let mut chosen: Vec<&DefineNode> = Vec::new();
@@ -80,35 +84,6 @@ pub(crate) fn lower(
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Go,
     })
-}
-
-/// The host functions, sorted by name (as [`Functions`] keeps them), so
-/// the position of a name is its [`Func::Host`] index. A name that is a
-/// built-in is an error: the built-in would hide it.
-fn host_table(functions: &Functions) -> Result<Vec<Host>> {
-    let mut hosts = Vec::new();
-    for (name, function) in functions.iter() {
-        if Func::GO_NAMES.iter().any(|(builtin, _)| *builtin == name) {
-            return Err(TemplateError::parse(
-                None,
-                format!("host function {name:?} has the name of a built-in function"),
-            )
-            .suggest(Some(format!(
-                "register it under another name: Go templates cannot replace {name:?}"
-            ))));
-        }
-        if hosts.len() > usize::from(u16::MAX) {
-            return Err(TemplateError::parse(
-                None,
-                format!("more than {} host functions are registered", u16::MAX),
-            ));
-        }
-        hosts.push(Host {
-            name: name.into(),
-            function: std::sync::Arc::clone(function),
-        });
-    }
-    Ok(hosts)
 }
 
 /// Go's `IsEmptyTree`: only spaces and comments.
@@ -389,19 +364,18 @@ impl Lowerer<'_> {
     }
 
     fn func(&self, ident: &IdentNode) -> Result<Func> {
-        if let Some((_, func)) = Func::GO_NAMES.iter().find(|(name, _)| *name == ident.name) {
-            return Ok(*func);
+        if let Some((_, func)) = Func::go_names().find(|(name, _)| *name == ident.name) {
+            return Ok(func);
         }
         if let Ok(index) = self
             .hosts
             .binary_search_by(|host| (*host.name).cmp(ident.name.as_str()))
         {
-            // `host_table` keeps the table within u16.
+            // `Host::table` keeps the table within u16.
             return Ok(Func::Host(u16::try_from(index).unwrap_or(u16::MAX)));
         }
-        let known = Func::GO_NAMES
-            .iter()
-            .map(|(name, _)| *name)
+        let known = Func::go_names()
+            .map(|(name, _)| name)
             .chain(self.hosts.iter().map(|host| &*host.name));
         Err(TemplateError::parse(
             Some(ident.span.clone()),

@@ -16,19 +16,13 @@ use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
-/// Helpers that print or compute a value.
-pub(crate) const HELPERS: &[(&str, Func)] = &[
-    ("lookup", Func::Lookup),
-    ("toJSON", Func::ToJson),
-    ("tojson", Func::ToJson),
-    ("join", Func::Join),
-    ("lower", Func::Lower),
-    ("upper", Func::Upper),
-    ("trim", Func::Trim),
-    ("role", Func::Role),
-    ("history", Func::History),
-    ("media", Func::Media),
-];
+/// Helpers that print or compute a value: `lookup`, then the library's
+/// shared functions.
+pub(crate) fn helpers() -> impl Iterator<Item = (&'static str, Func)> {
+    [("lookup", Func::Lookup)]
+        .into_iter()
+        .chain(Func::SHARED.iter().copied())
+}
 
 /// Helpers that only open blocks.
 pub(crate) const BLOCK_HELPERS: &[&str] = &["if", "unless", "each", "with", "message"];
@@ -40,7 +34,15 @@ pub(crate) fn lower(
     strictness: Strictness,
     functions: &Functions,
 ) -> Result<Program> {
-    let hosts = host_table(functions)?;
+    let hosts = Host::table(
+        functions,
+        |name| {
+            helpers().any(|(builtin, _)| builtin == name)
+                || BLOCK_HELPERS.contains(&name)
+                || name == "log"
+        },
+        ("Handlebars templates", "helper"),
+    )?;
     let mut inlines: Vec<&Inline> = Vec::new();
     collect_inlines(&tree.nodes, &mut inlines);
     let mut partials: HashMap<&str, usize> = HashMap::new();
@@ -100,37 +102,6 @@ fn collect_inlines<'t>(nodes: &'t [Node], out: &mut Vec<&'t Inline>) {
             _ => {}
         }
     }
-}
-
-/// Host functions sorted by name; a name that is a built-in helper is an
-/// error (the helper would hide it).
-fn host_table(functions: &Functions) -> Result<Vec<Host>> {
-    let mut hosts = Vec::new();
-    for (name, function) in functions.iter() {
-        if HELPERS.iter().any(|(builtin, _)| *builtin == name)
-            || BLOCK_HELPERS.contains(&name)
-            || name == "log"
-        {
-            return Err(TemplateError::parse(
-                None,
-                format!("host function {name:?} has the name of a built-in helper"),
-            )
-            .suggest(Some(format!(
-                "register it under another name: Handlebars templates cannot replace {name:?}"
-            ))));
-        }
-        if hosts.len() > usize::from(u16::MAX) {
-            return Err(TemplateError::parse(
-                None,
-                format!("more than {} host functions are registered", u16::MAX),
-            ));
-        }
-        hosts.push(Host {
-            name: name.into(),
-            function: std::sync::Arc::clone(function),
-        });
-    }
-    Ok(hosts)
 }
 
 /// Slots and names in scope while lowering one template.
@@ -514,8 +485,8 @@ impl Lowerer<'_> {
     }
 
     fn helper(&self, name: &str) -> Option<Func> {
-        if let Some((_, func)) = HELPERS.iter().find(|(n, _)| *n == name) {
-            return Some(*func);
+        if let Some((_, func)) = helpers().find(|(n, _)| *n == name) {
+            return Some(func);
         }
         self.hosts
             .binary_search_by(|host| (*host.name).cmp(name))
@@ -524,9 +495,8 @@ impl Lowerer<'_> {
     }
 
     fn unknown_helper(&self, name: &str, span: &Span) -> TemplateError {
-        let known = HELPERS
-            .iter()
-            .map(|(n, _)| *n)
+        let known = helpers()
+            .map(|(n, _)| n)
             .chain(BLOCK_HELPERS.iter().copied())
             .chain(["log"])
             .chain(self.hosts.iter().map(|host| &*host.name));
