@@ -150,7 +150,7 @@ impl<'a> Renderer<'a> {
                 otherwise,
             } => {
                 let value = self.eval(cond, dot, true)?;
-                let truth = value.is_true();
+                let truth = self.truthy(&value);
                 if let Some(slot) = bind {
                     self.set(*slot, value);
                 }
@@ -166,7 +166,7 @@ impl<'a> Renderer<'a> {
                 if let Some(slot) = bind {
                     self.set(*slot, value.clone());
                 }
-                return if value.is_true() {
+                return if self.truthy(&value) {
                     self.exec_block(then, &value)
                 } else {
                     self.exec_block(otherwise, dot)
@@ -203,6 +203,14 @@ impl<'a> Renderer<'a> {
             Instr::Continue => return Ok(Flow::Continue),
         }
         Ok(Flow::Normal)
+    }
+
+    /// Truth for `if`, `with` and sections. Go: false, 0, "", nil and empty
+    /// collections are false. Handlebars (handlebars.js): the same, except
+    /// that an object is true even when empty.
+    #[inline]
+    fn truthy(&self, value: &Value<'a>) -> bool {
+        value.is_true() || (self.program.flavor == Flavor::Handlebars && is_object(value))
     }
 
     fn tick(&mut self, span: Span) -> Result<()> {
@@ -397,7 +405,7 @@ impl<'a> Renderer<'a> {
                 }
             }
             Value::Bool(true) => self.exec_block(body, dot),
-            other if other.is_true() => self.exec_block(body, other),
+            other if self.truthy(other) => self.exec_block(body, other),
             _ => self.exec_block(otherwise, dot),
         }
     }
@@ -1361,6 +1369,15 @@ fn less(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
         (Value::Float(x), Value::Float(y)) => x < y,
         _ => a.as_str() < b.as_str(),
     })
+}
+
+/// An object of the data or of a host result.
+fn is_object(value: &Value<'_>) -> bool {
+    match value {
+        Value::Object(_) => true,
+        Value::Json(json) => json.is_object(),
+        _ => false,
+    }
 }
 
 /// Go's `template.HTMLEscapeString`.
