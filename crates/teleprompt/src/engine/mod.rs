@@ -17,3 +17,45 @@ pub(crate) mod render;
 pub(crate) mod value;
 
 pub(crate) use render::render;
+
+use std::collections::BTreeSet;
+
+use crate::diagnostics::TemplateError;
+use crate::Data;
+
+/// What the Go and Handlebars front ends hand to the library: a compiled
+/// program and the root names its template may read.
+#[derive(Debug)]
+pub(crate) struct EngineTemplate {
+    program: program::Program,
+    /// Names the template may read from the root; `None`: it reads the
+    /// root as a whole (`{{ toJSON . }}`, `{{this}}`), so any name.
+    reads: Option<BTreeSet<String>>,
+}
+
+impl EngineTemplate {
+    pub(crate) fn new(program: program::Program, reads: Option<BTreeSet<String>>) -> Self {
+        EngineTemplate { program, reads }
+    }
+
+    /// Whether the template may read `name` from the root of the data.
+    pub(crate) fn reads(&self, name: &str) -> bool {
+        self.reads.as_ref().is_none_or(|names| names.contains(name))
+    }
+
+    /// Renders against `data`.
+    pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
+        render(&self.program, data)
+    }
+}
+
+/// Spans are 32-bit: a body over 4 GiB is refused before it is parsed.
+pub(crate) fn check_size(body: &str) -> Result<(), TemplateError> {
+    match u32::try_from(body.len()) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(TemplateError::parse(
+            None,
+            "the template is larger than 4 GiB",
+        )),
+    }
+}

@@ -50,10 +50,8 @@ impl Template {
         let compiled = match syntax {
             Syntax::Jinja => jinja::JinjaTemplate::compile(text, options)
                 .map(|template| Compiled::Jinja(Box::new(template))),
-            Syntax::Go => go::GoTemplate::compile(text, options).map(Compiled::Go),
-            Syntax::Handlebars => {
-                handlebars::HandlebarsTemplate::compile(text, options).map(Compiled::Handlebars)
-            }
+            Syntax::Go => go::compile(text, options).map(Compiled::Go),
+            Syntax::Handlebars => handlebars::compile(text, options).map(Compiled::Handlebars),
         };
         match compiled {
             Ok(compiled) => Ok(Template { compiled, source }),

@@ -2,14 +2,14 @@
 
 use serde_json::{json, Value};
 
-use super::{parse, root_reads, GoTemplate};
+use super::{compile as compile_go, parse, root_reads, GoTemplate};
 use crate::diagnostics::TemplateError;
 use crate::functions::Functions;
 use crate::syntax::CompileOptions;
 use crate::{Data, Strictness};
 
 fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateError> {
-    GoTemplate::compile(
+    compile_go(
         src,
         &CompileOptions {
             strictness,
@@ -250,7 +250,7 @@ fn host_functions() -> Functions {
 }
 
 fn compile_hosts(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateError> {
-    GoTemplate::compile(
+    compile_go(
         src,
         &CompileOptions {
             strictness,
@@ -484,7 +484,7 @@ fn host_function_named_like_a_builtin_fails_at_load() {
             .with("fetch", |_: &[Value]| Ok(Value::Null))
             .with("join", |_: &[Value]| Ok(Value::Null)),
     };
-    let e = GoTemplate::compile("no functions used", &options).unwrap_err();
+    let e = compile_go("no functions used", &options).unwrap_err();
     assert_eq!(
         e.message,
         "host function \"join\" has the name of a built-in function"

@@ -29,40 +29,19 @@ use std::collections::BTreeSet;
 use crate::diagnostics::TemplateError;
 use crate::engine;
 use crate::syntax::CompileOptions;
-use crate::Data;
 
 /// A compiled Handlebars template.
-#[derive(Debug)]
-pub(crate) struct HandlebarsTemplate {
-    program: engine::program::Program,
-    /// Names the template may read from the root; `None`: any name.
-    reads: Option<BTreeSet<String>>,
-}
+pub(crate) type HandlebarsTemplate = engine::EngineTemplate;
 
-impl HandlebarsTemplate {
-    /// Parses and compiles a body; the strictness is fixed here.
-    pub(crate) fn compile(body: &str, options: &CompileOptions) -> Result<Self, TemplateError> {
-        if u32::try_from(body.len()).is_err() {
-            return Err(TemplateError::parse(
-                None,
-                "the template is larger than 4 GiB",
-            ));
-        }
-        let tree = parse::parse(body)?;
-        let program = lower::lower(&tree, body, options.strictness, &options.functions)?;
-        let reads = root_reads(&tree);
-        Ok(HandlebarsTemplate { program, reads })
-    }
-
-    /// Whether the template may read `name` from the root of the data.
-    pub(crate) fn reads(&self, name: &str) -> bool {
-        self.reads.as_ref().is_none_or(|names| names.contains(name))
-    }
-
-    /// Renders against `data`.
-    pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
-        engine::render(&self.program, data)
-    }
+/// Parses and compiles a body; the strictness is fixed here.
+pub(crate) fn compile(
+    body: &str,
+    options: &CompileOptions,
+) -> Result<HandlebarsTemplate, TemplateError> {
+    engine::check_size(body)?;
+    let tree = parse::parse(body)?;
+    let program = lower::lower(&tree, body, options.strictness, &options.functions)?;
+    Ok(engine::EngineTemplate::new(program, root_reads(&tree)))
 }
 
 /// The first key of every path (a superset of the root names read), or

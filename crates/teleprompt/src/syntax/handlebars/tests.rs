@@ -9,7 +9,7 @@ fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
         strictness: Strictness::Semi,
         functions: crate::functions::Functions::default(),
     };
-    let template = super::HandlebarsTemplate::compile(body, &options).map_err(|e| e.message)?;
+    let template = super::compile(body, &options).map_err(|e| e.message)?;
     template
         .render(&crate::Data::new(data))
         .map_err(|error| error.message)
