@@ -1,0 +1,278 @@
+//! The load-time walk over minijinja's AST: unknown filters, tests and
+//! functions are found in every branch, the names the template reads are
+//! collected, and the pongo2 autoescape spellings are rewritten.
+
+use std::collections::{BTreeSet, HashSet};
+use std::ops::Range;
+
+use minijinja::machinery::{ast, Span};
+
+use super::names::TESTS;
+use crate::diagnostics::{closest, TemplateError};
+use crate::syntax::edits::Edit;
+
+/// Walks the AST at load time: finds unknown filters, tests and functions,
+/// and the pongo2 autoescape spellings to rewrite.
+#[derive(Default)]
+pub(super) struct Checker<'a> {
+    filters: Vec<(&'a str, usize)>,
+    tests: Vec<(&'a str, usize)>,
+    calls: Vec<(&'a str, Span)>,
+    locals: HashSet<&'a str>,
+    /// Every variable name read anywhere (local or not).
+    pub(super) reads: BTreeSet<String>,
+    pub(super) edits: Vec<Edit>,
+}
+
+impl<'a> Checker<'a> {
+    pub(super) fn verdict(
+        &self,
+        body: &str,
+        functions: &HashSet<String>,
+        filters: &[&str],
+    ) -> Result<(), TemplateError> {
+        let mut problems: Vec<TemplateError> = Vec::new();
+        for (name, from) in &self.filters {
+            if !filters.contains(name) {
+                problems.push(unknown(
+                    "filter",
+                    name,
+                    name_span(body, name, *from),
+                    filters,
+                ));
+            }
+        }
+        for (name, from) in &self.tests {
+            if !TESTS.contains(name) {
+                problems.push(unknown("test", name, name_span(body, name, *from), TESTS));
+            }
+        }
+        for (name, span) in &self.calls {
+            if !functions.contains(*name) && !self.locals.contains(name) {
+                let known: Vec<&str> = functions
+                    .iter()
+                    .map(String::as_str)
+                    .chain(self.locals.iter().copied())
+                    .collect();
+                let range = span.start_offset as usize..span.end_offset as usize;
+                problems.push(unknown("function", name, Some(range), &known));
+            }
+        }
+        // Report the first problem in the text.
+        match problems
+            .into_iter()
+            .min_by_key(|problem| problem.span.as_ref().map_or(usize::MAX, |s| s.start))
+        {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    fn body(&mut self, stmts: &[ast::Stmt<'a>]) {
+        for stmt in stmts {
+            self.stmt(stmt);
+        }
+    }
+
+    pub(super) fn stmt(&mut self, stmt: &ast::Stmt<'a>) {
+        use ast::Stmt;
+        match stmt {
+            Stmt::Template(t) => self.body(&t.children),
+            Stmt::EmitExpr(e) => self.expr(&e.expr),
+            Stmt::EmitRaw(_) | Stmt::Continue(_) | Stmt::Break(_) => {}
+            Stmt::ForLoop(f) => {
+                self.target(&f.target);
+                self.expr(&f.iter);
+                self.opt(&f.filter_expr);
+                self.body(&f.body);
+                self.body(&f.else_body);
+            }
+            Stmt::IfCond(i) => {
+                self.expr(&i.expr);
+                self.body(&i.true_body);
+                self.body(&i.false_body);
+            }
+            Stmt::WithBlock(w) => {
+                for (target, value) in &w.assignments {
+                    self.target(target);
+                    self.expr(value);
+                }
+                self.body(&w.body);
+            }
+            Stmt::Set(s) => {
+                self.target(&s.target);
+                self.expr(&s.expr);
+            }
+            Stmt::SetBlock(s) => {
+                self.target(&s.target);
+                self.opt(&s.filter);
+                self.body(&s.body);
+            }
+            Stmt::AutoEscape(a) => {
+                if let ast::Expr::Var(var) = &a.enabled {
+                    let replacement = match var.id {
+                        "off" => Some("false"),
+                        "on" => Some("true"),
+                        _ => None,
+                    };
+                    if let Some(replacement) = replacement {
+                        let span = var.span();
+                        self.edits.push(Edit {
+                            original: span.start_offset as usize..span.end_offset as usize,
+                            replacement: replacement.to_string(),
+                        });
+                    } else {
+                        self.expr(&a.enabled);
+                    }
+                } else {
+                    self.expr(&a.enabled);
+                }
+                self.body(&a.body);
+            }
+            Stmt::FilterBlock(f) => {
+                self.expr(&f.filter);
+                self.body(&f.body);
+            }
+            Stmt::Block(b) => self.body(&b.body),
+            Stmt::Import(i) => {
+                self.expr(&i.expr);
+                self.target(&i.name);
+            }
+            Stmt::FromImport(i) => {
+                self.expr(&i.expr);
+                for (name, alias) in &i.names {
+                    self.target(alias.as_ref().unwrap_or(name));
+                }
+            }
+            Stmt::Extends(e) => self.expr(&e.name),
+            Stmt::Include(i) => self.expr(&i.name),
+            Stmt::Macro(m) => self.macro_decl(m),
+            Stmt::CallBlock(c) => {
+                self.call(&c.call);
+                self.macro_decl(&c.macro_decl);
+            }
+            Stmt::Do(d) => self.call(&d.call),
+        }
+    }
+
+    fn macro_decl(&mut self, m: &ast::Macro<'a>) {
+        self.locals.insert(m.name);
+        for arg in &m.args {
+            self.target(arg);
+        }
+        for default in &m.defaults {
+            self.expr(default);
+        }
+        self.body(&m.body);
+    }
+
+    /// Names bound by an assignment target.
+    fn target(&mut self, target: &ast::Expr<'a>) {
+        match target {
+            ast::Expr::Var(var) => {
+                self.locals.insert(var.id);
+            }
+            ast::Expr::List(list) => list.items.iter().for_each(|item| self.target(item)),
+            ast::Expr::Tuple(tuple) => tuple.items.iter().for_each(|item| self.target(item)),
+            other => self.expr(other),
+        }
+    }
+
+    fn opt(&mut self, expr: &Option<ast::Expr<'a>>) {
+        if let Some(expr) = expr {
+            self.expr(expr);
+        }
+    }
+
+    fn args(&mut self, args: &[ast::CallArg<'a>]) {
+        for arg in args {
+            match arg {
+                ast::CallArg::Pos(e)
+                | ast::CallArg::Kwarg(_, e)
+                | ast::CallArg::PosSplat(e)
+                | ast::CallArg::KwargSplat(e) => self.expr(e),
+            }
+        }
+    }
+
+    fn call(&mut self, call: &ast::Call<'a>) {
+        match &call.expr {
+            ast::Expr::Var(var) => {
+                self.reads.insert(var.id.to_string());
+                self.calls.push((var.id, var.span()));
+            }
+            other => self.expr(other),
+        }
+        self.args(&call.args);
+    }
+
+    fn expr(&mut self, expr: &ast::Expr<'a>) {
+        use ast::Expr;
+        match expr {
+            Expr::Var(var) => {
+                self.reads.insert(var.id.to_string());
+            }
+            Expr::Const(_) => {}
+            Expr::Slice(s) => {
+                self.expr(&s.expr);
+                self.opt(&s.start);
+                self.opt(&s.stop);
+                self.opt(&s.step);
+            }
+            Expr::UnaryOp(u) => self.expr(&u.expr),
+            Expr::BinOp(b) => {
+                self.expr(&b.left);
+                self.expr(&b.right);
+            }
+            Expr::Compare(c) => {
+                self.expr(&c.expr);
+                for op in &c.ops {
+                    self.expr(&op.expr);
+                }
+            }
+            Expr::IfExpr(i) => {
+                self.expr(&i.test_expr);
+                self.expr(&i.true_expr);
+                self.opt(&i.false_expr);
+            }
+            Expr::Filter(f) => {
+                let from = match &f.expr {
+                    Some(inner) => inner.span().end_offset as usize,
+                    None => f.span().start_offset as usize,
+                };
+                self.filters.push((f.name, from));
+                self.opt(&f.expr);
+                self.args(&f.args);
+            }
+            Expr::Test(t) => {
+                self.tests.push((t.name, t.expr.span().end_offset as usize));
+                self.expr(&t.expr);
+                self.args(&t.args);
+            }
+            Expr::GetAttr(g) => self.expr(&g.expr),
+            Expr::GetItem(g) => {
+                self.expr(&g.expr);
+                self.expr(&g.subscript_expr);
+            }
+            Expr::Call(c) => self.call(c),
+            Expr::List(l) => l.items.iter().for_each(|item| self.expr(item)),
+            Expr::Tuple(t) => t.items.iter().for_each(|item| self.expr(item)),
+            Expr::Map(m) => {
+                m.keys.iter().for_each(|key| self.expr(key));
+                m.values.iter().for_each(|value| self.expr(value));
+            }
+        }
+    }
+}
+
+/// The span of `name` in the body, searching from `from` (the end of the
+/// filtered or tested expression).
+fn name_span(body: &str, name: &str, from: usize) -> Option<Range<usize>> {
+    let start = from + body.get(from..)?.find(name)?;
+    Some(start..start + name.len())
+}
+
+fn unknown(what: &str, name: &str, span: Option<Range<usize>>, known: &[&str]) -> TemplateError {
+    TemplateError::parse(span, format!("unknown {what} \"{name}\""))
+        .suggest(closest(name, known.iter().copied()).map(|c| format!("did you mean \"{c}\"?")))
+}

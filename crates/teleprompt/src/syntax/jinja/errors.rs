@@ -1,0 +1,308 @@
+//! minijinja's errors turned into teleprompt's: placed on the body as
+//! written, with the missing path and the closest key that exists.
+
+use std::ops::Range;
+use std::sync::Mutex;
+
+use minijinja::machinery;
+use minijinja::ErrorKind;
+use serde_json::Value;
+
+use super::names::FUEL;
+use crate::data::{path_to_string, Data, Segment};
+use crate::diagnostics::{closest, TemplateError};
+use crate::syntax::edits::Edited;
+
+/// An undefined value that no missing key explains: a key read on a
+/// string or number, or an index past the end of a list. Says which, when
+/// the expression is a path into the data.
+fn undefined_error(body: &str, span: Option<Range<usize>>, data: &Data) -> TemplateError {
+    let Some(span) = span else {
+        return TemplateError::render(None, "this value is undefined");
+    };
+    let range = expression_around(body, span.start);
+    let text = body
+        .get(range.clone())
+        .unwrap_or_default()
+        .trim_matches('.');
+    let message = broken_step(text, data).unwrap_or_else(|| format!("`{text}` is undefined"));
+    TemplateError::render(Some(range), message)
+}
+
+/// Walks `a.b[2].c` through the data and describes the first step that
+/// does not exist; `None` when the path does not start in the data.
+fn broken_step(path: &str, data: &Data) -> Option<String> {
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let (name, indexes) = part
+            .split_once('[')
+            .map_or((part, ""), |(n, rest)| (n, rest));
+        if !name.is_empty() {
+            steps.push(Segment::Key(name.into()));
+        }
+        for index in indexes.split('[') {
+            let index = index.trim_end_matches(']');
+            if !index.is_empty() {
+                steps.push(Segment::Index(index.parse().ok()?));
+            }
+        }
+    }
+    let mut view = data.root();
+    let mut walked: Vec<Segment> = Vec::new();
+    for step in steps {
+        let next = match &step {
+            Segment::Key(key) => view.get(key),
+            Segment::Index(index) => view.index(*index),
+        };
+        let Some(next) = next else {
+            if walked.is_empty() {
+                return None;
+            }
+            let at = path_to_string(&walked);
+            return Some(match (&step, view.value()) {
+                (Segment::Index(index), Value::Array(items)) => format!(
+                    "{at} has {} element(s): there is no {at}[{index}]",
+                    items.len()
+                ),
+                (Segment::Key(key), Value::Object(_)) => format!("{at} has no key \"{key}\""),
+                (Segment::Key(key), other) => format!(
+                    "{at} is {}, so it has no key \"{key}\"",
+                    crate::data::describe(other)
+                ),
+                (Segment::Index(index), other) => format!(
+                    "{at} is {}, so it has no element {index}",
+                    crate::data::describe(other)
+                ),
+            });
+        };
+        walked.push(step);
+        view = next;
+    }
+    None
+}
+
+/// Block tags that need an `end…` tag (`set` only in its block form).
+const BLOCK_TAGS: &[&str] = &[
+    "for",
+    "if",
+    "macro",
+    "call",
+    "filter",
+    "with",
+    "autoescape",
+    "block",
+    "set",
+];
+
+/// For "unexpected end of input": names the innermost block left open and
+/// points at its opening tag, as the Go syntax does (`this if has no
+/// {{end}}`), instead of at the end of the file.
+pub(super) fn unclosed_block_error(
+    error: &minijinja::Error,
+    body: &str,
+    syntax: minijinja::syntax::SyntaxConfig,
+) -> Option<TemplateError> {
+    if !error.detail()?.starts_with("unexpected end of input") {
+        return None;
+    }
+    use minijinja::machinery::Token;
+    let mut open: Vec<(&str, usize)> = Vec::new();
+    let mut tokens = machinery::tokenize(body, false, syntax).map_while(Result::ok);
+    while let Some((token, span)) = tokens.next() {
+        if !matches!(token, Token::BlockStart) {
+            continue;
+        }
+        let Some((Token::Ident(word), _)) = tokens.next() else {
+            continue;
+        };
+        let mut assigns = false;
+        for (token, _) in tokens.by_ref() {
+            match token {
+                Token::Assign => assigns = true,
+                Token::BlockEnd => break,
+                _ => {}
+            }
+        }
+        let start = span.start_offset as usize;
+        if let Some(closed) = word.strip_prefix("end") {
+            if open.last().is_some_and(|(name, _)| *name == closed) {
+                open.pop();
+            }
+        } else if BLOCK_TAGS.contains(&word) && !(word == "set" && assigns) {
+            open.push((word, start));
+        }
+    }
+    let (word, start) = open.pop()?;
+    let tag_end = body
+        .get(start..)
+        .and_then(|rest| rest.find("%}"))
+        .map_or(body.len(), |i| start + i + 2);
+    Some(
+        TemplateError::parse(
+            Some(start..tag_end),
+            format!("unexpected end of template: this {word} has no {{% end{word} %}}"),
+        )
+        .suggest(Some(format!("add {{% end{word} %}} where it should end"))),
+    )
+}
+
+/// Turns a minijinja error into a [`TemplateError`] on the body as written.
+pub(super) fn convert_error(
+    error: &minijinja::Error,
+    body: &str,
+    source: &Edited,
+    render: Option<(&MissLog, &Data)>,
+) -> TemplateError {
+    let span = error
+        .range()
+        .map(|range| source.to_original(range.start)..source.to_original(range.end))
+        .or_else(|| {
+            let line = error.line()?;
+            let start = body
+                .split_inclusive('\n')
+                .take(line.saturating_sub(1))
+                .map(str::len)
+                .sum::<usize>();
+            let end = body[start.min(body.len())..]
+                .find('\n')
+                .map_or(body.len(), |i| start + i);
+            Some(start..end)
+        });
+    let detail = error.detail().map(str::to_string);
+    let kind = error.kind();
+    let generic = || match &detail {
+        Some(detail) => format!("{kind}: {detail}"),
+        None => kind.to_string(),
+    };
+    let Some((misses, data)) = render else {
+        // Syntax errors point at a place, not at an action to quote.
+        let span = span.map(|span| span.start..span.start);
+        return TemplateError::parse(span, generic());
+    };
+    if kind == ErrorKind::OutOfFuel {
+        return TemplateError::render(
+            span,
+            format!("the template ran too long (more than {FUEL} steps); is a loop unbounded?"),
+        );
+    }
+    if kind == ErrorKind::UndefinedError {
+        if let Some((miss, span)) = misses.explain(body, span.clone()) {
+            return miss.to_error(Some(span), data);
+        }
+        return undefined_error(body, span, data);
+    }
+    TemplateError::render(span, generic())
+}
+
+/// The last keys a render looked up and did not find. minijinja's errors
+/// say only "undefined value"; these name the path that was missing.
+#[derive(Debug, Default)]
+pub(super) struct MissLog {
+    recent: Mutex<Vec<Miss>>,
+}
+
+/// How many recent misses to keep: a failing expression is explained by one
+/// of the last few lookups (later probes, such as globals, come after it).
+const RECENT_MISSES: usize = 8;
+
+#[derive(Debug)]
+struct Miss {
+    parent: Vec<Segment>,
+    key: String,
+}
+
+impl MissLog {
+    pub(super) fn record(&self, parent: &[Segment], key: &str) {
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() == RECENT_MISSES {
+                recent.remove(0);
+            }
+            recent.push(Miss {
+                parent: parent.to_vec(),
+                key: key.to_string(),
+            });
+        }
+    }
+
+    /// The most recent miss whose key the failing source names, and the span
+    /// of the expression naming it: inside the error's span if it is there,
+    /// else on the same line (minijinja may point at a filter instead).
+    fn explain(&self, body: &str, span: Option<Range<usize>>) -> Option<(Miss, Range<usize>)> {
+        let span = span?;
+        let line_start = body.get(..span.start)?.rfind('\n').map_or(0, |i| i + 1);
+        let line_end = body
+            .get(span.start..)?
+            .find('\n')
+            .map_or(body.len(), |i| span.start + i)
+            .max(span.end);
+        let mut recent = self.recent.lock().ok()?;
+        let found = recent.iter().rposition(|miss| {
+            body.get(span.clone())
+                .is_some_and(|text| contains_word(text, &miss.key))
+        });
+        if let Some(index) = found {
+            return Some((recent.remove(index), span));
+        }
+        let line = body.get(line_start..line_end)?;
+        let (index, at) =
+            recent.iter().enumerate().rev().find_map(|(index, miss)| {
+                Some((index, line_start + find_word(line, &miss.key)?))
+            })?;
+        Some((recent.remove(index), expression_around(body, at)))
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Where `word` occurs in `text` as a whole name.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        let before = text.get(..i).and_then(|t| t.chars().next_back());
+        let after = text.get(i + word.len()..).and_then(|t| t.chars().next());
+        !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
+    })
+}
+
+fn contains_word(text: &str, word: &str) -> bool {
+    find_word(text, word).is_some()
+}
+
+/// The dotted expression (`issue.labels[0].name`) around byte `at`.
+fn expression_around(body: &str, at: usize) -> Range<usize> {
+    let part = |c: char| is_name_char(c) || matches!(c, '.' | '[' | ']');
+    let start = body
+        .get(..at)
+        .and_then(|t| t.char_indices().rev().find(|(_, c)| !part(*c)))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let end = body
+        .get(at..)
+        .and_then(|t| t.char_indices().find(|(_, c)| !part(*c)))
+        .map_or(body.len(), |(i, _)| at + i);
+    start..end
+}
+
+impl Miss {
+    fn to_error(&self, span: Option<Range<usize>>, data: &Data) -> TemplateError {
+        let parent = path_to_string(&self.parent);
+        let message = if parent.is_empty() {
+            format!("there is no variable \"{}\"", self.key)
+        } else {
+            format!("{parent} has no key \"{}\"", self.key)
+        };
+        let keys = data
+            .lookup(&self.parent)
+            .map(|view| view.keys())
+            .unwrap_or_default();
+        let suggestion = closest(&self.key, keys).map(|key| {
+            let full = if parent.is_empty() {
+                key.to_string()
+            } else {
+                format!("{parent}.{key}")
+            };
+            format!("did you mean \"{full}\"?")
+        });
+        TemplateError::render(span, message).suggest(suggestion)
+    }
+}

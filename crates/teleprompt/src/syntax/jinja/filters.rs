@@ -1,0 +1,137 @@
+//! Filters and functions teleprompt adds to minijinja: collection filters
+//! that do not swallow a missing value, `tojson`, host functions.
+
+use minijinja::value::{Kwargs, Rest};
+use minijinja::{Environment, ErrorKind, UndefinedBehavior, Value as JValue};
+
+use super::names::FILTERS;
+use super::value::{json_value, to_json_value};
+use crate::diagnostics::TemplateError;
+use crate::functions::{self, Functions};
+
+/// minijinja's filters that take a collection, each with whether it takes
+/// a map (rather than a list).
+fn collection_filters() -> Vec<(&'static str, JValue, bool)> {
+    use minijinja::filters as f;
+    vec![
+        ("join", JValue::from_function(f::join), false),
+        ("length", JValue::from_function(f::length), false),
+        ("count", JValue::from_function(f::length), false),
+        ("first", JValue::from_function(f::first), false),
+        ("last", JValue::from_function(f::last), false),
+        ("list", JValue::from_function(f::list), false),
+        ("sort", JValue::from_function(f::sort), false),
+        ("reverse", JValue::from_function(f::reverse), false),
+        ("unique", JValue::from_function(f::unique), false),
+        ("sum", JValue::from_function(f::sum), false),
+        ("min", JValue::from_function(f::min), false),
+        ("max", JValue::from_function(f::max), false),
+        ("batch", JValue::from_function(f::batch), false),
+        ("slice", JValue::from_function(f::slice), false),
+        ("map", JValue::from_function(f::map), false),
+        ("select", JValue::from_function(f::select), false),
+        ("reject", JValue::from_function(f::reject), false),
+        ("selectattr", JValue::from_function(f::selectattr), false),
+        ("rejectattr", JValue::from_function(f::rejectattr), false),
+        ("groupby", JValue::from_function(f::groupby), false),
+        ("chain", JValue::from_function(f::chain), false),
+        ("zip", JValue::from_function(f::zip), false),
+        ("items", JValue::from_function(f::items), true),
+        ("dictsort", JValue::from_function(f::dictsort), true),
+    ]
+}
+
+/// minijinja lets some collection filters take a missing value quietly
+/// (`{{ issue.lables | join(", ") }}` prints nothing), which would hide a
+/// misspelled key. Each one here treats a missing input alike: an error
+/// naming the path in `strict` and `semi`, an empty collection in
+/// `lenient` (so `length` is 0, as in Jinja2).
+pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
+    for (name, builtin, takes_map) in collection_filters() {
+        env.add_filter(
+            name,
+            move |state: &mut minijinja::State,
+                  args: Rest<JValue>,
+                  kwargs: Kwargs|
+                  -> Result<JValue, minijinja::Error> {
+                let mut args = args.0;
+                if let Some(first) = args.first_mut().filter(|value| value.is_undefined()) {
+                    if state.undefined_behavior() != UndefinedBehavior::Chainable {
+                        return Err(minijinja::Error::new(
+                            ErrorKind::UndefinedError,
+                            "undefined value",
+                        ));
+                    }
+                    *first = if takes_map {
+                        JValue::from(std::collections::BTreeMap::<String, JValue>::new())
+                    } else {
+                        JValue::from(Vec::<JValue>::new())
+                    };
+                }
+                // Keyword arguments go on to the builtin, which checks them.
+                if kwargs.args().next().is_some() {
+                    args.push(JValue::from(kwargs));
+                }
+                builtin.call(state, &args)
+            },
+        );
+    }
+}
+
+/// Makes each host function both a function (`fetch(id)`) and a filter
+/// (`id | fetch`). A name Jinja already uses for a built-in is an error.
+pub(super) fn register_host_functions(
+    env: &mut Environment<'static>,
+    functions: &Functions,
+) -> Result<(), TemplateError> {
+    for (name, function) in functions.iter() {
+        if FILTERS.contains(&name) || env.globals().any(|(global, _)| global == name) {
+            return Err(TemplateError::parse(
+                None,
+                format!(
+                    "host function \"{name}\" has the name of a built-in Jinja filter or function"
+                ),
+            ));
+        }
+        let call = {
+            let function = function.clone();
+            let name = name.to_string();
+            move |args: Rest<JValue>| -> Result<JValue, minijinja::Error> {
+                let args = args
+                    .iter()
+                    .map(to_json_value)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let result = functions::call_host(&name, &*function, &args).map_err(|message| {
+                    minijinja::Error::new(ErrorKind::InvalidOperation, message)
+                })?;
+                Ok(json_value(result))
+            }
+        };
+        env.add_function(name.to_string(), call.clone());
+        env.add_filter(name.to_string(), call);
+    }
+    Ok(())
+}
+
+/// The result of a message function as minijinja wants it.
+pub(super) fn template_call(result: Result<String, String>) -> Result<String, minijinja::Error> {
+    result.map_err(|message| minijinja::Error::new(ErrorKind::InvalidOperation, message))
+}
+
+/// `tojson` / `toJSON`: compact JSON (or indented with `indent`).
+pub(super) fn tojson_filter(
+    value: &JValue,
+    indent: Option<usize>,
+    kwargs: Kwargs,
+) -> Result<String, minijinja::Error> {
+    let indent = match kwargs.get::<Option<usize>>("indent")? {
+        Some(indent) => Some(indent),
+        None => indent,
+    };
+    kwargs.assert_all_used()?;
+    let json = to_json_value(value)?;
+    Ok(match indent {
+        Some(indent) => functions::to_json_pretty(&json, indent),
+        None => functions::to_json(&json),
+    })
+}
