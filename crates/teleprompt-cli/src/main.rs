@@ -180,6 +180,7 @@ fn render(args: &RenderArgs) -> ExitCode {
     };
     let options = RenderOptions {
         validate_history: !args.no_history_check,
+        ..RenderOptions::default()
     };
     let rendered = match prompt.render_turn_with(&context, &options) {
         Ok(rendered) => rendered,

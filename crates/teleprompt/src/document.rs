@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::data::describe;
-use crate::diagnostics::{Error, ErrorClass, Location, TemplateError};
+use crate::diagnostics::{closest, Error, ErrorClass, Location, TemplateError};
 use crate::messages::Role;
-use crate::{MessageReader, OnError, Strictness, Syntax};
+use crate::{JinjaOptions, MessageReader, OnError, Strictness, Syntax};
 
 /// A prompt file split into its front matter and body.
 #[derive(Clone, Debug)]
@@ -51,6 +51,8 @@ pub struct Metadata {
     /// `continuation_prompt`: what a continuation turn sends when the
     /// prompt renders to nothing.
     pub continuation_prompt: Option<String>,
+    /// `jinja`: whitespace options of Jinja-family prompts.
+    pub jinja: JinjaOptions,
 }
 
 impl Document {
@@ -196,9 +198,9 @@ impl Document {
             "system, developer, user, assistant, tool",
         )?
         .and_then(|s| Role::parse(&s));
-        let defaults = match fm.get(key::INPUT) {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(input)) => match input.get("default") {
+        let defaults = match self.section(key::INPUT, INPUT_KEYS)? {
+            None => None,
+            Some(input) => match input.get("default") {
                 None | Some(Value::Null) => None,
                 Some(Value::Object(defaults)) => Some(Value::Object(expand_dotted(defaults))),
                 Some(other) => {
@@ -211,11 +213,28 @@ impl Document {
                     ))
                 }
             },
-            Some(other) => {
-                return Err(self.key_error(
-                    key::INPUT,
-                    format!("`input` must be a mapping, found {}", describe(other)),
-                ))
+        };
+        let jinja = match self.section(key::JINJA, JinjaOptions::KEYS)? {
+            None => JinjaOptions::default(),
+            Some(section) => {
+                let flag = |name: &str| -> Result<Option<bool>, Error> {
+                    match section.get(name) {
+                        None | Some(Value::Null) => Ok(None),
+                        Some(Value::Bool(value)) => Ok(Some(*value)),
+                        Some(other) => Err(self.key_error(
+                            key::JINJA,
+                            format!(
+                                "`jinja.{name}` must be true or false, found {}",
+                                describe(other)
+                            ),
+                        )),
+                    }
+                };
+                JinjaOptions {
+                    trim_blocks: flag("trim_blocks")?,
+                    lstrip_blocks: flag("lstrip_blocks")?,
+                    keep_trailing_newline: flag("keep_trailing_newline")?,
+                }
             }
         };
         Ok(Metadata {
@@ -228,7 +247,37 @@ impl Document {
             messages,
             default_role,
             continuation_prompt: text(key::CONTINUATION_PROMPT)?,
+            jinja,
         })
+    }
+
+    /// One of teleprompt's own front matter sections (`input`, `jinja`): a
+    /// mapping whose keys must be among `known` (a misspelling is an error
+    /// with the closest known key, not silent metadata).
+    fn section(&self, name: &str, known: &[&str]) -> Result<Option<&Map<String, Value>>, Error> {
+        match self.front_matter.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(section)) => {
+                if let Some(unknown) = section.keys().find(|key| !known.contains(&key.as_str())) {
+                    let suggestion = closest(unknown, known.iter().copied())
+                        .map(|key| format!("did you mean \"{name}.{key}\"?"));
+                    return Err(self
+                        .key_error(
+                            name,
+                            format!(
+                                "`{name}` has no option \"{unknown}\" (it takes {})",
+                                known.join(", ")
+                            ),
+                        )
+                        .with_suggestion(suggestion));
+                }
+                Ok(Some(section))
+            }
+            Some(other) => Err(self.key_error(
+                name,
+                format!("`{name}` must be a mapping, found {}", describe(other)),
+            )),
+        }
     }
 
     /// A document error placed on the front matter line that sets `key`.
@@ -327,7 +376,14 @@ pub mod key {
     pub const DEFAULT_ROLE: &str = "default_role";
     /// `continuation_prompt`
     pub const CONTINUATION_PROMPT: &str = "continuation_prompt";
+    /// `jinja` (whitespace options)
+    pub const JINJA: &str = "jinja";
 }
+
+/// The keys of the `input` section: `default` values, and `schema` (the
+/// declared inputs; read by a later release, accepted now so that
+/// Dotprompt files load).
+const INPUT_KEYS: &[&str] = &["default", "schema"];
 
 fn is_fence(line: &str) -> bool {
     line.trim_end_matches(['\n', '\r', ' ', '\t']) == "---"

@@ -30,6 +30,7 @@ pub mod document;
 mod engine;
 pub mod functions;
 mod library;
+pub mod limits;
 pub mod messages;
 mod options;
 mod syntax;
@@ -47,7 +48,7 @@ pub use crate::diagnostics::{Error, ErrorClass, Errors, Location};
 pub use crate::document::Document;
 pub use crate::library::{prompt_files, Library};
 pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};
-pub use crate::options::{LoadOptions, MessageReader, OnError, Strictness, Syntax};
+pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 
 /// A compiled prompt: load it once, render it many times.
 ///
@@ -122,6 +123,8 @@ impl Prompt {
         let compile = syntax::CompileOptions {
             strictness,
             functions: options.functions.clone(),
+            jinja: metadata.jinja.or(options.jinja),
+            max_output: options.limits.max_output,
         };
         let template = syntax::Template::compile(
             syntax,
@@ -154,12 +157,26 @@ impl Prompt {
     /// With `on_error: original` a failed render returns the unrendered body
     /// and the error in [`Rendered::recovered_error`].
     pub fn render(&self, data: impl Into<Data>) -> Result<Rendered, Error> {
+        self.render_with(data, &RenderOptions::default())
+    }
+
+    /// [`Prompt::render`] with options: the clock behind Jinja's
+    /// `strftime_now` (a chat template's date line), for instance.
+    pub fn render_with(
+        &self,
+        data: impl Into<Data>,
+        options: &RenderOptions,
+    ) -> Result<Rendered, Error> {
         let data = data.into();
         let data = match &self.defaults {
             Some(defaults) => data.over(defaults.clone()),
             None => data,
         };
-        self.render_data(&data, Turn::default())
+        let turn = Turn {
+            now: Some(options.clock.now().to_zoned(jiff::tz::TimeZone::UTC)),
+            ..Turn::default()
+        };
+        self.render_data(&data, turn)
     }
 
     /// Renders one turn of a conversation: the data comes from `context`
@@ -189,6 +206,7 @@ impl Prompt {
             .build_with_defaults(&reads, self.defaults.clone())
             .map_err(label)?;
         let turn = Turn {
+            now: Some(context.now()),
             history: context.shared_history(),
             continuation: context.is_continuation(),
             warnings: built.warnings,
@@ -200,7 +218,12 @@ impl Prompt {
 
     fn render_data(&self, data: &Data, turn: Turn) -> Result<Rendered, Error> {
         let markers = Markers::new();
-        let output = messages::with_markers(&markers, || self.template.render(data));
+        let env = syntax::RenderEnv {
+            now: turn
+                .now
+                .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC)),
+        };
+        let output = messages::with_markers(&markers, || self.template.render(data, &env));
         let split = output
             .map_err(|error| self.document.locate(error))
             .and_then(|output| {
@@ -320,6 +343,8 @@ impl Prompt {
 /// What a render adds to the data: the conversation around it.
 #[derive(Default)]
 struct Turn {
+    /// The current time of the render.
+    now: Option<jiff::Zoned>,
     history: Arc<Vec<ChatMessage>>,
     continuation: bool,
     warnings: Vec<String>,
@@ -329,14 +354,18 @@ struct Turn {
 #[derive(Clone, Debug)]
 pub struct RenderOptions {
     /// Check the history against the tool-call rules before rendering
-    /// (default `true`).
+    /// (default `true`; [`Prompt::render_turn_with`]).
     pub validate_history: bool,
+    /// The clock of [`Prompt::render_with`] (default: the system clock);
+    /// a turn takes its [`PromptContext`]'s clock instead.
+    pub clock: context::Clock,
 }
 
 impl Default for RenderOptions {
     fn default() -> RenderOptions {
         RenderOptions {
             validate_history: true,
+            clock: context::Clock::System,
         }
     }
 }

@@ -7,8 +7,16 @@ use std::str::FromStr;
 /// A template syntax.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Syntax {
-    /// Jinja (minijinja), also for Django/pongo2-style prompts.
+    /// Jinja (minijinja), with Jinja2's behaviour.
     Jinja,
+    /// The Django/pongo2 dialect (Rapida's prompts): colon filter
+    /// arguments, `forloop`, `{% empty %}`, pongo2's tags and filters; run on
+    /// the Jinja engine.
+    Django,
+    /// A Hugging Face chat template: Jinja as `transformers` runs it
+    /// (`trim_blocks`, `lstrip_blocks`, no kept final newline, Jinja2's
+    /// lenient undefined, `raise_exception`, `strftime_now`, `{% generation %}`).
+    ChatTemplate,
     /// Go text/template.
     Go,
     /// Handlebars.
@@ -17,14 +25,22 @@ pub enum Syntax {
 
 impl Syntax {
     /// The accepted names, for messages.
-    pub const NAMES: &'static str = "jinja, go, handlebars";
+    pub const NAMES: &'static str = "jinja, django, chat-template, go, handlebars";
     /// The extensions that name a syntax, for messages.
-    pub const EXTENSIONS: &'static str = ".j2/.jinja, .gotmpl/.tmpl, .hbs/.handlebars";
+    pub const EXTENSIONS: &'static str =
+        ".j2/.jinja, .django/.pongo2, .gotmpl/.tmpl, .hbs/.handlebars";
 
-    /// The syntax named by a file's extension, if any.
+    /// The syntax named by a file's name or extension, if any. Hugging Face
+    /// files are known by name: `tokenizer_config.json`,
+    /// `chat_template.jinja` (or `….chat_template.jinja`).
     pub fn from_path(path: &Path) -> Option<Syntax> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        if name == "tokenizer_config.json" || name.ends_with("chat_template.jinja") {
+            return Some(Syntax::ChatTemplate);
+        }
         match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
-            "j2" | "jinja" | "jinja2" => Some(Syntax::Jinja),
+            "j2" | "jinja" | "jinja2" | "prompty" => Some(Syntax::Jinja),
+            "django" | "pongo2" => Some(Syntax::Django),
             "gotmpl" | "tmpl" => Some(Syntax::Go),
             "hbs" | "handlebars" => Some(Syntax::Handlebars),
             _ => None,
@@ -32,18 +48,27 @@ impl Syntax {
     }
 
     /// The strictness a prompt gets when neither it nor the host sets one:
-    /// `strict` for Go (its `missingkey=error`), `semi` for the others.
+    /// `strict` for Go (its `missingkey=error`), `lenient` for chat
+    /// templates (as `transformers` renders them), `semi` for the others.
     pub fn default_strictness(self) -> Strictness {
         match self {
             Syntax::Go => Strictness::Strict,
-            Syntax::Jinja | Syntax::Handlebars => Strictness::Semi,
+            Syntax::ChatTemplate => Strictness::Lenient,
+            Syntax::Jinja | Syntax::Django | Syntax::Handlebars => Strictness::Semi,
         }
+    }
+
+    /// True for the syntaxes that run on the Jinja engine.
+    pub fn is_jinja_family(self) -> bool {
+        matches!(self, Syntax::Jinja | Syntax::Django | Syntax::ChatTemplate)
     }
 
     /// The lower-case name.
     pub fn as_str(self) -> &'static str {
         match self {
             Syntax::Jinja => "jinja",
+            Syntax::Django => "django",
+            Syntax::ChatTemplate => "chat-template",
             Syntax::Go => "go",
             Syntax::Handlebars => "handlebars",
         }
@@ -56,6 +81,8 @@ impl FromStr for Syntax {
     fn from_str(s: &str) -> Result<Syntax, String> {
         match s.to_ascii_lowercase().as_str() {
             "jinja" | "jinja2" => Ok(Syntax::Jinja),
+            "django" | "pongo2" => Ok(Syntax::Django),
+            "chat-template" | "hf" | "hf-chat" | "transformers" => Ok(Syntax::ChatTemplate),
             "go" | "gotmpl" | "go-template" => Ok(Syntax::Go),
             "handlebars" | "hbs" => Ok(Syntax::Handlebars),
             _ => Err(format!(
@@ -164,6 +191,58 @@ pub struct LoadOptions {
     pub strict: Option<Strictness>,
     /// Host functions the templates may call by name.
     pub functions: crate::functions::Functions,
+    /// Whitespace options of Jinja-family prompts whose front matter does
+    /// not set them (front matter `jinja:` wins: it is how the template was
+    /// written).
+    pub jinja: JinjaOptions,
+    /// Bounds on every render of the prompts loaded.
+    pub limits: crate::limits::Limits,
+    /// Which template of a Hugging Face `tokenizer_config.json` whose
+    /// `chat_template` is a list of named templates (default `"default"`).
+    pub template_name: Option<String>,
+}
+
+/// Jinja2's whitespace options, with Jinja2's names and meaning; `None`
+/// leaves the syntax's default.
+///
+/// | option | `jinja`, `django` | `chat-template` |
+/// |---|---|---|
+/// | `trim_blocks`: drop the first newline after a block tag | false | true |
+/// | `lstrip_blocks`: strip spaces before a block tag on its line | false | true |
+/// | `keep_trailing_newline`: keep the body's final newline | true | false |
+///
+/// Set in front matter as a `jinja:` section:
+///
+/// ```yaml
+/// jinja:
+///   trim_blocks: true
+///   lstrip_blocks: true
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JinjaOptions {
+    /// Remove the first newline after a block tag (`{% … %}`).
+    pub trim_blocks: Option<bool>,
+    /// Strip spaces and tabs from the start of a line up to a block tag.
+    pub lstrip_blocks: Option<bool>,
+    /// Keep the final newline of the body.
+    pub keep_trailing_newline: Option<bool>,
+}
+
+impl JinjaOptions {
+    /// The keys of a front matter `jinja:` section.
+    pub const KEYS: &'static [&'static str] =
+        &["trim_blocks", "lstrip_blocks", "keep_trailing_newline"];
+
+    /// `self`, with what it leaves unset taken from `fallback`.
+    pub fn or(self, fallback: JinjaOptions) -> JinjaOptions {
+        JinjaOptions {
+            trim_blocks: self.trim_blocks.or(fallback.trim_blocks),
+            lstrip_blocks: self.lstrip_blocks.or(fallback.lstrip_blocks),
+            keep_trailing_newline: self
+                .keep_trailing_newline
+                .or(fallback.keep_trailing_newline),
+        }
+    }
 }
 
 /// How a prompt's template text marks message roles, besides `role` calls

@@ -6,7 +6,9 @@
 //! - `=== prompt [FILE]` — the whole prompt file (front matter and body);
 //!   FILE names it (default `prompt.md`, so the folder's syntax applies).
 //! - `=== data` — JSON or YAML data (default `{}`).
-//! - `=== options` — `strict: LEVEL` lines (host overrides).
+//! - `=== options` — host settings, one per line: `strict: LEVEL`,
+//!   `now: RFC3339` (the clock of `strftime_now`), `max_output: BYTES`,
+//!   `template_name: NAME`.
 //! - `=== output` — the exact rendered text.
 //! - `=== error` — `CLASS [LINE:COL]`, then the exact message, then
 //!   optional `help: SUGGESTION` and `at: ACTION` lines.
@@ -14,17 +16,43 @@
 //! With both `output` and `error`, the render must recover (`on_error:
 //! original`): return the output and carry the error. A marker ending in
 //! ` -chomp` drops its section's final newline.
+//!
+//! One prompt may be rendered with several data: `=== data NAME` goes with
+//! `=== output NAME` (or `=== error NAME`); each NAME is a case of its own.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use teleprompt::{Error, LoadOptions, Prompt, Strictness, Syntax};
+use teleprompt::context::Clock;
+use teleprompt::{Error, LoadOptions, Prompt, RenderOptions, Strictness, Syntax};
 
 #[derive(Default, Debug)]
 struct Case {
     prompt_file: String,
-    sections: BTreeMap<String, String>,
+    /// Sections by (name, case); the case is "" when the marker names none.
+    sections: BTreeMap<(String, String), String>,
+}
+
+impl Case {
+    fn get(&self, name: &str, case: &str) -> Option<&String> {
+        self.sections.get(&(name.to_string(), case.to_string()))
+    }
+
+    /// The case names: every name given to a `data`, `output` or `error`
+    /// section ("" for unnamed ones).
+    fn cases(&self) -> Vec<String> {
+        let mut cases: Vec<String> = self
+            .sections
+            .keys()
+            .filter(|(name, _)| name != "prompt" && name != "options")
+            .map(|(_, case)| case.clone())
+            .collect();
+        cases.dedup();
+        cases.sort();
+        cases.dedup();
+        cases
+    }
 }
 
 fn parse_case(text: &str) -> Result<Case, String> {
@@ -32,16 +60,17 @@ fn parse_case(text: &str) -> Result<Case, String> {
         prompt_file: "prompt.md".into(),
         ..Case::default()
     };
-    let mut current: Option<(String, bool)> = None;
+    type Current = Option<((String, String), bool)>;
+    let mut current: Current = None;
     let mut buffer = String::new();
-    let flush = |current: &mut Option<(String, bool)>, buffer: &mut String, case: &mut Case| {
-        if let Some((name, chomp)) = current.take() {
+    let flush = |current: &mut Current, buffer: &mut String, case: &mut Case| {
+        if let Some((key, chomp)) = current.take() {
             let mut content = std::mem::take(buffer);
             if chomp && content.ends_with('\n') {
                 content.pop();
             }
-            if case.sections.insert(name.clone(), content).is_some() {
-                return Err(format!("section `{name}` appears twice"));
+            if case.sections.insert(key.clone(), content).is_some() {
+                return Err(format!("section `{} {}` appears twice", key.0, key.1));
             }
         }
         buffer.clear();
@@ -53,49 +82,67 @@ fn parse_case(text: &str) -> Result<Case, String> {
             let mut words = marker.split_whitespace();
             let name = words.next().unwrap_or_default().to_string();
             let mut chomp = false;
+            let mut case_name = String::new();
             for word in words {
                 match word {
                     "-chomp" => chomp = true,
                     file if name == "prompt" => case.prompt_file = file.to_string(),
+                    named
+                        if ["data", "output", "error"].contains(&name.as_str())
+                            && case_name.is_empty() =>
+                    {
+                        case_name = named.to_string()
+                    }
                     other => return Err(format!("unknown marker word `{other}`")),
                 }
             }
             if !["prompt", "data", "options", "output", "error"].contains(&name.as_str()) {
                 return Err(format!("unknown section `{name}`"));
             }
-            current = Some((name, chomp));
+            current = Some(((name, case_name), chomp));
         } else if current.is_some() {
             buffer.push_str(line);
         }
     }
     flush(&mut current, &mut buffer, &mut case)?;
-    if !case.sections.contains_key("prompt") {
+    if case.get("prompt", "").is_none() {
         return Err("no `=== prompt` section".into());
     }
-    if !case.sections.contains_key("output") && !case.sections.contains_key("error") {
+    let cases = case.cases();
+    if cases.is_empty() {
         return Err("no `=== output` or `=== error` section".into());
+    }
+    for name in &cases {
+        if case.get("output", name).is_none() && case.get("error", name).is_none() {
+            return Err(format!(
+                "case `{name}` has no `=== output` or `=== error` section"
+            ));
+        }
     }
     Ok(case)
 }
 
-fn load_options(case: &Case, syntax: Syntax) -> Result<LoadOptions, String> {
+fn load_options(case: &Case, syntax: Syntax) -> Result<(LoadOptions, RenderOptions), String> {
     let mut options = LoadOptions {
         syntax: Some(syntax),
         ..LoadOptions::default()
     };
-    for line in case
-        .sections
-        .get("options")
-        .map_or("", String::as_str)
-        .lines()
-    {
+    let mut render = RenderOptions::default();
+    for line in case.get("options", "").map_or("", String::as_str).lines() {
         match line.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {
             Some(("strict", level)) => options.strict = Some(level.parse::<Strictness>()?),
+            Some(("now", now)) => render.clock = Clock::parse(now).map_err(|e| e.to_string())?,
+            Some(("max_output", bytes)) => {
+                options.limits.max_output = bytes
+                    .parse()
+                    .map_err(|_| format!("bad max_output `{bytes}`"))?
+            }
+            Some(("template_name", name)) => options.template_name = Some(name.to_string()),
             None if line.trim().is_empty() => {}
             _ => return Err(format!("unknown option line `{line}`")),
         }
     }
-    Ok(options)
+    Ok((options, render))
 }
 
 fn parse_data(text: &str) -> Result<serde_json::Value, String> {
@@ -154,14 +201,33 @@ fn check_error(expected: &str, error: &Error) -> Result<(), String> {
     Ok(())
 }
 
-fn run_case(case: &Case, syntax: Syntax) -> Result<(), String> {
-    let options = load_options(case, syntax)?;
-    let source = &case.sections["prompt"];
-    let data = parse_data(case.sections.get("data").map_or("", String::as_str))?;
-    let expected_output = case.sections.get("output");
-    let expected_error = case.sections.get("error");
-    let result =
-        Prompt::from_source(&case.prompt_file, source, &options).and_then(|p| p.render(data));
+/// Runs every case of a fixture file; the failures, each with its case name.
+fn run_cases(case: &Case, syntax: Syntax) -> Result<(), String> {
+    let failures: Vec<String> = case
+        .cases()
+        .iter()
+        .filter_map(|name| {
+            let why = run_case(case, name, syntax).err()?;
+            Some(match name.as_str() {
+                "" => why,
+                name => format!("[case {name}] {why}"),
+            })
+        })
+        .collect();
+    match failures.is_empty() {
+        true => Ok(()),
+        false => Err(failures.join("\n\n")),
+    }
+}
+
+fn run_case(case: &Case, name: &str, syntax: Syntax) -> Result<(), String> {
+    let (options, render) = load_options(case, syntax)?;
+    let source = case.get("prompt", "").map_or("", String::as_str);
+    let data = parse_data(case.get("data", name).map_or("", String::as_str))?;
+    let expected_output = case.get("output", name);
+    let expected_error = case.get("error", name);
+    let result = Prompt::from_source(&case.prompt_file, source, &options)
+        .and_then(|p| p.render_with(data, &render));
     match (result, expected_output, expected_error) {
         (Ok(rendered), Some(output), error) => {
             if rendered.text() != output {
@@ -210,7 +276,7 @@ fn run_folder(syntax: Syntax) {
         let outcome = fs::read_to_string(file)
             .map_err(|e| e.to_string())
             .and_then(|text| parse_case(&text))
-            .and_then(|case| run_case(&case, syntax));
+            .and_then(|case| run_cases(&case, syntax));
         if let Err(why) = outcome {
             failures.push(format!("{syntax}/{name}: {why}"));
         }
@@ -228,6 +294,16 @@ fn run_folder(syntax: Syntax) {
 #[test]
 fn jinja_fixtures() {
     run_folder(Syntax::Jinja);
+}
+
+#[test]
+fn django_fixtures() {
+    run_folder(Syntax::Django);
+}
+
+#[test]
+fn chat_template_fixtures() {
+    run_folder(Syntax::ChatTemplate);
 }
 
 #[test]

@@ -253,6 +253,13 @@ impl PromptContext {
         PromptContext::default()
     }
 
+    /// The current instant by the context's clock, in its time zone (UTC
+    /// unless set): what Jinja's `strftime_now` formats.
+    pub fn now(&self) -> jiff::Zoned {
+        let zone = self.time_zone.clone().unwrap_or(TimeZone::UTC);
+        self.clock.now().to_zoned(zone)
+    }
+
     /// Sets the clock behind `system.*`.
     pub fn clock(mut self, clock: Clock) -> PromptContext {
         self.clock = clock;

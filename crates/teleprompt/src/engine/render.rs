@@ -83,8 +83,8 @@ impl<'a> Renderer<'a> {
             return Err(TemplateError::render(
                 span.map(Span::range),
                 format!(
-                    "the output is larger than {} MiB",
-                    self.program.limits.output / (1024 * 1024)
+                    "the output is larger than {} (the limit of one render)",
+                    crate::limits::describe_bytes(self.program.limits.output)
                 ),
             ));
         }

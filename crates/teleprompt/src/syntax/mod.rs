@@ -19,6 +19,18 @@ pub(crate) struct CompileOptions {
     pub strictness: Strictness,
     /// Host functions callable by name.
     pub functions: Functions,
+    /// Jinja whitespace options (front matter over host), unresolved.
+    pub jinja: crate::JinjaOptions,
+    /// The most bytes one render may print.
+    pub max_output: usize,
+}
+
+/// What a render may ask of the world besides its data.
+#[derive(Clone, Debug)]
+pub(crate) struct RenderEnv {
+    /// The current time, in the time zone the host chose (for Jinja's
+    /// `strftime_now`).
+    pub now: jiff::Zoned,
 }
 
 /// A compiled template body, in any syntax.
@@ -48,8 +60,10 @@ impl Template {
         let source = role_tags::rewrite(body, reader, syntax, default_role);
         let text = source.text.as_str();
         let compiled = match syntax {
-            Syntax::Jinja => jinja::JinjaTemplate::compile(text, options)
-                .map(|template| Compiled::Jinja(Box::new(template))),
+            Syntax::Jinja | Syntax::Django | Syntax::ChatTemplate => {
+                jinja::JinjaTemplate::compile(text, jinja::Dialect::of(syntax), options)
+                    .map(|template| Compiled::Jinja(Box::new(template)))
+            }
             Syntax::Go => go::compile(text, options).map(Compiled::Go),
             Syntax::Handlebars => handlebars::compile(text, options).map(Compiled::Handlebars),
         };
@@ -86,9 +100,9 @@ impl Template {
             .collect()
     }
 
-    pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
+    pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
         let rendered = match &self.compiled {
-            Compiled::Jinja(template) => template.render(data),
+            Compiled::Jinja(template) => template.render(data, env),
             Compiled::Go(template) => template.render(data),
             Compiled::Handlebars(template) => template.render(data),
         };

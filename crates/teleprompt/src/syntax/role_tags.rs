@@ -27,7 +27,9 @@ pub(crate) fn rewrite(
 fn role_call(syntax: Syntax, role: Role) -> String {
     let role = role.as_str();
     match syntax {
-        Syntax::Jinja => format!("{{{{ role(\"{role}\") }}}}"),
+        Syntax::Jinja | Syntax::Django | Syntax::ChatTemplate => {
+            format!("{{{{ role(\"{role}\") }}}}")
+        }
         Syntax::Go => format!("{{{{ role \"{role}\" }}}}"),
         Syntax::Handlebars => format!("{{{{role \"{role}\"}}}}"),
     }

@@ -23,7 +23,8 @@ pub(crate) type GoTemplate = engine::EngineTemplate;
 pub(crate) fn compile(body: &str, options: &CompileOptions) -> Result<GoTemplate, TemplateError> {
     engine::check_size(body)?;
     let tree = parse::parse(body)?;
-    let program = lower::lower(&tree, body, options.strictness, &options.functions)?;
+    let mut program = lower::lower(&tree, body, options.strictness, &options.functions)?;
+    program.limits.output = options.max_output;
     Ok(engine::EngineTemplate::new(program, root_reads(&tree)))
 }
 

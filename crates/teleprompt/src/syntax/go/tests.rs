@@ -14,6 +14,8 @@ fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateErro
         &CompileOptions {
             strictness,
             functions: Default::default(),
+            jinja: Default::default(),
+            max_output: 64 << 20,
         },
     )
 }
@@ -255,6 +257,8 @@ fn compile_hosts(src: &str, strictness: Strictness) -> Result<GoTemplate, Templa
         &CompileOptions {
             strictness,
             functions: host_functions(),
+            jinja: Default::default(),
+            max_output: 64 << 20,
         },
     )
 }
@@ -483,6 +487,8 @@ fn host_function_named_like_a_builtin_fails_at_load() {
         functions: Functions::new()
             .with("fetch", |_: &[Value]| Ok(Value::Null))
             .with("join", |_: &[Value]| Ok(Value::Null)),
+        jinja: Default::default(),
+        max_output: 64 << 20,
     };
     let e = compile_go("no functions used", &options).unwrap_err();
     assert_eq!(

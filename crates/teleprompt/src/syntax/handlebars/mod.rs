@@ -40,7 +40,8 @@ pub(crate) fn compile(
 ) -> Result<HandlebarsTemplate, TemplateError> {
     engine::check_size(body)?;
     let tree = parse::parse(body)?;
-    let program = lower::lower(&tree, body, options.strictness, &options.functions)?;
+    let mut program = lower::lower(&tree, body, options.strictness, &options.functions)?;
+    program.limits.output = options.max_output;
     Ok(engine::EngineTemplate::new(program, root_reads(&tree)))
 }
 

@@ -8,6 +8,8 @@ fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
     let options = crate::syntax::CompileOptions {
         strictness: Strictness::Semi,
         functions: crate::functions::Functions::default(),
+        jinja: Default::default(),
+        max_output: 64 << 20,
     };
     let template = super::compile(body, &options).map_err(|e| e.message)?;
     template

@@ -9,12 +9,15 @@
 //!   and the closest key that exists (`errors`).
 
 mod check;
+mod django;
 mod errors;
 mod filters;
 mod names;
+mod scope;
 mod value;
 
 use std::collections::{BTreeSet, HashSet};
+use std::error::Error as _;
 use std::fmt;
 use std::sync::Arc;
 
@@ -25,8 +28,8 @@ use crate::data::Data;
 use crate::diagnostics::TemplateError;
 use crate::messages;
 use crate::syntax::edits::Edited;
-use crate::syntax::CompileOptions;
-use crate::Strictness;
+use crate::syntax::{CompileOptions, RenderEnv};
+use crate::{Strictness, Syntax};
 
 use check::Checker;
 use errors::{convert_error, unclosed_block_error, MissLog};
@@ -47,6 +50,8 @@ pub(crate) struct JinjaTemplate {
     /// Names the template reads at any level (an over-approximation of the
     /// root names it uses).
     reads: BTreeSet<String>,
+    /// The most bytes one render may print.
+    max_output: usize,
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -55,24 +60,77 @@ impl fmt::Debug for JinjaTemplate {
     }
 }
 
+/// Which Jinja the body is written in: the engine is the same, the
+/// spellings and the environment differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// Jinja as Jinja2 has it.
+    Jinja,
+    /// Django/pongo2 spellings, translated to Jinja before compiling.
+    Django,
+    /// A Hugging Face chat template, in `transformers`' environment.
+    ChatTemplate,
+}
+
+impl Dialect {
+    pub(crate) fn of(syntax: Syntax) -> Dialect {
+        match syntax {
+            Syntax::Django => Dialect::Django,
+            Syntax::ChatTemplate => Dialect::ChatTemplate,
+            _ => Dialect::Jinja,
+        }
+    }
+}
+
+/// Whitespace options with every choice made.
+#[derive(Clone, Copy, Debug)]
+struct Whitespace {
+    trim_blocks: bool,
+    lstrip_blocks: bool,
+    keep_trailing_newline: bool,
+}
+
+impl Dialect {
+    /// The options set, else the dialect's defaults.
+    fn whitespace(self, options: crate::JinjaOptions) -> Whitespace {
+        let chat = self == Dialect::ChatTemplate;
+        Whitespace {
+            trim_blocks: options.trim_blocks.unwrap_or(chat),
+            lstrip_blocks: options.lstrip_blocks.unwrap_or(chat),
+            keep_trailing_newline: options.keep_trailing_newline.unwrap_or(!chat),
+        }
+    }
+}
+
 impl JinjaTemplate {
     pub(crate) fn compile(
         body: &str,
+        dialect: Dialect,
         options: &CompileOptions,
     ) -> Result<JinjaTemplate, TemplateError> {
+        let whitespace = dialect.whitespace(options.jinja);
         let syntax = minijinja::syntax::SyntaxConfig::builder()
-            .keep_trailing_newline(true)
+            .trim_blocks(whitespace.trim_blocks)
+            .lstrip_blocks(whitespace.lstrip_blocks)
+            .keep_trailing_newline(whitespace.keep_trailing_newline)
             .build()
             .map_err(|error| TemplateError::parse(None, error.to_string()))?;
         let mut env = Environment::new();
         env.set_syntax(syntax.clone());
         env.set_auto_escape_callback(|_| AutoEscape::None);
-        env.set_undefined_behavior(match options.strictness {
-            Strictness::Strict => UndefinedBehavior::Strict,
-            Strictness::Semi => UndefinedBehavior::SemiStrict,
-            Strictness::Lenient => UndefinedBehavior::Chainable,
+        env.set_undefined_behavior(match (options.strictness, dialect) {
+            (Strictness::Strict, _) => UndefinedBehavior::Strict,
+            (Strictness::Semi, _) => UndefinedBehavior::SemiStrict,
+            // Jinja2's own default: printing a missing value is empty, a
+            // key of one is an error (as `transformers` renders).
+            (Strictness::Lenient, Dialect::ChatTemplate) => UndefinedBehavior::Lenient,
+            (Strictness::Lenient, _) => UndefinedBehavior::Chainable,
         });
         env.set_fuel(Some(FUEL));
+        env.set_formatter(format_value);
+        env.add_function("strftime_now", |format: &str| {
+            strftime(&scope::now(), format)
+        });
         // Python's methods on values, as Jinja2 has them: `.items()`,
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
@@ -96,17 +154,30 @@ impl JinjaTemplate {
         env.add_function("media", |url: &str, content_type: &str| {
             template_call(messages::emit_media(url, content_type))
         });
+        let mut filters: Vec<&str> = FILTERS.to_vec();
+        // The dialect's own spellings, rewritten into Jinja that minijinja
+        // parses; errors are placed back on the body as written.
+        let translated = match dialect {
+            Dialect::Django => {
+                django::register(&mut env);
+                filters.extend_from_slice(django::FILTERS);
+                django::translate(body)?
+            }
+            Dialect::Jinja | Dialect::ChatTemplate => Edited::default(),
+        };
         register_host_functions(&mut env, &options.functions)?;
-        let filters: Vec<&str> = FILTERS
-            .iter()
-            .copied()
-            .chain(options.functions.names())
-            .collect();
+        filters.extend(options.functions.names());
+        let text = if translated.is_unchanged() {
+            body
+        } else {
+            translated.text.as_str()
+        };
 
         let (edits, reads) = {
-            let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).map_err(|error| {
-                unclosed_block_error(&error, body, syntax.clone())
-                    .unwrap_or_else(|| convert_error(&error, body, &Edited::default(), None))
+            let ast = machinery::parse(text, TEMPLATE_NAME, syntax.clone()).map_err(|error| {
+                let error = unclosed_block_error(&error, text, syntax.clone())
+                    .unwrap_or_else(|| convert_error(&error, text, &Edited::default(), None));
+                translated.place(error)
             })?;
             let functions: HashSet<String> = env
                 .globals()
@@ -115,17 +186,31 @@ impl JinjaTemplate {
                 .collect();
             let mut checker = Checker::default();
             checker.stmt(&ast);
-            checker.verdict(body, &functions, &filters)?;
+            checker
+                .verdict(text, &functions, &filters)
+                .map_err(|error| translated.place(error))?;
             (checker.edits, checker.reads)
         };
-        let source = Edited::new(body, edits);
-        env.add_template_owned(TEMPLATE_NAME, source.text.clone())
+        let source = if edits.is_empty() {
+            translated
+        } else {
+            // Only Jinja bodies get checker edits (pongo2's autoescape
+            // spellings); a translated body has none left.
+            Edited::new(body, edits)
+        };
+        let compiled = if source.is_unchanged() {
+            body.to_string()
+        } else {
+            source.text.clone()
+        };
+        env.add_template_owned(TEMPLATE_NAME, compiled)
             .map_err(|error| convert_error(&error, body, &source, None))?;
         Ok(JinjaTemplate {
             env,
             source,
             body: body.to_string(),
             reads,
+            max_output: options.max_output,
         })
     }
 
@@ -134,17 +219,125 @@ impl JinjaTemplate {
         &self.reads
     }
 
-    pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
+    pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
         let misses = Arc::new(MissLog::default());
         let root = JValue::from_object(Node::root(data.clone(), misses.clone()));
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
             .map_err(|error| TemplateError::render(None, error.to_string()))?;
-        template
-            .render(root)
-            .map_err(|error| convert_error(&error, &self.body, &self.source, Some((&misses, data))))
+        let mut out = CappedWriter {
+            bytes: Vec::new(),
+            limit: self.max_output,
+            over: false,
+        };
+        let result = scope::with_scope(env.now.clone(), self.max_output, || {
+            template.render_captured_to(root, &mut out).map(drop)
+        });
+        if out.over {
+            return Err(output_limit_error(self.max_output));
+        }
+        result.map_err(|error| {
+            if let Some(limit) = error
+                .source()
+                .and_then(|source| source.downcast_ref::<OutputLimit>())
+            {
+                return output_limit_error(limit.0);
+            }
+            convert_error(&error, &self.body, &self.source, Some((&misses, data)))
+        })?;
+        // Filters only ever write whole UTF-8 strings.
+        String::from_utf8(out.bytes)
+            .map_err(|_| TemplateError::render(None, "the output is not UTF-8 text"))
     }
+}
+
+/// `strftime_now(format)`: the render's current time in C `strftime`
+/// format, as Python's `datetime.strftime` prints it.
+fn strftime(now: &jiff::Zoned, format: &str) -> Result<String, minijinja::Error> {
+    let mut out = String::new();
+    jiff::fmt::strtime::format(format, now)
+        .map(|text| out.push_str(&text))
+        .map_err(|error| {
+            minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("strftime_now cannot format {format:?}: {error}"),
+            )
+        })?;
+    Ok(out)
+}
+
+/// The error of a render that printed more than its budget.
+fn output_limit_error(limit: usize) -> TemplateError {
+    TemplateError::render(
+        None,
+        format!(
+            "the output is larger than {} (the limit of one render); is a loop or a repeated string unbounded?",
+            crate::limits::describe_bytes(limit)
+        ),
+    )
+}
+
+/// The marker error a formatter returns when the budget is spent.
+#[derive(Debug)]
+struct OutputLimit(usize);
+
+impl fmt::Display for OutputLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the output is larger than {} bytes", self.0)
+    }
+}
+
+impl std::error::Error for OutputLimit {}
+
+/// The render's output, refusing to grow past the limit.
+struct CappedWriter {
+    bytes: Vec<u8>,
+    limit: usize,
+    over: bool,
+}
+
+impl std::io::Write for CappedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > self.limit {
+            self.over = true;
+            return Err(std::io::Error::other("output limit"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn output_limit(limit: usize) -> minijinja::Error {
+    minijinja::Error::new(ErrorKind::WriteFailure, "output limit").with_source(OutputLimit(limit))
+}
+
+/// Prints a value as `{{ … }}` does, counting it against the render's
+/// output budget (captured output too, which never reaches the writer).
+fn format_value(
+    out: &mut minijinja::Output,
+    state: &mut minijinja::State,
+    value: &JValue,
+) -> Result<(), minijinja::Error> {
+    if !matches!(state.auto_escape(), AutoEscape::None) {
+        // `{% autoescape on %}`: HTML escaping as minijinja does it (the
+        // escaped text is at most six times as long).
+        let len = value.as_str().map_or(0, str::len).saturating_mul(6);
+        scope::spend(len).map_err(output_limit)?;
+        return minijinja::escape_formatter(out, state, value);
+    }
+    let text: std::borrow::Cow<'_, str> = match value.as_str() {
+        Some(text) => text.into(),
+        None if value.is_undefined() => "".into(),
+        None => value.to_string().into(),
+    };
+    scope::spend(text.len()).map_err(output_limit)?;
+    out.write_str(&text)
+        .map_err(|_| minijinja::Error::new(ErrorKind::WriteFailure, "cannot write the output"))
 }
 
 #[cfg(test)]
@@ -156,11 +349,20 @@ mod tests {
     fn compile_with(body: &str, functions: Functions) -> Result<JinjaTemplate, TemplateError> {
         JinjaTemplate::compile(
             body,
+            Dialect::Jinja,
             &CompileOptions {
                 strictness: Strictness::Semi,
                 functions,
+                jinja: Default::default(),
+                max_output: 64 << 20,
             },
         )
+    }
+
+    fn env() -> RenderEnv {
+        RenderEnv {
+            now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
+        }
     }
 
     fn host() -> Functions {
@@ -184,14 +386,16 @@ mod tests {
             host(),
         )
         .unwrap();
-        let out = template.render(&Data::new(json!({"name": "ada"}))).unwrap();
+        let out = template
+            .render(&Data::new(json!({"name": "ada"})), &env())
+            .unwrap();
         assert_eq!(out, "ADA! ADA! 7 a+b");
     }
 
     #[test]
     fn host_function_errors_and_names() {
         let template = compile_with("{{ shout(3) }}", host()).unwrap();
-        let error = template.render(&Data::new(json!({}))).unwrap_err();
+        let error = template.render(&Data::new(json!({})), &env()).unwrap_err();
         assert!(
             error
                 .message
