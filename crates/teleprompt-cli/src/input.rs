@@ -83,6 +83,48 @@ pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
     Ok(context)
 }
 
+/// The data of a chat template: `--data` and `--set`, with `--history`
+/// (a JSON list of messages, or an object with `messages`) as `messages`;
+/// and the clock of `strftime_now` (`--now`).
+pub fn build_chat_data(args: &RenderArgs) -> Result<(Value, Clock), Error> {
+    let mut data = build_data(args.data.as_deref(), &args.sets)?;
+    if let Some(path) = &args.history {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            Error::new(
+                ErrorClass::Io,
+                format!("cannot read the history file: {error}"),
+            )
+            .with_file(&origin)
+        })?;
+        let history = parse_text(&text, Format::from_path(path), &origin)?;
+        let messages = match history {
+            Value::Object(mut object) if object.get("messages").is_some_and(Value::is_array) => {
+                object.remove("messages").unwrap_or_default()
+            }
+            Value::Array(messages) => Value::Array(messages),
+            other => {
+                return Err(Error::new(
+                    ErrorClass::Input,
+                    format!(
+                        "the history must be a list of messages (or an object with `messages`), found {}",
+                        teleprompt::data::describe(&other)
+                    ),
+                )
+                .with_file(&origin))
+            }
+        };
+        if let Value::Object(map) = &mut data {
+            map.insert("messages".to_string(), messages);
+        }
+    }
+    let clock = match &args.now {
+        Some(now) => Clock::parse(now)?,
+        None => Clock::System,
+    };
+    Ok((data, clock))
+}
+
 /// The data document with the `--set` values applied over it.
 pub fn build_data(source: Option<&str>, sets: &[Assignment]) -> Result<Value, Error> {
     let mut document = match source {

@@ -41,7 +41,12 @@ enum Command {
         teleprompt render task.j2 --data issue.json\n  \
         teleprompt render task.j2 --set issue.title='Fix login' --attempt 2\n  \
         teleprompt render chat.j2 --history history.json --turn 3 --format openai\n  \
-        cat data.yaml | teleprompt render WORKFLOW.md --syntax go --data -\n\n\
+        cat data.yaml | teleprompt render WORKFLOW.md --syntax go --data -\n  \
+        teleprompt render tokenizer_config.json --data conversation.json --set add_generation_prompt=true\n  \
+        teleprompt render template.jinja --syntax chat-template --history messages.json --now 2026-11-23T10:00:00Z\n\n\
+        Hugging Face chat templates (tokenizer_config.json, chat_template.jinja, or any file with\n\
+        --syntax chat-template) render as transformers' apply_chat_template does: the data holds\n\
+        messages, tools, documents, add_generation_prompt and any extra keys; --history sets messages.\n\
         Values: --set wins over --data, which wins over the prompt's input.default.\n\
         Exit status: 0 rendered; 1 a document, template or data error; 2 a usage error.")]
     Render(RenderArgs),
@@ -64,6 +69,10 @@ struct LoadArgs {
     /// What a missing value does (overrides the front matter): strict, semi or lenient.
     #[arg(long, value_name = "LEVEL", value_parser = parse_strictness)]
     strict: Option<Strictness>,
+    /// Which chat template of a tokenizer_config.json that lists several
+    /// (default: "default").
+    #[arg(long, value_name = "NAME")]
+    template_name: Option<String>,
 }
 
 impl LoadArgs {
@@ -71,6 +80,7 @@ impl LoadArgs {
         LoadOptions {
             syntax: self.syntax,
             strict: self.strict,
+            template_name: self.template_name.clone(),
             ..LoadOptions::default()
         }
     }
@@ -174,15 +184,26 @@ fn render(args: &RenderArgs) -> ExitCode {
         Ok(prompt) => prompt,
         Err(error) => return fail(&error),
     };
-    let context = match input::build_context(args) {
-        Ok(context) => context,
-        Err(error) => return fail(&error),
+    let rendered = if prompt.syntax() == Syntax::ChatTemplate {
+        // A chat template gets exactly what transformers gives it: the
+        // data (messages, tools, …), no agent namespaces.
+        input::build_chat_data(args).and_then(|(data, clock)| {
+            let options = RenderOptions {
+                clock,
+                ..RenderOptions::default()
+            };
+            prompt.render_with(data, &options)
+        })
+    } else {
+        input::build_context(args).and_then(|context| {
+            let options = RenderOptions {
+                validate_history: !args.no_history_check,
+                ..RenderOptions::default()
+            };
+            prompt.render_turn_with(&context, &options)
+        })
     };
-    let options = RenderOptions {
-        validate_history: !args.no_history_check,
-        ..RenderOptions::default()
-    };
-    let rendered = match prompt.render_turn_with(&context, &options) {
+    let rendered = match rendered {
         Ok(rendered) => rendered,
         Err(error) => return fail(&error),
     };

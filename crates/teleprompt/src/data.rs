@@ -378,3 +378,21 @@ mod tests {
         assert_eq!(error.location().map(|at| at.line), Some(2));
     }
 }
+
+/// `upper` with what it lacks taken from `lower`: maps are merged key by
+/// key at every depth, and anything else in `upper` wins.
+pub fn merge_under(upper: Value, lower: &Value) -> Value {
+    match (upper, lower) {
+        (Value::Object(mut upper), Value::Object(lower)) => {
+            for (key, below) in lower {
+                let merged = match upper.remove(key) {
+                    Some(above) => merge_under(above, below),
+                    None => below.clone(),
+                };
+                upper.insert(key.clone(), merged);
+            }
+            Value::Object(upper)
+        }
+        (upper, _) => upper,
+    }
+}

@@ -90,31 +90,92 @@ impl Prompt {
             )
             .with_file(&origin)
         })?;
-        Prompt::from_source(&origin, &source, options)
+        let mut prompt = Prompt::from_source(&origin, &source, options)?;
+        prompt.add_sibling_tokens(path);
+        Ok(prompt)
+    }
+
+    /// A `chat_template.jinja` ships beside its `tokenizer_config.json`,
+    /// which holds the special tokens the template prints: they become
+    /// defaults too (the host's data still wins). A missing or unreadable
+    /// config adds nothing.
+    fn add_sibling_tokens(&mut self, path: &Path) {
+        let is_template_file = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("jinja"));
+        if self.syntax != Syntax::ChatTemplate || !is_template_file {
+            return;
+        }
+        let Some(config) = path
+            .parent()
+            .map(|dir| dir.join("tokenizer_config.json"))
+            .and_then(|config| std::fs::read_to_string(config).ok())
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        else {
+            return;
+        };
+        let Value::Object(config) = config else {
+            return;
+        };
+        let tokens = Value::Object(syntax::jinja::hf::special_tokens(&config));
+        self.defaults = Some(Arc::new(match self.defaults.take() {
+            Some(own) => data::merge_under(Arc::unwrap_or_clone(own), &tokens),
+            None => tokens,
+        }));
     }
 
     /// Loads a prompt from text. `origin` is the file name used for the
     /// default name, the syntax by extension, and in error reports.
     pub fn from_source(origin: &str, source: &str, options: &LoadOptions) -> Result<Prompt, Error> {
-        let document = Document::parse(origin, source)?;
-        let metadata = document.metadata()?;
         let path = Path::new(origin);
+        let by_name = Syntax::from_path(path);
+        let is_json = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+        let (document, mut metadata) = if is_json
+            && by_name.or(options.syntax) == Some(Syntax::ChatTemplate)
+        {
+            Prompt::read_tokenizer_config(origin, source, options)?
+        } else {
+            let document = Document::parse(origin, source)?;
+            let mut metadata = document.metadata()?;
+            if syntax::jinja::prompty::is_prompty(origin) {
+                syntax::jinja::prompty::apply(&document, &mut metadata)?;
+            }
+            (document, metadata)
+        };
         let syntax = metadata
             .syntax
-            .or_else(|| Syntax::from_path(path))
+            .or(by_name)
             .or(options.syntax)
             .ok_or_else(|| {
                 Error::new(
                     ErrorClass::Document,
                     format!(
                         "cannot tell the template syntax of this file: add `syntax: jinja` \
-                         (or go, handlebars) to its front matter, give it an extension \
+                         (or {}) to its front matter, give it an extension \
                          ({}), or pass --syntax",
+                        Syntax::NAMES,
                         Syntax::EXTENSIONS
                     ),
                 )
                 .with_file(origin)
             })?;
+        if syntax == Syntax::ChatTemplate {
+            // What `transformers` passes to every chat template.
+            let base = syntax::jinja::hf::base_arguments();
+            metadata.defaults = Some(match metadata.defaults.take() {
+                Some(own) => data::merge_under(own, &base),
+                None => base,
+            });
+            if metadata.name.is_none() && by_name == Some(Syntax::ChatTemplate) {
+                // `…/Llama-3.1-8B-Instruct/tokenizer_config.json` is that model's.
+                metadata.name = path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .map(|dir| dir.to_string_lossy().into_owned());
+            }
+        }
         let strictness = options
             .strict
             .or(metadata.strict)
@@ -146,6 +207,30 @@ impl Prompt {
             document,
             template,
         })
+    }
+
+    /// A Hugging Face `tokenizer_config.json`: its chat template (the one
+    /// named `options.template_name` from a list) is the body, its special
+    /// tokens are defaults under the data. Lines in errors count in the
+    /// template text.
+    fn read_tokenizer_config(
+        origin: &str,
+        source: &str,
+        options: &LoadOptions,
+    ) -> Result<(Document, document::Metadata), Error> {
+        let config =
+            syntax::jinja::hf::read_config(origin, source, options.template_name.as_deref())?;
+        let label = match &config.name {
+            Some(name) => format!("{origin} (chat_template \"{name}\")"),
+            None => format!("{origin} (chat_template)"),
+        };
+        let document = Document::plain(&label, config.template);
+        let metadata = document::Metadata {
+            syntax: Some(Syntax::ChatTemplate),
+            defaults: Some(Value::Object(config.tokens)),
+            ..document::Metadata::default()
+        };
+        Ok((document, metadata))
     }
 
     /// Renders the prompt against plain data.
@@ -253,6 +338,7 @@ impl Prompt {
         Ok(Rendered {
             text: split.text,
             items: split.items,
+            generations: split.generations,
             history: turn.history,
             warnings: turn.warnings,
             recovered,
@@ -272,7 +358,11 @@ impl Prompt {
                 }],
             })]
         };
-        messages::Split { text, items }
+        messages::Split {
+            text,
+            items,
+            generations: Vec::new(),
+        }
     }
 
     /// Likely mistakes that neither stop loading nor rendering, each placed
@@ -375,6 +465,7 @@ impl Default for RenderOptions {
 pub struct Rendered {
     text: String,
     items: Vec<messages::Item>,
+    generations: Vec<std::ops::Range<usize>>,
     history: Arc<Vec<ChatMessage>>,
     warnings: Vec<String>,
     recovered: Option<Error>,
@@ -389,6 +480,31 @@ impl Rendered {
     /// Takes the rendered text.
     pub fn into_text(self) -> String {
         self.text
+    }
+
+    /// Byte ranges of [`Rendered::text`] printed inside a chat template's
+    /// `{% generation %}` blocks: the assistant's own words, which
+    /// `transformers` marks with `return_assistant_tokens_mask`.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    /// use serde_json::json;
+    ///
+    /// let template = "{% for m in messages %}{{ m.role }}: \
+    ///     {% if m.role == 'assistant' %}{% generation %}{{ m.content }}{% endgeneration %}\
+    ///     {% else %}{{ m.content }}{% endif %}{{ '\\n' }}{% endfor %}";
+    /// let prompt = Prompt::from_source("chat_template.jinja", template, &LoadOptions::default())?;
+    /// let rendered = prompt.render(json!({"messages": [
+    ///     {"role": "user", "content": "Hi"},
+    ///     {"role": "assistant", "content": "Hello!"},
+    /// ]}))?;
+    /// assert_eq!(rendered.text(), "user: Hi\nassistant: Hello!\n");
+    /// let span = rendered.generation_spans()[0].clone();
+    /// assert_eq!(&rendered.text()[span], "Hello!");
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn generation_spans(&self) -> &[std::ops::Range<usize>] {
+        &self.generations
     }
 
     /// The messages the template wrote, in order (without the history).

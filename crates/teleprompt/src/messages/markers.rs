@@ -120,6 +120,9 @@ pub struct Split {
     pub text: String,
     /// The messages and the history placeholder, in output order.
     pub items: Vec<Item>,
+    /// Byte ranges of [`Split::text`] printed inside `{% generation %}`
+    /// blocks (what a model generates, in a chat template).
+    pub generations: Vec<std::ops::Range<usize>>,
 }
 
 /// One piece of a split render: a message, or the place of the history.
@@ -137,6 +140,8 @@ enum Mark {
     Role(Role),
     History,
     Media { url: String, content_type: String },
+    /// The start (`true`) or end of a `{% generation %}` block.
+    Generation(bool),
 }
 
 impl Markers {
@@ -168,6 +173,15 @@ impl Markers {
     /// The marker that places the conversation history.
     pub fn history(&self) -> String {
         self.marker(&["history"])
+    }
+
+    /// `text` between the markers of a generated span (a chat template's
+    /// `{% generation %}` block).
+    pub fn generation(&self, text: &str) -> String {
+        let mut out = self.marker(&["generation:start"]);
+        out.push_str(text);
+        out.push_str(&self.marker(&["generation:end"]));
+        out
     }
 
     /// The marker for a media part: a URL (or data URI) and its content type.
@@ -276,8 +290,11 @@ fn percent_decode(text: &str) -> Option<String> {
 
 /// Reads the part of a marker between the prefix and [`CLOSE`].
 fn parse_mark(body: &str) -> Option<Mark> {
-    if body == "history" {
-        return Some(Mark::History);
+    match body {
+        "history" => return Some(Mark::History),
+        "generation:start" => return Some(Mark::Generation(true)),
+        "generation:end" => return Some(Mark::Generation(false)),
+        _ => {}
     }
     if let Some(name) = body.strip_prefix("role:") {
         return Role::parse(name).map(Mark::Role);
@@ -298,6 +315,10 @@ struct Builder {
     parts: Vec<ContentPart>,
     pending: String,
     history_placed: bool,
+    generations: Vec<std::ops::Range<usize>>,
+    /// Where the open generation span starts in `text`, and how many
+    /// blocks deep it is (a block inside another one adds no span).
+    generation_open: Option<(usize, usize)>,
 }
 
 impl Builder {
@@ -309,6 +330,8 @@ impl Builder {
             parts: Vec::new(),
             pending: String::new(),
             history_placed: false,
+            generations: Vec::new(),
+            generation_open: None,
         }
     }
 
@@ -334,6 +357,22 @@ impl Builder {
             Mark::Media { url, content_type } => {
                 self.close_text_part();
                 self.parts.push(ContentPart::Media { url, content_type });
+            }
+            Mark::Generation(true) => {
+                self.generation_open = match self.generation_open {
+                    None => Some((self.text.len(), 1)),
+                    Some((start, depth)) => Some((start, depth + 1)),
+                };
+            }
+            Mark::Generation(false) => {
+                self.generation_open = match self.generation_open {
+                    Some((start, 1)) => {
+                        self.generations.push(start..self.text.len());
+                        None
+                    }
+                    Some((start, depth)) => Some((start, depth - 1)),
+                    None => None,
+                };
             }
         }
         Ok(())
@@ -364,6 +403,7 @@ impl Builder {
         Split {
             text: self.text,
             items: self.items,
+            generations: self.generations,
         }
     }
 }
@@ -442,6 +482,12 @@ fn with_current<R>(
 /// The role names a template may use: every role but `tool`, whose messages
 /// answer a tool call id and so come only from the history.
 const TEMPLATE_ROLES: [&str; 4] = ["system", "developer", "user", "assistant"];
+
+/// The text of a `{% generation %}` block between the current render's
+/// generation markers.
+pub(crate) fn emit_generation(text: &str) -> Result<String, String> {
+    with_current("generation", |markers| Ok(markers.generation(text)))
+}
 
 /// `role(name)`: the marker that starts a message, for the current render.
 ///

@@ -82,14 +82,17 @@ fn opening_tag(text: &str) -> Option<(usize, Role)> {
     Some((text.len() - rest.len(), role))
 }
 
-/// A line that is only `role:` (any case, surrounding spaces allowed)
-/// starts a message of that role.
+/// A line that is only `role:` (any case, surrounding spaces allowed, a
+/// leading `#` too, as Prompty allows) starts a message of that role.
 fn role_lines(body: &str, syntax: Syntax) -> Vec<Edit> {
     let mut edits = Vec::new();
     let mut start = 0;
     for line in body.split_inclusive('\n') {
         let content = line.trim_end_matches(['\n', '\r']);
         let role = content
+            .trim()
+            // Prompty also writes them as headings: `# system:`.
+            .trim_start_matches('#')
             .trim()
             .strip_suffix(':')
             .and_then(|name| Role::parse(&name.trim().to_ascii_lowercase()));

@@ -19,6 +19,10 @@ pub(super) struct Checker<'a> {
     tests: Vec<(&'a str, usize)>,
     calls: Vec<(&'a str, Span)>,
     locals: HashSet<&'a str>,
+    /// Names known to exist where the walk is: inside `{% if x is defined %}`
+    /// (or the `else` of `is not defined`), a call of an unknown `x` never
+    /// runs, so it is no load error.
+    guarded: Vec<&'a str>,
     /// Every variable name read anywhere (local or not).
     pub(super) reads: BTreeSet<String>,
     pub(super) edits: Vec<Edit>,
@@ -89,8 +93,9 @@ impl<'a> Checker<'a> {
             }
             Stmt::IfCond(i) => {
                 self.expr(&i.expr);
-                self.body(&i.true_body);
-                self.body(&i.false_body);
+                let (when_true, when_false) = defined_names(&i.expr);
+                self.guarded_walk(when_true, |checker| checker.body(&i.true_body));
+                self.guarded_walk(when_false, |checker| checker.body(&i.false_body));
             }
             Stmt::WithBlock(w) => {
                 for (target, value) in &w.assignments {
@@ -195,11 +200,21 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Walks with `names` known to be defined.
+    fn guarded_walk(&mut self, names: Vec<&'a str>, walk: impl FnOnce(&mut Self)) {
+        let depth = self.guarded.len();
+        self.guarded.extend(names);
+        walk(self);
+        self.guarded.truncate(depth);
+    }
+
     fn call(&mut self, call: &ast::Call<'a>) {
         match &call.expr {
             ast::Expr::Var(var) => {
                 self.reads.insert(var.id.to_string());
-                self.calls.push((var.id, var.span()));
+                if !self.guarded.contains(&var.id) {
+                    self.calls.push((var.id, var.span()));
+                }
             }
             other => self.expr(other),
         }
@@ -232,8 +247,9 @@ impl<'a> Checker<'a> {
             }
             Expr::IfExpr(i) => {
                 self.expr(&i.test_expr);
-                self.expr(&i.true_expr);
-                self.opt(&i.false_expr);
+                let (when_true, when_false) = defined_names(&i.test_expr);
+                self.guarded_walk(when_true, |checker| checker.expr(&i.true_expr));
+                self.guarded_walk(when_false, |checker| checker.opt(&i.false_expr));
             }
             Expr::Filter(f) => {
                 let from = match &f.expr {
@@ -262,6 +278,40 @@ impl<'a> Checker<'a> {
                 m.values.iter().for_each(|value| self.expr(value));
             }
         }
+    }
+}
+
+/// The names a test proves defined when it is true, and when it is false:
+/// `x is defined` (also under `and`), `x is not defined` / `not x is
+/// defined` (also under `or`, for the false side).
+fn defined_names<'a>(test: &ast::Expr<'a>) -> (Vec<&'a str>, Vec<&'a str>) {
+    use ast::{BinOpKind, Expr, UnaryOpKind};
+    match test {
+        Expr::Test(t) if t.name == "defined" => match &t.expr {
+            Expr::Var(var) => (vec![var.id], Vec::new()),
+            _ => (Vec::new(), Vec::new()),
+        },
+        Expr::Test(t) if t.name == "undefined" => match &t.expr {
+            Expr::Var(var) => (Vec::new(), vec![var.id]),
+            _ => (Vec::new(), Vec::new()),
+        },
+        Expr::UnaryOp(u) if matches!(u.op, UnaryOpKind::Not) => {
+            let (when_true, when_false) = defined_names(&u.expr);
+            (when_false, when_true)
+        }
+        Expr::BinOp(b) if matches!(b.op, BinOpKind::ScAnd) => {
+            let (mut left, _) = defined_names(&b.left);
+            let (right, _) = defined_names(&b.right);
+            left.extend(right);
+            (left, Vec::new())
+        }
+        Expr::BinOp(b) if matches!(b.op, BinOpKind::ScOr) => {
+            let (_, mut left) = defined_names(&b.left);
+            let (_, right) = defined_names(&b.right);
+            left.extend(right);
+            (Vec::new(), left)
+        }
+        _ => (Vec::new(), Vec::new()),
     }
 }
 

@@ -1,6 +1,8 @@
 //! minijinja's errors turned into teleprompt's: placed on the body as
 //! written, with the missing path and the closest key that exists.
 
+use std::error::Error as _;
+use std::fmt;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -179,6 +181,13 @@ pub(super) fn convert_error(
         let span = span.map(|span| span.start..span.start);
         return TemplateError::parse(span, generic());
     };
+    if let Some(raised) = error
+        .source()
+        .and_then(|source| source.downcast_ref::<Raised>())
+    {
+        // The template's own words, as Jinja2's TemplateError carries them.
+        return TemplateError::render(span, raised.0.clone());
+    }
     if kind == ErrorKind::OutOfFuel {
         return TemplateError::render(
             span,
@@ -241,7 +250,10 @@ impl MissLog {
                 .is_some_and(|text| contains_word(text, &miss.key))
         });
         if let Some(index) = found {
-            return Some((recent.remove(index), span));
+            // minijinja points at the failing step (`.c.d` of `a.b.c.d`):
+            // widen to the whole path it belongs to.
+            let start = expression_around(body, span.start).start.min(span.start);
+            return Some((recent.remove(index), start..span.end));
         }
         let line = body.get(line_start..line_end)?;
         let (index, at) =
@@ -306,3 +318,17 @@ impl Miss {
         TemplateError::render(span, message).suggest(suggestion)
     }
 }
+
+/// An error the template raised itself with `raise_exception(message)`
+/// (Hugging Face chat templates reject bad conversations so): reported with
+/// the template's message as it is.
+#[derive(Debug)]
+pub(super) struct Raised(pub(super) String);
+
+impl fmt::Display for Raised {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Raised {}

@@ -96,11 +96,22 @@ pub(super) fn register_host_functions(
         let call = {
             let function = function.clone();
             let name = name.to_string();
-            move |args: Rest<JValue>| -> Result<JValue, minijinja::Error> {
-                let args = args
+            move |args: Rest<JValue>, kwargs: Kwargs| -> Result<JValue, minijinja::Error> {
+                let mut args = args
                     .iter()
                     .map(to_json_value)
                     .collect::<Result<Vec<_>, _>>()?;
+                // Keyword arguments (`fetch(id, depth=2)`) arrive as one
+                // trailing object, as Handlebars hash arguments do.
+                let names: Vec<&str> = kwargs.args().collect();
+                if !names.is_empty() {
+                    let mut object = serde_json::Map::new();
+                    for name in names {
+                        let value: JValue = kwargs.get(name)?;
+                        object.insert(name.to_string(), to_json_value(&value)?);
+                    }
+                    args.push(serde_json::Value::Object(object));
+                }
                 let result = functions::call_host(&name, &*function, &args).map_err(|message| {
                     minijinja::Error::new(ErrorKind::InvalidOperation, message)
                 })?;

@@ -12,7 +12,9 @@ mod check;
 mod django;
 mod errors;
 mod filters;
+pub(crate) mod hf;
 mod names;
+pub(crate) mod prompty;
 mod scope;
 mod value;
 
@@ -32,7 +34,7 @@ use crate::syntax::{CompileOptions, RenderEnv};
 use crate::{Strictness, Syntax};
 
 use check::Checker;
-use errors::{convert_error, unclosed_block_error, MissLog};
+use errors::{convert_error, unclosed_block_error, MissLog, Raised};
 use filters::{guard_collection_filters, register_host_functions, template_call, tojson_filter};
 use names::{FILTERS, FUEL, IMPLICIT_CALLABLES};
 use value::Node;
@@ -80,6 +82,36 @@ impl Dialect {
             _ => Dialect::Jinja,
         }
     }
+}
+
+/// The filter a `{% generation %}` block becomes.
+const GENERATION_FILTER: &str = "teleprompt_generation";
+
+/// `{% generation %}…{% endgeneration %}` (the tag `transformers` adds to
+/// mark what the assistant generates) as a filter block that prints its
+/// content unchanged between generation markers: `{%- generation %}` keeps
+/// its whitespace control, only the tag name is rewritten.
+fn generation_blocks(body: &str, syntax: minijinja::syntax::SyntaxConfig) -> Edited {
+    use minijinja::machinery::Token;
+    let mut edits = Vec::new();
+    let mut previous_was_block_start = false;
+    for (token, span) in machinery::tokenize(body, false, syntax).map_while(Result::ok) {
+        if previous_was_block_start {
+            let replacement = match token {
+                Token::Ident("generation") => Some(format!("filter {GENERATION_FILTER}")),
+                Token::Ident("endgeneration") => Some("endfilter".to_string()),
+                _ => None,
+            };
+            if let Some(replacement) = replacement {
+                edits.push(crate::syntax::edits::Edit {
+                    original: span.start_offset as usize..span.end_offset as usize,
+                    replacement,
+                });
+            }
+        }
+        previous_was_block_start = matches!(token, Token::BlockStart);
+    }
+    Edited::new(body, edits)
 }
 
 /// Whitespace options with every choice made.
@@ -145,10 +177,10 @@ impl JinjaTemplate {
         env.add_function(
             "raise_exception",
             |message: &str| -> Result<String, minijinja::Error> {
-                Err(minijinja::Error::new(
-                    ErrorKind::InvalidOperation,
-                    message.to_string(),
-                ))
+                Err(
+                    minijinja::Error::new(ErrorKind::InvalidOperation, message.to_string())
+                        .with_source(Raised(message.to_string())),
+                )
             },
         );
         env.add_function("media", |url: &str, content_type: &str| {
@@ -163,7 +195,14 @@ impl JinjaTemplate {
                 filters.extend_from_slice(django::FILTERS);
                 django::translate(body)?
             }
-            Dialect::Jinja | Dialect::ChatTemplate => Edited::default(),
+            Dialect::ChatTemplate => {
+                env.add_filter(GENERATION_FILTER, |text: &str| {
+                    template_call(messages::emit_generation(text))
+                });
+                filters.push(GENERATION_FILTER);
+                generation_blocks(body, syntax.clone())
+            }
+            Dialect::Jinja => Edited::default(),
         };
         register_host_functions(&mut env, &options.functions)?;
         filters.extend(options.functions.names());
@@ -191,11 +230,11 @@ impl JinjaTemplate {
                 .map_err(|error| translated.place(error))?;
             (checker.edits, checker.reads)
         };
-        let source = if edits.is_empty() {
+        // Only plain Jinja bodies take the checker's edits (pongo2's
+        // autoescape spellings): a dialect's translation has made its own.
+        let source = if edits.is_empty() || dialect != Dialect::Jinja {
             translated
         } else {
-            // Only Jinja bodies get checker edits (pongo2's autoescape
-            // spellings); a translated body has none left.
             Edited::new(body, edits)
         };
         let compiled = if source.is_unchanged() {
@@ -390,6 +429,18 @@ mod tests {
             .render(&Data::new(json!({"name": "ada"})), &env())
             .unwrap();
         assert_eq!(out, "ADA! ADA! 7 a+b");
+    }
+
+    #[test]
+    fn host_functions_take_keyword_arguments_as_a_trailing_object() {
+        let echo = Functions::new().with("fetch", |args: &[Value]| Ok(Value::Array(args.to_vec())));
+        let template = compile_with(
+            "{{ fetch(7, depth=2, deep=true) | toJSON }} {{ 7 | fetch(depth=1) | toJSON }} {{ fetch() | toJSON }}",
+            echo,
+        )
+        .unwrap();
+        let out = template.render(&Data::new(json!({})), &env()).unwrap();
+        assert_eq!(out, r#"[7,{"depth":2,"deep":true}] [7,{"depth":1}] []"#);
     }
 
     #[test]
