@@ -67,6 +67,18 @@ const EXAMPLES: &[(&str, &[&str], &str)] = &[
         ],
         "examples/rapida/expected.anthropic.json",
     ),
+    // Prompty: messages as Prompty 2.1's `prepare` gives them (checked
+    // with the prompty package); without data the inputs' examples apply.
+    (
+        "examples/prompty/support.prompty",
+        &["--format=openai"],
+        "examples/prompty/expected.sample.openai.json",
+    ),
+    (
+        "examples/prompty/support.prompty",
+        &["--data=examples/prompty/data.json", "--format=openai"],
+        "examples/prompty/expected.openai.json",
+    ),
     (
         "examples/semantic-kernel/chat.hbs",
         &[
@@ -488,4 +500,31 @@ fn check_warns_about_root_names_inside_range() {
         stderr.contains("help: did you mean \"$.issue.identifier\"?"),
         "{stderr}"
     );
+}
+
+/// A Jinja output bomb (a 10 MB string printed a thousand times, directly
+/// or into a `{% set %}` block) stops at the output limit with a clear
+/// error and exit status 1, under a 3 GB address-space limit.
+#[test]
+#[cfg(target_os = "linux")]
+fn jinja_output_bombs_stop_at_the_output_limit() {
+    for bomb in [
+        "crates/teleprompt-cli/tests/data/output_bomb.j2",
+        "crates/teleprompt-cli/tests/data/capture_bomb.j2",
+    ] {
+        let binary = env!("CARGO_BIN_EXE_teleprompt");
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 3000000 && exec \"{binary}\" render {bomb}"))
+            .current_dir(root())
+            .output()
+            .expect("sh runs");
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{bomb}: {stderr}");
+        assert!(output.stdout.is_empty(), "{bomb}: nothing is printed");
+        assert!(
+            stderr.contains("error[render]: the output is larger than 64 MiB"),
+            "{bomb}: {stderr}"
+        );
+    }
 }

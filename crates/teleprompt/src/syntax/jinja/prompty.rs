@@ -9,7 +9,8 @@
 //!   before the first one is a system message, as Prompty reads it;
 //! - `inputs.NAME.default`, then `inputs.NAME.sample`, then the inline
 //!   `sample` sit under the data, so a Prompty file renders on its own
-//!   sample when no data is given;
+//!   sample when no data is given (Prompty 2's `inputSchema.properties`
+//!   list with `default`/`example` too);
 //! - `model`, `authors`, `tags`, … stay metadata for the host.
 
 use serde_json::{Map, Value};
@@ -37,35 +38,25 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
     metadata.messages.get_or_insert(MessageReader::RoleLines);
     metadata.default_role.get_or_insert(Role::System);
 
-    let mut below = Value::Object(Map::new());
-    if let Some(inputs) = front.get("inputs").filter(|value| !value.is_null()) {
-        let Value::Object(inputs) = inputs else {
-            return Err(document.key_error(
-                "inputs",
-                format!("`inputs` must be a mapping of input names, found {}", describe(inputs)),
-            ));
-        };
-        let mut defaults = Map::new();
-        let mut samples = Map::new();
-        for (name, spec) in inputs {
-            let Value::Object(spec) = spec else {
-                return Err(document.key_error(
-                    "inputs",
-                    format!(
-                        "input `{name}` must be a mapping (type, description, default, sample), found {}",
-                        describe(spec)
-                    ),
-                ));
-            };
+    let mut defaults = Map::new();
+    let mut samples = Map::new();
+    for (key, specs) in [
+        ("inputs", front.get("inputs")),
+        (
+            "inputSchema",
+            front.get("inputSchema").and_then(|schema| schema.get("properties")),
+        ),
+    ] {
+        for (name, spec) in input_specs(document, key, specs)? {
             if let Some(value) = spec.get("default") {
                 defaults.insert(name.clone(), value.clone());
             }
-            if let Some(value) = spec.get("sample") {
-                samples.insert(name.clone(), value.clone());
+            if let Some(value) = spec.get("sample").or_else(|| spec.get("example")) {
+                samples.insert(name, value.clone());
             }
         }
-        below = merge_under(Value::Object(defaults), &Value::Object(samples));
     }
+    let mut below = merge_under(Value::Object(defaults), &Value::Object(samples));
     match front.get("sample") {
         None | Some(Value::Null) => {}
         Some(sample @ Value::Object(_)) => below = merge_under(below, sample),
@@ -95,6 +86,48 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
     Ok(())
 }
 
+/// The declared inputs, by name: Prompty 1 writes `inputs` as a mapping
+/// of names to specs, Prompty 2 as a list of specs with a `name` (also
+/// under `inputSchema.properties`).
+fn input_specs(
+    document: &Document,
+    key: &str,
+    specs: Option<&Value>,
+) -> Result<Vec<(String, Map<String, Value>)>, Error> {
+    let bad = |what: String| document.key_error(key, what);
+    match specs {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(by_name)) => by_name
+            .iter()
+            .map(|(name, spec)| match spec {
+                Value::Object(spec) => Ok((name.clone(), spec.clone())),
+                // A bare value is the input's example (Prompty 2's shorthand).
+                other => Ok((
+                    name.clone(),
+                    Map::from_iter([("example".to_string(), other.clone())]),
+                )),
+            })
+            .collect(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|spec| {
+                let name = spec.get("name").and_then(Value::as_str);
+                match (spec, name) {
+                    (Value::Object(spec), Some(name)) => Ok((name.to_string(), spec.clone())),
+                    _ => Err(bad(format!(
+                        "each input in `{key}` needs a `name`, found {}",
+                        describe(spec)
+                    ))),
+                }
+            })
+            .collect(),
+        Some(other) => Err(bad(format!(
+            "`{key}` must be a mapping or a list of inputs, found {}",
+            describe(other)
+        ))),
+    }
+}
+
 /// The syntax of `template: jinja2 | mustache` (or `{format: …}`).
 fn template_syntax(document: &Document, template: Option<&Value>) -> Result<Syntax, Error> {
     let format = match template {
@@ -103,6 +136,11 @@ fn template_syntax(document: &Document, template: Option<&Value>) -> Result<Synt
         Some(Value::Object(spec)) => match spec.get("format") {
             None | Some(Value::Null) => return Ok(Syntax::Jinja),
             Some(Value::String(format)) => format.as_str(),
+            // Prompty 2: `format: {kind: jinja2}`.
+            Some(Value::Object(format)) => match format.get("kind") {
+                Some(Value::String(kind)) => kind.as_str(),
+                _ => return Ok(Syntax::Jinja),
+            },
             Some(other) => {
                 return Err(document.key_error(
                     "template",
