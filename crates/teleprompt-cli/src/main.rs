@@ -49,7 +49,7 @@ enum Command {
         messages, tools, documents, add_generation_prompt and any extra keys; --history sets messages.\n\
         Values: --set wins over --data, which wins over the prompt's input.default.\n\
         Exit status: 0 rendered; 1 a document, template or data error; 2 a usage error.")]
-    Render(RenderArgs),
+    Render(Box<RenderArgs>),
     /// Load prompts and report every document and parse error, in all files.
     #[command(after_help = "Examples:\n  \
         teleprompt check prompts/\n  \

@@ -515,7 +515,9 @@ fn jinja_output_bombs_stop_at_the_output_limit() {
         let binary = env!("CARGO_BIN_EXE_teleprompt");
         let output = Command::new("sh")
             .arg("-c")
-            .arg(format!("ulimit -v 3000000 && exec \"{binary}\" render {bomb}"))
+            .arg(format!(
+                "ulimit -v 3000000 && exec \"{binary}\" render {bomb}"
+            ))
             .current_dir(root())
             .output()
             .expect("sh runs");

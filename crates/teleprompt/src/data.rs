@@ -317,6 +317,24 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
     }
 }
 
+/// `upper` with what it lacks taken from `lower`: maps are merged key by
+/// key at every depth, and anything else in `upper` wins.
+pub fn merge_under(upper: Value, lower: &Value) -> Value {
+    match (upper, lower) {
+        (Value::Object(mut upper), Value::Object(lower)) => {
+            for (key, below) in lower {
+                let merged = match upper.remove(key) {
+                    Some(above) => merge_under(above, below),
+                    None => below.clone(),
+                };
+                upper.insert(key.clone(), merged);
+            }
+            Value::Object(upper)
+        }
+        (upper, _) => upper,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,23 +394,5 @@ mod tests {
         let error = parse_text("{\n  \"a\": }", None, "d.json").unwrap_err();
         assert_eq!(error.class(), ErrorClass::Input);
         assert_eq!(error.location().map(|at| at.line), Some(2));
-    }
-}
-
-/// `upper` with what it lacks taken from `lower`: maps are merged key by
-/// key at every depth, and anything else in `upper` wins.
-pub fn merge_under(upper: Value, lower: &Value) -> Value {
-    match (upper, lower) {
-        (Value::Object(mut upper), Value::Object(lower)) => {
-            for (key, below) in lower {
-                let merged = match upper.remove(key) {
-                    Some(above) => merge_under(above, below),
-                    None => below.clone(),
-                };
-                upper.insert(key.clone(), merged);
-            }
-            Value::Object(upper)
-        }
-        (upper, _) => upper,
     }
 }

@@ -126,7 +126,13 @@ impl Document {
     /// A body with no front matter at all (a chat template read from a
     /// tokenizer config): nothing in it is read as front matter.
     pub fn plain(origin: &str, body: impl Into<String>) -> Document {
-        Document::new(origin, Map::new(), None, body.into().replace("\r\n", "\n"), 1)
+        Document::new(
+            origin,
+            Map::new(),
+            None,
+            body.into().replace("\r\n", "\n"),
+            1,
+        )
     }
 
     fn new(

@@ -139,7 +139,10 @@ pub enum Item {
 enum Mark {
     Role(Role),
     History,
-    Media { url: String, content_type: String },
+    Media {
+        url: String,
+        content_type: String,
+    },
     /// The start (`true`) or end of a `{% generation %}` block.
     Generation(bool),
 }

@@ -58,10 +58,14 @@ pub(crate) fn read_config(
                 line: error.line().max(1),
                 column: error.column().max(1),
             },
-            format!("this tokenizer config is not valid JSON: {}", json_reason(&error)),
+            format!(
+                "this tokenizer config is not valid JSON: {}",
+                json_reason(&error)
+            ),
         )
     })?;
-    let document_error = |message: String| Error::new(ErrorClass::Document, message).with_file(origin);
+    let document_error =
+        |message: String| Error::new(ErrorClass::Document, message).with_file(origin);
     let Value::Object(config) = config else {
         return Err(document_error(format!(
             "a tokenizer config is a JSON object, found {}",
@@ -71,8 +75,7 @@ pub(crate) fn read_config(
     let (template, name) = match config.get("chat_template") {
         Some(Value::String(template)) => (template.clone(), None),
         Some(Value::Array(templates)) => {
-            let (template, name) = pick_named(templates, template_name)
-                .map_err(document_error)?;
+            let (template, name) = pick_named(templates, template_name).map_err(document_error)?;
             (template, Some(name))
         }
         None | Some(Value::Null) => {
@@ -137,7 +140,9 @@ pub(crate) fn special_tokens(config: &Map<String, Value>) -> Map<String, Value> 
     let mut tokens = Map::new();
     for name in SPECIAL_TOKENS {
         let value = match config.get(*name) {
-            Some(Value::Array(items)) => Value::Array(items.iter().filter_map(token_text).collect()),
+            Some(Value::Array(items)) => {
+                Value::Array(items.iter().filter_map(token_text).collect())
+            }
             Some(token) => match token_text(token) {
                 Some(text) => text,
                 None => continue,
@@ -195,12 +200,21 @@ mod tests {
     fn named_templates() {
         let config = r#"{"chat_template": [{"name": "default", "template": "D"}, {"name": "tool_use", "template": "T"}]}"#;
         let read = read_config("c.json", config, None).unwrap();
-        assert_eq!((read.template.as_str(), read.name.as_deref()), ("D", Some("default")));
+        assert_eq!(
+            (read.template.as_str(), read.name.as_deref()),
+            ("D", Some("default"))
+        );
         let read = read_config("c.json", config, Some("tool_use")).unwrap();
         assert_eq!(read.template, "T");
         let error = read_config("c.json", config, Some("tool_uses")).unwrap_err();
-        assert!(error.message().contains("did you mean \"tool_use\"?"), "{error}");
-        assert!(error.message().contains("it has: default, tool_use"), "{error}");
+        assert!(
+            error.message().contains("did you mean \"tool_use\"?"),
+            "{error}"
+        );
+        assert!(
+            error.message().contains("it has: default, tool_use"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -210,7 +224,10 @@ mod tests {
             ("[1]", "a JSON object, found an array"),
             ("{}", "has no `chat_template`"),
             ("{\"chat_template\": 3}", "found a number"),
-            ("{\"chat_template\": [{\"name\": 1}]}", "needs a string `name`"),
+            (
+                "{\"chat_template\": [{\"name\": 1}]}",
+                "needs a string `name`",
+            ),
         ] {
             let error = read_config("tokenizer_config.json", config, None).unwrap_err();
             assert_eq!(error.class(), ErrorClass::Document);

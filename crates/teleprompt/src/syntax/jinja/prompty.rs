@@ -44,7 +44,9 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
         ("inputs", front.get("inputs")),
         (
             "inputSchema",
-            front.get("inputSchema").and_then(|schema| schema.get("properties")),
+            front
+                .get("inputSchema")
+                .and_then(|schema| schema.get("properties")),
         ),
     ] {
         for (name, spec) in input_specs(document, key, specs)? {
@@ -72,7 +74,10 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
         Some(other) => {
             return Err(document.key_error(
                 "sample",
-                format!("`sample` must be a mapping of input values, found {}", describe(other)),
+                format!(
+                    "`sample` must be a mapping of input values, found {}",
+                    describe(other)
+                ),
             ))
         }
     }
@@ -86,6 +91,9 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
     Ok(())
 }
 
+/// An input's name and its spec (`kind`, `default`, `example`, …).
+type InputSpec = (String, Map<String, Value>);
+
 /// The declared inputs, by name: Prompty 1 writes `inputs` as a mapping
 /// of names to specs, Prompty 2 as a list of specs with a `name` (also
 /// under `inputSchema.properties`).
@@ -93,7 +101,7 @@ fn input_specs(
     document: &Document,
     key: &str,
     specs: Option<&Value>,
-) -> Result<Vec<(String, Map<String, Value>)>, Error> {
+) -> Result<Vec<InputSpec>, Error> {
     let bad = |what: String| document.key_error(key, what);
     match specs {
         None | Some(Value::Null) => Ok(Vec::new()),
@@ -144,14 +152,20 @@ fn template_syntax(document: &Document, template: Option<&Value>) -> Result<Synt
             Some(other) => {
                 return Err(document.key_error(
                     "template",
-                    format!("`template.format` must be a string, found {}", describe(other)),
+                    format!(
+                        "`template.format` must be a string, found {}",
+                        describe(other)
+                    ),
                 ))
             }
         },
         Some(other) => {
             return Err(document.key_error(
                 "template",
-                format!("`template` must be a string or a mapping, found {}", describe(other)),
+                format!(
+                    "`template` must be a string or a mapping, found {}",
+                    describe(other)
+                ),
             ))
         }
     };

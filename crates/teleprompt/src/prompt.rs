@@ -1,0 +1,507 @@
+//! A prompt: a file loaded once (front matter, template body, the formats
+//! of other tools), compiled, then rendered many times into text and
+//! messages.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::messages::{self, Markers};
+use crate::{
+    context, data, document, syntax, ChatMessage, ContentPart, Data, Document, Entry, Error,
+    ErrorClass, LoadOptions, Message, OnError, OutputFormat, PromptContext, Role, Strictness,
+    Syntax,
+};
+
+/// A compiled prompt: load it once, render it many times.
+///
+/// A `Prompt` is immutable and `Send + Sync`; renders borrow their data.
+#[derive(Debug)]
+pub struct Prompt {
+    name: String,
+    description: Option<String>,
+    syntax: Syntax,
+    strictness: Strictness,
+    on_error: OnError,
+    default_role: Role,
+    continuation_prompt: Option<String>,
+    defaults: Option<Arc<Value>>,
+    document: Document,
+    template: syntax::Template,
+}
+
+impl Prompt {
+    /// Loads a prompt file with default options.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Prompt, Error> {
+        Prompt::from_file_with(path, &LoadOptions::default())
+    }
+
+    /// Loads a prompt file.
+    pub fn from_file_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Prompt, Error> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|error| {
+            Error::new(ErrorClass::Io, format!("cannot read the file: {error}")).with_file(&origin)
+        })?;
+        let source = String::from_utf8(bytes).map_err(|error| {
+            Error::new(
+                ErrorClass::Document,
+                format!(
+                    "the file is not UTF-8 text (invalid byte at offset {})",
+                    error.utf8_error().valid_up_to()
+                ),
+            )
+            .with_file(&origin)
+        })?;
+        let mut prompt = Prompt::from_source(&origin, &source, options)?;
+        prompt.add_sibling_tokens(path);
+        Ok(prompt)
+    }
+
+    /// A `chat_template.jinja` ships beside its `tokenizer_config.json`,
+    /// which holds the special tokens the template prints: they become
+    /// defaults too (the host's data still wins). A missing or unreadable
+    /// config adds nothing.
+    fn add_sibling_tokens(&mut self, path: &Path) {
+        let is_template_file = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("jinja"));
+        if self.syntax != Syntax::ChatTemplate || !is_template_file {
+            return;
+        }
+        let Some(config) = path
+            .parent()
+            .map(|dir| dir.join("tokenizer_config.json"))
+            .and_then(|config| std::fs::read_to_string(config).ok())
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        else {
+            return;
+        };
+        let Value::Object(config) = config else {
+            return;
+        };
+        let tokens = Value::Object(syntax::jinja::hf::special_tokens(&config));
+        self.defaults = Some(Arc::new(match self.defaults.take() {
+            Some(own) => data::merge_under(Arc::unwrap_or_clone(own), &tokens),
+            None => tokens,
+        }));
+    }
+
+    /// Loads a prompt from text. `origin` is the file name used for the
+    /// default name, the syntax by extension, and in error reports.
+    pub fn from_source(origin: &str, source: &str, options: &LoadOptions) -> Result<Prompt, Error> {
+        let path = Path::new(origin);
+        let by_name = Syntax::from_path(path);
+        let is_json = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+        let (document, mut metadata) =
+            if is_json && by_name.or(options.syntax) == Some(Syntax::ChatTemplate) {
+                Prompt::read_tokenizer_config(origin, source, options)?
+            } else {
+                let document = Document::parse(origin, source)?;
+                let mut metadata = document.metadata()?;
+                if syntax::jinja::prompty::is_prompty(origin) {
+                    syntax::jinja::prompty::apply(&document, &mut metadata)?;
+                }
+                (document, metadata)
+            };
+        let syntax = metadata
+            .syntax
+            .or(by_name)
+            .or(options.syntax)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorClass::Document,
+                    format!(
+                        "cannot tell the template syntax of this file: add `syntax: jinja` \
+                         (or {}) to its front matter, give it an extension \
+                         ({}), or pass --syntax",
+                        Syntax::NAMES,
+                        Syntax::EXTENSIONS
+                    ),
+                )
+                .with_file(origin)
+            })?;
+        if syntax == Syntax::ChatTemplate {
+            // What `transformers` passes to every chat template.
+            let base = syntax::jinja::hf::base_arguments();
+            metadata.defaults = Some(match metadata.defaults.take() {
+                Some(own) => data::merge_under(own, &base),
+                None => base,
+            });
+            if metadata.name.is_none() && by_name == Some(Syntax::ChatTemplate) {
+                // `…/Llama-3.1-8B-Instruct/tokenizer_config.json` is that model's.
+                metadata.name = path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .map(|dir| dir.to_string_lossy().into_owned());
+            }
+        }
+        let strictness = options
+            .strict
+            .or(metadata.strict)
+            .unwrap_or_else(|| syntax.default_strictness());
+        let default_role = metadata.default_role.unwrap_or(Role::User);
+        let compile = syntax::CompileOptions {
+            strictness,
+            functions: options.functions.clone(),
+            jinja: metadata.jinja.or(options.jinja),
+            max_output: options.limits.max_output,
+        };
+        let template = syntax::Template::compile(
+            syntax,
+            &document.body,
+            metadata.messages.unwrap_or_default(),
+            default_role,
+            &compile,
+        )
+        .map_err(|error| document.locate(error))?;
+        Ok(Prompt {
+            name: metadata.name.unwrap_or_else(|| document::file_stem(path)),
+            description: metadata.description,
+            syntax,
+            strictness,
+            on_error: metadata.on_error.unwrap_or_default(),
+            default_role,
+            continuation_prompt: metadata.continuation_prompt,
+            defaults: metadata.defaults.map(Arc::new),
+            document,
+            template,
+        })
+    }
+
+    /// A Hugging Face `tokenizer_config.json`: its chat template (the one
+    /// named `options.template_name` from a list) is the body, its special
+    /// tokens are defaults under the data. Lines in errors count in the
+    /// template text.
+    fn read_tokenizer_config(
+        origin: &str,
+        source: &str,
+        options: &LoadOptions,
+    ) -> Result<(Document, document::Metadata), Error> {
+        let config =
+            syntax::jinja::hf::read_config(origin, source, options.template_name.as_deref())?;
+        let label = match &config.name {
+            Some(name) => format!("{origin} (chat_template \"{name}\")"),
+            None => format!("{origin} (chat_template)"),
+        };
+        let document = Document::plain(&label, config.template);
+        let metadata = document::Metadata {
+            syntax: Some(Syntax::ChatTemplate),
+            defaults: Some(Value::Object(config.tokens)),
+            ..document::Metadata::default()
+        };
+        Ok((document, metadata))
+    }
+
+    /// Renders the prompt against plain data.
+    ///
+    /// `data` is anything that converts into [`Data`]: a `serde_json::Value`
+    /// (moved, not copied), an `Arc<Value>`, or a `&Data` kept by the host.
+    /// The prompt's `input.default` values sit underneath it.
+    ///
+    /// With `on_error: original` a failed render returns the unrendered body
+    /// and the error in [`Rendered::recovered_error`].
+    pub fn render(&self, data: impl Into<Data>) -> Result<Rendered, Error> {
+        self.render_with(data, &RenderOptions::default())
+    }
+
+    /// [`Prompt::render`] with options: the clock behind Jinja's
+    /// `strftime_now` (a chat template's date line), for instance.
+    pub fn render_with(
+        &self,
+        data: impl Into<Data>,
+        options: &RenderOptions,
+    ) -> Result<Rendered, Error> {
+        let data = data.into();
+        let data = match &self.defaults {
+            Some(defaults) => data.over(defaults.clone()),
+            None => data,
+        };
+        let turn = Turn {
+            now: Some(options.clock.now().to_zoned(jiff::tz::TimeZone::UTC)),
+            ..Turn::default()
+        };
+        self.render_data(&data, turn)
+    }
+
+    /// Renders one turn of a conversation: the data comes from `context`
+    /// (clock, namespaces, args, turn, workspace), the history is placed
+    /// where the template calls `history()` (or after the rendered
+    /// messages), and every error carries the context's labels.
+    pub fn render_turn(&self, context: &PromptContext) -> Result<Rendered, Error> {
+        self.render_turn_with(context, &RenderOptions::default())
+    }
+
+    /// [`Prompt::render_turn`] with options.
+    pub fn render_turn_with(
+        &self,
+        context: &PromptContext,
+        options: &RenderOptions,
+    ) -> Result<Rendered, Error> {
+        let labels = context.labels();
+        let label = |error: Error| error.with_labels(labels);
+        if options.validate_history {
+            context.validate_history().map_err(|error| {
+                let rule = format!("rule {}: {}", error.rule.name(), error.rule.description());
+                label(Error::new(ErrorClass::Input, error.to_string()).with_suggestion(Some(rule)))
+            })?;
+        }
+        let reads = |name: &str| self.template.reads(name);
+        let built = context
+            .build_with_defaults(&reads, self.defaults.clone())
+            .map_err(label)?;
+        let turn = Turn {
+            now: Some(context.now()),
+            history: context.shared_history(),
+            continuation: context.is_continuation(),
+            warnings: built.warnings,
+        };
+        let mut rendered = self.render_data(&built.data, turn).map_err(label)?;
+        rendered.recovered = rendered.recovered.map(label);
+        Ok(rendered)
+    }
+
+    fn render_data(&self, data: &Data, turn: Turn) -> Result<Rendered, Error> {
+        let markers = Markers::new();
+        let env = syntax::RenderEnv {
+            now: turn
+                .now
+                .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC)),
+        };
+        let output = messages::with_markers(&markers, || self.template.render(data, &env));
+        let split = output
+            .map_err(|error| self.document.locate(error))
+            .and_then(|output| {
+                if !output.contains(messages::OPEN) {
+                    // No marker at all: one message, without a second scan.
+                    return Ok(self.plain_split(output));
+                }
+                markers.split(&output, self.default_role).map_err(|error| {
+                    Error::new(ErrorClass::Render, error.to_string()).with_file(self.origin())
+                })
+            });
+        let (split, recovered) = match split {
+            Ok(split) => (split, None),
+            Err(error) if self.on_error == OnError::Original => {
+                (self.plain_split(self.document.body.clone()), Some(error))
+            }
+            Err(error) => return Err(error),
+        };
+        let split = match turn.continuation && split.text.trim().is_empty() {
+            true => {
+                let fallback =
+                    context::continuation_fallback("", true, self.continuation_prompt.as_deref());
+                self.plain_split(fallback.to_string())
+            }
+            false => split,
+        };
+        Ok(Rendered {
+            text: split.text,
+            items: split.items,
+            generations: split.generations,
+            history: turn.history,
+            warnings: turn.warnings,
+            recovered,
+        })
+    }
+
+    /// `text` as one message of the default role.
+    fn plain_split(&self, text: String) -> messages::Split {
+        let content = text.trim();
+        let items = if content.is_empty() {
+            Vec::new()
+        } else {
+            vec![messages::Item::Message(Message {
+                role: self.default_role,
+                content: vec![ContentPart::Text {
+                    text: content.to_string(),
+                }],
+            })]
+        };
+        messages::Split {
+            text,
+            items,
+            generations: Vec::new(),
+        }
+    }
+
+    /// Likely mistakes that neither stop loading nor rendering, each placed
+    /// in the file (class [`ErrorClass::Warning`]): in Go syntax, a root
+    /// name such as `.issue` read inside `range` or `with`, where dot is
+    /// the element (`did you mean "$.issue.title"?`).
+    pub fn warnings(&self) -> Vec<Error> {
+        self.template
+            .warnings()
+            .into_iter()
+            .map(|warning| self.document.locate(warning))
+            .collect()
+    }
+
+    /// The prompt's name: front matter `name`, else the file stem.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Front matter `description`.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The template syntax.
+    pub fn syntax(&self) -> Syntax {
+        self.syntax
+    }
+
+    /// The strictness the prompt renders with.
+    pub fn strictness(&self) -> Strictness {
+        self.strictness
+    }
+
+    /// What a failed render returns.
+    pub fn on_error(&self) -> OnError {
+        self.on_error
+    }
+
+    /// The role of text before the first role marker (front matter
+    /// `default_role`, else `user`).
+    pub fn default_role(&self) -> Role {
+        self.default_role
+    }
+
+    /// Front matter `continuation_prompt`.
+    pub fn continuation_prompt(&self) -> Option<&str> {
+        self.continuation_prompt.as_deref()
+    }
+
+    /// The whole front matter, known keys and the host's own (`tracker`,
+    /// `agent`, …) alike.
+    pub fn metadata(&self) -> &Map<String, Value> {
+        &self.document.front_matter
+    }
+
+    /// The file name the prompt was loaded from.
+    pub fn origin(&self) -> &str {
+        &self.document.origin
+    }
+
+    /// The template body as written (CRLF turned into LF).
+    pub fn body(&self) -> &str {
+        &self.document.body
+    }
+}
+
+/// What a render adds to the data: the conversation around it.
+#[derive(Default)]
+struct Turn {
+    /// The current time of the render.
+    now: Option<jiff::Zoned>,
+    history: Arc<Vec<ChatMessage>>,
+    continuation: bool,
+    warnings: Vec<String>,
+}
+
+/// Options of one render.
+#[derive(Clone, Debug)]
+pub struct RenderOptions {
+    /// Check the history against the tool-call rules before rendering
+    /// (default `true`; [`Prompt::render_turn_with`]).
+    pub validate_history: bool,
+    /// The clock of [`Prompt::render_with`] (default: the system clock);
+    /// a turn takes its [`PromptContext`]'s clock instead.
+    pub clock: context::Clock,
+}
+
+impl Default for RenderOptions {
+    fn default() -> RenderOptions {
+        RenderOptions {
+            validate_history: true,
+            clock: context::Clock::System,
+        }
+    }
+}
+
+/// The result of a render: the text, and the messages the template wrote.
+#[derive(Clone, Debug)]
+pub struct Rendered {
+    text: String,
+    items: Vec<messages::Item>,
+    generations: Vec<std::ops::Range<usize>>,
+    history: Arc<Vec<ChatMessage>>,
+    warnings: Vec<String>,
+    recovered: Option<Error>,
+}
+
+impl Rendered {
+    /// The rendered text, without role markers.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Takes the rendered text.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+
+    /// Byte ranges of [`Rendered::text`] printed inside a chat template's
+    /// `{% generation %}` blocks: the assistant's own words, which
+    /// `transformers` marks with `return_assistant_tokens_mask`.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    /// use serde_json::json;
+    ///
+    /// let template = "{% for m in messages %}{{ m.role }}: \
+    ///     {% if m.role == 'assistant' %}{% generation %}{{ m.content }}{% endgeneration %}\
+    ///     {% else %}{{ m.content }}{% endif %}{{ '\\n' }}{% endfor %}";
+    /// let prompt = Prompt::from_source("chat_template.jinja", template, &LoadOptions::default())?;
+    /// let rendered = prompt.render(json!({"messages": [
+    ///     {"role": "user", "content": "Hi"},
+    ///     {"role": "assistant", "content": "Hello!"},
+    /// ]}))?;
+    /// assert_eq!(rendered.text(), "user: Hi\nassistant: Hello!\n");
+    /// let span = rendered.generation_spans()[0].clone();
+    /// assert_eq!(&rendered.text()[span], "Hello!");
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn generation_spans(&self) -> &[std::ops::Range<usize>] {
+        &self.generations
+    }
+
+    /// The messages the template wrote, in order (without the history).
+    /// Text before the first `role` call belongs to the prompt's
+    /// `default_role`; whitespace-only messages are dropped.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.items.iter().filter_map(|item| match item {
+            messages::Item::Message(message) => Some(message),
+            messages::Item::History => None,
+        })
+    }
+
+    /// The whole conversation to send: the rendered messages, with the
+    /// history where the template placed it, or after them.
+    pub fn conversation(&self) -> Vec<Entry<'_>> {
+        messages::assemble(&self.items, &self.history)
+    }
+
+    /// The result in an output shape: `text`, teleprompt's `messages`,
+    /// OpenAI chat, or Anthropic (system lifted to the top).
+    pub fn to_format(&self, format: OutputFormat) -> Result<serde_json::Value, Error> {
+        messages::shape(format, &self.text, &self.conversation())
+            .map_err(|error| Error::new(ErrorClass::Render, error.to_string()))
+    }
+
+    /// Things the host should know that did not stop the render, such as
+    /// an arg hidden by a namespace.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// With `on_error: original`, the error that made the render fall back
+    /// to the unrendered text. A host should log it.
+    pub fn recovered_error(&self) -> Option<&Error> {
+        self.recovered.as_ref()
+    }
+}
