@@ -22,7 +22,7 @@ pub(super) struct Checker<'a> {
     /// Names known to exist where the walk is: inside `{% if x is defined %}`
     /// (or the `else` of `is not defined`), a call of an unknown `x` never
     /// runs, so it is no load error.
-    guarded: Vec<&'a str>,
+    guarded: Vec<String>,
     /// Every variable name read anywhere (local or not).
     pub(super) reads: BTreeSet<String>,
     pub(super) edits: Vec<Edit>,
@@ -201,18 +201,22 @@ impl<'a> Checker<'a> {
     }
 
     /// Walks with `names` known to be defined.
-    fn guarded_walk(&mut self, names: Vec<&'a str>, walk: impl FnOnce(&mut Self)) {
+    fn guarded_walk(&mut self, names: Vec<String>, walk: impl FnOnce(&mut Self)) {
         let depth = self.guarded.len();
         self.guarded.extend(names);
         walk(self);
         self.guarded.truncate(depth);
     }
 
+    fn is_guarded(&self, name: &str) -> bool {
+        self.guarded.iter().any(|guarded| guarded == name)
+    }
+
     fn call(&mut self, call: &ast::Call<'a>) {
         match &call.expr {
             ast::Expr::Var(var) => {
                 self.reads.insert(var.id.to_string());
-                if !self.guarded.contains(&var.id) {
+                if !self.is_guarded(var.id) {
                     self.calls.push((var.id, var.span()));
                 }
             }
@@ -256,12 +260,16 @@ impl<'a> Checker<'a> {
                     Some(inner) => inner.span().end_offset as usize,
                     None => f.span().start_offset as usize,
                 };
-                self.filters.push((f.name, from));
+                if !self.is_guarded(f.name) {
+                    self.filters.push((f.name, from));
+                }
                 self.opt(&f.expr);
                 self.args(&f.args);
             }
             Expr::Test(t) => {
-                self.tests.push((t.name, t.expr.span().end_offset as usize));
+                if !self.is_guarded(t.name) {
+                    self.tests.push((t.name, t.expr.span().end_offset as usize));
+                }
                 self.expr(&t.expr);
                 self.args(&t.args);
             }
@@ -283,18 +291,26 @@ impl<'a> Checker<'a> {
 
 /// The names a test proves defined when it is true, and when it is false:
 /// `x is defined` (also under `and`), `x is not defined` / `not x is
-/// defined` (also under `or`, for the false side).
-fn defined_names<'a>(test: &ast::Expr<'a>) -> (Vec<&'a str>, Vec<&'a str>) {
+/// defined` (also under `or`, for the false side), and `"f" is filter` /
+/// `"f" is test` for filters and tests.
+fn defined_names(test: &ast::Expr<'_>) -> (Vec<String>, Vec<String>) {
     use ast::{BinOpKind, Expr, UnaryOpKind};
+    let none = || (Vec::new(), Vec::new());
     match test {
-        Expr::Test(t) if t.name == "defined" => match &t.expr {
-            Expr::Var(var) => (vec![var.id], Vec::new()),
-            _ => (Vec::new(), Vec::new()),
-        },
-        Expr::Test(t) if t.name == "undefined" => match &t.expr {
-            Expr::Var(var) => (Vec::new(), vec![var.id]),
-            _ => (Vec::new(), Vec::new()),
-        },
+        Expr::Test(t) => {
+            let name = match (&t.expr, t.name) {
+                (Expr::Var(var), "defined" | "undefined") => var.id.to_string(),
+                (Expr::Const(c), "filter" | "test") => match c.value.as_str() {
+                    Some(name) => name.to_string(),
+                    None => return none(),
+                },
+                _ => return none(),
+            };
+            match t.name {
+                "undefined" => (Vec::new(), vec![name]),
+                _ => (vec![name], Vec::new()),
+            }
+        }
         Expr::UnaryOp(u) if matches!(u.op, UnaryOpKind::Not) => {
             let (when_true, when_false) = defined_names(&u.expr);
             (when_false, when_true)
@@ -311,7 +327,7 @@ fn defined_names<'a>(test: &ast::Expr<'a>) -> (Vec<&'a str>, Vec<&'a str>) {
             left.extend(right);
             (Vec::new(), left)
         }
-        _ => (Vec::new(), Vec::new()),
+        _ => none(),
     }
 }
 
