@@ -63,7 +63,9 @@ enum Command {
 
 #[derive(Args)]
 struct LoadArgs {
-    /// Syntax for files whose front matter and extension do not name one.
+    /// Syntax for files whose front matter and extension do not name one
+    /// (jinja, django, chat-template, go, handlebars); for a .j2/.jinja
+    /// file, chat-template or django says which Jinja it is.
     #[arg(long, value_name = "SYNTAX", value_parser = parse_syntax)]
     syntax: Option<Syntax>,
     /// What a missing value does (overrides the front matter): strict, semi or lenient.

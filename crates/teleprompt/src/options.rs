@@ -185,7 +185,9 @@ impl FromStr for OnError {
 /// How prompts are loaded.
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
-    /// The syntax of prompts whose front matter and extension do not say.
+    /// The syntax of prompts whose front matter and extension do not say;
+    /// for a Jinja file (`.j2`, `.jinja`), one of the Jinja-family
+    /// syntaxes also refines the extension (`chat-template`, `django`).
     pub syntax: Option<Syntax>,
     /// Strictness for every prompt, over what the front matter says.
     pub strict: Option<Strictness>,

@@ -107,10 +107,15 @@ impl Prompt {
                 }
                 (document, metadata)
             };
+        // `.jinja` says "a Jinja-family syntax"; a host that names one of
+        // them (chat-template, django) says which.
+        let from_file = match (by_name, options.syntax) {
+            (Some(Syntax::Jinja), Some(host)) if host.is_jinja_family() => Some(host),
+            (named, host) => named.or(host),
+        };
         let syntax = metadata
             .syntax
-            .or(by_name)
-            .or(options.syntax)
+            .or(from_file)
             .ok_or_else(|| {
                 Error::new(
                     ErrorClass::Document,
