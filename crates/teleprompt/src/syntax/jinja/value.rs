@@ -152,6 +152,17 @@ impl Object for Node {
     fn is_true(self: &Arc<Self>) -> bool {
         self.view().is_some_and(|view| !view.is_empty())
     }
+
+    /// Python's `repr` of the list or map, as Jinja2 prints data (this is
+    /// what `~` and minijinja's own filters print).
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(
+            self.clone(),
+        )))
+    }
 }
 
 /// A value a host function returned, as minijinja sees it: objects and
