@@ -48,6 +48,18 @@ pub(super) fn register(env: &mut Environment<'static>, dialect: Dialect) {
     env.add_filter("string", string_filter);
     env.add_filter("pprint", pprint_filter);
     env.add_filter("indent", indent::indent_filter);
+    env.add_filter(
+        "int",
+        |state: &mut State, value: &JValue, args: Rest<JValue>, kwargs: Kwargs| {
+            number_filter(state, value, args, kwargs, NumberFilter::Int)
+        },
+    );
+    env.add_filter(
+        "float",
+        |state: &mut State, value: &JValue, args: Rest<JValue>, kwargs: Kwargs| {
+            number_filter(state, value, args, kwargs, NumberFilter::Float)
+        },
+    );
     match dialect {
         Dialect::ChatTemplate => env.add_filter("tojson", json::tojson_transformers),
         Dialect::Jinja | Dialect::Django => env.add_filter("tojson", json::tojson_jinja),
@@ -393,6 +405,83 @@ fn pprint_filter(value: &JValue) -> Result<String, minijinja::Error> {
     let mut out = Out::new();
     write_repr(&mut out, value, 0)?;
     Ok(out.finish())
+}
+
+/// The two number conversions.
+#[derive(Clone, Copy)]
+enum NumberFilter {
+    Int,
+    Float,
+}
+
+/// `int` and `float` as Jinja2 has them: a value that does not convert
+/// (`'x'|int`, `[1]|float`) gives the default, `0` or `0.0` unless one is
+/// given, where minijinja's filters are errors without one. A missing
+/// value stays an error in `strict` and `semi`.
+fn number_filter(
+    state: &mut State,
+    value: &JValue,
+    args: Rest<JValue>,
+    kwargs: Kwargs,
+    filter: NumberFilter,
+) -> Result<JValue, minijinja::Error> {
+    let builtin = match filter {
+        NumberFilter::Int => JValue::from_function(minijinja::filters::int),
+        NumberFilter::Float => JValue::from_function(minijinja::filters::float),
+    };
+    let has_default = !args.is_empty() || kwargs.has("default");
+    // Python's `int(' 42 ')` and `int('1_000')` read the number.
+    let value = match value.as_str() {
+        Some(text) => match python_number_text(text) {
+            number if number.len() != text.len() => JValue::from(number.into_owned()),
+            _ => value.clone(),
+        },
+        None => value.clone(),
+    };
+    let mut call = vec![value.clone()];
+    call.extend(args.0);
+    if kwargs.args().next().is_some() {
+        call.push(JValue::from(kwargs));
+    }
+    match builtin.call(state, &call) {
+        Err(error)
+            if error.kind() == ErrorKind::InvalidOperation
+                && !has_default
+                && !value.is_undefined() =>
+        {
+            Ok(match filter {
+                NumberFilter::Int => JValue::from(0),
+                NumberFilter::Float => JValue::from(0.0),
+            })
+        }
+        result => result,
+    }
+}
+
+/// A number's text as Python's `int()` and `float()` read it: without
+/// surrounding whitespace, and without the underscores that group digits
+/// (one at a time, between two digits or letters).
+fn python_number_text(text: &str) -> Cow<'_, str> {
+    let trimmed = text.trim();
+    if !trimmed.contains('_') {
+        return Cow::Borrowed(trimmed);
+    }
+    let chars: Vec<char> = trimmed.chars().collect();
+    let grouping = chars.iter().enumerate().all(|(index, c)| {
+        *c != '_'
+            || (index > 0
+                && chars
+                    .get(index - 1)
+                    .is_some_and(char::is_ascii_alphanumeric)
+                && chars
+                    .get(index + 1)
+                    .is_some_and(char::is_ascii_alphanumeric))
+    });
+    if grouping {
+        Cow::Owned(chars.into_iter().filter(|c| *c != '_').collect())
+    } else {
+        Cow::Borrowed(trimmed)
+    }
 }
 
 /// `join` as Jinja2's: items that are not strings are printed with
