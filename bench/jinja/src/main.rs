@@ -155,7 +155,7 @@ fn bench(name: &str, json: &serde_json::Value, args: &Args) -> Result<(), String
     let template = env
         .get_template("chat_template")
         .map_err(|e| format!("minijinja: {e}"))?;
-    let context = minijinja::Value::from_serialize(json);
+    let context = minijinja::Value::from(minijinja::value::Serde(json));
 
     let ours = prompt
         .render(&data)

@@ -113,22 +113,19 @@ impl Prompt {
             (Some(Syntax::Jinja), Some(host)) if host.is_jinja_family() => Some(host),
             (named, host) => named.or(host),
         };
-        let syntax = metadata
-            .syntax
-            .or(from_file)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorClass::Document,
-                    format!(
-                        "cannot tell the template syntax of this file: add `syntax: jinja` \
+        let syntax = metadata.syntax.or(from_file).ok_or_else(|| {
+            Error::new(
+                ErrorClass::Document,
+                format!(
+                    "cannot tell the template syntax of this file: add `syntax: jinja` \
                          (or {}) to its front matter, give it an extension \
                          ({}), or pass --syntax",
-                        Syntax::NAMES,
-                        Syntax::EXTENSIONS
-                    ),
-                )
-                .with_file(origin)
-            })?;
+                    Syntax::NAMES,
+                    Syntax::EXTENSIONS
+                ),
+            )
+            .with_file(origin)
+        })?;
         if syntax == Syntax::ChatTemplate {
             // What `transformers` passes to every chat template.
             let base = syntax::jinja::hf::base_arguments();

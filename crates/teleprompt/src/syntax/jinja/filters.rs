@@ -1,5 +1,5 @@
 //! Filters and functions teleprompt adds to minijinja: collection filters
-//! that do not swallow a missing value, `tojson`, host functions.
+//! that do not swallow a missing value, `toJSON`, host functions.
 
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, ErrorKind, UndefinedBehavior, Value as JValue};
@@ -14,7 +14,12 @@ use crate::functions::{self, Functions};
 fn collection_filters() -> Vec<(&'static str, JValue, bool)> {
     use minijinja::filters as f;
     vec![
-        ("join", JValue::from_function(f::join), false),
+        // Jinja2's `join`, which prints items with Python's `str()`.
+        (
+            "join",
+            JValue::from_function(super::python::join_filter),
+            false,
+        ),
         ("length", JValue::from_function(f::length), false),
         ("count", JValue::from_function(f::length), false),
         ("first", JValue::from_function(f::first), false),
@@ -129,8 +134,10 @@ pub(super) fn template_call(result: Result<String, String>) -> Result<String, mi
     result.map_err(|message| minijinja::Error::new(ErrorKind::InvalidOperation, message))
 }
 
-/// `tojson` / `toJSON`: compact JSON (or indented with `indent`).
-pub(super) fn tojson_filter(
+/// `toJSON`, teleprompt's shared function (as in Go and Handlebars
+/// syntax): compact JSON without spaces (or indented with `indent`).
+/// Jinja's `tojson` is Python's (`python::json`).
+pub(super) fn to_json_filter(
     value: &JValue,
     indent: Option<usize>,
     kwargs: Kwargs,

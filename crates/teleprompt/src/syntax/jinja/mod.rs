@@ -15,6 +15,7 @@ mod filters;
 pub(crate) mod hf;
 mod names;
 pub(crate) mod prompty;
+mod python;
 mod scope;
 mod value;
 
@@ -35,7 +36,7 @@ use crate::{Strictness, Syntax};
 
 use check::Checker;
 use errors::{convert_error, unclosed_block_error, MissLog, Raised};
-use filters::{guard_collection_filters, register_host_functions, template_call, tojson_filter};
+use filters::{guard_collection_filters, register_host_functions, template_call, to_json_filter};
 use names::{FILTERS, FUEL, IMPLICIT_CALLABLES};
 use value::Node;
 
@@ -160,15 +161,19 @@ impl JinjaTemplate {
         });
         env.set_fuel(Some(FUEL));
         env.set_formatter(format_value);
-        env.add_function("strftime_now", |format: &str| {
-            strftime(&scope::now(), format)
+        // `transformers` formats a naive `datetime.now()`: no time zone.
+        let naive = dialect == Dialect::ChatTemplate;
+        env.add_function("strftime_now", move |format: &str| {
+            python::strftime(&scope::now(), format, naive)
         });
         // Python's methods on values, as Jinja2 has them: `.items()`,
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         guard_collection_filters(&mut env);
-        env.add_filter("tojson", tojson_filter);
-        env.add_filter("toJSON", tojson_filter);
+        // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
+        // `transformers`) have them.
+        python::register(&mut env, dialect);
+        env.add_filter("toJSON", to_json_filter);
         env.add_function("role", |name: &str| {
             template_call(messages::emit_role(name))
         });
@@ -291,21 +296,6 @@ impl JinjaTemplate {
     }
 }
 
-/// `strftime_now(format)`: the render's current time in C `strftime`
-/// format, as Python's `datetime.strftime` prints it.
-fn strftime(now: &jiff::Zoned, format: &str) -> Result<String, minijinja::Error> {
-    let mut out = String::new();
-    jiff::fmt::strtime::format(format, now)
-        .map(|text| out.push_str(&text))
-        .map_err(|error| {
-            minijinja::Error::new(
-                ErrorKind::InvalidOperation,
-                format!("strftime_now cannot format {format:?}: {error}"),
-            )
-        })?;
-    Ok(out)
-}
-
 /// The error of a render that printed more than its budget.
 fn output_limit_error(limit: usize) -> TemplateError {
     TemplateError::render(
@@ -369,11 +359,8 @@ fn format_value(
         scope::spend(len).map_err(output_limit)?;
         return minijinja::escape_formatter(out, state, value);
     }
-    let text: std::borrow::Cow<'_, str> = match value.as_str() {
-        Some(text) => text.into(),
-        None if value.is_undefined() => "".into(),
-        None => value.to_string().into(),
-    };
+    // Python's `str(value)`, as Jinja2 prints it.
+    let text = python::display(value)?;
     scope::spend(text.len()).map_err(output_limit)?;
     out.write_str(&text)
         .map_err(|_| minijinja::Error::new(ErrorKind::WriteFailure, "cannot write the output"))

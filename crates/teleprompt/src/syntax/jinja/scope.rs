@@ -76,3 +76,19 @@ pub(super) fn spend(bytes: usize) -> Result<(), usize> {
         })
         .unwrap_or(Ok(()))
 }
+
+/// What the render running on this thread may still print, and its whole
+/// budget: `(room, limit)` (unbounded outside a render). Filters that
+/// build text (`tojson`, `indent`, printing a list) stop at the room, so a
+/// huge result fails before it is allocated.
+pub(super) fn budget() -> (usize, usize) {
+    CURRENT
+        .try_with(|current| {
+            let current = current.try_borrow().ok()?;
+            let scope = current.as_ref()?;
+            Some((scope.limit.saturating_sub(scope.printed), scope.limit))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or((usize::MAX, usize::MAX))
+}

@@ -152,6 +152,17 @@ impl Object for Node {
     fn is_true(self: &Arc<Self>) -> bool {
         self.view().is_some_and(|view| !view.is_empty())
     }
+
+    /// Python's `repr` of the list or map, as Jinja2 prints data (this is
+    /// what `~` and minijinja's own filters print).
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(
+            self.clone(),
+        )))
+    }
 }
 
 /// A value a host function returned, as minijinja sees it: objects and
@@ -182,8 +193,11 @@ pub(super) fn to_json_value(value: &JValue) -> Result<Value, minijinja::Error> {
         ValueKind::None => Value::Null,
         ValueKind::Bool => Value::Bool(value.is_true()),
         ValueKind::Number => {
-            if let Some(i) = value.as_i64() {
+            // A float stays a float (`1.0`, not `1`), even when integral.
+            if let (true, Some(i)) = (value.is_integer(), value.as_i64()) {
                 Value::from(i)
+            } else if let (true, Ok(u)) = (value.is_integer(), u64::try_from(value.clone())) {
+                Value::from(u)
             } else {
                 let float: f64 = f64::try_from(value.clone()).unwrap_or(f64::NAN);
                 serde_json::Number::from_f64(float).map_or(Value::Null, Value::Number)

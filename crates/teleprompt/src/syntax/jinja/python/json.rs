@@ -1,0 +1,347 @@
+//! The `tojson` filter as `transformers` defines it for chat templates:
+//! Python's `json.dumps(value, ensure_ascii=False, indent=None,
+//! separators=None, sort_keys=False)`, without Jinja2's HTML escaping.
+//!
+//! It writes minijinja values directly (teleprompt's data objects are
+//! walked like any list or map), so floats stay floats (`1.0`), integers of
+//! any size stay exact, and `NaN`/`Infinity` print as Python prints them,
+//! none of which a `serde_json::Value` could carry.
+
+use std::cmp::Ordering;
+
+use minijinja::value::{Kwargs, Rest, ValueKind};
+use minijinja::{ErrorKind, Value as JValue};
+
+use super::{float_repr, nesting_error, Out, MAX_NESTING};
+
+/// What `json.dumps` was asked for.
+#[derive(Debug)]
+struct Dumps {
+    ensure_ascii: bool,
+    /// `None` writes everything on one line.
+    indent: Option<Indention>,
+    item_separator: String,
+    key_separator: String,
+    sort_keys: bool,
+}
+
+/// One level of indentation: a number of spaces or a string, as Python's
+/// `indent` and Jinja2's `indent(width)` take it.
+#[derive(Debug, Clone)]
+pub(super) enum Indention {
+    Spaces(usize),
+    Text(String),
+}
+
+impl Indention {
+    /// Reads an `indent` argument: an integer (spaces; none below 1), a
+    /// boolean (0 or 1 space, as Python multiplies it) or a string.
+    pub(super) fn from_value(value: &JValue, what: &str) -> Result<Indention, minijinja::Error> {
+        if let Some(text) = value.as_str() {
+            return Ok(Indention::Text(text.to_string()));
+        }
+        if value.kind() == ValueKind::Bool {
+            return Ok(Indention::Spaces(usize::from(value.is_true())));
+        }
+        if value.is_integer() {
+            let count = i128::try_from(value.clone()).unwrap_or(0);
+            return Ok(Indention::Spaces(
+                usize::try_from(count.max(0)).unwrap_or(usize::MAX),
+            ));
+        }
+        Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "{what} must be an integer or a string, not {}",
+                value.kind()
+            ),
+        ))
+    }
+
+    /// Writes the indentation `levels` times.
+    pub(super) fn write(&self, out: &mut Out, levels: usize) -> Result<(), minijinja::Error> {
+        match self {
+            Indention::Spaces(count) => out.push_repeated(" ", count.saturating_mul(levels)),
+            Indention::Text(text) => out.push_repeated(text, levels),
+        }
+    }
+}
+
+/// `tojson` in a Hugging Face chat template: `transformers`' signature,
+/// `tojson(ensure_ascii=False, indent=None, separators=None,
+/// sort_keys=False)`, positionally or by name (so `tojson(4)` asks for
+/// ASCII output, not an indent, as in `transformers`).
+pub(super) fn tojson_transformers(
+    value: &JValue,
+    args: Rest<JValue>,
+    kwargs: Kwargs,
+) -> Result<String, minijinja::Error> {
+    let [ensure_ascii, indent, separators, sort_keys] = super::positional::<4>(&args, "tojson")?;
+    let ensure_ascii = argument(ensure_ascii, &kwargs, "ensure_ascii")?;
+    let indent = argument(indent, &kwargs, "indent")?;
+    let separators = argument(separators, &kwargs, "separators")?;
+    let sort_keys = argument(sort_keys, &kwargs, "sort_keys")?;
+    kwargs.assert_all_used()?;
+    dumps(
+        value,
+        &options(ensure_ascii, indent, separators, sort_keys)?,
+    )
+}
+
+/// `tojson` in Jinja and Django syntax: the same `json.dumps` as in chat
+/// templates, with Jinja2's own positional argument, `tojson(indent)`, and
+/// the other options by name.
+pub(super) fn tojson_jinja(
+    value: &JValue,
+    indent: Option<JValue>,
+    kwargs: Kwargs,
+) -> Result<String, minijinja::Error> {
+    let indent = argument(indent, &kwargs, "indent")?;
+    let ensure_ascii = kwargs.get::<Option<JValue>>("ensure_ascii")?;
+    let separators = kwargs.get::<Option<JValue>>("separators")?;
+    let sort_keys = kwargs.get::<Option<JValue>>("sort_keys")?;
+    kwargs.assert_all_used()?;
+    dumps(
+        value,
+        &options(ensure_ascii, indent, separators, sort_keys)?,
+    )
+}
+
+/// An argument given by position or by name (not both, as in Python).
+fn argument(
+    positional: Option<JValue>,
+    kwargs: &Kwargs,
+    name: &str,
+) -> Result<Option<JValue>, minijinja::Error> {
+    let named = kwargs.get::<Option<JValue>>(name)?;
+    match (positional, named) {
+        (Some(_), Some(_)) => Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            format!("tojson got multiple values for argument '{name}'"),
+        )),
+        (positional, named) => Ok(positional.or(named)),
+    }
+}
+
+/// The options from the filter's arguments (`none` is the default).
+fn options(
+    ensure_ascii: Option<JValue>,
+    indent: Option<JValue>,
+    separators: Option<JValue>,
+    sort_keys: Option<JValue>,
+) -> Result<Dumps, minijinja::Error> {
+    let indent = match indent.filter(|value| !value.is_none() && !value.is_undefined()) {
+        Some(indent) => Some(Indention::from_value(&indent, "tojson's indent")?),
+        None => None,
+    };
+    let (item_separator, key_separator) =
+        match separators.filter(|value| !value.is_none() && !value.is_undefined()) {
+            Some(separators) => separator_pair(&separators)?,
+            // Python's defaults: no space at the end of a line.
+            None if indent.is_some() => (",".to_string(), ": ".to_string()),
+            None => (", ".to_string(), ": ".to_string()),
+        };
+    Ok(Dumps {
+        ensure_ascii: ensure_ascii.is_some_and(|value| value.is_true()),
+        indent,
+        item_separator,
+        key_separator,
+        sort_keys: sort_keys.is_some_and(|value| value.is_true()),
+    })
+}
+
+/// `separators=(ITEM, KEY)`: two strings.
+fn separator_pair(value: &JValue) -> Result<(String, String), minijinja::Error> {
+    let error = || {
+        minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            "tojson's separators must be two strings, as (', ', ': ')",
+        )
+    };
+    if !matches!(value.kind(), ValueKind::Seq) {
+        return Err(error());
+    }
+    let mut items = value.try_iter()?;
+    let (Some(item), Some(key), None) = (items.next(), items.next(), items.next()) else {
+        return Err(error());
+    };
+    match (item.as_str(), key.as_str()) {
+        (Some(item), Some(key)) => Ok((item.to_string(), key.to_string())),
+        _ => Err(error()),
+    }
+}
+
+/// `json.dumps(value, …)` with the options given.
+fn dumps(value: &JValue, options: &Dumps) -> Result<String, minijinja::Error> {
+    let mut out = Out::new();
+    write_value(&mut out, value, options, 0)?;
+    Ok(out.finish())
+}
+
+/// The error for a value JSON has no form for.
+fn not_serializable(value: &JValue) -> minijinja::Error {
+    minijinja::Error::new(
+        ErrorKind::InvalidOperation,
+        format!(
+            "tojson: a value of type {} is not JSON serializable",
+            value.kind()
+        ),
+    )
+}
+
+fn write_value(
+    out: &mut Out,
+    value: &JValue,
+    options: &Dumps,
+    depth: usize,
+) -> Result<(), minijinja::Error> {
+    match value.kind() {
+        ValueKind::None => out.push_str("null"),
+        ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
+        ValueKind::Number => out.push_str(&number(value)),
+        ValueKind::String => write_string(out, value.as_str().unwrap_or_default(), options),
+        ValueKind::Seq | ValueKind::Iterable => {
+            if depth >= MAX_NESTING {
+                return Err(nesting_error("tojson"));
+            }
+            let mut empty = true;
+            out.push('[')?;
+            for item in value.try_iter()? {
+                if !empty {
+                    out.push_str(&options.item_separator)?;
+                }
+                empty = false;
+                new_line(out, options, depth + 1)?;
+                write_value(out, &item, options, depth + 1)?;
+            }
+            if !empty {
+                new_line(out, options, depth)?;
+            }
+            out.push(']')
+        }
+        ValueKind::Map => {
+            if depth >= MAX_NESTING {
+                return Err(nesting_error("tojson"));
+            }
+            let mut keys: Vec<JValue> = value.try_iter()?.collect();
+            if options.sort_keys {
+                sort_keys(&mut keys)?;
+            }
+            out.push('{')?;
+            for (index, key) in keys.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(&options.item_separator)?;
+                }
+                new_line(out, options, depth + 1)?;
+                write_string(out, &key_text(key)?, options)?;
+                out.push_str(&options.key_separator)?;
+                write_value(out, &value.get_item(key)?, options, depth + 1)?;
+            }
+            if !keys.is_empty() {
+                new_line(out, options, depth)?;
+            }
+            out.push('}')
+        }
+        _ => Err(not_serializable(value)),
+    }
+}
+
+/// With an indent, a line break and `depth` indentations.
+fn new_line(out: &mut Out, options: &Dumps, depth: usize) -> Result<(), minijinja::Error> {
+    match &options.indent {
+        Some(indent) => {
+            out.push('\n')?;
+            indent.write(out, depth)
+        }
+        None => Ok(()),
+    }
+}
+
+/// A number as Python's `json` writes it: integers exact, floats as
+/// `repr(float)`, and `NaN`, `Infinity`, `-Infinity`.
+fn number(value: &JValue) -> String {
+    if value.is_integer() {
+        return value.to_string();
+    }
+    let float = f64::try_from(value.clone()).unwrap_or(f64::NAN);
+    if float.is_nan() {
+        "NaN".to_string()
+    } else if float.is_infinite() {
+        if float < 0.0 { "-Infinity" } else { "Infinity" }.to_string()
+    } else {
+        float_repr(float)
+    }
+}
+
+/// A map key as Python's `json` turns it into a string: strings as they
+/// are, numbers as above, `true`, `false`, `null`; other keys are errors.
+fn key_text(key: &JValue) -> Result<String, minijinja::Error> {
+    match key.kind() {
+        ValueKind::String => Ok(key.as_str().unwrap_or_default().to_string()),
+        ValueKind::Number => Ok(number(key)),
+        ValueKind::Bool => Ok(if key.is_true() { "true" } else { "false" }.to_string()),
+        ValueKind::None => Ok("null".to_string()),
+        kind => Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("tojson: keys must be str, int, float, bool or None, not {kind}"),
+        )),
+    }
+}
+
+/// Sorts keys as Python's `sorted` does: strings by code point, numbers
+/// (and booleans) by value; keys of both kinds cannot be sorted.
+fn sort_keys(keys: &mut [JValue]) -> Result<(), minijinja::Error> {
+    let mut mixed = false;
+    keys.sort_by(|a, b| {
+        let numeric = |value: &JValue| matches!(value.kind(), ValueKind::Number | ValueKind::Bool);
+        match (a.as_str(), b.as_str()) {
+            (Some(a), Some(b)) => a.cmp(b),
+            (None, None) if numeric(a) && numeric(b) => a.cmp(b),
+            _ => {
+                mixed = true;
+                Ordering::Equal
+            }
+        }
+    });
+    if mixed {
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            "tojson(sort_keys=true) cannot order keys of different types",
+        ));
+    }
+    Ok(())
+}
+
+/// A JSON string as Python's `json` writes it: `\"`, `\\`, `\n`, `\r`,
+/// `\t`, `\b`, `\f`, other control characters as `\u00XX`, `/` as it is;
+/// with `ensure_ascii` everything outside printable ASCII as `\uXXXX`
+/// (two, a surrogate pair, above U+FFFF).
+fn write_string(out: &mut Out, text: &str, options: &Dumps) -> Result<(), minijinja::Error> {
+    out.push('"')?;
+    let mut plain = 0;
+    for (at, c) in text.char_indices() {
+        let escape = match c {
+            '"' => "\\\"".to_string(),
+            '\\' => "\\\\".to_string(),
+            '\n' => "\\n".to_string(),
+            '\r' => "\\r".to_string(),
+            '\t' => "\\t".to_string(),
+            '\u{8}' => "\\b".to_string(),
+            '\u{c}' => "\\f".to_string(),
+            c if c < ' ' => format!("\\u{:04x}", u32::from(c)),
+            c if options.ensure_ascii && !(' '..='~').contains(&c) => {
+                let mut units = [0u16; 2];
+                c.encode_utf16(&mut units)
+                    .iter()
+                    .map(|unit| format!("\\u{unit:04x}"))
+                    .collect()
+            }
+            _ => continue,
+        };
+        out.push_str(text.get(plain..at).unwrap_or_default())?;
+        out.push_str(&escape)?;
+        plain = at + c.len_utf8();
+    }
+    out.push_str(text.get(plain..).unwrap_or_default())?;
+    out.push('"')
+}

@@ -1,0 +1,548 @@
+//! Values printed as Python's Jinja2 prints them.
+//!
+//! Hugging Face chat templates are rendered by `transformers` with Jinja2,
+//! where `{{ value }}` is Python's `str(value)`, and prompts written for
+//! Jinja2 expect its filters. minijinja prints most values alike, but not
+//! all: a float is `1e+16` in Python and `10000000000000000.0` in
+//! minijinja, `tojson` is `transformers`' `json.dumps` with its spacing,
+//! `indent` keeps a trailing newline… This module is teleprompt's own
+//! implementation of Python's rules (behaviour checked against CPython 3.11
+//! and Jinja2 3.1.6):
+//!
+//! - [`display`]: `str(value)` for `{{ … }}`, the `string` filter and
+//!   `join` (`repr` for the items of lists and maps);
+//! - `json`: the `tojson` filter as `transformers` defines it;
+//! - `indent`: Jinja2's `indent` filter;
+//! - `strftime`: `strftime_now`, as `datetime.strftime` on Linux (glibc).
+//!
+//! What cannot be hooked stays minijinja's: `~` concatenation and the `in`
+//! test on strings print their operands with minijinja's `Display`, which
+//! is Python's for strings, integers, booleans and `None` and for teleprompt's
+//! data (whose objects print themselves with [`repr_lossy`]), but not for
+//! floats in exponent form (`'x' ~ 1e16` is `x10000000000000000.0`, Jinja2
+//! prints `x1e+16`) nor `nan`/`inf` (`NaN`), nor for lists built by the
+//! template that hold such floats or strings with unusual characters.
+
+mod indent;
+mod json;
+mod strftime;
+
+use std::borrow::Cow;
+
+use minijinja::value::{Kwargs, Rest, ValueKind};
+use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value as JValue};
+
+use super::{output_limit, scope, Dialect};
+
+pub(super) use strftime::strftime;
+
+/// The deepest nesting of lists and maps printed or serialized. Python
+/// stops near 1000 levels (`RecursionError`); a namespace that holds
+/// itself, the one cyclic value a template can build, ends here too.
+pub(super) const MAX_NESTING: usize = 500;
+
+/// Registers the filters whose output follows Python's: `string`, `tojson`
+/// (as `transformers` defines it), `indent` and `pprint`. `join` is
+/// registered with the collection filters (it also guards a missing value).
+pub(super) fn register(env: &mut Environment<'static>, dialect: Dialect) {
+    env.add_filter("string", string_filter);
+    env.add_filter("pprint", pprint_filter);
+    env.add_filter("indent", indent::indent_filter);
+    env.add_filter(
+        "int",
+        |state: &mut State, value: &JValue, args: Rest<JValue>, kwargs: Kwargs| {
+            number_filter(state, value, args, kwargs, NumberFilter::Int)
+        },
+    );
+    env.add_filter(
+        "float",
+        |state: &mut State, value: &JValue, args: Rest<JValue>, kwargs: Kwargs| {
+            number_filter(state, value, args, kwargs, NumberFilter::Float)
+        },
+    );
+    match dialect {
+        Dialect::ChatTemplate => env.add_filter("tojson", json::tojson_transformers),
+        Dialect::Jinja | Dialect::Django => env.add_filter("tojson", json::tojson_jinja),
+    }
+}
+
+/// Text built for one value, refusing to grow past what the render may
+/// still print (the whole output budget outside a render).
+pub(super) struct Out {
+    text: String,
+    /// The most bytes `text` may hold.
+    room: usize,
+    /// The render's whole budget, for the message.
+    limit: usize,
+}
+
+impl Out {
+    /// An empty text with the current render's remaining budget as room.
+    pub(super) fn new() -> Out {
+        let (room, limit) = scope::budget();
+        Out {
+            text: String::new(),
+            room,
+            limit,
+        }
+    }
+
+    /// Fails with the output-limit error unless `bytes` more fit.
+    pub(super) fn reserve(&self, bytes: usize) -> Result<(), minijinja::Error> {
+        if bytes > self.room.saturating_sub(self.text.len()) {
+            return Err(output_limit(self.limit));
+        }
+        Ok(())
+    }
+
+    /// Appends `text`.
+    pub(super) fn push_str(&mut self, text: &str) -> Result<(), minijinja::Error> {
+        self.reserve(text.len())?;
+        self.text.push_str(text);
+        Ok(())
+    }
+
+    /// Appends one character.
+    pub(super) fn push(&mut self, c: char) -> Result<(), minijinja::Error> {
+        self.reserve(c.len_utf8())?;
+        self.text.push(c);
+        Ok(())
+    }
+
+    /// Appends `text` `count` times (checked before anything is allocated).
+    pub(super) fn push_repeated(
+        &mut self,
+        text: &str,
+        count: usize,
+    ) -> Result<(), minijinja::Error> {
+        self.reserve(text.len().saturating_mul(count))?;
+        for _ in 0..count {
+            self.text.push_str(text);
+        }
+        Ok(())
+    }
+
+    /// The text built.
+    pub(super) fn finish(self) -> String {
+        self.text
+    }
+}
+
+/// The error of a value nested deeper than [`MAX_NESTING`].
+pub(super) fn nesting_error(what: &str) -> minijinja::Error {
+    minijinja::Error::new(
+        ErrorKind::InvalidOperation,
+        format!(
+            "{what}: the value is nested more than {MAX_NESTING} levels deep (or holds itself)"
+        ),
+    )
+}
+
+/// `str(value)` as Jinja2 prints `{{ value }}`: strings as they are,
+/// `None`, `True`/`False`, integers, floats as Python's `repr(float)`
+/// (`1.0`, `1e+16`, `nan`), lists and maps as Python's `repr`
+/// (`[1, 'a', None]`, `{'a': 1}`), tuples as `(1, 2)`; undefined is empty.
+pub(super) fn display(value: &JValue) -> Result<Cow<'_, str>, minijinja::Error> {
+    if let Some(text) = value.as_str() {
+        return Ok(Cow::Borrowed(text));
+    }
+    if value.is_undefined() {
+        return Ok(Cow::Borrowed(""));
+    }
+    let mut out = Out::new();
+    write_repr(&mut out, value, 0)?;
+    Ok(Cow::Owned(out.finish()))
+}
+
+/// Python's `repr(value)` for an object's `Display` (which cannot fail):
+/// `[...]` where the value is too deep or too large to print.
+pub(super) fn repr_lossy(value: &JValue) -> String {
+    let mut out = Out::new();
+    match write_repr(&mut out, value, 0) {
+        Ok(()) => out.finish(),
+        Err(_) => "[...]".to_string(),
+    }
+}
+
+/// Writes Python's `repr(value)` (for a string, with quotes).
+fn write_repr(out: &mut Out, value: &JValue, depth: usize) -> Result<(), minijinja::Error> {
+    match value.kind() {
+        ValueKind::Undefined => out.push_str("Undefined"),
+        ValueKind::None => out.push_str("None"),
+        ValueKind::Bool => out.push_str(if value.is_true() { "True" } else { "False" }),
+        ValueKind::Number => write_number(out, value),
+        ValueKind::String => write_string_repr(out, value.as_str().unwrap_or_default()),
+        ValueKind::Bytes => write_bytes_repr(out, value.as_bytes().unwrap_or_default()),
+        ValueKind::Seq | ValueKind::Iterable => {
+            if depth >= MAX_NESTING {
+                return Err(nesting_error("printing a list"));
+            }
+            let tuple = value.is_tuple();
+            out.push(if tuple { '(' } else { '[' })?;
+            let mut count = 0usize;
+            for item in value.try_iter()? {
+                if count > 0 {
+                    out.push_str(", ")?;
+                }
+                write_repr(out, &item, depth + 1)?;
+                count += 1;
+            }
+            if tuple && count == 1 {
+                out.push(',')?;
+            }
+            out.push(if tuple { ')' } else { ']' })
+        }
+        ValueKind::Map => {
+            if depth >= MAX_NESTING {
+                return Err(nesting_error("printing a map"));
+            }
+            out.push('{')?;
+            for (index, key) in value.try_iter()?.enumerate() {
+                if index > 0 {
+                    out.push_str(", ")?;
+                }
+                write_repr(out, &key, depth + 1)?;
+                out.push_str(": ")?;
+                write_repr(out, &value.get_item(&key)?, depth + 1)?;
+            }
+            out.push('}')
+        }
+        // Loop state, macros, invalid values: minijinja's own text.
+        _ => out.push_str(&value.to_string()),
+    }
+}
+
+/// Writes a number as Python prints it: integers of any size as they are,
+/// floats as `repr(float)`.
+fn write_number(out: &mut Out, value: &JValue) -> Result<(), minijinja::Error> {
+    if value.is_integer() {
+        return out.push_str(&value.to_string());
+    }
+    let float = f64::try_from(value.clone()).unwrap_or(f64::NAN);
+    out.push_str(&float_repr(float))
+}
+
+/// Python's `repr(float)`: the shortest digits that read back as the same
+/// float (Rust finds the same digits), in positional notation when the
+/// decimal exponent is from -4 to 15 (`0.0001`, `1e+16`), always with a
+/// fraction or an exponent (`1.0`); `nan`, `inf`, `-inf`.
+pub(super) fn float_repr(float: f64) -> String {
+    if float.is_nan() {
+        return "nan".to_string();
+    }
+    if float.is_infinite() {
+        return if float < 0.0 { "-inf" } else { "inf" }.to_string();
+    }
+    // `{:e}` is `-1.2345e-5`: the shortest round-trip digits, one before
+    // the point.
+    let scientific = format!("{float:e}");
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .unwrap_or((scientific.as_str(), "0"));
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    // The value is 0.DIGITS × 10^point.
+    let point = exponent + 1;
+    let mut text = String::from(sign);
+    if -4 < point && point <= 16 {
+        let count = digits.len() as i64;
+        if point <= 0 {
+            text.push_str("0.");
+            text.extend(std::iter::repeat_n('0', point.unsigned_abs() as usize));
+            text.push_str(&digits);
+        } else if point >= count {
+            text.push_str(&digits);
+            text.extend(std::iter::repeat_n('0', (point - count) as usize));
+            text.push_str(".0");
+        } else {
+            let (whole, fraction) = digits.split_at(point as usize);
+            text.push_str(whole);
+            text.push('.');
+            text.push_str(fraction);
+        }
+    } else {
+        let mut chars = digits.chars();
+        text.extend(chars.next());
+        let rest = chars.as_str();
+        if !rest.is_empty() {
+            text.push('.');
+            text.push_str(rest);
+        }
+        let sign = if exponent < 0 { '-' } else { '+' };
+        text.push_str(&format!("e{sign}{:02}", exponent.unsigned_abs()));
+    }
+    text
+}
+
+/// Writes Python's `repr(str)`: single quotes unless the text has `'` and
+/// no `"`; backslash, the quote, `\t`, `\n`, `\r` escaped; characters
+/// Python does not print as they are as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+fn write_string_repr(out: &mut Out, text: &str) -> Result<(), minijinja::Error> {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote)?;
+    let mut plain = 0;
+    for (at, c) in text.char_indices() {
+        let escape: Cow<'static, str> = match c {
+            '\\' => "\\\\".into(),
+            '\t' => "\\t".into(),
+            '\n' => "\\n".into(),
+            '\r' => "\\r".into(),
+            c if c == quote => if quote == '\'' { "\\'" } else { "\\\"" }.into(),
+            c if !is_printable(c) => match u32::from(c) {
+                code @ 0..=0xff => format!("\\x{code:02x}").into(),
+                code @ 0x100..=0xffff => format!("\\u{code:04x}").into(),
+                code => format!("\\U{code:08x}").into(),
+            },
+            _ => continue,
+        };
+        out.push_str(text.get(plain..at).unwrap_or_default())?;
+        out.push_str(&escape)?;
+        plain = at + c.len_utf8();
+    }
+    out.push_str(text.get(plain..).unwrap_or_default())?;
+    out.push(quote)
+}
+
+/// Writes Python's `repr(bytes)` (`b'…'`), for completeness: templates
+/// over JSON data never hold bytes.
+fn write_bytes_repr(out: &mut Out, bytes: &[u8]) -> Result<(), minijinja::Error> {
+    out.push_str("b'")?;
+    for byte in bytes {
+        match byte {
+            b'\'' => out.push_str("\\'")?,
+            b'\\' => out.push_str("\\\\")?,
+            b'\t' => out.push_str("\\t")?,
+            b'\n' => out.push_str("\\n")?,
+            b'\r' => out.push_str("\\r")?,
+            0x20..=0x7e => out.push(char::from(*byte))?,
+            _ => out.push_str(&format!("\\x{byte:02x}"))?,
+        }
+    }
+    out.push('\'')
+}
+
+/// Python's `str.isprintable` for one character, closely approximated:
+/// not printable are the Unicode categories Cc (controls), Cf (format
+/// characters), Zs other than the space, Zl, Zp and Co (private use), as
+/// Unicode 14 (CPython 3.11) assigns them, and of Cn (unassigned) only the
+/// noncharacters and the unassigned planes 4 to 13. Other unassigned code
+/// points are taken as printable (Python escapes them).
+fn is_printable(c: char) -> bool {
+    let code = u32::from(c);
+    if (0x20..0x7f).contains(&code) {
+        return true;
+    }
+    !matches!(code,
+        // Cc
+        0x00..=0x1f | 0x7f..=0x9f
+        // Zs (but the space), Zl, Zp
+        | 0xa0 | 0x1680 | 0x2000..=0x200a | 0x202f | 0x205f | 0x3000 | 0x2028 | 0x2029
+        // Cf
+        | 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x890..=0x891 | 0x8e2 | 0x180e
+        | 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x2064 | 0x2066..=0x206f | 0xfeff
+        | 0xfff9..=0xfffb | 0x110bd | 0x110cd | 0x13430..=0x13438 | 0x1bca0..=0x1bca3
+        | 0x1d173..=0x1d17a | 0xe0001 | 0xe0020..=0xe007f
+        // Co
+        | 0xe000..=0xf8ff | 0xf0000..=0xffffd | 0x100000..=0x10fffd
+        // Cn: noncharacters, unassigned planes
+        | 0xfdd0..=0xfdef | 0x40000..=0xdffff
+    ) && (code & 0xfffe) != 0xfffe
+}
+
+/// A filter's positional arguments after the value, each `None` when not
+/// given; more than `N` is an error.
+fn positional<const N: usize>(
+    args: &[JValue],
+    filter: &str,
+) -> Result<[Option<JValue>; N], minijinja::Error> {
+    if args.len() > N {
+        return Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            format!("{filter} takes at most {N} arguments"),
+        ));
+    }
+    Ok(std::array::from_fn(|index| args.get(index).cloned()))
+}
+
+/// The error of a missing value given to a filter that needs one, in
+/// `strict` and `semi` (teleprompt's errors name the path).
+fn undefined_error() -> minijinja::Error {
+    minijinja::Error::new(ErrorKind::UndefinedError, "undefined value")
+}
+
+/// True when a missing value is an error rather than empty.
+fn missing_is_error(state: &State) -> bool {
+    matches!(
+        state.undefined_behavior(),
+        UndefinedBehavior::Strict | UndefinedBehavior::SemiStrict
+    )
+}
+
+/// `string`: Python's `str(value)` (`None`, `True`, `[1, 'a']`); a string
+/// stays itself, marked safe or not.
+fn string_filter(state: &State, value: &JValue) -> Result<JValue, minijinja::Error> {
+    if value.is_undefined() && missing_is_error(state) {
+        return Err(undefined_error());
+    }
+    if value.kind() == ValueKind::String {
+        return Ok(value.clone());
+    }
+    Ok(JValue::from(display(value)?.into_owned()))
+}
+
+/// `pprint`: Python's `repr(value)` on one line, as `pprint.pformat`
+/// prints values that fit in 80 columns (longer ones it breaks into lines,
+/// and it sorts the keys of maps; neither is done here).
+fn pprint_filter(value: &JValue) -> Result<String, minijinja::Error> {
+    let mut out = Out::new();
+    write_repr(&mut out, value, 0)?;
+    Ok(out.finish())
+}
+
+/// The two number conversions.
+#[derive(Clone, Copy)]
+enum NumberFilter {
+    Int,
+    Float,
+}
+
+/// `int` and `float` as Jinja2 has them: a value that does not convert
+/// (`'x'|int`, `[1]|float`) gives the default, `0` or `0.0` unless one is
+/// given, where minijinja's filters are errors without one. A missing
+/// value stays an error in `strict` and `semi`.
+fn number_filter(
+    state: &mut State,
+    value: &JValue,
+    args: Rest<JValue>,
+    kwargs: Kwargs,
+    filter: NumberFilter,
+) -> Result<JValue, minijinja::Error> {
+    let builtin = match filter {
+        NumberFilter::Int => JValue::from_function(minijinja::filters::int),
+        NumberFilter::Float => JValue::from_function(minijinja::filters::float),
+    };
+    let has_default = !args.is_empty() || kwargs.has("default");
+    // Python's `int(' 42 ')` and `int('1_000')` read the number.
+    let value = match value.as_str() {
+        Some(text) => match python_number_text(text) {
+            number if number.len() != text.len() => JValue::from(number.into_owned()),
+            _ => value.clone(),
+        },
+        None => value.clone(),
+    };
+    let mut call = vec![value.clone()];
+    call.extend(args.0);
+    if kwargs.args().next().is_some() {
+        call.push(JValue::from(kwargs));
+    }
+    match builtin.call(state, &call) {
+        Err(error)
+            if error.kind() == ErrorKind::InvalidOperation
+                && !has_default
+                && !value.is_undefined() =>
+        {
+            Ok(match filter {
+                NumberFilter::Int => JValue::from(0),
+                NumberFilter::Float => JValue::from(0.0),
+            })
+        }
+        result => result,
+    }
+}
+
+/// A number's text as Python's `int()` and `float()` read it: without
+/// surrounding whitespace, and without the underscores that group digits
+/// (one at a time, between two digits or letters).
+fn python_number_text(text: &str) -> Cow<'_, str> {
+    let trimmed = text.trim();
+    if !trimmed.contains('_') {
+        return Cow::Borrowed(trimmed);
+    }
+    let chars: Vec<char> = trimmed.chars().collect();
+    let grouping = chars.iter().enumerate().all(|(index, c)| {
+        *c != '_'
+            || (index > 0
+                && chars
+                    .get(index - 1)
+                    .is_some_and(char::is_ascii_alphanumeric)
+                && chars
+                    .get(index + 1)
+                    .is_some_and(char::is_ascii_alphanumeric))
+    });
+    if grouping {
+        Cow::Owned(chars.into_iter().filter(|c| *c != '_').collect())
+    } else {
+        Cow::Borrowed(trimmed)
+    }
+}
+
+/// `join` as Jinja2's: items that are not strings are printed with
+/// Python's `str()` (`1.0`, `None`, `['a']`), where minijinja would print
+/// its own way. Inside `{% autoescape on %}` minijinja's `join` runs as it
+/// is (it escapes the items).
+pub(super) fn join_filter(
+    state: &mut State,
+    args: Rest<JValue>,
+    kwargs: Kwargs,
+) -> Result<JValue, minijinja::Error> {
+    let builtin = JValue::from_function(minijinja::filters::join);
+    let mut args = args.0;
+    let plain = matches!(state.auto_escape(), AutoEscape::None);
+    let Some(items) = args.first().filter(|_| plain).cloned() else {
+        if kwargs.args().next().is_some() {
+            args.push(JValue::from(kwargs));
+        }
+        return builtin.call(state, &args);
+    };
+    // `attribute=`: the items' attribute (a dotted path), as minijinja's
+    // `map` finds it.
+    let attribute = match args.get(2) {
+        Some(attribute) => Some(attribute.clone()),
+        None => kwargs.get::<Option<JValue>>("attribute")?,
+    };
+    let joiner = match args.get(1) {
+        Some(joiner) => Some(joiner.clone()),
+        None => kwargs.get::<Option<JValue>>("d")?,
+    };
+    kwargs.assert_all_used()?;
+    let items = match attribute {
+        Some(attribute) => JValue::from_function(minijinja::filters::map).call(
+            state,
+            &[
+                items,
+                JValue::from(Kwargs::from_iter([("attribute", attribute)])),
+            ],
+        )?,
+        None => items,
+    };
+    if items.try_iter().is_err() {
+        // minijinja's message for a value that cannot be joined.
+        return builtin.call(state, &[items]);
+    }
+    let joiner = match &joiner {
+        Some(joiner) => display(joiner)?,
+        None => Cow::Borrowed(""),
+    };
+    let mut out = Out::new();
+    for (index, item) in items.try_iter()?.enumerate() {
+        if index > 0 {
+            out.push_str(&joiner)?;
+        }
+        if item.is_undefined() && missing_is_error(state) {
+            return Err(undefined_error());
+        }
+        out.push_str(&display(&item)?)?;
+    }
+    Ok(JValue::from(out.finish()))
+}
+
+#[cfg(test)]
+mod tests;
