@@ -301,13 +301,14 @@ fn capfirst(value: &Value, _: &Value) -> Result<Value, Error> {
     text(first + chars.as_str())
 }
 
-fn checked_width(width: i64) -> Result<usize, Error> {
-    if width > MAX_WIDTH {
+/// The padding to add, once the width asked for is known to be sane.
+fn checked_width(width: i64, padding: i64) -> Result<usize, Error> {
+    if width.saturating_abs() > MAX_WIDTH {
         return Err(error(format!(
             "a width of {width} is more than {MAX_WIDTH} characters"
         )));
     }
-    Ok(usize::try_from(width).unwrap_or(0))
+    Ok(usize::try_from(padding).unwrap_or(0))
 }
 
 fn center(value: &Value, argument: &Value) -> Result<Value, Error> {
@@ -316,7 +317,7 @@ fn center(value: &Value, argument: &Value) -> Result<Value, Error> {
     if width <= len {
         return Ok(value.clone());
     }
-    let spaces = checked_width(width - len)?;
+    let spaces = checked_width(width, width - len)?;
     let left = spaces / 2 + spaces % 2;
     let right = spaces / 2;
     text(format!(
@@ -603,7 +604,8 @@ fn linenumbers(value: &Value, _: &Value) -> Result<Value, Error> {
 }
 
 fn ljust(value: &Value, argument: &Value) -> Result<Value, Error> {
-    let times = checked_width((to_integer(argument) - length_of(value)).max(0))?;
+    let width = to_integer(argument);
+    let times = checked_width(width, (width - length_of(value)).max(0))?;
     text(format!("{}{}", to_string(value), " ".repeat(times)))
 }
 
@@ -612,7 +614,7 @@ fn rjust(value: &Value, argument: &Value) -> Result<Value, Error> {
     let width = to_integer(argument);
     let string = to_string(value);
     let len = string.chars().count() as i64;
-    let pad = checked_width((width.saturating_abs() - len).max(0))?;
+    let pad = checked_width(width, (width.saturating_abs() - len).max(0))?;
     text(if width < 0 {
         format!("{string}{}", " ".repeat(pad))
     } else {
