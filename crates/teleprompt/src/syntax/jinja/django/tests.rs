@@ -68,3 +68,76 @@ fn the_filter_list_names_every_registered_filter() {
     let registered: Vec<&str> = super::filters::names().collect();
     assert_eq!(registered, super::FILTERS);
 }
+
+#[test]
+fn broken_input_is_an_error_or_a_translation_never_a_panic() {
+    let pieces = [
+        "{{",
+        "}}",
+        "{%",
+        "%}",
+        "{#",
+        "#}",
+        "|",
+        ":",
+        "\"",
+        "'",
+        "\\",
+        "for",
+        "in",
+        "reversed",
+        "empty",
+        "endfor",
+        "ifequal",
+        "with",
+        "as",
+        "=",
+        "firstof",
+        "cycle",
+        "now",
+        "fake",
+        "forloop",
+        ".",
+        "Counter",
+        "verbatim",
+        "endverbatim",
+        "comment",
+        "endcomment",
+        "-",
+        "é",
+        " ",
+        "\n",
+        "(",
+        ")",
+        "[",
+        "widthratio",
+        "ifchanged",
+        "templatetag",
+        "x",
+    ];
+    // A deterministic walk through many short combinations.
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..5_000 {
+        let mut body = String::new();
+        for _ in 0..(seed % 12) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            body.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+        }
+        seed = seed.wrapping_add(1);
+        if translate(&body).is_ok() {
+            // And minijinja takes the translation (or reports an error).
+            let _ = crate::syntax::jinja::JinjaTemplate::compile(
+                &body,
+                crate::syntax::jinja::Dialect::Django,
+                &crate::syntax::CompileOptions {
+                    strictness: crate::Strictness::Semi,
+                    functions: Default::default(),
+                    jinja: Default::default(),
+                    max_output: 1 << 20,
+                },
+            );
+        }
+    }
+}
