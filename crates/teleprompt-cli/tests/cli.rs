@@ -79,6 +79,17 @@ const EXAMPLES: &[(&str, &[&str], &str)] = &[
         &["--data=examples/prompty/data.json", "--format=openai"],
         "examples/prompty/expected.openai.json",
     ),
+    // The same prompt in pongo2's Django spelling (the output without the
+    // teleprompt-only `role()` checked against pongo2 4.0.2).
+    (
+        "examples/rapida/assistant.django",
+        &[
+            "--data=examples/rapida/data.yaml",
+            "--history=examples/rapida/history.json",
+            "--now=2026-11-21T09:05:03Z",
+        ],
+        "examples/rapida/expected.django.txt",
+    ),
     (
         "examples/semantic-kernel/chat.hbs",
         &[

@@ -347,7 +347,7 @@ fn output_limit(limit: usize) -> minijinja::Error {
 
 /// Prints a value as `{{ … }}` does, counting it against the render's
 /// output budget (captured output too, which never reaches the writer).
-fn format_value(
+pub(super) fn format_value(
     out: &mut minijinja::Output,
     state: &mut minijinja::State,
     value: &JValue,

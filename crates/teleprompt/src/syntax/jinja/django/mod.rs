@@ -1,24 +1,117 @@
-//! The Django/pongo2 dialect (`syntax: django`), as Rapida's prompts are
-//! written for pongo2: translated into Jinja that minijinja runs, with
-//! pongo2's filters and tags added to the environment.
+//! The Django/pongo2 dialect (`syntax: django`, alias `pongo2`), as
+//! Rapida's prompts are written for pongo2: translated into Jinja that
+//! minijinja runs, with pongo2's filters and tags added to the environment.
 //!
-//! The translation is a list of [`Edit`]s on the body as written, so every
-//! error minijinja reports on the translated text is placed back on the
-//! line and column the author wrote.
+//! The translation is a list of [`Edit`](crate::syntax::edits::Edit)s on
+//! the body as written, so every error minijinja reports on the translated
+//! text is placed back on the line and column the author wrote.
+//!
+//! What is translated (`translate`):
+//! - filter arguments after a colon: `{{ name|default:"there" }}`;
+//! - `forloop.Counter`, `Counter0`, `Revcounter`, `Revcounter0`, `First`,
+//!   `Last` (and Django's lower-case names) → `loop.index`, …;
+//!   `forloop.Parentloop` is refused;
+//! - `{% for x in xs reversed sorted %}`, `{% for k, v in map %}`,
+//!   `{% empty %}`; maps iterate in the data's order (pongo2's is random)
+//!   unless `sorted`;
+//! - `{% ifequal a b %}`, `{% ifnotequal %}`, `{% ifchanged %}`,
+//!   `{% with a=b c=d %}` and `{% with b as a %}`, `{% firstof %}`,
+//!   `{% cycle %}` (inside a loop; `as name` is refused), `{% now "layout" %}`
+//!   on the render's clock, `{% widthratio %}`, `{% spaceless %}`,
+//!   `{% verbatim %}`, `{% comment %}`, `{% templatetag %}`,
+//!   `{% autoescape on|off %}`, `{% filter a|b:c %}`, `{% macro … export %}`;
+//! - operators `&&`, `||`, `!`, `<>`, `^`.
+//!
+//! Refused with a parse error: `{% include %}`, `{% extends %}`,
+//! `{% import %}`, `{% ssi %}` (templates from other files), `{% lorem %}`
+//! and the `random` filter (a prompt renders the same way every time).
+//!
+//! Printing follows pongo2: a float prints with six decimals (Go's `%f`),
+//! booleans as `True`/`False`, null as nothing. Output is never
+//! HTML-escaped (prompts are not HTML); `escape` still escapes when asked,
+//! while `safe`, `urlize` and `urlizetrunc` print their text unchanged and
+//! `truncatechars_html`/`truncatewords_html` truncate like their plain
+//! forms.
+
+mod filters;
+mod golayout;
+mod translate;
+
+#[cfg(test)]
+mod tests;
 
 use minijinja::Environment;
 
-use crate::diagnostics::TemplateError;
-use crate::syntax::edits::Edited;
+pub(crate) use translate::translate;
 
 /// Filters this dialect adds (for the load-time check of filter names).
-pub(crate) const FILTERS: &[&str] = &[];
+pub(crate) const FILTERS: &[&str] = &[
+    "add",
+    "addslashes",
+    "capfirst",
+    "center",
+    "cut",
+    "date",
+    "time",
+    "default",
+    "default_if_none",
+    "divisibleby",
+    "escape",
+    "e",
+    "escapejs",
+    "first",
+    "last",
+    "floatformat",
+    "get_digit",
+    "iriencode",
+    "join",
+    "length",
+    "length_is",
+    "linebreaks",
+    "linebreaksbr",
+    "linenumbers",
+    "ljust",
+    "rjust",
+    "lower",
+    "upper",
+    "make_list",
+    "phone2numeric",
+    "pluralize",
+    "removetags",
+    "safe",
+    "slice",
+    "split",
+    "stringformat",
+    "striptags",
+    "title",
+    "truncatechars",
+    "truncatechars_html",
+    "truncatewords",
+    "truncatewords_html",
+    "urlencode",
+    "urlize",
+    "urlizetrunc",
+    "wordcount",
+    "wordwrap",
+    "yesno",
+    "float",
+    "integer",
+    "__django_spaceless",
+    "__django_for",
+];
 
-/// Adds the dialect's filters and helper functions to `env`.
-pub(crate) fn register(_env: &mut Environment<'static>) {}
-
-/// Rewrites a Django/pongo2 body into Jinja. A body that needs no change
-/// gives an unchanged [`Edited`].
-pub(crate) fn translate(body: &str) -> Result<Edited, TemplateError> {
-    Ok(Edited::new(body, Vec::new()))
+/// Adds the dialect's filters, helper functions and printing rules to `env`.
+pub(crate) fn register(env: &mut Environment<'static>) {
+    filters::register(env);
+    env.set_formatter(|out, state, value| {
+        if value.as_str().is_some() || value.is_undefined() {
+            return super::format_value(out, state, value);
+        }
+        if value.is_number() || value.is_none() || value.kind() == minijinja::value::ValueKind::Bool
+        {
+            let text = minijinja::Value::from(filters::to_string(value));
+            return super::format_value(out, state, &text);
+        }
+        super::format_value(out, state, value)
+    });
 }

@@ -1,0 +1,143 @@
+//! The translation on its own: the Jinja text it makes.
+
+use super::translate;
+
+fn jinja(body: &str) -> String {
+    translate(body)
+        .map(|edited| edited.text)
+        .unwrap_or_else(|error| format!("ERROR {error:?}"))
+}
+
+#[test]
+fn colon_arguments_become_calls() {
+    assert_eq!(
+        jinja("{{ name|default:\"there\" }}"),
+        "{{ name|default(\"there\") }}"
+    );
+    assert_eq!(jinja("{{ n|add:2|add:-1 }}"), "{{ n|add(2)|add(-1) }}");
+    assert_eq!(
+        jinja("{{ a|default:b.c[0]|upper }}"),
+        "{{ a|default(b.c[0])|upper }}"
+    );
+    assert_eq!(jinja("text {x} {{ x }}"), "text {x} {{ x }}");
+}
+
+#[test]
+fn loops() {
+    assert_eq!(
+        jinja("{% for x in xs reversed %}{{ forloop.Counter }}{% empty %}-{% endfor %}"),
+        "{% for x in (xs)|__django_for(true, false, false) %}{{ loop.index }}{% else %}-{% endfor %}"
+    );
+    assert_eq!(
+        jinja("{% for k, v in m sorted %}{% cycle 'a' 'b' %}{% endfor %}"),
+        "{% for k, v in (m)|__django_for(false, true, true) %}{{ loop.cycle('a', 'b') }}{% endfor %}"
+    );
+}
+
+#[test]
+fn tags() {
+    assert_eq!(
+        jinja("{% ifequal a b %}y{% endifequal %}"),
+        "{% if a == b %}y{% endif %}"
+    );
+    assert_eq!(
+        jinja("{% with a=b c=d %}{% endwith %}"),
+        "{% with a=b, c=d %}{% endwith %}"
+    );
+    assert_eq!(
+        jinja("{% with b as a %}{% endwith %}"),
+        "{% with a=b %}{% endwith %}"
+    );
+    assert_eq!(
+        jinja("{% firstof a b \"x\" %}"),
+        "{{ __django_firstof(a, b, \"x\") }}"
+    );
+    assert_eq!(jinja("{%- comment -%}x{% endcomment -%}"), "{#- -#}");
+    assert_eq!(
+        jinja("{% if a && !b || c <> d %}{% endif %}"),
+        "{% if a  and   not b  or  c != d %}{% endif %}"
+    );
+    assert_eq!(
+        jinja("{% autoescape off %}{% endautoescape %}"),
+        "{% autoescape false %}{% endautoescape %}"
+    );
+}
+
+#[test]
+fn the_filter_list_names_every_registered_filter() {
+    let registered: Vec<&str> = super::filters::names().collect();
+    assert_eq!(registered, super::FILTERS);
+}
+
+#[test]
+fn broken_input_is_an_error_or_a_translation_never_a_panic() {
+    let pieces = [
+        "{{",
+        "}}",
+        "{%",
+        "%}",
+        "{#",
+        "#}",
+        "|",
+        ":",
+        "\"",
+        "'",
+        "\\",
+        "for",
+        "in",
+        "reversed",
+        "empty",
+        "endfor",
+        "ifequal",
+        "with",
+        "as",
+        "=",
+        "firstof",
+        "cycle",
+        "now",
+        "fake",
+        "forloop",
+        ".",
+        "Counter",
+        "verbatim",
+        "endverbatim",
+        "comment",
+        "endcomment",
+        "-",
+        "é",
+        " ",
+        "\n",
+        "(",
+        ")",
+        "[",
+        "widthratio",
+        "ifchanged",
+        "templatetag",
+        "x",
+    ];
+    // A deterministic walk through many short combinations.
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..5_000 {
+        let mut body = String::new();
+        for _ in 0..(seed % 12) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            body.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+        }
+        seed = seed.wrapping_add(1);
+        if translate(&body).is_ok() {
+            // And minijinja takes the translation (or reports an error).
+            let _ = crate::syntax::jinja::JinjaTemplate::compile(
+                &body,
+                crate::syntax::jinja::Dialect::Django,
+                &crate::syntax::CompileOptions {
+                    strictness: crate::Strictness::Semi,
+                    functions: Default::default(),
+                    jinja: Default::default(),
+                    max_output: 1 << 20,
+                },
+            );
+        }
+    }
+}
