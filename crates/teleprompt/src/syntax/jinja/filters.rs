@@ -4,7 +4,6 @@
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, ErrorKind, UndefinedBehavior, Value as JValue};
 
-use super::names::FILTERS;
 use super::value::{json_value, to_json_value};
 use crate::diagnostics::TemplateError;
 use crate::functions::{self, Functions};
@@ -84,13 +83,15 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
 }
 
 /// Makes each host function both a function (`fetch(id)`) and a filter
-/// (`id | fetch`). A name Jinja already uses for a built-in is an error.
+/// (`id | fetch`). A name the dialect already uses for a built-in filter
+/// (`builtin_filters`) or function is an error.
 pub(super) fn register_host_functions(
     env: &mut Environment<'static>,
     functions: &Functions,
+    builtin_filters: &[&str],
 ) -> Result<(), TemplateError> {
     for (name, function) in functions.iter() {
-        if FILTERS.contains(&name) || env.globals().any(|(global, _)| global == name) {
+        if builtin_filters.contains(&name) || env.globals().any(|(global, _)| global == name) {
             return Err(TemplateError::parse(
                 None,
                 format!(

@@ -209,7 +209,7 @@ impl JinjaTemplate {
             }
             Dialect::Jinja => Edited::default(),
         };
-        register_host_functions(&mut env, &options.functions)?;
+        register_host_functions(&mut env, &options.functions, &filters)?;
         filters.extend(options.functions.names());
         let text = if translated.is_unchanged() {
             body
@@ -443,6 +443,19 @@ mod tests {
 
         let error = compile_with("{{ shuot(x) }}", host()).err().unwrap();
         assert_eq!(error.suggestion.as_deref(), Some("did you mean \"shout\"?"));
+
+        // A dialect's own filters count as built-ins too.
+        let clash = Functions::new().with("capfirst", |_: &[Value]| Ok(Value::Null));
+        let options = CompileOptions {
+            strictness: Strictness::Semi,
+            functions: clash,
+            jinja: Default::default(),
+            max_output: 64 << 20,
+        };
+        let error = JinjaTemplate::compile("x", Dialect::Django, &options)
+            .err()
+            .unwrap();
+        assert!(error.message.contains("\"capfirst\" has the name of a built-in"));
 
         let clash = Functions::new().with("upper", |_: &[Value]| Ok(Value::Null));
         let error = compile_with("x", clash).err().unwrap();
