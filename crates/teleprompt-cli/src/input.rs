@@ -61,14 +61,7 @@ pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
         context = context.attempt(attempt);
     }
     if let Some(path) = &args.history {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| {
-            Error::new(
-                ErrorClass::Io,
-                format!("cannot read the history file: {error}"),
-            )
-            .with_file(&origin)
-        })?;
+        let (origin, text) = read_history(path)?;
         let history = parse_history(&text).map_err(|error| {
             Error::new(ErrorClass::Input, format!("bad history: {error}")).with_file(&origin)
         })?;
@@ -83,20 +76,26 @@ pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
     Ok(context)
 }
 
+/// The `--history` file: its name for messages, and its text.
+fn read_history(path: &Path) -> Result<(String, String), Error> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        Error::new(
+            ErrorClass::Io,
+            format!("cannot read the history file: {error}"),
+        )
+        .with_file(&origin)
+    })?;
+    Ok((origin, text))
+}
+
 /// The data of a chat template: `--data` and `--set`, with `--history`
 /// (a JSON list of messages, or an object with `messages`) as `messages`;
 /// and the clock of `strftime_now` (`--now`).
 pub fn build_chat_data(args: &RenderArgs) -> Result<(Value, Clock), Error> {
     let mut data = build_data(args.data.as_deref(), &args.sets)?;
     if let Some(path) = &args.history {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| {
-            Error::new(
-                ErrorClass::Io,
-                format!("cannot read the history file: {error}"),
-            )
-            .with_file(&origin)
-        })?;
+        let (origin, text) = read_history(path)?;
         let history = parse_text(&text, Format::from_path(path), &origin)?;
         let messages = match history {
             Value::Object(mut object) if object.get("messages").is_some_and(Value::is_array) => {
