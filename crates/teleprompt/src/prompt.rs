@@ -117,8 +117,8 @@ impl Prompt {
             Error::new(
                 ErrorClass::Document,
                 format!(
-                    "cannot tell the template syntax of this file: add `syntax: jinja` \
-                         (or {}) to its front matter, give it an extension \
+                    "cannot tell the template syntax of this file: add `syntax: NAME` \
+                         ({}) to its front matter, give it an extension \
                          ({}), or pass --syntax",
                     Syntax::NAMES,
                     Syntax::EXTENSIONS
