@@ -106,9 +106,12 @@ fn minijinja_env(source: &str) -> Result<Environment<'static>, Error> {
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     // `.strip()`, `.items()`, `.startswith()`… on values, as in Python.
     env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-    env.add_function("raise_exception", |message: String| -> Result<String, Error> {
-        Err(Error::new(ErrorKind::InvalidOperation, message))
-    });
+    env.add_function(
+        "raise_exception",
+        |message: String| -> Result<String, Error> {
+            Err(Error::new(ErrorKind::InvalidOperation, message))
+        },
+    );
     env.add_template_owned("chat_template", source.to_string())?;
     Ok(env)
 }
@@ -145,8 +148,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 fn bench(name: &str, json: &serde_json::Value, args: &Args) -> Result<(), String> {
     let path = args.data.join(format!("{name}_chat_template.jinja"));
-    let source =
-        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let source = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
 
     let prompt = Prompt::from_source("chat_template.jinja", &source, &LoadOptions::default())
         .map_err(|e| format!("teleprompt: {e}"))?;
