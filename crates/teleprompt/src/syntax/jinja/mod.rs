@@ -455,7 +455,9 @@ mod tests {
         let error = JinjaTemplate::compile("x", Dialect::Django, &options)
             .err()
             .unwrap();
-        assert!(error.message.contains("\"capfirst\" has the name of a built-in"));
+        assert!(error
+            .message
+            .contains("\"capfirst\" has the name of a built-in"));
 
         let clash = Functions::new().with("upper", |_: &[Value]| Ok(Value::Null));
         let error = compile_with("x", clash).err().unwrap();
