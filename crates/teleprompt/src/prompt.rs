@@ -44,19 +44,38 @@ impl Prompt {
         let bytes = std::fs::read(path).map_err(|error| {
             Error::new(ErrorClass::Io, format!("cannot read the file: {error}")).with_file(&origin)
         })?;
-        let source = String::from_utf8(bytes).map_err(|error| {
+        let mut prompt = Prompt::from_bytes(&origin, &bytes, options)?;
+        prompt.add_sibling_tokens(path);
+        Ok(prompt)
+    }
+
+    /// Loads a prompt from the bytes of a file (a `tokenizer_config.json`
+    /// fetched from a model hub, a prompt kept in a database): `origin` is
+    /// its file name, which selects the format as for a file. Bytes that are
+    /// not UTF-8 are a `document` error.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    /// use serde_json::json;
+    ///
+    /// let config = br#"{"chat_template": "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}", "bos_token": "<s>"}"#;
+    /// let prompt = Prompt::from_bytes("tokenizer_config.json", config, &LoadOptions::default())?;
+    /// let rendered = prompt.render(json!({"messages": [{"role": "user", "content": "Hi"}]}))?;
+    /// assert_eq!(rendered.text(), "<s>Hi");
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn from_bytes(origin: &str, bytes: &[u8], options: &LoadOptions) -> Result<Prompt, Error> {
+        let source = std::str::from_utf8(bytes).map_err(|error| {
             Error::new(
                 ErrorClass::Document,
                 format!(
                     "the file is not UTF-8 text (invalid byte at offset {})",
-                    error.utf8_error().valid_up_to()
+                    error.valid_up_to()
                 ),
             )
-            .with_file(&origin)
+            .with_file(origin)
         })?;
-        let mut prompt = Prompt::from_source(&origin, &source, options)?;
-        prompt.add_sibling_tokens(path);
-        Ok(prompt)
+        Prompt::from_source(origin, source, options)
     }
 
     /// A `chat_template.jinja` ships beside its `tokenizer_config.json`,
