@@ -64,20 +64,36 @@ const PIECES: &[&str] = &[
     "{{ m() }}",
     " ",
     "x",
+    "{% generation %}",
+    "{% endgeneration %}",
+    "{{ a | tojson(indent=2, sort_keys=true) }}",
+    "{{ a | indent(4, true) }}",
+    "{{ strftime_now('%d %B %Y') }}",
+    "{% if f is defined %}{{ f() }}{% endif %}",
+    "{{ raise_exception('no') }}",
+    "{{ a|default:\"x\" }}",
+    "{{ forloop.Counter }}",
+    "{% empty %}",
+    "{% ifequal a 1 %}",
+    "{% endifequal %}",
+    "{% firstof a x \"z\" %}",
+    "{{ 1.5 }}{{ none }}{{ [1, 'a'] }}",
+    "jinja:\n  trim_blocks: true\n",
 ];
 
 #[test]
 fn mangled_prompts_never_panic() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let data = serde_json::json!({"a": {"b": [1, "two", null, {"c": 3.5}]}, "x": {"y": {}}});
-    for case in 0..4000 {
+    for case in 0..6000 {
         let length = rng.below(12);
         let source: String = (0..length)
             .map(|_| PIECES[rng.below(PIECES.len())])
             .collect();
         let strict = [Strictness::Strict, Strictness::Semi, Strictness::Lenient][case % 3];
+        let syntax = [Syntax::Jinja, Syntax::ChatTemplate, Syntax::Django][(case / 3) % 3];
         let options = LoadOptions {
-            syntax: Some(Syntax::Jinja),
+            syntax: Some(syntax),
             strict: Some(strict),
             ..LoadOptions::default()
         };
