@@ -1,5 +1,6 @@
-//! Feeds arbitrary text as a whole prompt file — front matter and a Jinja
-//! body (or another syntax the front matter names) — to the loader; when it
+//! Feeds arbitrary text as a whole prompt file — front matter and a Jinja,
+//! chat-template or Django body (or another syntax the front matter names;
+//! sometimes as a Prompty file or a tokenizer config) — to the loader; when it
 //! loads, renders it as a chat turn and in every output shape. Nothing may
 //! panic, hang or overflow the stack.
 //!
@@ -23,12 +24,18 @@ fuzz_target!(|bytes: &[u8]| {
         2 => Some(Strictness::Lenient),
         _ => None,
     };
+    let syntax = [Syntax::Jinja, Syntax::ChatTemplate, Syntax::Django][usize::from(mode / 4) % 3];
+    let origin = match mode / 12 {
+        0 => "fuzz.prompty",
+        1 => "tokenizer_config.json",
+        _ => "fuzz.md",
+    };
     let options = LoadOptions {
-        syntax: Some(Syntax::Jinja),
+        syntax: Some(syntax),
         strict,
         ..LoadOptions::default()
     };
-    let Ok(prompt) = Prompt::from_source("fuzz.md", text, &options) else {
+    let Ok(prompt) = Prompt::from_source(origin, text, &options) else {
         return;
     };
     let Ok(context) = PromptContext::new()
