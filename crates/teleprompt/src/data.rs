@@ -165,6 +165,16 @@ impl<'a> View<'a> {
         Some(View { first, rest })
     }
 
+    /// [`View::get`], with the key as the data holds it (borrowed from the
+    /// data, not from `key`).
+    pub fn get_entry(&self, key: &str) -> Option<(&'a str, View<'a>)> {
+        let held = std::iter::once(self.first)
+            .chain(self.rest.iter().copied())
+            .find_map(|node| node.as_object()?.get_key_value(key))
+            .map(|(held, _)| held.as_str())?;
+        Some((held, self.get(key)?))
+    }
+
     /// The element at `index`, if this is an array (arrays never merge).
     pub fn index(&self, index: usize) -> Option<View<'a>> {
         self.first.as_array()?.get(index).map(View::single)

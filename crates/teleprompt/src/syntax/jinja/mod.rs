@@ -55,6 +55,9 @@ pub(crate) struct JinjaTemplate {
     reads: BTreeSet<String>,
     /// The most bytes one render may print.
     max_output: usize,
+    /// Which Jinja it is (a chat template reads its messages as
+    /// `transformers` hands them over).
+    dialect: Dialect,
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -255,6 +258,7 @@ impl JinjaTemplate {
             body: body.to_string(),
             reads,
             max_output: options.max_output,
+            dialect,
         })
     }
 
@@ -265,7 +269,11 @@ impl JinjaTemplate {
 
     pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
         let misses = Arc::new(MissLog::default());
-        let root = JValue::from_object(Node::root(data.clone(), misses.clone()));
+        let root = match self.dialect {
+            Dialect::ChatTemplate => Node::chat_root(data.clone(), misses.clone()),
+            Dialect::Jinja | Dialect::Django => Node::root(data.clone(), misses.clone()),
+        };
+        let root = JValue::from_object(root);
         let template = self
             .env
             .get_template(TEMPLATE_NAME)

@@ -18,6 +18,9 @@ use crate::data::{Data, Segment, View};
 #[derive(Debug)]
 pub(super) struct Node {
     place: Place,
+    /// A message of a chat template's `messages`, read as `transformers`
+    /// hands it over (see [`message_field`]).
+    message: bool,
 }
 
 #[derive(Debug)]
@@ -26,6 +29,9 @@ enum Place {
     Root {
         data: Data,
         misses: Arc<MissLog>,
+        /// A chat template's data: its `messages` read as `transformers`
+        /// normalizes them.
+        chat: bool,
     },
     /// A step below another node. A key is kept as minijinja's value (a
     /// shared string: no copy).
@@ -36,7 +42,44 @@ enum Place {
 impl Node {
     pub(super) fn root(data: Data, misses: Arc<MissLog>) -> Node {
         Node {
-            place: Place::Root { data, misses },
+            place: Place::Root {
+                data,
+                misses,
+                chat: false,
+            },
+            message: false,
+        }
+    }
+
+    /// The root of a chat template's data.
+    pub(super) fn chat_root(data: Data, misses: Arc<MissLog>) -> Node {
+        Node {
+            place: Place::Root {
+                data,
+                misses,
+                chat: true,
+            },
+            message: false,
+        }
+    }
+
+    /// True for a chat template's root `messages` list.
+    fn is_chat_messages(&self) -> bool {
+        match &self.place {
+            Place::Key(parent, key) => {
+                key.as_str() == Some("messages")
+                    && matches!(parent.place, Place::Root { chat: true, .. })
+            }
+            _ => false,
+        }
+    }
+
+    /// The keys of this node's object, as the template sees them.
+    fn keys<'a>(&self, view: &View<'a>) -> Vec<&'a str> {
+        if self.message {
+            message_keys(view)
+        } else {
+            view.keys()
         }
     }
 
@@ -77,9 +120,54 @@ fn child(parent: &Arc<Node>, place: impl FnOnce(Arc<Node>) -> Place, view: &View
     match view.value() {
         Value::Object(_) | Value::Array(_) => JValue::from_object(Node {
             place: place(parent.clone()),
+            message: parent.is_chat_messages(),
         }),
         scalar => scalar_value(scalar),
     }
+}
+
+/// The names a message's reasoning comes under, the standard one first.
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+
+/// A field of a chat message as `transformers` (5.x) hands it to a chat
+/// template: a key whose value is null is absent (OpenAI's
+/// `"content": null` beside `tool_calls`), and the reasoning, under
+/// whichever of its names it came, is also `reasoning_content` and
+/// `thinking`. The key that holds the value, and the value.
+fn message_field<'a>(view: &View<'a>, name: &str) -> Option<(&'a str, View<'a>)> {
+    let present = |key: &str| -> Option<(&'a str, View<'a>)> {
+        let (key, found) = view.get_entry(key)?;
+        (!found.value().is_null()).then_some((key, found))
+    };
+    let reasoning = || REASONING_FIELDS.iter().find_map(|key| present(key));
+    match name {
+        "reasoning_content" => reasoning(),
+        "thinking" => present("thinking").or_else(reasoning),
+        _ => present(name),
+    }
+}
+
+/// The keys of a chat message in the order `transformers` builds them: with
+/// a reasoning, `thinking` first; then the message's own keys that are not
+/// null; then `reasoning_content` when it is only an alias.
+fn message_keys<'a>(view: &View<'a>) -> Vec<&'a str> {
+    let own: Vec<&'a str> = view
+        .keys()
+        .into_iter()
+        .filter(|key| view.get(key).is_some_and(|found| !found.value().is_null()))
+        .collect();
+    if message_field(view, "reasoning_content").is_none() {
+        return own;
+    }
+    // `{"thinking": reasoning, **message, "reasoning_content": reasoning}`:
+    // `thinking` stays first even when the message has its own.
+    let mut keys = Vec::with_capacity(own.len() + 2);
+    keys.push("thinking");
+    keys.extend(own.iter().copied().filter(|key| *key != "thinking"));
+    if !own.contains(&"reasoning_content") {
+        keys.push("reasoning_content");
+    }
+    keys
 }
 
 fn scalar_value(value: &Value) -> JValue {
@@ -122,6 +210,17 @@ impl Object for Node {
             return Some(child(self, |parent| Place::Index(parent, index), &found));
         }
         let name = key.as_str()?;
+        if self.message {
+            if let Some((held, found)) = message_field(&view, name) {
+                let held = match held == name {
+                    true => key.clone(),
+                    false => JValue::from(held),
+                };
+                return Some(child(self, |parent| Place::Key(parent, held), &found));
+            }
+            self.misses().record(&self.path(), name);
+            return None;
+        }
         match view.get(name) {
             Some(found) => Some(child(
                 self,
@@ -141,16 +240,25 @@ impl Object for Node {
         };
         match view.value() {
             Value::Array(items) => Enumerator::Seq(items.len()),
-            _ => Enumerator::Values(view.keys().into_iter().map(JValue::from).collect()),
+            _ => Enumerator::Values(self.keys(&view).into_iter().map(JValue::from).collect()),
         }
     }
 
     fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
-        self.view()?.len()
+        let view = self.view()?;
+        match self.message {
+            true => Some(message_keys(&view).len()),
+            false => view.len(),
+        }
     }
 
     fn is_true(self: &Arc<Self>) -> bool {
-        self.view().is_some_and(|view| !view.is_empty())
+        match self.message {
+            true => self
+                .view()
+                .is_some_and(|view| !message_keys(&view).is_empty()),
+            false => self.view().is_some_and(|view| !view.is_empty()),
+        }
     }
 
     /// Python's `repr` of the list or map, as Jinja2 prints data (this is
@@ -180,7 +288,19 @@ pub(super) fn json_value(value: Value) -> JValue {
 /// a conversion for values computed by the template.
 pub(super) fn to_json_value(value: &JValue) -> Result<Value, minijinja::Error> {
     if let Some(node) = value.downcast_object_ref::<Node>() {
-        return Ok(node.view().map_or(Value::Null, |view| view.to_json()));
+        let Some(view) = node.view() else {
+            return Ok(Value::Null);
+        };
+        if !node.message {
+            return Ok(view.to_json());
+        }
+        let mut map = serde_json::Map::new();
+        for key in message_keys(&view) {
+            if let Some((_, found)) = message_field(&view, key) {
+                map.insert(key.to_string(), found.to_json());
+            }
+        }
+        return Ok(Value::Object(map));
     }
     use minijinja::value::ValueKind;
     Ok(match value.kind() {
