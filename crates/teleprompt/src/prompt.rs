@@ -29,6 +29,10 @@ pub struct Prompt {
     defaults: Option<Arc<Value>>,
     document: Document,
     template: syntax::Template,
+    /// A tokenizer config's `tool_use` template, rendered instead when the
+    /// data has `tools` and no template was named (as `transformers`
+    /// chooses).
+    tool_use: Option<Box<(Document, syntax::Template)>>,
 }
 
 impl Prompt {
@@ -115,7 +119,7 @@ impl Prompt {
         let is_json = path
             .extension()
             .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
-        let (document, mut metadata) =
+        let (document, mut metadata, tool_use) =
             if is_json && by_name.or(options.syntax) == Some(Syntax::ChatTemplate) {
                 Prompt::read_tokenizer_config(origin, source, options)?
             } else {
@@ -124,7 +128,7 @@ impl Prompt {
                 if syntax::jinja::prompty::is_prompty(origin) {
                     syntax::jinja::prompty::apply(&document, &mut metadata)?;
                 }
-                (document, metadata)
+                (document, metadata, None)
             };
         // `.jinja` says "a Jinja-family syntax"; a host that names one of
         // them (chat-template, django) says which.
@@ -171,14 +175,24 @@ impl Prompt {
             jinja: metadata.jinja.or(options.jinja),
             max_output: options.limits.max_output,
         };
-        let template = syntax::Template::compile(
-            syntax,
-            &document.body,
-            metadata.messages.unwrap_or_default(),
-            default_role,
-            &compile,
-        )
-        .map_err(|error| document.locate(error))?;
+        let compile_body = |document: &Document| {
+            syntax::Template::compile(
+                syntax,
+                &document.body,
+                metadata.messages.unwrap_or_default(),
+                default_role,
+                &compile,
+            )
+            .map_err(|error| document.locate(error))
+        };
+        let template = compile_body(&document)?;
+        let tool_use = match tool_use {
+            Some(tool_document) => {
+                let template = compile_body(&tool_document)?;
+                Some(Box::new((tool_document, template)))
+            }
+            None => None,
+        };
         Ok(Prompt {
             name: metadata.name.unwrap_or_else(|| document::file_stem(path)),
             description: metadata.description,
@@ -190,31 +204,36 @@ impl Prompt {
             defaults: metadata.defaults.map(Arc::new),
             document,
             template,
+            tool_use,
         })
     }
 
     /// A Hugging Face `tokenizer_config.json`: its chat template (the one
     /// named `options.template_name` from a list) is the body, its special
     /// tokens are defaults under the data. Lines in errors count in the
-    /// template text.
+    /// template text. With a list of named templates and no name asked
+    /// for, also the `tool_use` template, for renders with `tools`.
     fn read_tokenizer_config(
         origin: &str,
         source: &str,
         options: &LoadOptions,
-    ) -> Result<(Document, document::Metadata), Error> {
+    ) -> Result<(Document, document::Metadata, Option<Document>), Error> {
         let config =
             syntax::jinja::hf::read_config(origin, source, options.template_name.as_deref())?;
-        let label = match &config.name {
+        let label = |name: Option<&str>| match name {
             Some(name) => format!("{origin} (chat_template \"{name}\")"),
             None => format!("{origin} (chat_template)"),
         };
-        let document = Document::plain(&label, config.template);
+        let document = Document::plain(&label(config.name.as_deref()), config.template);
+        let tool_use = config
+            .tool_use
+            .map(|template| Document::plain(&label(Some(syntax::jinja::hf::TOOL_USE)), template));
         let metadata = document::Metadata {
             syntax: Some(Syntax::ChatTemplate),
             defaults: Some(Value::Object(config.tokens)),
             ..document::Metadata::default()
         };
-        Ok((document, metadata))
+        Ok((document, metadata, tool_use))
     }
 
     /// Renders the prompt against plain data.
@@ -292,9 +311,20 @@ impl Prompt {
                 .now
                 .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC)),
         };
-        let output = messages::with_markers(&markers, || self.template.render(data, &env));
+        let (document, template) = match &self.tool_use {
+            Some(tool_use)
+                if data
+                    .root()
+                    .get("tools")
+                    .is_some_and(|t| !t.value().is_null()) =>
+            {
+                (&tool_use.0, &tool_use.1)
+            }
+            _ => (&self.document, &self.template),
+        };
+        let output = messages::with_markers(&markers, || template.render(data, &env));
         let split = output
-            .map_err(|error| self.document.locate(error))
+            .map_err(|error| document.locate(error))
             .and_then(|output| {
                 if !output.contains(messages::OPEN) {
                     // No marker at all: one message, without a second scan.
@@ -307,7 +337,7 @@ impl Prompt {
         let (split, recovered) = match split {
             Ok(split) => (split, None),
             Err(error) if self.on_error == OnError::Original => {
-                (self.plain_split(self.document.body.clone()), Some(error))
+                (self.plain_split(document.body.clone()), Some(error))
             }
             Err(error) => return Err(error),
         };

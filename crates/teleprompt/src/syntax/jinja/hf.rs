@@ -29,6 +29,10 @@ const SPECIAL_TOKENS: &[&str] = &[
 /// The template to use from a list of named ones when none is asked for.
 pub(crate) const DEFAULT_TEMPLATE_NAME: &str = "default";
 
+/// The template `transformers` uses instead when tools are passed and no
+/// template was named.
+pub(crate) const TOOL_USE: &str = "tool_use";
+
 /// A chat template read from a tokenizer config.
 #[derive(Debug)]
 pub(crate) struct ConfigTemplate {
@@ -38,6 +42,9 @@ pub(crate) struct ConfigTemplate {
     pub name: Option<String>,
     /// The special tokens as the template sees them.
     pub tokens: Map<String, Value>,
+    /// With a list and no name asked for: the `tool_use` template, for
+    /// renders that pass tools.
+    pub tool_use: Option<String>,
 }
 
 /// Reads the chat template and special tokens of a `tokenizer_config.json`.
@@ -72,10 +79,16 @@ pub(crate) fn read_config(
             describe(&config)
         )));
     };
+    let mut tool_use = None;
     let (template, name) = match config.get("chat_template") {
         Some(Value::String(template)) => (template.clone(), None),
         Some(Value::Array(templates)) => {
             let (template, name) = pick_named(templates, template_name).map_err(document_error)?;
+            if template_name.is_none() {
+                tool_use = pick_named(templates, Some(TOOL_USE))
+                    .ok()
+                    .map(|(template, _)| template);
+            }
             (template, Some(name))
         }
         None | Some(Value::Null) => {
@@ -103,6 +116,7 @@ pub(crate) fn read_config(
         template,
         name,
         tokens: special_tokens(&config),
+        tool_use,
     })
 }
 
@@ -204,8 +218,13 @@ mod tests {
             (read.template.as_str(), read.name.as_deref()),
             ("D", Some("default"))
         );
+        assert_eq!(read.tool_use.as_deref(), Some("T"));
         let read = read_config("c.json", config, Some("tool_use")).unwrap();
         assert_eq!(read.template, "T");
+        assert_eq!(
+            read.tool_use, None,
+            "a template asked for by name is the only one"
+        );
         let error = read_config("c.json", config, Some("tool_uses")).unwrap_err();
         assert!(
             error.message().contains("did you mean \"tool_use\"?"),
