@@ -79,6 +79,13 @@ const EXAMPLES: &[(&str, &[&str], &str)] = &[
         &["--data=examples/prompty/data.json", "--format=openai"],
         "examples/prompty/expected.openai.json",
     ),
+    // A model's tokenizer_config.json as it ships (Qwen3, trimmed to the
+    // keys that matter): transformers 5.23.0's apply_chat_template output.
+    (
+        "examples/hf/Qwen3-0.6B/tokenizer_config.json",
+        &["--data=examples/hf/conversation.json"],
+        "examples/hf/expected.txt",
+    ),
     // The same prompt in pongo2's Django spelling (the output without the
     // teleprompt-only `role()` checked against pongo2 4.0.2).
     (
