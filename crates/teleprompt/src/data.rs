@@ -59,7 +59,7 @@ impl Data {
             Some(first) if !first.is_object() => View::single(first),
             Some(first) => View {
                 first,
-                rest: nodes.filter(|node| node.is_object()).collect(),
+                rest: Below::collect(nodes.filter(|node| node.is_object())),
             },
         }
     }
@@ -127,7 +127,43 @@ pub fn path_to_string(path: &[Segment]) -> String {
 #[derive(Clone, Debug)]
 pub struct View<'a> {
     first: &'a Value,
-    rest: Vec<&'a Value>,
+    rest: Below<'a>,
+}
+
+/// The lower layers' objects under a view: mostly none or one, kept
+/// without an allocation (a view is made on every lookup).
+#[derive(Clone, Debug, Default)]
+enum Below<'a> {
+    #[default]
+    None,
+    One(&'a Value),
+    Many(Vec<&'a Value>),
+}
+
+impl<'a> Below<'a> {
+    fn collect(mut values: impl Iterator<Item = &'a Value>) -> Below<'a> {
+        let Some(first) = values.next() else {
+            return Below::None;
+        };
+        let Some(second) = values.next() else {
+            return Below::One(first);
+        };
+        let mut many = vec![first, second];
+        many.extend(values);
+        Below::Many(many)
+    }
+
+    fn as_slice(&self) -> &[&'a Value] {
+        match self {
+            Below::None => &[],
+            Below::One(value) => std::slice::from_ref(value),
+            Below::Many(values) => values,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Below::None)
+    }
 }
 
 impl<'a> View<'a> {
@@ -135,7 +171,7 @@ impl<'a> View<'a> {
     pub fn single(value: &'a Value) -> View<'a> {
         View {
             first: value,
-            rest: Vec::new(),
+            rest: Below::None,
         }
     }
 
@@ -153,26 +189,22 @@ impl<'a> View<'a> {
 
     /// The value under `key`, if this is an object that has it in any layer.
     pub fn get(&self, key: &str) -> Option<View<'a>> {
-        let mut found = std::iter::once(self.first)
-            .chain(self.rest.iter().copied())
-            .filter_map(|node| node.as_object()?.get(key));
-        let first = found.next()?;
-        let rest = if first.is_object() {
-            found.filter(|node| node.is_object()).collect()
-        } else {
-            Vec::new()
-        };
-        Some(View { first, rest })
+        self.get_entry(key).map(|(_, view)| view)
     }
 
     /// [`View::get`], with the key as the data holds it (borrowed from the
     /// data, not from `key`).
     pub fn get_entry(&self, key: &str) -> Option<(&'a str, View<'a>)> {
-        let held = std::iter::once(self.first)
-            .chain(self.rest.iter().copied())
-            .find_map(|node| node.as_object()?.get_key_value(key))
-            .map(|(held, _)| held.as_str())?;
-        Some((held, self.get(key)?))
+        let mut found = std::iter::once(self.first)
+            .chain(self.rest.as_slice().iter().copied())
+            .filter_map(|node| node.as_object()?.get_key_value(key));
+        let (held, first) = found.next()?;
+        let rest = if first.is_object() && !self.rest.is_empty() {
+            Below::collect(found.map(|(_, node)| node).filter(|node| node.is_object()))
+        } else {
+            Below::None
+        };
+        Some((held.as_str(), View { first, rest }))
     }
 
     /// The element at `index`, if this is an array (arrays never merge).
@@ -184,7 +216,7 @@ impl<'a> View<'a> {
     /// then keys only lower layers have. Empty for non-objects.
     pub fn keys(&self) -> Vec<&'a str> {
         let mut keys: Vec<&'a str> = Vec::new();
-        for node in std::iter::once(self.first).chain(self.rest.iter().copied()) {
+        for node in std::iter::once(self.first).chain(self.rest.as_slice().iter().copied()) {
             if let Some(object) = node.as_object() {
                 for key in object.keys() {
                     if self.rest.is_empty() || !keys.contains(&key.as_str()) {

@@ -210,25 +210,39 @@ pub(super) struct MissLog {
     recent: Mutex<Vec<Miss>>,
 }
 
+/// Where a miss happened: its path from the root is worked out only when
+/// an error needs it (a template may test many absent keys on purpose).
+pub(super) trait MissPlace: fmt::Debug + Send + Sync {
+    /// The path from the root of the data.
+    fn path(&self) -> Vec<Segment>;
+}
+
 /// How many recent misses to keep: a failing expression is explained by one
 /// of the last few lookups (later probes, such as globals, come after it).
 const RECENT_MISSES: usize = 8;
 
 #[derive(Debug)]
 struct Miss {
-    parent: Vec<Segment>,
-    key: String,
+    parent: std::sync::Arc<dyn MissPlace>,
+    /// The key, as minijinja holds it (a shared string: no copy).
+    key: minijinja::Value,
+}
+
+impl Miss {
+    fn key(&self) -> &str {
+        self.key.as_str().unwrap_or_default()
+    }
 }
 
 impl MissLog {
-    pub(super) fn record(&self, parent: &[Segment], key: &str) {
+    pub(super) fn record(&self, parent: std::sync::Arc<dyn MissPlace>, key: &minijinja::Value) {
         if let Ok(mut recent) = self.recent.lock() {
             if recent.len() == RECENT_MISSES {
                 recent.remove(0);
             }
             recent.push(Miss {
-                parent: parent.to_vec(),
-                key: key.to_string(),
+                parent,
+                key: key.clone(),
             });
         }
     }
@@ -247,7 +261,7 @@ impl MissLog {
         let mut recent = self.recent.lock().ok()?;
         let found = recent.iter().rposition(|miss| {
             body.get(span.clone())
-                .is_some_and(|text| contains_word(text, &miss.key))
+                .is_some_and(|text| contains_word(text, miss.key()))
         });
         if let Some(index) = found {
             // minijinja points at the failing step (`.c.d` of `a.b.c.d`):
@@ -258,7 +272,7 @@ impl MissLog {
         let line = body.get(line_start..line_end)?;
         let (index, at) =
             recent.iter().enumerate().rev().find_map(|(index, miss)| {
-                Some((index, line_start + find_word(line, &miss.key)?))
+                Some((index, line_start + find_word(line, miss.key())?))
             })?;
         Some((recent.remove(index), expression_around(body, at)))
     }
@@ -297,17 +311,19 @@ fn expression_around(body: &str, at: usize) -> Range<usize> {
 
 impl Miss {
     fn to_error(&self, span: Option<Range<usize>>, data: &Data) -> TemplateError {
-        let parent = path_to_string(&self.parent);
+        let path = self.parent.path();
+        let parent = path_to_string(&path);
+        let key = self.key();
         let message = if parent.is_empty() {
-            format!("there is no variable \"{}\"", self.key)
+            format!("there is no variable \"{key}\"")
         } else {
-            format!("{parent} has no key \"{}\"", self.key)
+            format!("{parent} has no key \"{key}\"")
         };
         let keys = data
-            .lookup(&self.parent)
+            .lookup(&path)
             .map(|view| view.keys())
             .unwrap_or_default();
-        let suggestion = closest(&self.key, keys).map(|key| {
+        let suggestion = closest(key, keys).map(|key| {
             let full = if parent.is_empty() {
                 key.to_string()
             } else {

@@ -270,8 +270,8 @@ impl JinjaTemplate {
     pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
         let misses = Arc::new(MissLog::default());
         let root = match self.dialect {
-            Dialect::ChatTemplate => Node::chat_root(data.clone(), misses.clone()),
-            Dialect::Jinja | Dialect::Django => Node::root(data.clone(), misses.clone()),
+            Dialect::ChatTemplate => Node::chat_root(data.clone(), &misses),
+            Dialect::Jinja | Dialect::Django => Node::root(data.clone(), &misses),
         };
         let root = JValue::from_object(root);
         let template = self

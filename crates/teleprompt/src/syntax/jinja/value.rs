@@ -1,13 +1,13 @@
 //! The data as minijinja sees it: lazy objects over [`Data`], never
 //! converted up front, and the way back to JSON.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{ErrorKind, Value as JValue};
 use serde_json::Value;
 
-use super::errors::MissLog;
+use super::errors::{MissLog, MissPlace};
 use crate::data::{Data, Segment, View};
 
 /// A lazy minijinja object over one object or array of the data.
@@ -28,7 +28,9 @@ enum Place {
     /// The root of the render's data.
     Root {
         data: Data,
-        misses: Arc<MissLog>,
+        /// Weak: the log keeps the nodes it names alive, and they their
+        /// root; the render owns the log.
+        misses: Weak<MissLog>,
         /// A chat template's data: its `messages` read as `transformers`
         /// normalizes them.
         chat: bool,
@@ -40,11 +42,11 @@ enum Place {
 }
 
 impl Node {
-    pub(super) fn root(data: Data, misses: Arc<MissLog>) -> Node {
+    pub(super) fn root(data: Data, misses: &Arc<MissLog>) -> Node {
         Node {
             place: Place::Root {
                 data,
-                misses,
+                misses: Arc::downgrade(misses),
                 chat: false,
             },
             message: false,
@@ -52,11 +54,11 @@ impl Node {
     }
 
     /// The root of a chat template's data.
-    pub(super) fn chat_root(data: Data, misses: Arc<MissLog>) -> Node {
+    pub(super) fn chat_root(data: Data, misses: &Arc<MissLog>) -> Node {
         Node {
             place: Place::Root {
                 data,
-                misses,
+                misses: Arc::downgrade(misses),
                 chat: true,
             },
             message: false,
@@ -92,18 +94,25 @@ impl Node {
     }
 
     /// The render's miss log, kept at the root.
-    fn misses(&self) -> &MissLog {
+    fn misses(&self) -> &Weak<MissLog> {
         match &self.place {
             Place::Root { misses, .. } => misses,
             Place::Key(parent, _) | Place::Index(parent, _) => parent.misses(),
         }
     }
 
+    /// Notes that `key` is not in this node, for the error that may follow.
+    fn record_miss(self: &Arc<Self>, key: &JValue) {
+        if let Some(misses) = self.misses().upgrade() {
+            misses.record(self.clone(), key);
+        }
+    }
+
     /// The path from the root, for messages.
-    fn path(&self) -> Vec<Segment> {
+    fn path_from_root(&self) -> Vec<Segment> {
         let mut path = match &self.place {
             Place::Root { .. } => return Vec::new(),
-            Place::Key(parent, _) | Place::Index(parent, _) => parent.path(),
+            Place::Key(parent, _) | Place::Index(parent, _) => parent.path_from_root(),
         };
         match &self.place {
             Place::Key(_, key) => path.push(Segment::Key(key.as_str().unwrap_or_default().into())),
@@ -111,6 +120,12 @@ impl Node {
             Place::Root { .. } => {}
         }
         path
+    }
+}
+
+impl MissPlace for Node {
+    fn path(&self) -> Vec<Segment> {
+        self.path_from_root()
     }
 }
 
@@ -218,7 +233,7 @@ impl Object for Node {
                 };
                 return Some(child(self, |parent| Place::Key(parent, held), &found));
             }
-            self.misses().record(&self.path(), name);
+            self.record_miss(key);
             return None;
         }
         match view.get(name) {
@@ -228,7 +243,7 @@ impl Object for Node {
                 &found,
             )),
             None => {
-                self.misses().record(&self.path(), name);
+                self.record_miss(key);
                 None
             }
         }
@@ -278,7 +293,8 @@ impl Object for Node {
 pub(super) fn json_value(value: Value) -> JValue {
     match value {
         Value::Object(_) | Value::Array(_) => {
-            JValue::from_object(Node::root(Data::new(value), Arc::default()))
+            // No miss log: a render's errors name paths in its own data.
+            JValue::from_object(Node::root(Data::new(value), &Arc::default()))
         }
         scalar => scalar_value(&scalar),
     }
