@@ -21,6 +21,9 @@ pub(super) struct Node {
     /// A message of a chat template's `messages`, read as `transformers`
     /// hands it over (see [`message_field`]).
     message: bool,
+    /// The value is an array (else an object): known when the node is
+    /// made, so minijinja's frequent `repr` calls need no lookup.
+    seq: bool,
 }
 
 #[derive(Debug)]
@@ -50,7 +53,9 @@ impl Node {
                 chat: false,
             },
             message: false,
+            seq: false,
         }
+        .with_kind()
     }
 
     /// The root of a chat template's data.
@@ -62,7 +67,15 @@ impl Node {
                 chat: true,
             },
             message: false,
+            seq: false,
         }
+        .with_kind()
+    }
+
+    /// `self` with `seq` set from the data.
+    fn with_kind(mut self) -> Node {
+        self.seq = self.view().is_some_and(|view| view.value().is_array());
+        self
     }
 
     /// True for a chat template's root `messages` list.
@@ -133,9 +146,10 @@ impl MissPlace for Node {
 /// and arrays as nodes.
 fn child(parent: &Arc<Node>, place: impl FnOnce(Arc<Node>) -> Place, view: &View<'_>) -> JValue {
     match view.value() {
-        Value::Object(_) | Value::Array(_) => JValue::from_object(Node {
+        value @ (Value::Object(_) | Value::Array(_)) => JValue::from_object(Node {
             place: place(parent.clone()),
             message: parent.is_chat_messages(),
+            seq: value.is_array(),
         }),
         scalar => scalar_value(scalar),
     }
@@ -206,9 +220,9 @@ fn scalar_value(value: &Value) -> JValue {
 
 impl Object for Node {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
-        match self.view().map(|view| view.value().is_array()) {
-            Some(true) => ObjectRepr::Seq,
-            _ => ObjectRepr::Map,
+        match self.seq {
+            true => ObjectRepr::Seq,
+            false => ObjectRepr::Map,
         }
     }
 
