@@ -1,12 +1,19 @@
-//! Jinja syntax on minijinja.
+//! Jinja syntax on minijinja, in three dialects: Jinja as Jinja2 has it,
+//! Django/pongo2 (`django/`, translated to Jinja) and Hugging Face chat
+//! templates (`hf`, the environment `transformers` sets up; also the
+//! tokenizer-config loader); Prompty files (`prompty`) are Jinja too.
 //!
 //! minijinja renders; this module fills its gaps for prompts:
 //! - unknown filters, tests and functions are found at load time, in every
 //!   branch (minijinja only notices them when that code runs): `check`;
-//! - Django/pongo2 spellings `{% autoescape off %}` / `on` are accepted;
+//! - values print, and `tojson`/`indent`/… behave, as in Python's Jinja2
+//!   (`python/`);
 //! - the data is handed over as lazy objects over [`Data`], never converted
 //!   up front (`value`), and a missing key is reported with its full path
-//!   and the closest key that exists (`errors`).
+//!   and the closest key that exists (`errors`);
+//! - a render is bounded: fuel for its steps, a budget for its output
+//!   (`scope`);
+//! - pongo2's spellings `{% autoescape off %}` / `on` are accepted.
 
 mod check;
 mod django;
@@ -86,36 +93,6 @@ impl Dialect {
             _ => Dialect::Jinja,
         }
     }
-}
-
-/// The filter a `{% generation %}` block becomes.
-const GENERATION_FILTER: &str = "teleprompt_generation";
-
-/// `{% generation %}…{% endgeneration %}` (the tag `transformers` adds to
-/// mark what the assistant generates) as a filter block that prints its
-/// content unchanged between generation markers: `{%- generation %}` keeps
-/// its whitespace control, only the tag name is rewritten.
-fn generation_blocks(body: &str, syntax: minijinja::syntax::SyntaxConfig) -> Edited {
-    use minijinja::machinery::Token;
-    let mut edits = Vec::new();
-    let mut previous_was_block_start = false;
-    for (token, span) in machinery::tokenize(body, false, syntax).map_while(Result::ok) {
-        if previous_was_block_start {
-            let replacement = match token {
-                Token::Ident("generation") => Some(format!("filter {GENERATION_FILTER}")),
-                Token::Ident("endgeneration") => Some("endfilter".to_string()),
-                _ => None,
-            };
-            if let Some(replacement) = replacement {
-                edits.push(crate::syntax::edits::Edit {
-                    original: span.start_offset as usize..span.end_offset as usize,
-                    replacement,
-                });
-            }
-        }
-        previous_was_block_start = matches!(token, Token::BlockStart);
-    }
-    Edited::new(body, edits)
 }
 
 /// Whitespace options with every choice made.
@@ -204,11 +181,11 @@ impl JinjaTemplate {
                 django::translate(body)?
             }
             Dialect::ChatTemplate => {
-                env.add_filter(GENERATION_FILTER, |text: &str| {
+                env.add_filter(hf::GENERATION_FILTER, |text: &str| {
                     template_call(messages::emit_generation(text))
                 });
-                filters.push(GENERATION_FILTER);
-                generation_blocks(body, syntax.clone())
+                filters.push(hf::GENERATION_FILTER);
+                hf::generation_blocks(body, syntax.clone())
             }
             Dialect::Jinja => Edited::default(),
         };
