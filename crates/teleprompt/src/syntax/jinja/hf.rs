@@ -7,13 +7,12 @@
 //! `add_generation_prompt` (`False` unless given), the special tokens
 //! (`bos_token`, `eos_token`, …) and any extra keyword arguments. The
 //! values it supplies itself become the prompt's defaults here, under the
-//! host's data.
+//! host's data. Its `{% generation %}` tag becomes a filter block here.
 
+use minijinja::machinery;
 use serde_json::{Map, Value};
 
 use crate::data::describe;
-use minijinja::machinery;
-
 use crate::diagnostics::{closest, Error, ErrorClass, Location};
 use crate::syntax::edits::{Edit, Edited};
 
