@@ -154,3 +154,45 @@ pub(super) fn to_json_filter(
         None => functions::to_json(&json),
     })
 }
+
+/// Jinja2 filters minijinja keeps in minijinja-contrib: `truncate`,
+/// `filesizeformat`, `striptags`.
+pub(super) fn register_jinja2_extras(env: &mut Environment<'static>) {
+    use minijinja_contrib::filters;
+    env.add_filter("truncate", truncate);
+    env.add_filter("filesizeformat", filters::filesizeformat);
+    env.add_filter("striptags", filters::striptags);
+}
+
+/// Jinja2's `truncate(length=255, killwords=False, end='...', leeway=None)`:
+/// minijinja-contrib's, which takes keyword arguments only, with the
+/// positional forms Jinja2 also accepts.
+fn truncate(
+    state: &mut minijinja::State,
+    value: &JValue,
+    positional: Rest<JValue>,
+    kwargs: Kwargs,
+) -> Result<JValue, minijinja::Error> {
+    const NAMES: [&str; 4] = ["length", "killwords", "end", "leeway"];
+    if positional.len() > NAMES.len() {
+        return Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            "truncate takes at most 4 arguments",
+        ));
+    }
+    let mut all: Vec<(&str, JValue)> = NAMES
+        .iter()
+        .copied()
+        .zip(positional.iter().cloned())
+        .collect();
+    for name in kwargs.args() {
+        if all.iter().any(|(given, _)| *given == name) {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("truncate got {name} twice"),
+            ));
+        }
+        all.push((name, kwargs.get::<JValue>(name)?));
+    }
+    minijinja_contrib::filters::truncate(state, value, all.into_iter().collect())
+}

@@ -43,7 +43,10 @@ use crate::{Strictness, Syntax};
 
 use check::Checker;
 use errors::{convert_error, unclosed_block_error, MissLog, Raised};
-use filters::{guard_collection_filters, register_host_functions, template_call, to_json_filter};
+use filters::{
+    guard_collection_filters, register_host_functions, register_jinja2_extras, template_call,
+    to_json_filter,
+};
 use names::{FILTERS, FUEL, IMPLICIT_CALLABLES};
 use value::Node;
 
@@ -150,6 +153,7 @@ impl JinjaTemplate {
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         guard_collection_filters(&mut env);
+        register_jinja2_extras(&mut env);
         // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
         // `transformers`) have them.
         python::register(&mut env, dialect);

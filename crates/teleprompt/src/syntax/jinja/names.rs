@@ -56,6 +56,9 @@ pub(super) const FILTERS: &[&str] = &[
     "format",
     "tojson",
     "toJSON",
+    "truncate",
+    "filesizeformat",
+    "striptags",
 ];
 
 /// minijinja 3.0.5's built-in tests.
