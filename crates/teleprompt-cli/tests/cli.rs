@@ -97,6 +97,16 @@ const EXAMPLES: &[(&str, &[&str], &str)] = &[
         ],
         "examples/rapida/expected.django.txt",
     ),
+    // Semantic Kernel's prompt YAML as it is: template_format handlebars,
+    // input_variables with a default, <message> blocks read as messages.
+    (
+        "examples/semantic-kernel/story.yaml",
+        &[
+            "--data=examples/semantic-kernel/story.data.json",
+            "--format=openai",
+        ],
+        "examples/semantic-kernel/story.expected.openai.json",
+    ),
     (
         "examples/semantic-kernel/chat.hbs",
         &[

@@ -123,6 +123,17 @@ impl Document {
         ))
     }
 
+    /// A body that another file format holds (Semantic Kernel's prompt
+    /// YAML): `metadata` stands for its front matter, and lines count in
+    /// the body.
+    pub fn embedded(
+        origin: &str,
+        metadata: Map<String, Value>,
+        body: impl Into<String>,
+    ) -> Document {
+        Document::new(origin, metadata, None, body.into().replace("\r\n", "\n"), 1)
+    }
+
     /// A body with no front matter at all (a chat template read from a
     /// tokenizer config): nothing in it is read as front matter.
     pub fn plain(origin: &str, body: impl Into<String>) -> Document {

@@ -33,6 +33,9 @@ pub struct Prompt {
     /// data has `tools` and no template was named (as `transformers`
     /// chooses).
     tool_use: Option<Box<(Document, syntax::Template)>>,
+    /// Inputs the data must hold (a Semantic Kernel prompt's required
+    /// `input_variables` without a default).
+    required: Vec<String>,
 }
 
 impl Prompt {
@@ -119,9 +122,14 @@ impl Prompt {
         let is_json = path
             .extension()
             .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+        let mut required = Vec::new();
         let (document, mut metadata, tool_use) =
             if is_json && by_name.or(options.syntax) == Some(Syntax::ChatTemplate) {
                 Prompt::read_tokenizer_config(origin, source, options)?
+            } else if syntax::handlebars::sk::is_sk_prompt(origin) {
+                let prompt = syntax::handlebars::sk::read(origin, source)?;
+                required = prompt.required;
+                (prompt.document, prompt.metadata, None)
             } else {
                 let document = Document::parse(origin, source)?;
                 let mut metadata = document.metadata()?;
@@ -205,6 +213,7 @@ impl Prompt {
             document,
             template,
             tool_use,
+            required,
         })
     }
 
@@ -305,6 +314,7 @@ impl Prompt {
     }
 
     fn render_data(&self, data: &Data, turn: Turn) -> Result<Rendered, Error> {
+        self.check_required(data)?;
         let markers = Markers::new();
         let env = syntax::RenderEnv {
             now: turn
@@ -357,6 +367,39 @@ impl Prompt {
             warnings: turn.warnings,
             recovered,
         })
+    }
+
+    /// Every required input the data lacks, in one `input` error.
+    fn check_required(&self, data: &Data) -> Result<(), Error> {
+        let root = data.root();
+        let missing: Vec<&str> = self
+            .required
+            .iter()
+            .map(String::as_str)
+            .filter(|name| root.get(name).is_none())
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let names = missing
+            .iter()
+            .map(|name| format!("\"{name}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(Error::new(
+            ErrorClass::Input,
+            match missing.len() {
+                1 => format!("the prompt requires the input {names}, which the data does not have"),
+                _ => {
+                    format!("the prompt requires the inputs {names}, which the data does not have")
+                }
+            },
+        )
+        .with_file(self.origin())
+        .with_suggestion(Some(
+            "pass it, give it a `default`, or set `is_required: false` in `input_variables`"
+                .to_string(),
+        )))
     }
 
     /// `text` as one message of the default role.

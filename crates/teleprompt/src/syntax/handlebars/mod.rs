@@ -23,6 +23,7 @@ pub mod ast;
 pub mod lex;
 mod lower;
 pub mod parse;
+pub(crate) mod sk;
 
 use std::collections::BTreeSet;
 

@@ -1,0 +1,157 @@
+//! Semantic Kernel's prompt YAML as SK writes it: `name`, `description`,
+//! `template_format`, `template`, `input_variables` (each with `name`,
+//! `description`, `default`, `is_required`, `json_schema`, …) and
+//! `execution_settings`.
+//!
+//! - `template_format: handlebars` renders as Handlebars, `jinja2` as
+//!   Jinja; SK's own `semantic-kernel` format and `liquid` are refused
+//!   with a clear error;
+//! - the template's `<message role="…">` blocks are read as messages (from
+//!   the template text only, never from data), as SK reads them;
+//! - `input_variables[].default` sits under the data; an input that is
+//!   required (SK's default) and has no default must be in the data, or
+//!   the render is an `input` error naming it;
+//! - every other key (`execution_settings`, `output_variable`, …) is
+//!   metadata for the host.
+//!
+//! Lines in errors count in the template text.
+
+use serde_json::{Map, Value};
+
+use crate::data::describe;
+use crate::diagnostics::Location;
+use crate::diagnostics::{Error, ErrorClass};
+use crate::document::{parse_yaml, Document, Metadata};
+use crate::{MessageReader, Syntax};
+
+/// True for a file that should be read as a Semantic Kernel prompt YAML.
+pub(crate) fn is_sk_prompt(origin: &str) -> bool {
+    std::path::Path::new(origin)
+        .extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("yaml") || ext.eq_ignore_ascii_case("yml"))
+}
+
+/// A prompt YAML read: its template as a document, the metadata, and the
+/// names of the required inputs that have no default.
+pub(crate) struct SkPrompt {
+    pub document: Document,
+    pub metadata: Metadata,
+    pub required: Vec<String>,
+}
+
+/// Reads a Semantic Kernel prompt YAML. Every problem is a `document`
+/// error naming the file.
+pub(crate) fn read(origin: &str, source: &str) -> Result<SkPrompt, Error> {
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+    let config = parse_yaml(source).map_err(|(line, column, message)| {
+        Error::in_text(
+            ErrorClass::Document,
+            origin,
+            source,
+            Location { line, column },
+            message,
+        )
+    })?;
+    let document_error =
+        |message: String| Error::new(ErrorClass::Document, message).with_file(origin);
+    let Value::Object(mut config) = config else {
+        return Err(document_error(format!(
+            "a Semantic Kernel prompt is a YAML mapping with a `template`, found {}",
+            describe(&config)
+        )));
+    };
+    let template = match config.remove("template") {
+        Some(Value::String(template)) => template,
+        None | Some(Value::Null) => {
+            return Err(document_error(
+                "this YAML has no `template`: a prompt in YAML is Semantic Kernel's format \
+                 (name, template_format, template, input_variables)"
+                    .to_string(),
+            ))
+        }
+        Some(other) => {
+            return Err(document_error(format!(
+                "`template` must be a string, found {}",
+                describe(&other)
+            )))
+        }
+    };
+    let syntax = match config.get("template_format") {
+        None | Some(Value::Null) => {
+            return Err(document_error(
+                "set `template_format: handlebars` (or jinja2): SK's own `semantic-kernel` \
+                 format, its default, is not supported"
+                    .to_string(),
+            ))
+        }
+        Some(Value::String(format)) => match format.to_ascii_lowercase().as_str() {
+            "handlebars" => Syntax::Handlebars,
+            "jinja2" | "jinja" => Syntax::Jinja,
+            other => {
+                return Err(document_error(format!(
+                    "template_format `{other}` is not supported: use handlebars or jinja2"
+                )))
+            }
+        },
+        Some(other) => {
+            return Err(document_error(format!(
+                "`template_format` must be a string, found {}",
+                describe(other)
+            )))
+        }
+    };
+    let mut defaults = Map::new();
+    let mut required = Vec::new();
+    match config.get("input_variables") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(inputs)) => {
+            for input in inputs {
+                let Some(name) = input.get("name").and_then(Value::as_str) else {
+                    return Err(document_error(format!(
+                        "each of `input_variables` needs a `name`, found {}",
+                        describe(input)
+                    )));
+                };
+                match input.get("default") {
+                    Some(value) if !value.is_null() => {
+                        defaults.insert(name.to_string(), value.clone());
+                    }
+                    // SK's `is_required` is true unless set false.
+                    _ if input.get("is_required") != Some(&Value::Bool(false)) => {
+                        required.push(name.to_string());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some(other) => {
+            return Err(document_error(format!(
+                "`input_variables` must be a list, found {}",
+                describe(other)
+            )))
+        }
+    }
+    let name = config
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let description = config
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let document = Document::embedded(&format!("{origin} (template)"), config, template);
+    let metadata = Metadata {
+        name: name.filter(|name| !name.is_empty()),
+        description,
+        syntax: Some(syntax),
+        defaults: (!defaults.is_empty()).then_some(Value::Object(defaults)),
+        messages: Some(MessageReader::SkTags),
+        ..Metadata::default()
+    };
+    Ok(SkPrompt {
+        document,
+        metadata,
+        required,
+    })
+}
