@@ -96,8 +96,10 @@ impl Library {
 }
 
 /// The prompt files under `dir`, sorted, honouring `.gitignore`: files whose
-/// extension names a syntax (`.j2`, `.gotmpl`, `.hbs`, …), and `.md`,
-/// `.prompt` and `.txt` files that open with front matter.
+/// name or extension names a syntax (`.j2`, `.gotmpl`, `.hbs`, `.prompty`,
+/// `tokenizer_config.json`, …), `.md`, `.prompt` and `.txt` files that open
+/// with front matter, and Semantic Kernel prompt YAML (`.yaml`/`.yml` with a
+/// top-level `template_format`).
 pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     // .gitignore counts even outside a git repository, as it does for the
@@ -120,6 +122,8 @@ pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         let path = entry.into_path();
         if Syntax::from_path(&path).is_some()
             || (has_text_extension(&path) && opens_with_front_matter(&path))
+            || (crate::syntax::handlebars::sk::is_sk_prompt(&path.to_string_lossy())
+                && is_sk_prompt_yaml(&path))
         {
             files.push(path);
         }
@@ -131,6 +135,22 @@ fn has_text_extension(path: &Path) -> bool {
     path.extension()
         .and_then(|ext| ext.to_str())
         .is_some_and(|ext| TEXT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// A YAML file with a top-level `template_format:` key: a Semantic
+/// Kernel prompt, not data. Read whole only up to 64 KiB.
+fn is_sk_prompt_yaml(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if file.take(64 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    String::from_utf8_lossy(&head)
+        .lines()
+        .any(|line| line.starts_with("template_format:"))
 }
 
 fn opens_with_front_matter(path: &Path) -> bool {

@@ -28,6 +28,17 @@ fn prompt_files_are_template_extensions_and_fronted_text_files() {
             ("ignored/c.j2", "hi"),
             (".gitignore", "ignored/\n"),
             ("data.json", "{}"),
+            ("data.yaml", "template: not a prompt\n"),
+            (
+                "sk/story.yaml",
+                "template_format: handlebars\ntemplate: hi\n",
+            ),
+            ("chat.prompty", "---\nname: p\n---\nuser:\nhi"),
+            (
+                "models/Qwen3/tokenizer_config.json",
+                "{\"chat_template\": \"x\"}",
+            ),
+            ("models/Qwen3/config.json", "{}"),
         ],
     );
     let names: Vec<String> = prompt_files(&root)
@@ -49,6 +60,19 @@ fn prompt_files_are_template_extensions_and_fronted_text_files() {
     );
     assert!(!names.contains(&"notes/README.md".to_string()), "{names:?}");
     assert!(!names.contains(&"data.json".to_string()), "{names:?}");
+    // Other tools' prompt files, by name or content; their data is not.
+    for prompt in [
+        "sk/story.yaml",
+        "chat.prompty",
+        "models/Qwen3/tokenizer_config.json",
+    ] {
+        assert!(names.contains(&prompt.to_string()), "{prompt}: {names:?}");
+    }
+    assert!(!names.contains(&"data.yaml".to_string()), "{names:?}");
+    assert!(
+        !names.contains(&"models/Qwen3/config.json".to_string()),
+        "{names:?}"
+    );
 }
 
 #[test]
