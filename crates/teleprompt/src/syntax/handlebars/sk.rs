@@ -155,3 +155,61 @@ pub(crate) fn read(origin: &str, source: &str) -> Result<SkPrompt, Error> {
         required,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_prompt_yaml_is_a_document_error() {
+        for (yaml, words) in [
+            (
+                "- a\n- b\n",
+                "a YAML mapping with a `template`, found an array",
+            ),
+            ("name: x\n", "has no `template`"),
+            (
+                "template: [1]\ntemplate_format: handlebars\n",
+                "`template` must be a string",
+            ),
+            ("template: hi\n", "set `template_format: handlebars`"),
+            (
+                "template: hi\ntemplate_format: liquid\n",
+                "`liquid` is not supported",
+            ),
+            (
+                "template: hi\ntemplate_format: 3\n",
+                "must be a string, found a number",
+            ),
+            (
+                "template: hi\ntemplate_format: handlebars\ninput_variables: {a: 1}\n",
+                "must be a list",
+            ),
+            (
+                "template: hi\ntemplate_format: handlebars\ninput_variables: [{default: 1}]\n",
+                "needs a `name`",
+            ),
+            ("template: [unclosed\n", "invalid YAML"),
+        ] {
+            let error = read("p.yaml", yaml).err().expect("an error");
+            assert_eq!(error.class(), ErrorClass::Document, "{yaml}");
+            assert!(error.message().contains(words), "{yaml}: {error}");
+        }
+    }
+
+    #[test]
+    fn deep_and_large_yaml_never_panics() {
+        let deep = format!(
+            "template: hi\ntemplate_format: handlebars\nexecution_settings: {}1{}\n",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        let _ = read("p.yaml", &deep);
+        let many: String = (0..20_000)
+            .map(|i| format!("  - name: v{i}\n    default: {i}\n"))
+            .collect();
+        let large = format!("template: hi\ntemplate_format: handlebars\ninput_variables:\n{many}");
+        let read = read("p.yaml", &large).expect("loads");
+        assert!(read.required.is_empty());
+    }
+}
