@@ -55,8 +55,10 @@ enum Command {
         teleprompt check prompts/\n  \
         teleprompt check WORKFLOW.md --syntax go\n\n\
         In a directory, prompt files are files with a template extension \
-        (.j2, .jinja, .gotmpl, .tmpl, .hbs, .handlebars) and .md, .prompt and .txt \
-        files that open with front matter; .gitignore is honoured.\n\
+        (.j2, .jinja, .django, .pongo2, .gotmpl, .tmpl, .hbs, .handlebars, .prompty), \
+        tokenizer_config.json and chat_template.jinja, Semantic Kernel prompt YAML \
+        (a top-level template_format), and .md, .prompt and .txt files that open \
+        with front matter; .gitignore is honoured.\n\
         Exit status: 0 all prompts load; 1 some prompt has errors; 2 a usage error.")]
     Check(CheckArgs),
 }
