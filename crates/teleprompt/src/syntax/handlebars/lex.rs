@@ -354,6 +354,25 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
                 while j < body.len() && is_id_byte(byte(j)) {
                     j += 1;
                 }
+                // A number's fraction (`2.5`), as handlebars.js lexes
+                // `-?[0-9]+(\.[0-9]+)?`; not a key inside a path (`a.1.2`).
+                let in_path = matches!(tokens.last(), Some((Tok::Sep, r)) if r.end == i);
+                let int = body.get(i..j).unwrap_or("");
+                let int = int.strip_prefix('-').unwrap_or(int);
+                if !in_path
+                    && !int.is_empty()
+                    && int.bytes().all(|b| b.is_ascii_digit())
+                    && byte(j) == b'.'
+                {
+                    let mut k = j + 1;
+                    while k < body.len() && byte(k).is_ascii_digit() {
+                        k += 1;
+                    }
+                    let next = byte(k);
+                    if k > j + 1 && (next == 0 || b"=~}) \t\r\n/|".contains(&next)) {
+                        j = k;
+                    }
+                }
                 let word = body.get(i..j).unwrap_or("");
                 i = j;
                 let next = byte(i);
