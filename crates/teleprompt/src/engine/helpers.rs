@@ -9,7 +9,7 @@
 //! |---|---|---|---|
 //! | `set` | `name="x" value=v` or `"x" v` | prints nothing; later `{{x}}` and `{{get "x"}}` read `v` | SK |
 //! | `get` | `"x"`, `name="x"` or `"x" "prop"` | the variable `set` gave, else the root's key | SK |
-//! | `json` | value, optional `indent=N` | compact JSON (`indent`: N spaces, at most 10); a string prints as it is | SK, Forge, Dotprompt |
+//! | `json` | value, optional `indent=N` | compact JSON (`indent`: N spaces, at most 10); a string prints as it is (SK .NET; Forge, Dotprompt and Python SK quote it) | SK, Forge, Dotprompt |
 //! | `concat` | any values | their printed text, joined | SK |
 //! | `array` | any values | a list of them | SK |
 //! | `range` | start, end (integers) | the integers from start to end, both included (empty when end < start) | SK (.NET) |
@@ -23,8 +23,8 @@
 //! | `add`, `subtract`, `multiply` | two or more numbers (or numeric strings) | the sum / difference / product; integers stay integers | SK |
 //! | `divide` | two or more numbers | the quotient; dividing by zero is an error | SK |
 //! | `len` | list, map or string | its length (bytes for a string); 0 for anything else | handlebars-rust |
-//! | `contains` | list and value, or string and string | `true` when the list holds the value / the string holds the text | Forge |
-//! | `inc` | integer | the integer plus one | Forge |
+//! | `contains` | list, value | `true` when the list holds the value, else an empty string (also for a string or a map: Forge tests that `contains "test-value" "test"` is false) | Forge |
+//! | `inc` | integer | the integer plus one (Forge takes only non-negative ones) | Forge |
 //! | `doubleOpen`, `doubleClose` | — | `{{` / `}}` | SK |
 //! | `#ifEquals a b`, `#unlessEquals a b` | two values | runs the block when equal (unless: when not), else `{{else}}` | Dotprompt |
 
@@ -249,29 +249,21 @@ pub(crate) fn call<'a>(
             _ => 0,
         } as i64)),
         Helper::Contains => {
-            let (haystack, needle) = (arg(0)?, arg(1)?);
-            if let Some(text) = haystack.as_str() {
-                let Some(part) = needle.as_str() else {
-                    return Err(format!(
-                        "argument 2 must be a string to look for in a string, not {}",
-                        needle.kind_name()
-                    ));
-                };
-                return Ok(Value::Bool(text.contains(part)));
-            }
-            let needle = needle.to_json();
-            match haystack.to_json() {
-                Json::Array(items) => Ok(Value::Bool(
-                    items.iter().any(|item| equal_json(item, &needle)),
-                )),
-                Json::Object(map) => Ok(Value::Bool(
-                    needle.as_str().is_some_and(|key| map.contains_key(key)),
-                )),
-                _ => Err(format!(
-                    "argument 1 must be a list, a map or a string, not {}",
-                    haystack.kind_name()
-                )),
-            }
+            // Forge: `true` when a list holds the value, else an empty
+            // string; anything that is not a list holds nothing.
+            let needle = arg(1)?.to_json();
+            let found = match arg(0)? {
+                Value::Array(items) => items.iter().any(|item| equal_json(item, &needle)),
+                Value::Json(json) => json
+                    .as_array()
+                    .is_some_and(|items| items.iter().any(|item| equal_json(item, &needle))),
+                _ => false,
+            };
+            Ok(if found {
+                Value::Bool(true)
+            } else {
+                Value::Str("")
+            })
         }
         Helper::Inc => match arg(0)? {
             Value::Int(n) => n
