@@ -13,7 +13,7 @@
 //! | `concat` | any values | their printed text, joined | SK |
 //! | `array` | any values | a list of them | SK |
 //! | `range` | start, end (integers) | the integers from start to end, both included (empty when end < start) | SK (.NET) |
-//! | `raw` | — | not supported | SK |
+//! | `{{{{raw}}}}…{{{{/raw}}}}` | — | the content as written (a raw block; lexed, not a helper call) | SK |
 //! | `or`, `and` | one or more values | `true`/`false`: any / all are true (Handlebars truth) | SK, handlebars-rust |
 //! | `not` | value | `true` when the value is false | handlebars-rust |
 //! | `equals`, `eq` | two values | `true` when equal (numbers by value: `1` equals `1.0`; strings exact; lists and maps by content) | SK, handlebars-rust |

@@ -89,6 +89,13 @@ fn hostile_input_never_panics() {
         "{{divide 1 0.0}}{{divide 0 -0}}{{inc 9223372036854775807}}",
         "{{contains}}{{len}}{{concat (array) (array (array))}}",
         "{{1.}}{{1.2.3}}{{-.5}}{{-1.5}}",
+        "{{{{",
+        "{{{{raw",
+        "{{{{raw}}}}",
+        "{{{{raw}}}}{{{{raw}}}}{{{{/raw}}}}",
+        "{{{{x}}}}{{{{/x}}}}",
+        "{{{{}}}}",
+        "{{{{/raw}}}}",
     ] {
         let _ = render(template, json!({}));
     }
