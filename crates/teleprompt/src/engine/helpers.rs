@@ -11,7 +11,7 @@
 //! | `get` | `"x"`, `name="x"` or `"x" "prop"` | the variable `set` gave, else the root's key | SK |
 //! | `json` | value, optional `indent=N` | compact JSON (`indent`: N spaces, at most 10); a string prints as it is (SK .NET; Forge, Dotprompt and Python SK quote it) | SK, Forge, Dotprompt |
 //! | `concat` | any values | their printed text, joined | SK |
-//! | `array` | any values | a list of them | SK |
+//! | `array` | any values | a list of them (at most 100 000 values in all, nested at most 64 deep) | SK |
 //! | `range` | start, end (integers) | the integers from start to end, both included (empty when end < start) | SK (.NET) |
 //! | `{{{{raw}}}}…{{{{/raw}}}}` | — | the content as written (a raw block; lexed, not a helper call) | SK |
 //! | `or`, `and` | one or more values | `true`/`false`: any / all are true (Handlebars truth) | SK, handlebars-rust |
@@ -189,9 +189,16 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::string(out))
         }
-        Helper::Array => Ok(Value::owned(Json::Array(
-            args.iter().map(Value::to_json).collect(),
-        ))),
+        Helper::Array => {
+            let mut nodes = 0;
+            let mut items = Vec::with_capacity(args.len());
+            for value in args {
+                let item = value.to_json();
+                measure(&item, 1, &mut nodes, bounds)?;
+                items.push(item);
+            }
+            Ok(Value::owned(Json::Array(items)))
+        }
         Helper::Range => {
             let start = integer(arg(0)?, 1)?;
             let end = integer(arg(1)?, 2)?;
@@ -278,6 +285,40 @@ pub(crate) fn call<'a>(
         Helper::DoubleOpen => Ok(Value::Str("{{")),
         Helper::DoubleClose => Ok(Value::Str("}}")),
     }
+}
+
+/// How deeply lists that `array` builds may nest (serde_json reads data at
+/// most 128 deep; printing and dropping a value recurse).
+const MAX_NESTING: usize = 64;
+
+/// Counts the values in `value` against the list bound and checks its
+/// nesting, so that `{{set "l" (array l l)}}` in a loop stops with an error
+/// instead of doubling without end.
+fn measure(value: &Json, depth: usize, nodes: &mut usize, bounds: Bounds) -> Result<(), String> {
+    *nodes += 1;
+    if *nodes > bounds.list {
+        return Err(format!(
+            "the list would hold more than {} values in all (the limit of one list)",
+            bounds.list
+        ));
+    }
+    if depth > MAX_NESTING {
+        return Err(format!("the list would nest more than {MAX_NESTING} deep"));
+    }
+    match value {
+        Json::Array(items) => {
+            for item in items {
+                measure(item, depth + 1, nodes, bounds)?;
+            }
+        }
+        Json::Object(map) => {
+            for item in map.values() {
+                measure(item, depth + 1, nodes, bounds)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn too_long(bounds: Bounds) -> String {
