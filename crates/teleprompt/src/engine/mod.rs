@@ -8,10 +8,13 @@
 //!   sub-templates.
 //! - [`value`]: a borrowed view of the data plus the values functions make.
 //! - [`render`]: the evaluator, with strictness and bounds.
+//! - [`helpers`]: the Handlebars-only helpers of Semantic Kernel, Forge
+//!   and Dotprompt, with their table.
 //! - [`gofmt`]: Go's `fmt` printing rules, used by `print`, `printf` and
 //!   by actions.
 
 pub(crate) mod gofmt;
+pub(crate) mod helpers;
 pub(crate) mod program;
 pub(crate) mod render;
 pub(crate) mod value;

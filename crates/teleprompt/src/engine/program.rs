@@ -6,6 +6,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::helpers::Helper;
 use crate::diagnostics::TemplateError;
 use crate::functions::{Functions, HostFunction};
 use crate::Strictness;
@@ -39,6 +40,8 @@ pub(crate) struct Limits {
     pub iterations: u64,
     /// Bytes of output.
     pub output: usize,
+    /// Elements of a list a function builds (Handlebars `range`).
+    pub list: usize,
 }
 
 impl Default for Limits {
@@ -47,6 +50,7 @@ impl Default for Limits {
             call_depth: 100,
             iterations: 10_000_000,
             output: 64 * 1024 * 1024,
+            list: 100_000,
         }
     }
 }
@@ -291,6 +295,8 @@ pub(crate) enum Func {
     /// Builds a map from alternating key and value arguments (Handlebars
     /// hash arguments passed to a host function).
     Dict,
+    /// A Handlebars-only helper (Semantic Kernel, Forge, Dotprompt).
+    Hbs(Helper),
     /// A host function: its index in [`Program::hosts`]. It takes any
     /// number of arguments, as JSON.
     Host(u16),
@@ -347,6 +353,7 @@ impl Func {
             match self {
                 Func::Lookup => "lookup",
                 Func::Dict => "hash",
+                Func::Hbs(helper) => helper.name(),
                 _ => "?",
             },
             |(name, _)| name,
@@ -366,6 +373,7 @@ impl Func {
             | Func::Role => (1, Some(1)),
             Func::History => (0, Some(0)),
             Func::Media => (2, Some(2)),
+            Func::Hbs(helper) => helper.arity(),
             Func::Eq => (2, None),
             Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join | Func::Lookup => {
                 (2, Some(2))

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::gofmt;
+use super::helpers;
 use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
@@ -904,6 +905,7 @@ impl<'a> Renderer<'a> {
                 Ok(Value::owned(serde_json::Value::Object(map)))
             }
             Func::Host(index) => self.call_host(index, args, span, dot),
+            Func::Hbs(helper) => self.call_helper(helper, args, span, dot),
             Func::ToJson => {
                 let value = self.arg(args, 0, span, dot)?;
                 let text = match &value {
@@ -1000,6 +1002,31 @@ impl<'a> Renderer<'a> {
                     .map_err(|message| Self::func_error(func, span, message))
             }
         }
+    }
+
+    /// A Handlebars-only helper: its arguments evaluated, then
+    /// [`helpers::call`]; its error is a render error naming it.
+    #[inline(never)]
+    fn call_helper(
+        &mut self,
+        helper: helpers::Helper,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let base = self.push_args(args, dot)?;
+        let bounds = helpers::Bounds {
+            list: self.program.limits.list,
+            text: self.program.limits.output,
+        };
+        let result = helpers::call(
+            helper,
+            self.args.get(base..).unwrap_or(&[]),
+            bounds,
+            |value| self.truthy(value),
+        );
+        self.args.truncate(base);
+        result.map_err(|message| Self::func_error(Func::Hbs(helper), span, message))
     }
 
     /// `call`: Go calls a function value; JSON data never holds one, and
@@ -1443,7 +1470,7 @@ pub(crate) fn query_escape(s: &str) -> String {
 
 /// Prints a value as JavaScript's `String(value)` does (Handlebars): lists
 /// join their elements with commas, maps print `[object Object]`.
-fn write_js(out: &mut String, value: &serde_json::Value) {
+pub(crate) fn write_js(out: &mut String, value: &serde_json::Value) {
     match value {
         serde_json::Value::Null => {}
         serde_json::Value::Array(items) => {

@@ -155,6 +155,31 @@ pub fn lex(body: &str) -> Result<Vec<Item>> {
         if text_end > pos {
             push_text(&mut items, body.get(pos..text_end).unwrap_or(""), pos..at);
         }
+        if body.get(at..).is_some_and(|rest| rest.starts_with("{{{{")) {
+            // The raw block's tags stand alone as comments do; its content
+            // is text.
+            let (open, content, close) = raw_block(body, at)?;
+            let mark = |span: Range<usize>| {
+                Item::Tag(Tag {
+                    kind: TagKind::Comment,
+                    strip_left: false,
+                    strip_right: false,
+                    tokens: Vec::new(),
+                    span,
+                })
+            };
+            items.push(mark(open));
+            if !content.is_empty() {
+                let text = body.get(content.clone()).unwrap_or("");
+                items.push(Item::Text {
+                    text: text.to_string(),
+                    span: content,
+                });
+            }
+            pos = close.end;
+            items.push(mark(close));
+            continue;
+        }
         let tag = tag(body, at)?;
         pos = tag.span.end;
         items.push(Item::Tag(tag));
@@ -171,16 +196,62 @@ fn unclosed(at: usize, what: &str) -> TemplateError {
     .suggest(Some("close it with }}".to_string()))
 }
 
+/// A raw block `{{{{raw}}}}…{{{{/raw}}}}` starting at `at`: the spans of
+/// its opening tag, its content (printed as written: Semantic Kernel's
+/// `raw` helper, handlebars.js raw block syntax) and its closing tag.
+/// Only the `raw` helper opens one; raw blocks inside it nest.
+fn raw_block(body: &str, at: usize) -> Result<(Range<usize>, Range<usize>, Range<usize>)> {
+    const OPEN: &str = "{{{{raw}}}}";
+    const CLOSE: &str = "{{{{/raw}}}}";
+    let open_end = body
+        .get(at + 4..)
+        .and_then(|rest| rest.find("}}}}"))
+        .map(|n| at + 4 + n + 4)
+        .ok_or_else(|| unclosed(at, "the raw block tag"))?;
+    let name = body.get(at + 4..open_end - 4).unwrap_or("").trim();
+    if name != "raw" {
+        return Err(TemplateError::parse(
+            Some(at..open_end),
+            format!("raw blocks are supported only for the raw helper, not {name:?}"),
+        )
+        .suggest(Some(format!("write {OPEN}…{CLOSE}"))));
+    }
+    let mut depth = 1usize;
+    let mut from = open_end;
+    loop {
+        let rest = body.get(from..).unwrap_or("");
+        let (Some(close), open) = (rest.find(CLOSE), rest.find(OPEN)) else {
+            return Err(TemplateError::parse(
+                Some(at..open_end),
+                "the raw block opened here is never closed",
+            )
+            .suggest(Some(format!("close it with {CLOSE}"))));
+        };
+        match open {
+            Some(open) if open < close => {
+                depth += 1;
+                from += open + OPEN.len();
+            }
+            _ => {
+                depth -= 1;
+                let close_at = from + close;
+                if depth == 0 {
+                    return Ok((
+                        at..open_end,
+                        open_end..close_at,
+                        close_at..close_at + CLOSE.len(),
+                    ));
+                }
+                from = close_at + CLOSE.len();
+            }
+        }
+    }
+}
+
 /// Reads the tag starting at `at` (on `{{`).
 fn tag(body: &str, at: usize) -> Result<Tag> {
     let bytes = body.as_bytes();
     let byte = |i: usize| bytes.get(i).copied().unwrap_or(0);
-    if body.get(at..).is_some_and(|rest| rest.starts_with("{{{{")) {
-        return Err(TemplateError::parse(
-            Some(at..at + 4),
-            "raw blocks ({{{{raw}}}}…{{{{/raw}}}}) are not supported",
-        ));
-    }
     let mut i = at + 2;
     let strip_left = byte(i) == b'~';
     if strip_left {
@@ -353,6 +424,25 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
                 let mut j = i;
                 while j < body.len() && is_id_byte(byte(j)) {
                     j += 1;
+                }
+                // A number's fraction (`2.5`), as handlebars.js lexes
+                // `-?[0-9]+(\.[0-9]+)?`; not a key inside a path (`a.1.2`).
+                let in_path = matches!(tokens.last(), Some((Tok::Sep, r)) if r.end == i);
+                let int = body.get(i..j).unwrap_or("");
+                let int = int.strip_prefix('-').unwrap_or(int);
+                if !in_path
+                    && !int.is_empty()
+                    && int.bytes().all(|b| b.is_ascii_digit())
+                    && byte(j) == b'.'
+                {
+                    let mut k = j + 1;
+                    while k < body.len() && byte(k).is_ascii_digit() {
+                        k += 1;
+                    }
+                    let next = byte(k);
+                    if k > j + 1 && (next == 0 || b"=~}) \t\r\n/|".contains(&next)) {
+                        j = k;
+                    }
                 }
                 let word = body.get(i..j).unwrap_or("");
                 i = j;

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use super::ast::*;
 use crate::diagnostics::{closest, TemplateError};
+use crate::engine::helpers::{Helper, HELPERS};
 use crate::engine::program::{
     Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, Limits, Program,
     Span as PSpan, Template,
@@ -16,16 +17,33 @@ use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
-/// Helpers that print or compute a value: `lookup`, then the library's
-/// shared functions.
+/// Helpers that print or compute a value: `lookup`, the library's shared
+/// functions, then the helpers of Semantic Kernel, Forge and Dotprompt
+/// ([`HELPERS`]).
 pub(crate) fn helpers() -> impl Iterator<Item = (&'static str, Func)> {
     [("lookup", Func::Lookup)]
         .into_iter()
         .chain(Func::SHARED.iter().copied())
+        .chain(
+            HELPERS
+                .iter()
+                .map(|&(name, helper)| (name, Func::Hbs(helper))),
+        )
 }
 
 /// Helpers that only open blocks.
-pub(crate) const BLOCK_HELPERS: &[&str] = &["if", "unless", "each", "with", "message"];
+pub(crate) const BLOCK_HELPERS: &[&str] = &[
+    "if",
+    "unless",
+    "each",
+    "with",
+    "message",
+    "ifEquals",
+    "unlessEquals",
+];
+
+/// Helpers the front end lowers itself: Semantic Kernel's variables.
+const VARIABLE_HELPERS: &[&str] = &["set", "get"];
 
 /// Lowers `tree` (parsed from `src`).
 pub(crate) fn lower(
@@ -39,6 +57,7 @@ pub(crate) fn lower(
         |name| {
             helpers().any(|(builtin, _)| builtin == name)
                 || BLOCK_HELPERS.contains(&name)
+                || VARIABLE_HELPERS.contains(&name)
                 || name == "log"
         },
         ("Handlebars templates", "helper"),
@@ -61,7 +80,7 @@ pub(crate) fn lower(
     };
     let mut templates = Vec::with_capacity(inlines.len());
     for inline in &inlines {
-        let mut scope = Scope::new();
+        let mut scope = Scope::new(&inline.body);
         let body = lowerer.nodes(&inline.body, &mut scope)?;
         templates.push(Template {
             name: inline.name.clone().into_boxed_str(),
@@ -69,7 +88,7 @@ pub(crate) fn lower(
             slots: scope.max,
         });
     }
-    let mut scope = Scope::new();
+    let mut scope = Scope::new(&tree.nodes);
     let body = lowerer.nodes(&tree.nodes, &mut scope)?;
     Ok(Program {
         source: src.into(),
@@ -104,6 +123,45 @@ fn collect_inlines<'t>(nodes: &'t [Node], out: &mut Vec<&'t Inline>) {
     }
 }
 
+/// The literal name a `{{set}}` tag gives (`set "x" …`, `set name="x" …`).
+fn set_name(call: &Call) -> Option<&str> {
+    let name = match (
+        call.params.first(),
+        call.hash.iter().find(|p| p.key == "name"),
+    ) {
+        (Some(first), _) => first,
+        (None, Some(pair)) => &pair.value,
+        (None, None) => return None,
+    };
+    match name {
+        Expr::String(name, _) => Some(name),
+        _ => None,
+    }
+}
+
+/// The names the `{{set}}` tags of a template body give, each once (not
+/// those of inline partials: a partial has its own variables).
+fn set_names(nodes: &[Node], out: &mut Vec<String>) {
+    for node in nodes {
+        match node {
+            Node::Mustache(mustache) if simple_name(&mustache.call.head) == Some("set") => {
+                if let Some(name) = set_name(&mustache.call) {
+                    if !out.iter().any(|n| n == name) {
+                        out.push(name.to_string());
+                    }
+                }
+            }
+            Node::Block(block) => {
+                set_names(&block.body, out);
+                if let Some(inverse) = &block.inverse {
+                    set_names(inverse, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Slots and names in scope while lowering one template.
 struct Scope {
     next: u32,
@@ -115,16 +173,30 @@ struct Scope {
     loops: Vec<u32>,
     /// Block parameters in scope.
     params: Vec<(String, u32)>,
+    /// The names `{{set}}` gives in this template, each with the slot
+    /// reserved for it (slots 1..=n, never reused by blocks).
+    reserved: Vec<(String, u32)>,
+    /// The variables set so far (in source order): from its first `set` on,
+    /// a name reads its variable, not the context.
+    variables: Vec<(String, u32)>,
 }
 
 impl Scope {
-    fn new() -> Scope {
+    /// A scope for a template body: reserves a slot for each name that a
+    /// `{{set}}` in it gives.
+    fn new(nodes: &[Node]) -> Scope {
+        let mut names = Vec::new();
+        set_names(nodes, &mut names);
+        let reserved: Vec<(String, u32)> = names.into_iter().zip(1u32..).collect();
+        let next = 1 + u32::try_from(reserved.len()).unwrap_or(u32::MAX - 1);
         Scope {
-            next: 1,
-            max: 1,
+            next,
+            max: next,
             contexts: Vec::new(),
             loops: Vec::new(),
             params: Vec::new(),
+            reserved,
+            variables: Vec::new(),
         }
     }
 
@@ -202,8 +274,10 @@ impl Lowerer<'_> {
             Node::Comment(_) | Node::Inline(_) => {}
             Node::Mustache(mustache) => {
                 let call = &mustache.call;
-                if simple_name(&call.head) == Some("log") {
-                    return Ok(());
+                match simple_name(&call.head) {
+                    Some("log") => return Ok(()),
+                    Some("set") => return self.set(call, scope, out),
+                    _ => {}
                 }
                 let expr = match &call.head {
                     Expr::String(..) | Expr::Number(..) | Expr::Bool(..) | Expr::Null(..)
@@ -393,6 +467,42 @@ impl Lowerer<'_> {
                     each: Some(meta),
                 });
             }
+            Some(helper @ ("ifEquals" | "unlessEquals")) => {
+                allow_params(0)?;
+                if let Some(pair) = block.call.hash.first() {
+                    return Err(TemplateError::parse(
+                        Some(pair.span.clone()),
+                        format!("{{{{#{helper}}}}} takes no key=value arguments"),
+                    ));
+                }
+                let [a, b] = block.call.params.as_slice() else {
+                    return Err(TemplateError::parse(
+                        Some(block.open.clone()),
+                        format!(
+                            "{{{{#{helper}}}}} takes 2 arguments, got {}",
+                            block.call.params.len()
+                        ),
+                    ));
+                };
+                let cond = PExpr::Call {
+                    func: Func::Hbs(Helper::Equals),
+                    args: Box::new([self.expr(a, scope)?, self.expr(b, scope)?]),
+                    span: pspan(&block.call.span),
+                };
+                let then = self.scoped(body, scope)?;
+                let otherwise = self.scoped(inverse, scope)?;
+                let (then, otherwise) = if helper == "ifEquals" {
+                    (then, otherwise)
+                } else {
+                    (otherwise, then)
+                };
+                out.push(Instr::If {
+                    cond,
+                    bind: None,
+                    then,
+                    otherwise,
+                });
+            }
             Some("message") => {
                 allow_params(0)?;
                 if block.inverse.is_some() || block.inverted {
@@ -484,6 +594,122 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// Semantic Kernel's `{{set name="x" value=v}}` / `{{set "x" v}}`: the
+    /// value goes into the slot reserved for `x`; from here on `{{x}}`
+    /// and `{{get "x"}}` read it.
+    fn set(&self, call: &Call, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
+        let usage = || {
+            TemplateError::parse(
+                Some(call.span.clone()),
+                format!(
+                    "set takes a name and a value, got {} argument{}",
+                    call.params.len() + call.hash.len(),
+                    if call.params.len() + call.hash.len() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    }
+                ),
+            )
+            .suggest(Some(
+                "write {{set name=\"x\" value=…}} or {{set \"x\" …}}".to_string(),
+            ))
+        };
+        if let Some(pair) = call
+            .hash
+            .iter()
+            .find(|pair| pair.key != "name" && pair.key != "value")
+        {
+            return Err(TemplateError::parse(
+                Some(pair.span.clone()),
+                format!("set takes name= and value=, not {}=", pair.key),
+            ));
+        }
+        let (name, value) = match (call.params.as_slice(), call.hash.as_slice()) {
+            ([name, value], []) => (name, value),
+            ([], [_, _]) => {
+                let find = |key: &str| call.hash.iter().find(|p| p.key == key);
+                match (find("name"), find("value")) {
+                    (Some(name), Some(value)) => (&name.value, &value.value),
+                    _ => return Err(usage()),
+                }
+            }
+            _ => return Err(usage()),
+        };
+        let Expr::String(name, _) = name else {
+            return Err(TemplateError::parse(
+                Some(name.span()),
+                "set needs the variable's name as a string literal",
+            )
+            .suggest(Some("write {{set name=\"x\" value=…}}".to_string())));
+        };
+        let value = self.expr(value, scope)?;
+        let Some(&(_, slot)) = scope.reserved.iter().find(|(n, _)| n == name) else {
+            return Err(TemplateError::parse(
+                Some(call.span.clone()),
+                "internal error: set outside its template",
+            ));
+        };
+        if !scope.variables.iter().any(|(n, _)| n == name) {
+            scope.variables.push((name.clone(), slot));
+        }
+        out.push(Instr::Set { slot, expr: value });
+        Ok(())
+    }
+
+    /// Semantic Kernel's `{{get "x"}}`, `{{get name="x"}}`, `{{get "x"
+    /// "prop"}}` and `{{get "x.prop"}}`: the variable `set` gave, or else
+    /// the key of the root data.
+    fn get(&self, call: &Call, scope: &Scope) -> Result<PExpr> {
+        let (name, prop) = match (call.params.as_slice(), call.hash.as_slice()) {
+            ([name], []) => (name, None),
+            ([name, prop], []) => (name, Some(prop)),
+            ([], [pair]) if pair.key == "name" => (&pair.value, None),
+            _ => {
+                return Err(TemplateError::parse(
+                    Some(call.span.clone()),
+                    "get takes a variable's name: {{get \"x\"}}, {{get name=\"x\"}} or {{get \"x\" \"property\"}}",
+                ))
+            }
+        };
+        fn literal(expr: &Expr) -> Result<(&str, usize)> {
+            match expr {
+                Expr::String(text, span) => Ok((text.as_str(), span.end)),
+                other => Err(TemplateError::parse(
+                    Some(other.span()),
+                    "get needs the variable's name as a string literal",
+                )),
+            }
+        }
+        let (name, end) = literal(name)?;
+        let mut parts: Vec<(&str, usize)> = name.split('.').map(|part| (part, end)).collect();
+        if let Some(prop) = prop {
+            parts.push(literal(prop)?);
+        }
+        let (first, rest) = match parts.split_first() {
+            Some((first, rest)) => (first.0, rest),
+            None => (name, &[][..]),
+        };
+        let (base, keys) = match scope.variables.iter().find(|(n, _)| n == first) {
+            Some(&(_, slot)) => (PExpr::Var(slot), rest),
+            None => (PExpr::Root, &parts[..]),
+        };
+        if keys.is_empty() {
+            return Ok(base);
+        }
+        Ok(PExpr::Path {
+            base: Box::new(base),
+            keys: keys
+                .iter()
+                .map(|(part, end)| Key {
+                    name: (*part).into(),
+                    end: u32::try_from(*end).unwrap_or(u32::MAX),
+                })
+                .collect(),
+            span: pspan(&call.span),
+        })
+    }
+
     fn helper(&self, name: &str) -> Option<Func> {
         if let Some((_, func)) = helpers().find(|(n, _)| *n == name) {
             return Some(func);
@@ -498,6 +724,7 @@ impl Lowerer<'_> {
         let known = helpers()
             .map(|(n, _)| n)
             .chain(BLOCK_HELPERS.iter().copied())
+            .chain(VARIABLE_HELPERS.iter().copied())
             .chain(["log"])
             .chain(self.hosts.iter().map(|host| &*host.name));
         TemplateError::parse(
@@ -517,6 +744,18 @@ impl Lowerer<'_> {
                 format!("{block} is a block helper"),
             )
             .suggest(Some(format!("write {{{{#{block} …}}}}…{{{{/{block}}}}}"))));
+        }
+        if name == Some("get") {
+            return self.get(call, scope);
+        }
+        if name == Some("set") {
+            return Err(TemplateError::parse(
+                Some(call.head.span()),
+                "set prints nothing: it cannot be an argument",
+            )
+            .suggest(Some(
+                "write it as a tag of its own: {{set name=\"x\" value=…}}".to_string(),
+            )));
         }
         let func = name.and_then(|n| self.helper(n));
         let Some(func) = func else {
@@ -542,7 +781,15 @@ impl Lowerer<'_> {
             // Handlebars order `join list ", "`; the engine's is separator first.
             args.reverse();
         }
-        if !call.hash.is_empty() {
+        let mut func = func;
+        if let (Func::Hbs(Helper::Json), [pair]) = (func, call.hash.as_slice()) {
+            if pair.key == "indent" {
+                // Dotprompt's `{{json value indent=2}}`.
+                func = Func::Hbs(Helper::JsonIndent);
+                args.push(self.expr(&pair.value, scope)?);
+            }
+        }
+        if !call.hash.is_empty() && func != Func::Hbs(Helper::JsonIndent) {
             if !matches!(func, Func::Host(_)) {
                 return Err(TemplateError::parse(
                     call.hash.first().map(|pair| pair.span.clone()),
@@ -675,6 +922,7 @@ impl Lowerer<'_> {
                 .params
                 .iter()
                 .rev()
+                .chain(scope.variables.iter())
                 .find(|(name, _)| *name == first.name)
                 .map(|(_, slot)| (*slot, rest))
         }) {

@@ -8,7 +8,9 @@
 //! tree into the engine's program, the same one Go templates compile to.
 //!
 //! Helpers: `if`, `unless`, `each`, `with`, `lookup`, `log` (prints
-//! nothing), the shared functions (`tojson`/`toJSON`, `join list ", "`,
+//! nothing), the helpers of Semantic Kernel, Forge and Dotprompt (their
+//! table is in `engine/helpers.rs`: `set`/`get` variables, `json`,
+//! `concat`, `range`, `eq`, `add`, `#ifEquals`, …), the shared functions (`tojson`/`toJSON`, `join list ", "`,
 //! `lower`, `upper`, `trim`), the message helpers (`{{role "system"}}`,
 //! `{{history}}`, `{{media url type}}`, and `{{#message role="system"}}…
 //! {{/message}}`, which starts a message with that role before its body
@@ -76,6 +78,33 @@ fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
 fn walk(nodes: &[ast::Node], f: &mut dyn FnMut(&ast::Expr)) {
     fn call(c: &ast::Call, f: &mut dyn FnMut(&ast::Expr)) {
         expr(&c.head, f);
+        // `{{get "x.y"}}` reads `x` (Semantic Kernel): seen as the path `x`.
+        let is_get = matches!(&c.head, ast::Expr::Path(p) if !p.data && p.parts.len() == 1
+            && p.parts.first().is_some_and(|i| i.name == "get"));
+        let name = match (c.params.first(), c.hash.iter().find(|p| p.key == "name")) {
+            (Some(ast::Expr::String(name, span)), _) => Some((name, span)),
+            (
+                None,
+                Some(ast::HashPair {
+                    value: ast::Expr::String(name, span),
+                    ..
+                }),
+            ) => Some((name, span)),
+            _ => None,
+        };
+        if let (true, Some((name, span))) = (is_get, name) {
+            let first = name.split('.').next().unwrap_or("");
+            f(&ast::Expr::Path(ast::Path {
+                data: false,
+                parents: 0,
+                explicit: false,
+                parts: vec![ast::Ident {
+                    name: first.to_string(),
+                    span: span.clone(),
+                }],
+                span: span.clone(),
+            }));
+        }
         for param in &c.params {
             expr(param, f);
         }

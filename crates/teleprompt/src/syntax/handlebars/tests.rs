@@ -76,6 +76,26 @@ fn hostile_input_never_panics() {
         "{{a=}}",
         "{{x as |a|}}",
         "{{#a as |}}{{/a}}",
+        "{{set}}",
+        "{{set name=}}",
+        "{{set \"\" 1}}{{get \"\"}}{{get \".\"}}{{get \"..\"}}",
+        "{{set value=1 name=\"a\" other=2}}",
+        "{{get}}{{get 1}}",
+        "{{#ifEquals}}{{/ifEquals}}",
+        "{{#unlessEquals 1 2 3}}{{/unlessEquals}}",
+        "{{json x indent=-5}}{{json 1 indent=99999999999}}",
+        "{{range -9223372036854775808 9223372036854775807}}",
+        "{{add 9223372036854775807 9223372036854775807}}{{multiply -9223372036854775808 -1}}",
+        "{{divide 1 0.0}}{{divide 0 -0}}{{inc 9223372036854775807}}",
+        "{{contains}}{{len}}{{concat (array) (array (array))}}",
+        "{{1.}}{{1.2.3}}{{-.5}}{{-1.5}}",
+        "{{{{",
+        "{{{{raw",
+        "{{{{raw}}}}",
+        "{{{{raw}}}}{{{{raw}}}}{{{{/raw}}}}",
+        "{{{{x}}}}{{{{/x}}}}",
+        "{{{{}}}}",
+        "{{{{/raw}}}}",
     ] {
         let _ = render(template, json!({}));
     }
@@ -104,4 +124,16 @@ fn message_blocks_make_messages() {
     assert_eq!(roles[0].0, "system");
     assert_eq!(roles[1].0, "user");
     println!("TEXT {:?}", rendered.text());
+}
+
+#[test]
+fn get_counts_as_a_read_of_its_root_name() {
+    let names =
+        |body: &str| super::root_reads(&parse(body).unwrap_or(super::ast::Tree { nodes: vec![] }));
+    let reads = names(r#"{{get "env.os"}} {{json (get name="files")}} {{get x}}"#);
+    assert!(reads
+        .as_ref()
+        .is_some_and(|r| r.contains("env") && r.contains("files")));
+    let reads = names(r#"{{set "v" 1}}{{v}}"#);
+    assert!(reads.as_ref().is_some_and(|r| r.contains("v")));
 }

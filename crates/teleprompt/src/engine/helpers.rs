@@ -1,0 +1,518 @@
+//! Handlebars helpers from the systems whose prompts teleprompt renders:
+//! Semantic Kernel's system helpers, the handlebars-rust built-ins Forge
+//! relies on (and Forge's own `inc` and `contains`), Dotprompt's `json`.
+//! Handlebars-only: Go templates never see these names. `set`, `get`,
+//! `#ifEquals` and `#unlessEquals` are lowered by the Handlebars front end
+//! (to variable slots and `if`), not here.
+//!
+//! | helper | arguments | result | source |
+//! |---|---|---|---|
+//! | `set` | `name="x" value=v` or `"x" v` | prints nothing; later `{{x}}` and `{{get "x"}}` read `v` | SK |
+//! | `get` | `"x"`, `name="x"` or `"x" "prop"` | the variable `set` gave, else the root's key | SK |
+//! | `json` | value, optional `indent=N` | compact JSON (`indent`: N spaces, at most 10); a string prints as it is (SK .NET; Forge, Dotprompt and Python SK quote it) | SK, Forge, Dotprompt |
+//! | `concat` | any values | their printed text, joined | SK |
+//! | `array` | any values | a list of them (at most 100 000 values in all, nested at most 64 deep) | SK |
+//! | `range` | start, end (integers) | the integers from start to end, both included (empty when end < start) | SK (.NET) |
+//! | `{{{{raw}}}}…{{{{/raw}}}}` | — | the content as written (a raw block; lexed, not a helper call) | SK |
+//! | `or`, `and` | one or more values | `true`/`false`: any / all are true (Handlebars truth) | SK, handlebars-rust |
+//! | `not` | value | `true` when the value is false | handlebars-rust |
+//! | `equals`, `eq` | two values | `true` when equal (numbers by value: `1` equals `1.0`; strings exact; lists and maps by content) | SK, handlebars-rust |
+//! | `ne` | two values | not `eq` | handlebars-rust |
+//! | `lt`, `lte`, `gt`, `gte` | two numbers, or two strings, or two booleans | the comparison; `false` for other kinds | handlebars-rust |
+//! | `lessThan`, `greaterThan`, `lessThanOrEqual`, `greaterThanOrEqual` (and `less_than`, …) | two numbers (or numeric strings) | the comparison | SK |
+//! | `add`, `subtract`, `multiply` | two or more numbers (or numeric strings) | the sum / difference / product; integers stay integers | SK |
+//! | `divide` | two or more numbers | the quotient; dividing by zero is an error | SK |
+//! | `len` | list, map or string | its length (bytes for a string); 0 for anything else | handlebars-rust |
+//! | `contains` | list, value | `true` when the list holds the value, else an empty string (also for a string or a map: Forge tests that `contains "test-value" "test"` is false) | Forge |
+//! | `inc` | integer | the integer plus one (Forge takes only non-negative ones) | Forge |
+//! | `doubleOpen`, `doubleClose` | — | `{{` / `}}` | SK |
+//! | `#ifEquals a b`, `#unlessEquals a b` | two values | runs the block when equal (unless: when not), else `{{else}}` | Dotprompt |
+
+use std::rc::Rc;
+
+use serde_json::Value as Json;
+
+use super::gofmt;
+use super::value::Value;
+use crate::functions;
+
+/// A Handlebars helper evaluated by the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Helper {
+    Json,
+    /// `json value indent=N` (the indent is the second argument).
+    JsonIndent,
+    Concat,
+    Array,
+    Range,
+    Or,
+    And,
+    Not,
+    Equals,
+    Ne,
+    /// handlebars-rust's `lt`/`lte`/`gt`/`gte` (numbers, strings, booleans).
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Semantic Kernel's numeric comparisons.
+    NumLt,
+    NumLe,
+    NumGt,
+    NumGe,
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Len,
+    Contains,
+    Inc,
+    DoubleOpen,
+    DoubleClose,
+}
+
+/// The helpers by name (aliases included: the first name of a helper is
+/// the one messages use).
+pub(crate) const HELPERS: &[(&str, Helper)] = &[
+    ("json", Helper::Json),
+    ("concat", Helper::Concat),
+    ("array", Helper::Array),
+    ("range", Helper::Range),
+    ("or", Helper::Or),
+    ("and", Helper::And),
+    ("not", Helper::Not),
+    ("equals", Helper::Equals),
+    ("eq", Helper::Equals),
+    ("ne", Helper::Ne),
+    ("lt", Helper::Lt),
+    ("lte", Helper::Le),
+    ("gt", Helper::Gt),
+    ("gte", Helper::Ge),
+    ("lessThan", Helper::NumLt),
+    ("less_than", Helper::NumLt),
+    ("lessThanOrEqual", Helper::NumLe),
+    ("less_than_or_equal", Helper::NumLe),
+    ("greaterThan", Helper::NumGt),
+    ("greater_than", Helper::NumGt),
+    ("greaterThanOrEqual", Helper::NumGe),
+    ("greater_than_or_equal", Helper::NumGe),
+    ("add", Helper::Add),
+    ("subtract", Helper::Subtract),
+    ("multiply", Helper::Multiply),
+    ("divide", Helper::Divide),
+    ("len", Helper::Len),
+    ("contains", Helper::Contains),
+    ("inc", Helper::Inc),
+    ("doubleOpen", Helper::DoubleOpen),
+    ("double_open", Helper::DoubleOpen),
+    ("doubleClose", Helper::DoubleClose),
+    ("double_close", Helper::DoubleClose),
+];
+
+/// What a helper may use of the render's bounds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bounds {
+    /// Elements of a list a helper builds (`range`).
+    pub list: usize,
+    /// Bytes of text a helper builds (`concat`, `json`).
+    pub text: usize,
+}
+
+impl Helper {
+    /// The helper's name in messages.
+    pub(crate) fn name(self) -> &'static str {
+        if self == Helper::JsonIndent {
+            return "json";
+        }
+        HELPERS
+            .iter()
+            .find(|(_, h)| *h == self)
+            .map_or("?", |(name, _)| name)
+    }
+
+    /// How many arguments it takes: (minimum, maximum).
+    pub(crate) fn arity(self) -> (usize, Option<usize>) {
+        match self {
+            Helper::Json | Helper::Not | Helper::Len | Helper::Inc => (1, Some(1)),
+            Helper::JsonIndent
+            | Helper::Range
+            | Helper::Equals
+            | Helper::Ne
+            | Helper::Lt
+            | Helper::Le
+            | Helper::Gt
+            | Helper::Ge
+            | Helper::NumLt
+            | Helper::NumLe
+            | Helper::NumGt
+            | Helper::NumGe
+            | Helper::Contains => (2, Some(2)),
+            Helper::Or | Helper::And => (1, None),
+            Helper::Add | Helper::Subtract | Helper::Multiply | Helper::Divide => (2, None),
+            Helper::Concat | Helper::Array => (0, None),
+            Helper::DoubleOpen | Helper::DoubleClose => (0, Some(0)),
+        }
+    }
+}
+
+/// Evaluates `helper` on its evaluated arguments. `truthy` is the
+/// template's truth (Handlebars: an empty map is true). The error is the
+/// message after the helper's name.
+pub(crate) fn call<'a>(
+    helper: Helper,
+    args: &[Value<'a>],
+    bounds: Bounds,
+    truthy: impl Fn(&Value<'a>) -> bool,
+) -> Result<Value<'a>, String> {
+    let arg = |i: usize| args.get(i).ok_or_else(|| "missing argument".to_string());
+    match helper {
+        Helper::Json => json(arg(0)?, 0, bounds),
+        Helper::JsonIndent => {
+            let indent = match arg(1)? {
+                Value::Int(n) => (*n).clamp(0, 10) as usize,
+                other => {
+                    return Err(format!(
+                        "indent must be an integer, not {}",
+                        other.kind_name()
+                    ))
+                }
+            };
+            json(arg(0)?, indent, bounds)
+        }
+        Helper::Concat => {
+            let mut out = String::new();
+            for value in args {
+                display(&mut out, value);
+                if out.len() > bounds.text {
+                    return Err(too_long(bounds));
+                }
+            }
+            Ok(Value::string(out))
+        }
+        Helper::Array => {
+            let mut nodes = 0;
+            let mut items = Vec::with_capacity(args.len());
+            for value in args {
+                let item = value.to_json();
+                measure(&item, 1, &mut nodes, bounds)?;
+                items.push(item);
+            }
+            Ok(Value::owned(Json::Array(items)))
+        }
+        Helper::Range => {
+            let start = integer(arg(0)?, 1)?;
+            let end = integer(arg(1)?, 2)?;
+            let count = i128::from(end) - i128::from(start) + 1;
+            if count > bounds.list as i128 {
+                return Err(format!(
+                    "{start} to {end} is {count} numbers, more than the limit of {} in one list",
+                    bounds.list
+                ));
+            }
+            let items: Vec<Json> = if count <= 0 {
+                Vec::new()
+            } else {
+                (start..=end).map(Json::from).collect()
+            };
+            Ok(Value::owned(Json::Array(items)))
+        }
+        Helper::Or => Ok(Value::Bool(args.iter().any(&truthy))),
+        Helper::And => Ok(Value::Bool(args.iter().all(&truthy))),
+        Helper::Not => Ok(Value::Bool(!truthy(arg(0)?))),
+        Helper::Equals => Ok(Value::Bool(equal(arg(0)?, arg(1)?))),
+        Helper::Ne => Ok(Value::Bool(!equal(arg(0)?, arg(1)?))),
+        Helper::Lt | Helper::Le | Helper::Gt | Helper::Ge => {
+            let order = compare(arg(0)?, arg(1)?);
+            Ok(Value::Bool(order.is_some_and(|o| match helper {
+                Helper::Lt => o.is_lt(),
+                Helper::Le => o.is_le(),
+                Helper::Gt => o.is_gt(),
+                _ => o.is_ge(),
+            })))
+        }
+        Helper::NumLt | Helper::NumLe | Helper::NumGt | Helper::NumGe => {
+            let a = number(arg(0)?, 1)?.as_f64();
+            let b = number(arg(1)?, 2)?.as_f64();
+            Ok(Value::Bool(match helper {
+                Helper::NumLt => a < b,
+                Helper::NumLe => a <= b,
+                Helper::NumGt => a > b,
+                _ => a >= b,
+            }))
+        }
+        Helper::Add | Helper::Subtract | Helper::Multiply | Helper::Divide => {
+            arithmetic(helper, args)
+        }
+        Helper::Len => Ok(Value::Int(match arg(0)? {
+            Value::Str(s) => s.len(),
+            Value::String(s) => s.len(),
+            Value::Array(items) => items.len(),
+            Value::Object(view) => view.len().unwrap_or(0),
+            Value::Json(json) => match &**json {
+                Json::Array(items) => items.len(),
+                Json::Object(map) => map.len(),
+                _ => 0,
+            },
+            _ => 0,
+        } as i64)),
+        Helper::Contains => {
+            // Forge: `true` when a list holds the value, else an empty
+            // string; anything that is not a list holds nothing.
+            let needle = arg(1)?.to_json();
+            let found = match arg(0)? {
+                Value::Array(items) => items.iter().any(|item| equal_json(item, &needle)),
+                Value::Json(json) => json
+                    .as_array()
+                    .is_some_and(|items| items.iter().any(|item| equal_json(item, &needle))),
+                _ => false,
+            };
+            Ok(if found {
+                Value::Bool(true)
+            } else {
+                Value::Str("")
+            })
+        }
+        Helper::Inc => match arg(0)? {
+            Value::Int(n) => n
+                .checked_add(1)
+                .map(Value::Int)
+                .ok_or_else(|| format!("{n} + 1 overflows")),
+            other => Err(format!(
+                "argument 1 must be an integer, not {}",
+                other.kind_name()
+            )),
+        },
+        Helper::DoubleOpen => Ok(Value::Str("{{")),
+        Helper::DoubleClose => Ok(Value::Str("}}")),
+    }
+}
+
+/// How deeply lists that `array` builds may nest (serde_json reads data at
+/// most 128 deep; printing and dropping a value recurse).
+const MAX_NESTING: usize = 64;
+
+/// Counts the values in `value` against the list bound and checks its
+/// nesting, so that `{{set "l" (array l l)}}` in a loop stops with an error
+/// instead of doubling without end.
+fn measure(value: &Json, depth: usize, nodes: &mut usize, bounds: Bounds) -> Result<(), String> {
+    *nodes += 1;
+    if *nodes > bounds.list {
+        return Err(format!(
+            "the list would hold more than {} values in all (the limit of one list)",
+            bounds.list
+        ));
+    }
+    if depth > MAX_NESTING {
+        return Err(format!("the list would nest more than {MAX_NESTING} deep"));
+    }
+    match value {
+        Json::Array(items) => {
+            for item in items {
+                measure(item, depth + 1, nodes, bounds)?;
+            }
+        }
+        Json::Object(map) => {
+            for item in map.values() {
+                measure(item, depth + 1, nodes, bounds)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn too_long(bounds: Bounds) -> String {
+    format!(
+        "the text is larger than {} (the limit of one render)",
+        crate::limits::describe_bytes(bounds.text)
+    )
+}
+
+/// `json`: a string as it is (Semantic Kernel), anything else as JSON.
+fn json<'a>(value: &Value<'a>, indent: usize, bounds: Bounds) -> Result<Value<'a>, String> {
+    if value.as_str().is_some() {
+        return Ok(value.clone());
+    }
+    if matches!(value, Value::Missing) {
+        return Err("argument 1 is missing: json needs a value".to_string());
+    }
+    let json = value.to_json();
+    let text = if indent == 0 {
+        functions::to_json(&json)
+    } else {
+        functions::to_json_pretty(&json, indent)
+    };
+    if text.len() > bounds.text {
+        return Err(too_long(bounds));
+    }
+    Ok(Value::String(Rc::from(text)))
+}
+
+/// Appends a value as Handlebars prints it.
+fn display(out: &mut String, value: &Value<'_>) {
+    match value {
+        Value::Missing | Value::Null => {}
+        Value::Array(_) | Value::Object(_) | Value::Json(_) => {
+            super::render::write_js(out, &value.to_json());
+        }
+        other => gofmt::write_value(out, other),
+    }
+}
+
+/// A number argument.
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+}
+
+/// Argument `position` (from 1) as a number; a string that reads as one
+/// counts (Semantic Kernel converts its arguments).
+fn number(value: &Value<'_>, position: usize) -> Result<Num, String> {
+    match value {
+        Value::Int(i) => Ok(Num::Int(*i)),
+        Value::Float(f) => Ok(Num::Float(*f)),
+        other => {
+            let parsed = other.as_str().map(str::trim).and_then(|s| {
+                s.parse::<i64>().map(Num::Int).ok().or_else(|| {
+                    s.parse::<f64>()
+                        .ok()
+                        .filter(|f| f.is_finite())
+                        .map(Num::Float)
+                })
+            });
+            parsed.ok_or_else(|| match other.as_str() {
+                Some(s) => format!("argument {position} is the string {s:?}, not a number"),
+                None => format!(
+                    "argument {position} must be a number, not {}",
+                    other.kind_name()
+                ),
+            })
+        }
+    }
+}
+
+/// Argument `position` as an integer.
+fn integer(value: &Value<'_>, position: usize) -> Result<i64, String> {
+    match number(value, position)? {
+        Num::Int(i) => Ok(i),
+        Num::Float(f) => Err(format!("argument {position} must be an integer, not {f}")),
+    }
+}
+
+fn arithmetic<'a>(helper: Helper, args: &[Value<'a>]) -> Result<Value<'a>, String> {
+    let mut acc: Option<Num> = None;
+    for (i, value) in args.iter().enumerate() {
+        let n = number(value, i + 1)?;
+        let Some(left) = acc else {
+            acc = Some(n);
+            continue;
+        };
+        if helper == Helper::Divide && n.as_f64() == 0.0 {
+            return Err(format!("argument {} is zero: cannot divide by zero", i + 1));
+        }
+        acc = Some(match (helper, left, n) {
+            (Helper::Divide, l, r) => Num::Float(l.as_f64() / r.as_f64()),
+            (_, Num::Int(l), Num::Int(r)) => {
+                let exact = match helper {
+                    Helper::Add => l.checked_add(r),
+                    Helper::Subtract => l.checked_sub(r),
+                    _ => l.checked_mul(r),
+                };
+                match exact {
+                    Some(v) => Num::Int(v),
+                    None => Num::Float(float_op(helper, l as f64, r as f64)),
+                }
+            }
+            (_, l, r) => Num::Float(float_op(helper, l.as_f64(), r.as_f64())),
+        });
+    }
+    Ok(match acc {
+        Some(Num::Int(i)) => Value::Int(i),
+        Some(Num::Float(f)) => Value::Float(f),
+        None => Value::Int(0),
+    })
+}
+
+fn float_op(helper: Helper, l: f64, r: f64) -> f64 {
+    match helper {
+        Helper::Add => l + r,
+        Helper::Subtract => l - r,
+        _ => l * r,
+    }
+}
+
+/// Equality: numbers by value (`1` equals `1.0`), a missing value equals
+/// null, lists and maps by content.
+pub(crate) fn equal(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a, b) {
+        (Value::Missing | Value::Null, Value::Missing | Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            to_f64(a) == to_f64(b)
+        }
+        _ => match (a.as_str(), b.as_str()) {
+            (Some(x), Some(y)) => x == y,
+            (None, None) if is_collection(a) && is_collection(b) => {
+                equal_json(&a.to_json(), &b.to_json())
+            }
+            _ => false,
+        },
+    }
+}
+
+fn is_collection(value: &Value<'_>) -> bool {
+    matches!(value, Value::Array(_) | Value::Object(_) | Value::Json(_))
+}
+
+fn to_f64(value: &Value<'_>) -> f64 {
+    match value {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => f64::NAN,
+    }
+}
+
+fn equal_json(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| equal_json(x, y))
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| equal_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// handlebars-rust's order: numbers by value, strings and booleans as
+/// Rust orders them; no order between other kinds.
+fn compare(a: &Value<'_>, b: &Value<'_>) -> Option<std::cmp::Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            to_f64(a).partial_cmp(&to_f64(b))
+        }
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        _ => match (a.as_str(), b.as_str()) {
+            (Some(x), Some(y)) => Some(x.cmp(y)),
+            _ => None,
+        },
+    }
+}
