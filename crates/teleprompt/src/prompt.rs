@@ -36,6 +36,9 @@ pub struct Prompt {
     /// Inputs the data must hold (a Semantic Kernel prompt's required
     /// `input_variables` without a default).
     required: Vec<String>,
+    /// Messages by Dotprompt's rules (`messages: dotprompt`, `.prompt`
+    /// files): text kept as rendered.
+    dotprompt: bool,
 }
 
 impl Prompt {
@@ -131,10 +134,12 @@ impl Prompt {
                 required = prompt.required;
                 (prompt.document, prompt.metadata, None)
             } else {
-                let document = Document::parse(origin, source)?;
+                let mut document = Document::parse(origin, source)?;
                 let mut metadata = document.metadata()?;
                 if syntax::jinja::prompty::is_prompty(origin) {
                     syntax::jinja::prompty::apply(&document, &mut metadata)?;
+                } else if syntax::handlebars::dotprompt::is_dotprompt(origin) {
+                    syntax::handlebars::dotprompt::apply(&mut document, &mut metadata)?;
                 }
                 (document, metadata, None)
             };
@@ -177,6 +182,7 @@ impl Prompt {
             .or(metadata.strict)
             .unwrap_or_else(|| syntax.default_strictness());
         let default_role = metadata.default_role.unwrap_or(Role::User);
+        let dotprompt = metadata.messages == Some(crate::MessageReader::Dotprompt);
         let compile = syntax::CompileOptions {
             strictness,
             functions: options.functions.clone(),
@@ -214,6 +220,7 @@ impl Prompt {
             template,
             tool_use,
             required,
+            dotprompt,
         })
     }
 
@@ -269,6 +276,7 @@ impl Prompt {
             Some(defaults) => data.over(defaults.clone()),
             None => data,
         };
+        let data = with_context(data, options);
         let turn = Turn {
             now: Some(options.clock.now().to_zoned(jiff::tz::TimeZone::UTC)),
             ..Turn::default()
@@ -308,7 +316,8 @@ impl Prompt {
             continuation: context.is_continuation(),
             warnings: built.warnings,
         };
-        let mut rendered = self.render_data(&built.data, turn).map_err(label)?;
+        let data = with_context(built.data, options);
+        let mut rendered = self.render_data(&data, turn).map_err(label)?;
         rendered.recovered = rendered.recovered.map(label);
         Ok(rendered)
     }
@@ -336,6 +345,14 @@ impl Prompt {
         let split = output
             .map_err(|error| document.locate(error))
             .and_then(|output| {
+                if self.dotprompt {
+                    return markers
+                        .split_dotprompt(&output, self.default_role)
+                        .map_err(|error| {
+                            Error::new(ErrorClass::Render, error.to_string())
+                                .with_file(self.origin())
+                        });
+                }
                 if !output.contains(messages::OPEN) {
                     // No marker at all: one message, without a second scan.
                     return Ok(self.plain_split(output));
@@ -487,6 +504,22 @@ impl Prompt {
     }
 }
 
+/// `data` with the host's render context on top, where a Dotprompt
+/// template's `@state`, `@auth`, … read it.
+fn with_context(data: Data, options: &RenderOptions) -> Data {
+    match &options.context {
+        Some(context) => {
+            let mut layer = Map::new();
+            layer.insert(
+                syntax::handlebars::dotprompt::CONTEXT_KEY.to_string(),
+                Value::clone(context),
+            );
+            data.under(Value::Object(layer))
+        }
+        None => data,
+    }
+}
+
 /// What a render adds to the data: the conversation around it.
 #[derive(Default)]
 struct Turn {
@@ -506,6 +539,10 @@ pub struct RenderOptions {
     /// The clock of [`Prompt::render_with`] (default: the system clock);
     /// a turn takes its [`PromptContext`]'s clock instead.
     pub clock: context::Clock,
+    /// The host's render context (Dotprompt's `context`): a Dotprompt
+    /// template reads its keys as data variables, `{{@state.step}}`,
+    /// `{{@auth.uid}}`. The data cannot shadow them.
+    pub context: Option<Arc<Value>>,
 }
 
 impl Default for RenderOptions {
@@ -513,6 +550,7 @@ impl Default for RenderOptions {
         RenderOptions {
             validate_history: true,
             clock: context::Clock::System,
+            context: None,
         }
     }
 }
