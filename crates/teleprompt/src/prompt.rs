@@ -276,7 +276,7 @@ impl Prompt {
             Some(defaults) => data.over(defaults.clone()),
             None => data,
         };
-        let data = with_context(data, options);
+        let data = self.with_context(data, options)?;
         let turn = Turn {
             now: Some(options.clock.now().to_zoned(jiff::tz::TimeZone::UTC)),
             ..Turn::default()
@@ -316,7 +316,7 @@ impl Prompt {
             continuation: context.is_continuation(),
             warnings: built.warnings,
         };
-        let data = with_context(built.data, options);
+        let data = self.with_context(built.data, options).map_err(label)?;
         let mut rendered = self.render_data(&data, turn).map_err(label)?;
         rendered.recovered = rendered.recovered.map(label);
         Ok(rendered)
@@ -384,6 +384,35 @@ impl Prompt {
             warnings: turn.warnings,
             recovered,
         })
+    }
+
+    /// `data` with the host's render context on top, where a Dotprompt
+    /// template's `@state`, `@auth`, … read it. Data that holds the
+    /// context's reserved key itself is an `input` error: it could
+    /// otherwise pose as the host's context (layers merge deeply).
+    fn with_context(&self, data: Data, options: &RenderOptions) -> Result<Data, Error> {
+        let key = syntax::handlebars::dotprompt::CONTEXT_KEY;
+        if !self.dotprompt {
+            return Ok(data);
+        }
+        if data.root().get(key).is_some() {
+            return Err(Error::new(
+                ErrorClass::Input,
+                "the data holds the key reserved for the host's render context: \
+                 pass the context in RenderOptions::context",
+            )
+            .with_file(self.origin()));
+        }
+        // Without a context, an empty one: `@auth` is then missing as
+        // `auth`, not as the reserved key.
+        let context = options
+            .context
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let mut layer = Map::new();
+        layer.insert(key.to_string(), context);
+        Ok(data.under(Value::Object(layer)))
     }
 
     /// Every required input the data lacks, in one `input` error.
@@ -501,22 +530,6 @@ impl Prompt {
     /// The template body as written (CRLF turned into LF).
     pub fn body(&self) -> &str {
         &self.document.body
-    }
-}
-
-/// `data` with the host's render context on top, where a Dotprompt
-/// template's `@state`, `@auth`, … read it.
-fn with_context(data: Data, options: &RenderOptions) -> Data {
-    match &options.context {
-        Some(context) => {
-            let mut layer = Map::new();
-            layer.insert(
-                syntax::handlebars::dotprompt::CONTEXT_KEY.to_string(),
-                Value::clone(context),
-            );
-            data.under(Value::Object(layer))
-        }
-        None => data,
     }
 }
 
