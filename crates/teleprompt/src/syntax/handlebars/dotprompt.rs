@@ -318,3 +318,57 @@ fn context_variable(path: &mut Path) {
     parts.append(&mut path.parts);
     path.parts = parts;
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{LoadOptions, Prompt};
+
+    #[test]
+    fn broken_templates_are_errors_never_panics() {
+        for body in [
+            "{{role}}",
+            "{{role \"model\" \"user\"}}",
+            "{{role \"\"}}",
+            "{{role 7}}",
+            "{{#role \"user\"}}x{{/role}}",
+            "{{media}}",
+            "{{media url=}}",
+            "{{media url=\"u\"}}",
+            "{{media \"u\" contentType=\"t\"}}",
+            "{{media url=\"u\" contentType=\"t\" alt=\"a\"}}",
+            "{{media url=\"\" contentType=\"image/png\"}}",
+            "{{section}}",
+            "{{section \"x\"}}",
+            "{{@}}",
+            "{{@state}}",
+            "{{@../state}}",
+            "{{@state.a.b.c}}",
+            "{{> }}",
+            "{{> x}}",
+            "{{#*inline \"x\"}}{{@auth}}{{/inline}}{{> x}}",
+            "{{#each @state.list}}{{@index}}{{@state.a}}{{/each}}",
+            "{{history}}{{history}}",
+            "{{{{raw}}}}{{role \"x\"}}{{{{/raw}}}}",
+            "\u{E000}\u{E001}{{role \"user\"}}",
+        ] {
+            let source = format!("---\nmodel: m\n---\n{body}");
+            if let Ok(prompt) = Prompt::from_source("t.prompt", &source, &LoadOptions::default()) {
+                let _ = prompt.render(serde_json::json!({"state": {"list": [1]}}));
+            }
+        }
+    }
+
+    #[test]
+    fn role_names_are_dotprompt_s() {
+        let load = |body: &str| {
+            let source = format!("---\nmodel: m\n---\n{body}");
+            Prompt::from_source("t.prompt", &source, &LoadOptions::default())
+        };
+        assert!(load("{{role \"model\"}}hi").is_ok());
+        let error = load("{{role \"tool\"}}hi").map(drop).expect_err("tool");
+        assert!(
+            error.to_string().contains("unknown role \"tool\""),
+            "{error}"
+        );
+    }
+}
