@@ -125,6 +125,26 @@ pub fn build_chat_data(args: &RenderArgs) -> Result<(Value, Clock), Error> {
 }
 
 /// The data document with the `--set` values applied over it.
+/// `--context FILE`: a Dotprompt render context, JSON or YAML.
+pub fn read_render_context(path: Option<&Path>) -> Result<Option<std::sync::Arc<Value>>, Error> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        Error::new(ErrorClass::Io, format!("cannot read the context: {error}")).with_file(&origin)
+    })?;
+    let context = parse_text(&text, Format::from_path(path), &origin)?;
+    if !context.is_object() {
+        return Err(Error::new(
+            ErrorClass::Input,
+            "the context must be a mapping of names (auth, state, …) to values",
+        )
+        .with_file(&origin));
+    }
+    Ok(Some(std::sync::Arc::new(context)))
+}
+
 pub fn build_data(source: Option<&str>, sets: &[Assignment]) -> Result<Value, Error> {
     let mut document = match source {
         None => Value::Object(Map::new()),

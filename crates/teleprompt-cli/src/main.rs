@@ -101,6 +101,10 @@ struct RenderArgs {
     /// string; dotted keys nest (issue.title=Fix). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = input::parse_assignment)]
     sets: Vec<input::Assignment>,
+    /// The render context of a Dotprompt file, as a JSON or YAML file: its
+    /// keys are the template's data variables (`{{@auth.uid}}`, `{{@state.step}}`).
+    #[arg(long, value_name = "PATH")]
+    context: Option<PathBuf>,
     /// Conversation history: a JSON array of OpenAI-style chat messages (or
     /// an object with a `messages` array).
     #[arg(long, value_name = "PATH")]
@@ -202,6 +206,7 @@ fn render(args: &RenderArgs) -> ExitCode {
         input::build_context(args).and_then(|context| {
             let options = RenderOptions {
                 validate_history: !args.no_history_check,
+                context: input::read_render_context(args.context.as_deref())?,
                 ..RenderOptions::default()
             };
             prompt.render_turn_with(&context, &options)

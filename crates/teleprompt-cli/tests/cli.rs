@@ -67,6 +67,19 @@ const EXAMPLES: &[(&str, &[&str], &str)] = &[
         ],
         "examples/rapida/expected.anthropic.json",
     ),
+    // Dotprompt: messages as the dotprompt npm package 1.1.2 renders them
+    // (text kept as rendered; @auth/@state from --context; model is
+    // assistant).
+    (
+        "examples/dotprompt/support.prompt",
+        &[
+            "--data=examples/dotprompt/data.json",
+            "--context=examples/dotprompt/context.json",
+            "--history=examples/dotprompt/history.json",
+            "--format=openai",
+        ],
+        "examples/dotprompt/expected.openai.json",
+    ),
     // Prompty: messages as Prompty 2.1's `prepare` gives them (checked
     // with the prompty package); without data the inputs' examples apply.
     (

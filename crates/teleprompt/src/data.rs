@@ -51,6 +51,17 @@ impl Data {
         }
     }
 
+    /// Data with `upper` on top: keys of `upper` win (the host's render
+    /// context of a Dotprompt file, which the data must not shadow).
+    pub(crate) fn under(&self, upper: impl Into<Arc<Value>>) -> Data {
+        let mut layers: Vec<Arc<Value>> = Vec::with_capacity(self.layers.len() + 1);
+        layers.push(upper.into());
+        layers.extend(self.layers.iter().cloned());
+        Data {
+            layers: Arc::from(layers),
+        }
+    }
+
     /// A view of the merged root.
     pub fn root(&self) -> View<'_> {
         let mut nodes = self.layers.iter().map(|layer| &**layer);

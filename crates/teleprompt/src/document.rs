@@ -166,6 +166,34 @@ impl Document {
         }
     }
 
+    /// Trims the body of whitespace at both ends, as Dotprompt reads its
+    /// template. Whole blank lines at the start are dropped and counted,
+    /// so lines in errors still count in the file; spaces before the first
+    /// text on its line stay, so columns stay right too.
+    pub(crate) fn trim_body(&mut self) {
+        let end = self.body.trim_end().len();
+        let start = self
+            .body
+            .find(|c: char| !c.is_whitespace())
+            .and_then(|first| self.body.get(..first))
+            .and_then(|blank| blank.rfind('\n'))
+            .map_or(0, |newline| newline + 1);
+        let Some(body) = self.body.get(start..end.max(start)) else {
+            return;
+        };
+        let dropped_lines = self
+            .body
+            .get(..start)
+            .map_or(0, |blank| blank.matches('\n').count());
+        *self = Document::new(
+            &self.origin,
+            std::mem::take(&mut self.front_matter),
+            self.front_matter_source.take(),
+            body.to_string(),
+            self.body_line + dropped_lines,
+        );
+    }
+
     /// Reads the known front matter keys; a bad value is a document error
     /// pointing at its key.
     pub fn metadata(&self) -> Result<Metadata, Error> {

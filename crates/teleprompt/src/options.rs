@@ -258,11 +258,19 @@ pub enum MessageReader {
     SkTags,
     /// Prompty's lines `system:`, `user:`, `assistant:`.
     RoleLines,
+    /// Google Dotprompt's rules (`.prompt` files): only `role` calls start
+    /// messages; each message's text keeps its whitespace (only
+    /// whitespace-only pieces are dropped); text after `history` is the
+    /// assistant's; without `history`, the history goes before the last
+    /// message if it is the user's. In Handlebars, also Dotprompt's
+    /// helpers (`{{role "model"}}`, `{{media url=… contentType=…}}`,
+    /// `@state` and other context variables).
+    Dotprompt,
 }
 
 impl MessageReader {
     /// The accepted names, for messages.
-    pub const NAMES: &'static str = "none, sk-tags, role-lines";
+    pub const NAMES: &'static str = "none, sk-tags, role-lines, dotprompt";
 }
 
 impl FromStr for MessageReader {
@@ -273,6 +281,7 @@ impl FromStr for MessageReader {
             "none" => Ok(MessageReader::None),
             "sk-tags" => Ok(MessageReader::SkTags),
             "role-lines" => Ok(MessageReader::RoleLines),
+            "dotprompt" => Ok(MessageReader::Dotprompt),
             _ => Err(format!(
                 "unknown message reader {s:?}: use one of {}",
                 MessageReader::NAMES

@@ -36,6 +36,9 @@ pub struct Prompt {
     /// Inputs the data must hold (a Semantic Kernel prompt's required
     /// `input_variables` without a default).
     required: Vec<String>,
+    /// Messages by Dotprompt's rules (`messages: dotprompt`, `.prompt`
+    /// files): text kept as rendered.
+    dotprompt: bool,
 }
 
 impl Prompt {
@@ -131,10 +134,12 @@ impl Prompt {
                 required = prompt.required;
                 (prompt.document, prompt.metadata, None)
             } else {
-                let document = Document::parse(origin, source)?;
+                let mut document = Document::parse(origin, source)?;
                 let mut metadata = document.metadata()?;
                 if syntax::jinja::prompty::is_prompty(origin) {
                     syntax::jinja::prompty::apply(&document, &mut metadata)?;
+                } else if syntax::handlebars::dotprompt::is_dotprompt(origin) {
+                    syntax::handlebars::dotprompt::apply(&mut document, &mut metadata)?;
                 }
                 (document, metadata, None)
             };
@@ -177,6 +182,7 @@ impl Prompt {
             .or(metadata.strict)
             .unwrap_or_else(|| syntax.default_strictness());
         let default_role = metadata.default_role.unwrap_or(Role::User);
+        let dotprompt = metadata.messages == Some(crate::MessageReader::Dotprompt);
         let compile = syntax::CompileOptions {
             strictness,
             functions: options.functions.clone(),
@@ -214,6 +220,7 @@ impl Prompt {
             template,
             tool_use,
             required,
+            dotprompt,
         })
     }
 
@@ -269,6 +276,7 @@ impl Prompt {
             Some(defaults) => data.over(defaults.clone()),
             None => data,
         };
+        let data = self.with_context(data, options)?;
         let turn = Turn {
             now: Some(options.clock.now().to_zoned(jiff::tz::TimeZone::UTC)),
             ..Turn::default()
@@ -308,7 +316,8 @@ impl Prompt {
             continuation: context.is_continuation(),
             warnings: built.warnings,
         };
-        let mut rendered = self.render_data(&built.data, turn).map_err(label)?;
+        let data = self.with_context(built.data, options).map_err(label)?;
+        let mut rendered = self.render_data(&data, turn).map_err(label)?;
         rendered.recovered = rendered.recovered.map(label);
         Ok(rendered)
     }
@@ -336,6 +345,14 @@ impl Prompt {
         let split = output
             .map_err(|error| document.locate(error))
             .and_then(|output| {
+                if self.dotprompt {
+                    return markers
+                        .split_dotprompt(&output, self.default_role)
+                        .map_err(|error| {
+                            Error::new(ErrorClass::Render, error.to_string())
+                                .with_file(self.origin())
+                        });
+                }
                 if !output.contains(messages::OPEN) {
                     // No marker at all: one message, without a second scan.
                     return Ok(self.plain_split(output));
@@ -367,6 +384,35 @@ impl Prompt {
             warnings: turn.warnings,
             recovered,
         })
+    }
+
+    /// `data` with the host's render context on top, where a Dotprompt
+    /// template's `@state`, `@auth`, … read it. Data that holds the
+    /// context's reserved key itself is an `input` error: it could
+    /// otherwise pose as the host's context (layers merge deeply).
+    fn with_context(&self, data: Data, options: &RenderOptions) -> Result<Data, Error> {
+        let key = syntax::handlebars::dotprompt::CONTEXT_KEY;
+        if !self.dotprompt {
+            return Ok(data);
+        }
+        if data.root().get(key).is_some() {
+            return Err(Error::new(
+                ErrorClass::Input,
+                "the data holds the key reserved for the host's render context: \
+                 pass the context in RenderOptions::context",
+            )
+            .with_file(self.origin()));
+        }
+        // Without a context, an empty one: `@auth` is then missing as
+        // `auth`, not as the reserved key.
+        let context = options
+            .context
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let mut layer = Map::new();
+        layer.insert(key.to_string(), context);
+        Ok(data.under(Value::Object(layer)))
     }
 
     /// Every required input the data lacks, in one `input` error.
@@ -506,6 +552,10 @@ pub struct RenderOptions {
     /// The clock of [`Prompt::render_with`] (default: the system clock);
     /// a turn takes its [`PromptContext`]'s clock instead.
     pub clock: context::Clock,
+    /// The host's render context (Dotprompt's `context`): a Dotprompt
+    /// template reads its keys as data variables, `{{@state.step}}`,
+    /// `{{@auth.uid}}`. The data cannot shadow them.
+    pub context: Option<Arc<Value>>,
 }
 
 impl Default for RenderOptions {
@@ -513,6 +563,7 @@ impl Default for RenderOptions {
         RenderOptions {
             validate_history: true,
             clock: context::Clock::System,
+            context: None,
         }
     }
 }

@@ -8,7 +8,7 @@
 //! - `=== data` — JSON or YAML data (default `{}`).
 //! - `=== options` — host settings, one per line: `strict: LEVEL`,
 //!   `now: RFC3339` (the clock of `strftime_now`), `max_output: BYTES`,
-//!   `template_name: NAME`.
+//!   `template_name: NAME`, `context: JSON` (a Dotprompt render context).
 //! - `=== output` — the exact rendered text.
 //! - `=== error` — `CLASS [LINE:COL]`, then the exact message, then
 //!   optional `help: SUGGESTION` and `at: ACTION` lines.
@@ -138,6 +138,11 @@ fn load_options(case: &Case, syntax: Syntax) -> Result<(LoadOptions, RenderOptio
                     .map_err(|_| format!("bad max_output `{bytes}`"))?
             }
             Some(("template_name", name)) => options.template_name = Some(name.to_string()),
+            Some(("context", json)) => {
+                render.context = Some(std::sync::Arc::new(
+                    serde_json::from_str(json).map_err(|e| e.to_string())?,
+                ))
+            }
             None if line.trim().is_empty() => {}
             _ => return Err(format!("unknown option line `{line}`")),
         }

@@ -226,7 +226,44 @@ impl Markers {
     /// - Marker-like text without this render's secret is ordinary text.
     /// - [`Split::text`] is `output` with this render's markers removed.
     pub fn split(&self, output: &str, default_role: Role) -> Result<Split, SplitError> {
+        self.split_as(output, default_role, false)
+    }
+
+    /// [`Markers::split`] by Google Dotprompt's rules (`dotprompt` 1.1.2):
+    ///
+    /// - text parts keep their whitespace and newlines as rendered; only
+    ///   whitespace-only parts are dropped;
+    /// - text after the history marker is the assistant's;
+    /// - without a history marker, the history goes before the last
+    ///   message if it is the user's (else after all of them).
+    ///
+    /// ```
+    /// use teleprompt::messages::{ContentPart, Item, Markers, Role};
+    ///
+    /// let markers = Markers::new();
+    /// let output = format!("{}\nBe brief.\n\n{}  \n", markers.role(Role::System), markers.role(Role::User));
+    /// let split = markers.split_dotprompt(&output, Role::User)?;
+    /// match split.items.as_slice() {
+    ///     [Item::Message(message), Item::History] => assert_eq!(
+    ///         message.content,
+    ///         vec![ContentPart::Text { text: "\nBe brief.\n\n".to_string() }]
+    ///     ),
+    ///     other => panic!("unexpected split: {other:?}"),
+    /// }
+    /// # Ok::<(), teleprompt::messages::SplitError>(())
+    /// ```
+    pub fn split_dotprompt(&self, output: &str, default_role: Role) -> Result<Split, SplitError> {
+        self.split_as(output, default_role, true)
+    }
+
+    fn split_as(
+        &self,
+        output: &str,
+        default_role: Role,
+        dotprompt: bool,
+    ) -> Result<Split, SplitError> {
         let mut builder = Builder::new(default_role, output.len());
+        builder.dotprompt = dotprompt;
         let mut rest = output;
         let mut offset = 0;
         let prefix = self.prefix();
@@ -322,6 +359,8 @@ struct Builder {
     /// Where the open generation span starts in `text`, and how many
     /// blocks deep it is (a block inside another one adds no span).
     generation_open: Option<(usize, usize)>,
+    /// Dotprompt's rules ([`Markers::split_dotprompt`]).
+    dotprompt: bool,
 }
 
 impl Builder {
@@ -335,6 +374,7 @@ impl Builder {
             history_placed: false,
             generations: Vec::new(),
             generation_open: None,
+            dotprompt: false,
         }
     }
 
@@ -356,6 +396,9 @@ impl Builder {
                 self.history_placed = true;
                 self.close_message();
                 self.items.push(Item::History);
+                if self.dotprompt {
+                    self.role = Role::Assistant;
+                }
             }
             Mark::Media { url, content_type } => {
                 self.close_text_part();
@@ -384,9 +427,11 @@ impl Builder {
     fn close_text_part(&mut self) {
         let trimmed = self.pending.trim();
         if !trimmed.is_empty() {
-            self.parts.push(ContentPart::Text {
-                text: trimmed.to_string(),
-            });
+            let text = match self.dotprompt {
+                true => std::mem::take(&mut self.pending),
+                false => trimmed.to_string(),
+            };
+            self.parts.push(ContentPart::Text { text });
         }
         self.pending.clear();
     }
@@ -403,6 +448,20 @@ impl Builder {
 
     fn finish(mut self) -> Split {
         self.close_message();
+        if self.dotprompt && !self.history_placed {
+            let last_is_user = matches!(
+                self.items.last(),
+                Some(Item::Message(Message {
+                    role: Role::User,
+                    ..
+                }))
+            );
+            let at = match last_is_user {
+                true => self.items.len().saturating_sub(1),
+                false => self.items.len(),
+            };
+            self.items.insert(at, Item::History);
+        }
         Split {
             text: self.text,
             items: self.items,

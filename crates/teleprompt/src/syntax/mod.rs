@@ -65,7 +65,10 @@ impl Template {
                     .map(|template| Compiled::Jinja(Box::new(template)))
             }
             Syntax::Go => go::compile(text, options).map(Compiled::Go),
-            Syntax::Handlebars => handlebars::compile(text, options).map(Compiled::Handlebars),
+            Syntax::Handlebars => {
+                handlebars::compile_as(text, options, reader == MessageReader::Dotprompt)
+                    .map(Compiled::Handlebars)
+            }
         };
         match compiled {
             Ok(compiled) => Ok(Template { compiled, source }),

@@ -16,7 +16,7 @@ pub(crate) fn rewrite(
     default_role: Role,
 ) -> Edited {
     let edits = match reader {
-        MessageReader::None => Vec::new(),
+        MessageReader::None | MessageReader::Dotprompt => Vec::new(),
         MessageReader::SkTags => sk_tags(body, syntax, default_role),
         MessageReader::RoleLines => role_lines(body, syntax),
     };

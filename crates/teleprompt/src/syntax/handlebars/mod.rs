@@ -22,6 +22,7 @@
 //! supported yet.
 
 pub mod ast;
+pub(crate) mod dotprompt;
 pub mod lex;
 mod lower;
 pub mod parse;
@@ -37,12 +38,25 @@ use crate::syntax::CompileOptions;
 pub(crate) type HandlebarsTemplate = engine::EngineTemplate;
 
 /// Parses and compiles a body; the strictness is fixed here.
+#[cfg(test)]
 pub(crate) fn compile(
     body: &str,
     options: &CompileOptions,
 ) -> Result<HandlebarsTemplate, TemplateError> {
+    compile_as(body, options, false)
+}
+
+/// [`compile`], with Dotprompt's helpers when `dotprompt` is set.
+pub(crate) fn compile_as(
+    body: &str,
+    options: &CompileOptions,
+    dotprompt: bool,
+) -> Result<HandlebarsTemplate, TemplateError> {
     engine::check_size(body)?;
-    let tree = parse::parse(body)?;
+    let mut tree = parse::parse(body)?;
+    if dotprompt {
+        dotprompt::rewrite(&mut tree)?;
+    }
     let mut program = lower::lower(&tree, body, options.strictness, &options.functions)?;
     program.limits.output = options.max_output;
     Ok(engine::EngineTemplate::new(program, root_reads(&tree)))

@@ -1,0 +1,374 @@
+//! Google Dotprompt `.prompt` files as they are (checked against the
+//! `dotprompt` npm package 1.1.2).
+//!
+//! - The body is Handlebars; the front matter's `model`, `config`, `tools`,
+//!   `output`, … stay metadata for the host; `input.schema` (Picoschema) is
+//!   accepted, not validated yet; `input.default` sits under the data.
+//! - As Dotprompt, the template is the body trimmed of whitespace at both
+//!   ends when the file has front matter.
+//! - Messages follow Dotprompt's rules (see [`MessageReader::Dotprompt`]):
+//!   each message's text is kept as rendered, whitespace and newlines
+//!   included; only whitespace-only pieces are dropped.
+//! - Helpers, rewritten here before lowering: `{{role "system"}}`,
+//!   `"user"`, `"model"` (teleprompt's `assistant`); `{{history}}`;
+//!   `{{media url=… contentType=…}}` (or positional); data variables other
+//!   than Handlebars' own (`@state`, `@auth`, …) read the host's render
+//!   context ([`crate::RenderOptions::context`]). `{{section "name"}}`,
+//!   which leaves a pending part for Genkit to fill, is refused.
+//!
+//! [`MessageReader::Dotprompt`]: crate::MessageReader::Dotprompt
+
+use serde_json::Value;
+
+use super::ast::{Call, Expr, HashPair, Ident, Node, Path, Tree};
+use crate::diagnostics::{closest, Error, TemplateError};
+use crate::document::{Document, Metadata};
+use crate::{MessageReader, Syntax};
+
+/// The key of the data layer that holds the host's render context: a
+/// private-use character, so no ordinary data key collides with it.
+pub(crate) const CONTEXT_KEY: &str = "\u{E000}dotprompt-context";
+
+/// Handlebars' own data variables, which keep their meaning.
+const HANDLEBARS_DATA: [&str; 5] = ["root", "key", "index", "first", "last"];
+
+/// The role names a Dotprompt template may write.
+const ROLES: [&str; 3] = ["system", "user", "model"];
+
+/// True for a file that should be read as a Dotprompt file (unless its
+/// front matter names another `syntax`: then it is a teleprompt prompt).
+pub(crate) fn is_dotprompt(origin: &str) -> bool {
+    std::path::Path::new(origin)
+        .extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("prompt"))
+}
+
+/// Completes `metadata` from a Dotprompt file's front matter, and trims
+/// the body as Dotprompt does.
+pub(crate) fn apply(document: &mut Document, metadata: &mut Metadata) -> Result<(), Error> {
+    if metadata
+        .syntax
+        .is_some_and(|syntax| syntax != Syntax::Handlebars)
+    {
+        // A teleprompt prompt that names its syntax, by teleprompt's rules.
+        return Ok(());
+    }
+    metadata.syntax = Some(Syntax::Handlebars);
+    metadata.messages.get_or_insert(MessageReader::Dotprompt);
+    if let Some(Value::Array(tools)) = document.front_matter.get("tools") {
+        if let Some(bad) = tools.iter().find(|tool| !tool.is_string()) {
+            return Err(document.key_error(
+                "tools",
+                format!(
+                    "`tools` is a list of tool names, found {}",
+                    crate::data::describe(bad)
+                ),
+            ));
+        }
+    }
+    if !document.front_matter.is_empty() {
+        document.trim_body();
+    }
+    Ok(())
+}
+
+/// Rewrites Dotprompt's helpers into teleprompt's: role names, the hash
+/// form of `media`, context data variables; refuses `section`.
+pub(crate) fn rewrite(tree: &mut Tree) -> Result<(), TemplateError> {
+    let mut inline = Vec::new();
+    inline_names(&tree.nodes, &mut inline);
+    partials(&tree.nodes, &inline)?;
+    nodes(&mut tree.nodes)
+}
+
+/// The names of the inline partials the template defines.
+fn inline_names<'t>(list: &'t [Node], names: &mut Vec<&'t str>) {
+    for node in list {
+        match node {
+            Node::Inline(inline) => {
+                names.push(&inline.name);
+                inline_names(&inline.body, names);
+            }
+            Node::Block(block) => {
+                inline_names(&block.body, names);
+                if let Some(inverse) = &block.inverse {
+                    inline_names(inverse, names);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A partial that the template does not define inline would come from a
+/// `_name.prompt` file beside it, which teleprompt does not read yet.
+fn partials(list: &[Node], inline: &[&str]) -> Result<(), TemplateError> {
+    for node in list {
+        match node {
+            Node::Partial(partial) if !inline.contains(&partial.name.as_str()) => {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    format!(
+                        "partial \"{}\" is not defined in this file: Dotprompt partials from \
+                         other files (_{}.prompt) come with the prompt-library issue",
+                        partial.name, partial.name
+                    ),
+                )
+                .suggest(Some(format!(
+                    "define it in this file with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}}",
+                    partial.name
+                ))));
+            }
+            Node::Inline(inline_node) => partials(&inline_node.body, inline)?,
+            Node::Block(block) => {
+                partials(&block.body, inline)?;
+                if let Some(inverse) = &block.inverse {
+                    partials(inverse, inline)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn nodes(list: &mut [Node]) -> Result<(), TemplateError> {
+    for node in list {
+        match node {
+            Node::Mustache(mustache) => {
+                helper(&mut mustache.call)?;
+                call(&mut mustache.call)?;
+            }
+            Node::Block(block) => {
+                if let Some(name) = helper_name(&block.call) {
+                    if matches!(name, "role" | "history" | "media" | "section") {
+                        return Err(TemplateError::parse(
+                            Some(block.open.clone()),
+                            format!("{name} is not a block helper: write {{{{{name} …}}}}"),
+                        ));
+                    }
+                }
+                call(&mut block.call)?;
+                nodes(&mut block.body)?;
+                if let Some(inverse) = &mut block.inverse {
+                    nodes(inverse)?;
+                }
+            }
+            Node::Partial(partial) => {
+                if let Some(context) = &mut partial.context {
+                    expr(context)?;
+                }
+                for pair in &mut partial.hash {
+                    expr(&mut pair.value)?;
+                }
+            }
+            Node::Inline(inline) => nodes(&mut inline.body)?,
+            Node::Text(_) | Node::Comment(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The helper a call names (`{{role …}}`), if its head is a plain name.
+fn helper_name(call: &Call) -> Option<&str> {
+    match &call.head {
+        Expr::Path(path) if !path.data && path.parents == 0 && !path.explicit => {
+            match path.parts.as_slice() {
+                [name] => Some(name.name.as_str()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Dotprompt's message helpers, rewritten into teleprompt's.
+fn helper(call: &mut Call) -> Result<(), TemplateError> {
+    match helper_name(call) {
+        Some("role") => role(call),
+        Some("media") => media(call),
+        Some("section") => Err(TemplateError::parse(
+            Some(call.span.clone()),
+            "{{section}} is not supported: Dotprompt leaves a pending part there for Genkit \
+             to fill (output instructions, context documents), and teleprompt has no such part",
+        )
+        .suggest(Some(
+            "write the text the section would hold in the template, or pass it as data".to_string(),
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `{{role "model"}}` is teleprompt's `assistant`; a quoted name that is
+/// not a Dotprompt role is a parse error.
+fn role(call: &mut Call) -> Result<(), TemplateError> {
+    let [Expr::String(name, span)] = call.params.as_mut_slice() else {
+        // A role read from data is checked when it renders.
+        return Ok(());
+    };
+    match name.as_str() {
+        "model" => *name = "assistant".to_string(),
+        "system" | "user" | "assistant" => {}
+        other => {
+            return Err(TemplateError::parse(
+                Some(span.clone()),
+                format!("unknown role \"{other}\": Dotprompt's roles are \"system\", \"user\" and \"model\""),
+            )
+            .suggest(closest(other, ROLES).map(|near| format!("did you mean \"{near}\"?"))))
+        }
+    }
+    Ok(())
+}
+
+/// `{{media url=… contentType=…}}` becomes `{{media url contentType}}`.
+fn media(call: &mut Call) -> Result<(), TemplateError> {
+    if call.hash.is_empty() {
+        // Positional: teleprompt's own form, checked as usual.
+        return Ok(());
+    }
+    if !call.params.is_empty() {
+        return Err(TemplateError::parse(
+            Some(call.span.clone()),
+            "{{media}} takes url=… contentType=…, or two positional arguments, not both",
+        ));
+    }
+    let mut url = None;
+    let mut content_type = None;
+    for HashPair { key, value, span } in std::mem::take(&mut call.hash) {
+        match key.as_str() {
+            "url" => url = Some(value),
+            "contentType" => content_type = Some(value),
+            other => {
+                return Err(TemplateError::parse(
+                    Some(span),
+                    format!("{{{{media}}}} takes url= and contentType=, not {other}="),
+                )
+                .suggest(
+                    closest(other, ["url", "contentType"])
+                        .map(|near| format!("did you mean \"{near}\"?")),
+                ))
+            }
+        }
+    }
+    let Some(url) = url else {
+        return Err(TemplateError::parse(
+            Some(call.span.clone()),
+            "{{media}} needs a url=…",
+        ));
+    };
+    let Some(content_type) = content_type else {
+        return Err(TemplateError::parse(
+            Some(call.span.clone()),
+            "{{media}} needs a contentType=… (such as \"image/png\"): teleprompt's media parts \
+             carry their type",
+        ));
+    };
+    call.params = vec![url, content_type];
+    Ok(())
+}
+
+fn call(call: &mut Call) -> Result<(), TemplateError> {
+    expr(&mut call.head)?;
+    for param in &mut call.params {
+        expr(param)?;
+    }
+    for pair in &mut call.hash {
+        expr(&mut pair.value)?;
+    }
+    Ok(())
+}
+
+fn expr(expr: &mut Expr) -> Result<(), TemplateError> {
+    match expr {
+        Expr::Path(path) => {
+            context_variable(path);
+            Ok(())
+        }
+        Expr::Sub(sub) => {
+            helper(sub)?;
+            call(sub)
+        }
+        Expr::String(..) | Expr::Number(..) | Expr::Bool(..) | Expr::Null(_) => Ok(()),
+    }
+}
+
+/// `@state.x` reads `x` of the host's context `state`: the path becomes
+/// `@root.<context>.state.x`.
+fn context_variable(path: &mut Path) {
+    let is_context = path.data
+        && path.parents == 0
+        && path
+            .parts
+            .first()
+            .is_some_and(|first| !HANDLEBARS_DATA.contains(&first.name.as_str()));
+    if !is_context {
+        return;
+    }
+    let at = path.span.start..path.span.start;
+    let mut parts = Vec::with_capacity(path.parts.len() + 2);
+    parts.push(Ident {
+        name: "root".to_string(),
+        span: at.clone(),
+    });
+    parts.push(Ident {
+        name: CONTEXT_KEY.to_string(),
+        span: at,
+    });
+    parts.append(&mut path.parts);
+    path.parts = parts;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LoadOptions, Prompt};
+
+    #[test]
+    fn broken_templates_are_errors_never_panics() {
+        for body in [
+            "{{role}}",
+            "{{role \"model\" \"user\"}}",
+            "{{role \"\"}}",
+            "{{role 7}}",
+            "{{#role \"user\"}}x{{/role}}",
+            "{{media}}",
+            "{{media url=}}",
+            "{{media url=\"u\"}}",
+            "{{media \"u\" contentType=\"t\"}}",
+            "{{media url=\"u\" contentType=\"t\" alt=\"a\"}}",
+            "{{media url=\"\" contentType=\"image/png\"}}",
+            "{{section}}",
+            "{{section \"x\"}}",
+            "{{@}}",
+            "{{@state}}",
+            "{{@../state}}",
+            "{{@state.a.b.c}}",
+            "{{> }}",
+            "{{> x}}",
+            "{{#*inline \"x\"}}{{@auth}}{{/inline}}{{> x}}",
+            "{{#each @state.list}}{{@index}}{{@state.a}}{{/each}}",
+            "{{history}}{{history}}",
+            "{{{{raw}}}}{{role \"x\"}}{{{{/raw}}}}",
+            "\u{E000}\u{E001}{{role \"user\"}}",
+        ] {
+            let source = format!("---\nmodel: m\n---\n{body}");
+            if let Ok(prompt) = Prompt::from_source("t.prompt", &source, &LoadOptions::default()) {
+                let _ = prompt.render(serde_json::json!({"state": {"list": [1]}}));
+            }
+        }
+    }
+
+    #[test]
+    fn role_names_are_dotprompt_s() {
+        let load = |body: &str| {
+            let source = format!("---\nmodel: m\n---\n{body}");
+            Prompt::from_source("t.prompt", &source, &LoadOptions::default())
+        };
+        assert!(load("{{role \"model\"}}hi").is_ok());
+        let error = load("{{role \"tool\"}}hi").map(drop).expect_err("tool");
+        assert!(
+            error.to_string().contains("unknown role \"tool\""),
+            "{error}"
+        );
+    }
+}
