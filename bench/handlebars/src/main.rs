@@ -1,0 +1,213 @@
+//! teleprompt's Handlebars syntax beside handlebars-rust 6, on the same
+//! template files and JSON data (bench/data/), in one process.
+//! `bench/handlebars/compare.sh` runs this and handlebars.js side by side.
+//!
+//! Usage: `cargo run --release -- [--data DIR] [--runs N] [--time-ms MS]
+//! [--out DIR] [--only ENGINE] NAME...`
+//!
+//! For each NAME: load `NAME.hbs` into teleprompt (as `bench.hbs`, which
+//! selects the Handlebars syntax) and register it once in a handlebars-rust
+//! registry with no escaping (`no_escape`: teleprompt never HTML-escapes);
+//! read `NAME.json` once for each engine, outside the timed loop, as a host
+//! would keep it (teleprompt: `Data::new`; handlebars-rust: a `Context` made
+//! once from the `serde_json::Value`, so that its `render` does not
+//! serialize the data again on every call); render once with each (and
+//! write the texts to `--out` as `NAME.teleprompt.txt`,
+//! `NAME.handlebars-rust.txt`); then time renders and print one JSON line
+//! per engine and template: `{"engine", "template", "median_ns", "runs",
+//! "iters", "bytes"}`, the median of `--runs` runs of about `--time-ms`
+//! each, the two engines' runs interleaved so that machine noise hits both
+//! alike. `--only teleprompt` (or `handlebars-rust`) times one engine, for
+//! profiling it under callgrind.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use handlebars::{Context, Handlebars};
+use teleprompt::{Data, LoadOptions, Prompt};
+
+struct Args {
+    data: PathBuf,
+    runs: usize,
+    run_time: Duration,
+    out: Option<PathBuf>,
+    /// Time only this engine (for profiling one of them).
+    only: Option<String>,
+    names: Vec<String>,
+}
+
+const USAGE: &str = "usage: teleprompt-bench-handlebars [--data DIR] [--runs N] [--time-ms MS] [--out DIR] [--only ENGINE] NAME...";
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        data: Path::new(env!("CARGO_MANIFEST_DIR")).join("../data"),
+        runs: 11,
+        run_time: Duration::from_millis(200),
+        out: None,
+        only: None,
+        names: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| it.next().ok_or(format!("{flag} needs a value"));
+        match arg.as_str() {
+            "--data" => args.data = value("--data")?.into(),
+            "--out" => args.out = Some(value("--out")?.into()),
+            "--only" => match value("--only")?.as_str() {
+                engine @ ("teleprompt" | "handlebars-rust") => args.only = Some(engine.to_string()),
+                other => return Err(format!("--only: unknown engine {other}")),
+            },
+            "--runs" => {
+                args.runs = value("--runs")?
+                    .parse()
+                    .map_err(|e| format!("--runs: {e}"))?
+            }
+            "--time-ms" => {
+                let ms: u64 = value("--time-ms")?
+                    .parse()
+                    .map_err(|e| format!("--time-ms: {e}"))?;
+                args.run_time = Duration::from_millis(ms);
+            }
+            "-h" | "--help" => return Err(USAGE.into()),
+            _ if arg.starts_with("--") => return Err(format!("unknown flag {arg}")),
+            _ => args.names.push(arg),
+        }
+    }
+    if args.names.is_empty() || args.runs == 0 {
+        return Err(USAGE.into());
+    }
+    Ok(args)
+}
+
+/// Iterations of `f` that take about `run_time`.
+fn calibrate(run_time: Duration, mut f: impl FnMut()) -> u64 {
+    let mut iters = 1u64;
+    loop {
+        let start = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        let elapsed = start.elapsed();
+        if elapsed >= run_time / 10 {
+            let scaled = iters as f64 * run_time.as_secs_f64() / elapsed.as_secs_f64();
+            return (scaled as u64).max(1);
+        }
+        iters *= 2;
+    }
+}
+
+fn time_run(iters: u64, mut f: impl FnMut()) -> f64 {
+    let start = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    start.elapsed().as_nanos() as f64 / iters as f64
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn bench(name: &str, args: &Args) -> Result<(), String> {
+    let read = |ext: &str| {
+        let path = args.data.join(format!("{name}.{ext}"));
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let source = read("hbs")?;
+    let json: serde_json::Value =
+        serde_json::from_str(&read("json")?).map_err(|e| format!("{name}.json: {e}"))?;
+
+    let prompt = Prompt::from_source("bench.hbs", &source, &LoadOptions::default())
+        .map_err(|e| format!("teleprompt: {e}"))?;
+    let data = Data::new(json.clone());
+    let mut registry = Handlebars::new();
+    registry.register_escape_fn(handlebars::no_escape);
+    registry
+        .register_template_string(name, &source)
+        .map_err(|e| format!("handlebars-rust: {e}"))?;
+    let context = Context::from(json);
+
+    let ours = prompt
+        .render(&data)
+        .map_err(|e| format!("teleprompt: {e}"))?
+        .text()
+        .to_string();
+    let theirs = registry
+        .render_with_context(name, &context)
+        .map_err(|e| format!("handlebars-rust: {e}"))?;
+    if let Some(out) = &args.out {
+        let write = |engine: &str, text: &str| {
+            let path = out.join(format!("{name}.{engine}.txt"));
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        write("teleprompt", &ours)?;
+        write("handlebars-rust", &theirs)?;
+    }
+    if ours != theirs {
+        eprintln!("warning: {name}: teleprompt and handlebars-rust render different text");
+    }
+
+    let mut render_teleprompt = || {
+        black_box(prompt.render(black_box(&data)).expect("renders"));
+    };
+    let mut render_handlebars = || {
+        black_box(
+            registry
+                .render_with_context(name, black_box(&context))
+                .expect("renders"),
+        );
+    };
+    let only = args.only.as_deref();
+    let time_teleprompt = only.is_none_or(|engine| engine == "teleprompt");
+    let time_handlebars = only.is_none_or(|engine| engine == "handlebars-rust");
+    let iters_teleprompt = calibrate(args.run_time, &mut render_teleprompt);
+    let iters_handlebars = calibrate(args.run_time, &mut render_handlebars);
+    let mut teleprompt_ns = Vec::with_capacity(args.runs);
+    let mut handlebars_ns = Vec::with_capacity(args.runs);
+    for _ in 0..args.runs {
+        if time_teleprompt {
+            teleprompt_ns.push(time_run(iters_teleprompt, &mut render_teleprompt));
+        }
+        if time_handlebars {
+            handlebars_ns.push(time_run(iters_handlebars, &mut render_handlebars));
+        }
+    }
+    let report = |engine: &str, times: Vec<f64>, iters: u64, text: &str| {
+        let line = serde_json::json!({
+            "engine": engine,
+            "template": name,
+            "median_ns": median(times).round(),
+            "runs": args.runs,
+            "iters": iters,
+            "bytes": text.len(),
+        });
+        println!("{line}");
+    };
+    if time_teleprompt {
+        report("teleprompt", teleprompt_ns, iters_teleprompt, &ours);
+    }
+    if time_handlebars {
+        report("handlebars-rust", handlebars_ns, iters_handlebars, &theirs);
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    for name in &args.names {
+        if let Err(message) = bench(name, &args) {
+            eprintln!("{name}: {message}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
