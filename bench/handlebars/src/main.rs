@@ -163,8 +163,18 @@ fn bench(name: &str, args: &Args) -> Result<(), String> {
     let only = args.only.as_deref();
     let time_teleprompt = only.is_none_or(|engine| engine == "teleprompt");
     let time_handlebars = only.is_none_or(|engine| engine == "handlebars-rust");
-    let iters_teleprompt = calibrate(args.run_time, &mut render_teleprompt);
-    let iters_handlebars = calibrate(args.run_time, &mut render_handlebars);
+    // An engine left out by `--only` is not run at all, so that a profile
+    // of the other one holds nothing else.
+    let iters_teleprompt = if time_teleprompt {
+        calibrate(args.run_time, &mut render_teleprompt)
+    } else {
+        0
+    };
+    let iters_handlebars = if time_handlebars {
+        calibrate(args.run_time, &mut render_handlebars)
+    } else {
+        0
+    };
     let mut teleprompt_ns = Vec::with_capacity(args.runs);
     let mut handlebars_ns = Vec::with_capacity(args.runs);
     for _ in 0..args.runs {
