@@ -208,7 +208,7 @@ impl<'a> View<'a> {
     pub fn get_entry(&self, key: &str) -> Option<(&'a str, View<'a>)> {
         let mut found = std::iter::once(self.first)
             .chain(self.rest.as_slice().iter().copied())
-            .filter_map(|node| node.as_object()?.get_key_value(key));
+            .filter_map(|node| find_key(node.as_object()?, key));
         let (held, first) = found.next()?;
         let rest = if first.is_object() && !self.rest.is_empty() {
             Below::collect(found.map(|(_, node)| node).filter(|node| node.is_object()))
@@ -367,6 +367,17 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
             Ok(value) => Ok(value),
             Err((line, column, message)) => Err(input_error(line, column, message)),
         },
+    }
+}
+
+/// `map`'s entry for `key`. Small maps (most objects a template reads) are
+/// scanned: comparing a few short keys costs less than hashing one.
+fn find_key<'a>(map: &'a Map<String, Value>, key: &str) -> Option<(&'a String, &'a Value)> {
+    const SCAN: usize = 8;
+    if map.len() <= SCAN {
+        map.iter().find(|(held, _)| held.as_str() == key)
+    } else {
+        map.get_key_value(key)
     }
 }
 
