@@ -639,6 +639,20 @@ impl<'a> Renderer<'a> {
                     ))
                 })))
             }
+            // Handlebars reads an array's elements by index (`list.[0]`) and
+            // its `length`, as handlebars.js does.
+            Value::Array(items) if self.program.flavor == Flavor::Handlebars => {
+                if let Some(found) = array_index(name).and_then(|index| items.get(index)) {
+                    return Ok(Value::from_json(found));
+                }
+                if name == "length" {
+                    return Ok(Value::Int(i64::try_from(items.len()).unwrap_or(i64::MAX)));
+                }
+                if self.missing_ok(test) {
+                    return Ok(Value::Missing);
+                }
+                Err(self.hbs_field_error(value, key, i, path, span))
+            }
             other if self.program.flavor == Flavor::Handlebars => {
                 if self.missing_ok(test) {
                     return Ok(Value::Missing);
@@ -678,7 +692,7 @@ impl<'a> Renderer<'a> {
         let name: &str = &key.name;
         let prefix = self
             .prefix(span, keys, i)
-            .trim_end_matches(['.', '/'])
+            .trim_end_matches(['.', '/', '['])
             .to_string();
         let (subject, joined) = if prefix.is_empty() || prefix == "this" {
             ("the current context".to_string(), String::new())
@@ -710,6 +724,19 @@ impl<'a> Renderer<'a> {
             .suggest(Some(format!(
                 "test it first: {{{{#if {prefix}}}}}…{{{{/if}}}}"
             ))),
+            Value::Array(items) if array_index(name).is_some() => TemplateError::render(
+                Some(span.range()),
+                format!(
+                    "{subject} has {} element{}, so it has no index {name}",
+                    items.len(),
+                    if items.len() == 1 { "" } else { "s" }
+                ),
+            ),
+            Value::Array(_) => TemplateError::render(
+                Some(span.range()),
+                format!("{subject} is a list, so it has no key {name:?}"),
+            )
+            .suggest(at_root().or_else(|| Some(format!("read an element by index: {joined}[0]")))),
             other => TemplateError::render(
                 Some(span.range()),
                 format!(
@@ -1399,6 +1426,19 @@ fn less(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
 }
 
 /// An object of the data or of a host result.
+/// The array index a Handlebars key names: digits in JavaScript's canonical
+/// form (`0`, `12`; not `01` or `-1`), as handlebars.js reads `list.[1]`.
+fn array_index(name: &str) -> Option<usize> {
+    let canonical = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_digit())
+        && (name == "0" || !name.starts_with('0'));
+    if canonical {
+        name.parse().ok()
+    } else {
+        None
+    }
+}
+
 fn is_object(value: &Value<'_>) -> bool {
     match value {
         Value::Object(_) => true,

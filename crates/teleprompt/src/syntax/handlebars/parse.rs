@@ -512,11 +512,24 @@ impl<'s> Parser<'s> {
         };
         let mut first = true;
         loop {
-            let Some((Tok::Id(name), span)) = tokens.next() else {
-                return Err(TemplateError::parse(
-                    Some(start..tokens.span().end),
-                    "a path must end with a name",
-                ));
+            let (name, span) = match tokens.next() {
+                Some((Tok::Id(name), span)) => (name, span),
+                Some((Tok::Num(_), span)) if !first => {
+                    let number = self.text(&span).to_string();
+                    return Err(TemplateError::parse(
+                        Some(span),
+                        format!("a path segment cannot be the number {number}"),
+                    )
+                    .suggest(Some(format!(
+                        "read an element by index with brackets: [{number}]"
+                    ))));
+                }
+                _ => {
+                    return Err(TemplateError::parse(
+                        Some(start..tokens.span().end),
+                        "a path must end with a name",
+                    ))
+                }
             };
             path.span.end = span.end;
             let special = name == ".." || name == "." || name == "this";
