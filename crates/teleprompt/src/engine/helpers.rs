@@ -69,6 +69,11 @@ pub(crate) enum Helper {
     Inc,
     DoubleOpen,
     DoubleClose,
+    /// `{{#if value includeZero=flag}}`: the value, or `true` when it is the
+    /// number 0 and the flag is true (never named in a template: the
+    /// front end lowers the hash argument to it; the renderer evaluates it
+    /// so that the value is tested, not printed).
+    IncludeZero,
 }
 
 /// The helpers by name (aliases included: the first name of a helper is
@@ -124,6 +129,9 @@ impl Helper {
         if self == Helper::JsonIndent {
             return "json";
         }
+        if self == Helper::IncludeZero {
+            return "if";
+        }
         HELPERS
             .iter()
             .find(|(_, h)| *h == self)
@@ -146,7 +154,8 @@ impl Helper {
             | Helper::NumLe
             | Helper::NumGt
             | Helper::NumGe
-            | Helper::Contains => (2, Some(2)),
+            | Helper::Contains
+            | Helper::IncludeZero => (2, Some(2)),
             Helper::Or | Helper::And => (1, None),
             Helper::Add | Helper::Subtract | Helper::Multiply | Helper::Divide => (2, None),
             Helper::Concat | Helper::Array => (0, None),
@@ -284,6 +293,17 @@ pub(crate) fn call<'a>(
         },
         Helper::DoubleOpen => Ok(Value::Str("{{")),
         Helper::DoubleClose => Ok(Value::Str("}}")),
+        // Evaluated by the renderer (it tests its value); here for completeness.
+        Helper::IncludeZero => {
+            let value = arg(0)?;
+            let zero =
+                matches!(value, Value::Int(0)) || matches!(value, Value::Float(f) if *f == 0.0);
+            Ok(if zero && truthy(arg(1)?) {
+                Value::Bool(true)
+            } else {
+                value.clone()
+            })
+        }
     }
 }
 

@@ -775,6 +775,19 @@ impl<'a> Renderer<'a> {
         self.eval(expr, dot, false)
     }
 
+    /// Argument `i`, evaluated as a tested value when `test` is set.
+    fn arg_tested(
+        &mut self,
+        args: &'a [Expr],
+        i: usize,
+        span: Span,
+        dot: &Value<'a>,
+        test: bool,
+    ) -> Result<Value<'a>> {
+        let expr = args.get(i).ok_or_else(|| internal(span))?;
+        self.eval(expr, dot, test)
+    }
+
     fn func_error(func: Func, span: Span, message: impl std::fmt::Display) -> TemplateError {
         TemplateError::render(Some(span.range()), format!("{}: {message}", func.name()))
     }
@@ -932,6 +945,15 @@ impl<'a> Renderer<'a> {
                 Ok(Value::owned(serde_json::Value::Object(map)))
             }
             Func::Host(index) => self.call_host(index, args, span, dot),
+            Func::Hbs(helpers::Helper::IncludeZero) => {
+                let value = self.arg_tested(args, 0, span, dot, test)?;
+                let zero =
+                    matches!(value, Value::Int(0)) || matches!(value, Value::Float(f) if f == 0.0);
+                if zero && self.arg(args, 1, span, dot)?.is_true() {
+                    return Ok(Value::Bool(true));
+                }
+                Ok(value)
+            }
             Func::Hbs(helper) => self.call_helper(helper, args, span, dot),
             Func::ToJson => {
                 let value = self.arg(args, 0, span, dot)?;

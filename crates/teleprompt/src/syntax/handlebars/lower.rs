@@ -365,6 +365,51 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The tested value of `{{#if value}}` / `{{#unless value}}`; with
+    /// handlebars.js's `includeZero=flag`, the number 0 is true when the
+    /// flag is.
+    fn condition(&self, block: &Block, helper: &str, scope: &Scope) -> Result<PExpr> {
+        let mut include_zero = None;
+        for pair in &block.call.hash {
+            if pair.key == "includeZero" && include_zero.is_some() {
+                return Err(TemplateError::parse(
+                    Some(pair.span.clone()),
+                    "includeZero= is given twice",
+                ));
+            }
+            if pair.key != "includeZero" {
+                return Err(TemplateError::parse(
+                    Some(pair.span.clone()),
+                    format!("{{{{#{helper}}}}} takes no {}= argument", pair.key),
+                )
+                .suggest(Some(
+                    "its only key=value argument is includeZero=true".to_string(),
+                )));
+            }
+            include_zero = Some(&pair.value);
+        }
+        let value = match block.call.params.as_slice() {
+            [one] => self.expr(one, scope)?,
+            _ => {
+                return Err(TemplateError::parse(
+                    Some(block.open.clone()),
+                    format!(
+                        "{{{{#{helper}}}}} takes one argument, got {}",
+                        block.call.params.len()
+                    ),
+                ))
+            }
+        };
+        let Some(flag) = include_zero else {
+            return Ok(value);
+        };
+        Ok(PExpr::Call {
+            func: Func::Hbs(Helper::IncludeZero),
+            args: Box::new([value, self.expr(flag, scope)?]),
+            span: pspan(&block.call.span),
+        })
+    }
+
     fn block(&self, block: &Block, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
         let name = simple_name(&block.call.head);
         let (body, inverse): (&[Node], &[Node]) = {
@@ -387,7 +432,7 @@ impl Lowerer<'_> {
         match name {
             Some(helper @ ("if" | "unless")) => {
                 allow_params(0)?;
-                let cond = self.expr(self.one_param(block, helper)?, scope)?;
+                let cond = self.condition(block, helper, scope)?;
                 let then = self.scoped(body, scope)?;
                 let otherwise = self.scoped(inverse, scope)?;
                 let (then, otherwise) = if helper == "if" {
