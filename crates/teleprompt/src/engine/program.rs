@@ -190,8 +190,9 @@ pub(crate) enum Instr {
     },
     /// A Handlebars section whose name is not a helper (`{{#items}}…{{/items}}`):
     /// a list runs `body` per element (as `#each`, with the four slots at
-    /// `each`), `true` runs it with dot unchanged, another true value runs
-    /// it once with the value as dot, a false value runs `otherwise`.
+    /// `each`), `true` runs it with dot unchanged, `false`, null, a missing
+    /// value and an empty list run `otherwise`, any other value (0, "" and
+    /// `{}` included, as in handlebars.js) runs `body` once with it as dot.
     Section {
         value: Expr,
         body: Block,

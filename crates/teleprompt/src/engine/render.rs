@@ -405,9 +405,15 @@ impl<'a> Renderer<'a> {
                     self.exec_block(otherwise, dot)
                 }
             }
+            // handlebars.js's blockHelperMissing: false, null, a missing
+            // value and an empty list run `otherwise`; `true` runs the body
+            // with dot unchanged; any other value (0, "", {} included) runs
+            // it once with the value as dot.
+            Value::Bool(false) | Value::Null | Value::Missing | Value::Array(_) => {
+                self.exec_block(otherwise, dot)
+            }
             Value::Bool(true) => self.exec_block(body, dot),
-            other if self.truthy(other) => self.exec_block(body, other),
-            _ => self.exec_block(otherwise, dot),
+            other => self.exec_block(body, other),
         }
     }
 

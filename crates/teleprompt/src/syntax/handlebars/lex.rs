@@ -329,6 +329,24 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
         } else {
             (false, 0)
         };
+        if len > 0 && !triple && byte(i + len) == b'}' {
+            // handlebars.js reads `}}}` as the end of a `{{{` tag, so it
+            // refuses `{{a}}}` (and `{{a}}}}`): a `}` after the tag is not text.
+            let closer = if byte(i + len + 1) == b'}' {
+                "}}}}"
+            } else {
+                "}}}"
+            };
+            let start = i + len - 2;
+            return Err(TemplateError::parse(
+                Some(start..start + closer.len()),
+                format!("this tag opens with {{{{ but ends with {closer}"),
+            )
+            .suggest(Some(
+                "end it with }} (with a space before a } that is text), or open it with {{{"
+                    .to_string(),
+            )));
+        }
         if len > 0 {
             return Ok(Tag {
                 kind,

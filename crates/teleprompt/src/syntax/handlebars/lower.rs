@@ -601,18 +601,9 @@ impl Lowerer<'_> {
                         ),
                     ));
                 }
+                // An inverse section `{{^name}}…{{else}}…{{/name}}` is a
+                // section with its parts swapped (as handlebars.js runs it).
                 let value = self.expr(&block.call.head, scope)?;
-                if block.inverted {
-                    let otherwise = self.scoped(body, scope)?;
-                    let then = self.scoped(inverse, scope)?;
-                    out.push(Instr::If {
-                        cond: value,
-                        bind: None,
-                        then: otherwise,
-                        otherwise: then,
-                    });
-                    return Ok(());
-                }
                 let mark = scope.next;
                 let parent = scope.alloc(1);
                 out.push(Instr::Set {
