@@ -183,8 +183,7 @@ pub(crate) enum Instr {
         span: Span,
         /// Handlebars `#each`: the first of four slots set on every pass
         /// (`@key`, `@index`, `@first`, `@last`). It also makes the loop
-        /// Handlebars-shaped: objects in input order, a missing value tested
-        /// (empty in semi), and a value that is not a collection runs
+        /// Handlebars-shaped: objects in input order, and a value that is not a collection runs
         /// `otherwise` instead of failing.
         each: Option<u32>,
     },

@@ -267,7 +267,10 @@ impl<'a> Renderer<'a> {
         span: Span,
         dot: &Value<'a>,
     ) -> Result<Flow> {
-        let value = self.eval(value, dot, each.is_some())?;
+        // Iterating a missing value is an error at semi (printing and
+        // iterating are alike in the strictness table); lenient iterates
+        // nothing.
+        let value = self.eval(value, dot, false)?;
         let mut ran = false;
         match &value {
             Value::Array(items) => {
