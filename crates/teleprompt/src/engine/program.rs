@@ -205,6 +205,10 @@ pub(crate) enum Instr {
         arg: Option<Expr>,
         span: Span,
     },
+    /// Handlebars `{{name}}` where `name` is a helper called without
+    /// arguments: an error when the current context also has a key `name`
+    /// (handlebars.js would call the helper and hide the data's value).
+    BareHelper { name: Box<str>, span: Span },
     /// Leaves the innermost loop.
     Break,
     /// Goes on with the next iteration of the innermost loop.

@@ -200,6 +200,24 @@ impl<'a> Renderer<'a> {
                 };
                 self.call_template(*template, value, *span)?;
             }
+            Instr::BareHelper { name, span } => {
+                let data_has = match dot {
+                    Value::Object(view) => view.get(name).is_some(),
+                    Value::Json(json) => json.get(&**name).is_some(),
+                    _ => false,
+                };
+                if data_has {
+                    return Err(TemplateError::render(
+                        Some(span.range()),
+                        format!(
+                            "{{{{{name}}}}} is ambiguous: {name:?} is a helper and a key of the data"
+                        ),
+                    )
+                    .suggest(Some(format!(
+                        "write {{{{this.{name}}}}} (or {{{{./{name}}}}}) for the data's value; the helper runs when the data has no key {name:?}"
+                    ))));
+                }
+            }
             Instr::Break => return Ok(Flow::Break),
             Instr::Continue => return Ok(Flow::Continue),
         }

@@ -300,6 +300,18 @@ impl Lowerer<'_> {
                     }
                     _ => self.call(call, scope, true)?,
                 };
+                if let (PExpr::Call { .. }, Some(name), true) = (
+                    &expr,
+                    simple_name(&call.head),
+                    call.params.is_empty() && call.hash.is_empty(),
+                ) {
+                    // `{{name}}` calls the helper, as in handlebars.js; when
+                    // the data has `name` too, the render says so.
+                    out.push(Instr::BareHelper {
+                        name: name.into(),
+                        span: pspan(&call.head.span()),
+                    });
+                }
                 out.push(Instr::Print {
                     expr,
                     span: pspan(&mustache.span),
