@@ -74,6 +74,10 @@ pub(crate) enum Helper {
     /// front end lowers the hash argument to it; the renderer evaluates it
     /// so that the value is tested, not printed).
     IncludeZero,
+    /// `{{> partial context key=value…}}`: the context (an object, else
+    /// nothing) with the keys set, as handlebars.js extends it (arguments:
+    /// the context, then keys and values in turn). It copies the context.
+    PartialContext,
 }
 
 /// The helpers by name (aliases included: the first name of a helper is
@@ -132,6 +136,9 @@ impl Helper {
         if self == Helper::IncludeZero {
             return "if";
         }
+        if self == Helper::PartialContext {
+            return "partial";
+        }
         HELPERS
             .iter()
             .find(|(_, h)| *h == self)
@@ -159,6 +166,7 @@ impl Helper {
             Helper::Or | Helper::And => (1, None),
             Helper::Add | Helper::Subtract | Helper::Multiply | Helper::Divide => (2, None),
             Helper::Concat | Helper::Array => (0, None),
+            Helper::PartialContext => (1, None),
             Helper::DoubleOpen | Helper::DoubleClose => (0, Some(0)),
         }
     }
@@ -293,6 +301,20 @@ pub(crate) fn call<'a>(
         },
         Helper::DoubleOpen => Ok(Value::Str("{{")),
         Helper::DoubleClose => Ok(Value::Str("}}")),
+        Helper::PartialContext => {
+            let mut map = match arg(0)?.to_json() {
+                Json::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            for pair in args.get(1..).unwrap_or(&[]).chunks(2) {
+                if let [key, value] = pair {
+                    let mut name = String::new();
+                    gofmt::write_value(&mut name, key);
+                    map.insert(name, value.to_json());
+                }
+            }
+            Ok(Value::owned(Json::Object(map)))
+        }
         // Evaluated by the renderer (it tests its value); here for completeness.
         Helper::IncludeZero => {
             let value = arg(0)?;

@@ -334,19 +334,25 @@ impl Lowerer<'_> {
                             }),
                     ));
                 };
-                if let Some(pair) = partial.hash.first() {
-                    return Err(TemplateError::parse(
-                        Some(pair.span.clone()),
-                        "partial parameters (key=value) are not supported yet",
-                    )
-                    .suggest(Some(
-                        "pass a context instead: {{> name some.value}}".to_string(),
-                    )));
-                }
-                let arg = match &partial.context {
+                let mut arg = match &partial.context {
                     Some(context) => self.expr(context, scope)?,
                     None => PExpr::Dot,
                 };
+                if !partial.hash.is_empty() {
+                    // `{{> card name="x"}}`: the partial runs with its
+                    // context extended by the keys (handlebars.js).
+                    let mut args = Vec::with_capacity(1 + 2 * partial.hash.len());
+                    args.push(arg);
+                    for pair in &partial.hash {
+                        args.push(PExpr::Const(Const::Str(pair.key.clone().into_boxed_str())));
+                        args.push(self.expr(&pair.value, scope)?);
+                    }
+                    arg = PExpr::Call {
+                        func: Func::Hbs(Helper::PartialContext),
+                        args: args.into_boxed_slice(),
+                        span: pspan(&partial.span),
+                    };
+                }
                 out.push(Instr::Call {
                     template: u32::try_from(index).unwrap_or(u32::MAX),
                     arg: Some(arg),
