@@ -204,7 +204,14 @@ pub(crate) enum Instr {
         template: u32,
         arg: Option<Expr>,
         span: Span,
+        /// A Handlebars partial block's content (`{{#> layout}}…{{/layout}}`):
+        /// what `{{> @partial-block}}` renders inside the call, in the
+        /// caller's frame.
+        block: Option<Block>,
     },
+    /// Handlebars `{{> @partial-block}}`: the content of the partial block
+    /// that called the running partial.
+    PartialBlock { span: Span },
     /// Handlebars `{{name}}` where `name` is a helper called without
     /// arguments: an error when the current context also has a key `name`
     /// (handlebars.js would call the helper and hide the data's value).

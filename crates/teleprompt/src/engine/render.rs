@@ -38,6 +38,8 @@ pub(crate) fn render(program: &Program, data: &Data) -> Result<String> {
         calls: 0,
         depth: 0,
         args: Vec::with_capacity(8),
+        partial_blocks: Vec::new(),
+        partial_level: 0,
     };
     renderer
         .vars
@@ -60,6 +62,12 @@ struct Renderer<'a> {
     depth: usize,
     /// Reused argument buffer for variadic functions.
     args: Vec<Value<'a>>,
+    /// Handlebars partial blocks being called, innermost last: the content
+    /// and the frame of the template that wrote it.
+    partial_blocks: Vec<(&'a Block, usize)>,
+    /// How many of `partial_blocks` the running code sees (the content of a
+    /// partial block sees those below its own).
+    partial_level: usize,
 }
 
 fn internal(span: Span) -> TemplateError {
@@ -193,13 +201,26 @@ impl<'a> Renderer<'a> {
                 template,
                 arg,
                 span,
+                block,
             } => {
                 let value = match arg {
                     Some(expr) => self.eval(expr, dot, false)?,
                     None => Value::Null,
                 };
-                self.call_template(*template, value, *span)?;
+                match block {
+                    None => self.call_template(*template, value, *span)?,
+                    Some(block) => {
+                        self.partial_blocks.push((block, self.frame));
+                        let level =
+                            std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
+                        let result = self.call_template(*template, value, *span);
+                        self.partial_level = level;
+                        self.partial_blocks.pop();
+                        result?;
+                    }
+                }
             }
+            Instr::PartialBlock { span } => self.partial_block(*span, dot)?,
             Instr::BareHelper { name, span } => {
                 let data_has = match dot {
                     Value::Object(view) => view.get(name).is_some(),
@@ -475,6 +496,44 @@ impl<'a> Renderer<'a> {
             _ => {}
         }
         Ok(ran)
+    }
+
+    /// `{{> @partial-block}}`: runs the content of the partial block that
+    /// called the running partial, in its caller's frame, with the current
+    /// dot; inside it, `@partial-block` is the one of the caller's caller.
+    #[inline(never)]
+    fn partial_block(&mut self, span: Span, dot: &Value<'a>) -> Result<()> {
+        let entry = self
+            .partial_level
+            .checked_sub(1)
+            .and_then(|level| self.partial_blocks.get(level).copied());
+        let Some((block, frame)) = entry else {
+            return Err(TemplateError::render(
+                Some(span.range()),
+                "there is no @partial-block here: this partial was not called as a partial block",
+            )
+            .suggest(Some(
+                "call the partial as {{#> name}}…{{/name}}, whose content {{> @partial-block}} renders".to_string(),
+            )));
+        };
+        if self.calls >= self.program.limits.call_depth {
+            return Err(TemplateError::render(
+                Some(span.range()),
+                format!(
+                    "template calls nest more than {} deep",
+                    self.program.limits.call_depth
+                ),
+            ));
+        }
+        self.calls += 1;
+        let saved_frame = std::mem::replace(&mut self.frame, frame);
+        let level = self.partial_level;
+        self.partial_level -= 1;
+        let result = self.exec_block(block, dot);
+        self.partial_level = level;
+        self.frame = saved_frame;
+        self.calls -= 1;
+        result.map(|_| ())
     }
 
     fn call_template(&mut self, id: u32, value: Value<'a>, span: Span) -> Result<()> {

@@ -28,6 +28,8 @@ pub enum TagKind {
     Partial,
     /// `{{#*inline "name"}}`.
     Inline,
+    /// `{{#> name}}`: a partial block.
+    PartialBlock,
 }
 
 /// A token inside a tag.
@@ -289,12 +291,7 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
         b'{' => (TagKind::Raw, true),
         b'&' => (TagKind::Raw, false),
         b'#' if byte(i + 1) == b'*' => (TagKind::Inline, false),
-        b'#' if byte(i + 1) == b'>' => {
-            return Err(TemplateError::parse(
-                Some(at..i + 2),
-                "partial blocks ({{#> name}}) are not supported",
-            ))
-        }
+        b'#' if byte(i + 1) == b'>' => (TagKind::PartialBlock, false),
         b'#' => (TagKind::Open, false),
         b'^' => (TagKind::OpenInverse, false),
         b'/' => (TagKind::Close, false),
@@ -308,7 +305,11 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
         _ => (TagKind::Mustache, false),
     };
     if kind != TagKind::Mustache {
-        i += if kind == TagKind::Inline { 2 } else { 1 };
+        i += if matches!(kind, TagKind::Inline | TagKind::PartialBlock) {
+            2
+        } else {
+            1
+        };
     }
     let mut tokens = Vec::new();
     loop {

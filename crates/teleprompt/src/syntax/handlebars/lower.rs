@@ -118,6 +118,11 @@ fn collect_inlines<'t>(nodes: &'t [Node], out: &mut Vec<&'t Inline>) {
                     collect_inlines(inverse, out);
                 }
             }
+            Node::Partial(partial) => {
+                if let Some(block) = &partial.block {
+                    collect_inlines(block, out);
+                }
+            }
             _ => {}
         }
     }
@@ -155,6 +160,11 @@ fn set_names(nodes: &[Node], out: &mut Vec<String>) {
                 set_names(&block.body, out);
                 if let Some(inverse) = &block.inverse {
                     set_names(inverse, out);
+                }
+            }
+            Node::Partial(partial) => {
+                if let Some(block) = &partial.block {
+                    set_names(block, out);
                 }
             }
             _ => {}
@@ -317,49 +327,105 @@ impl Lowerer<'_> {
                     span: pspan(&mustache.span),
                 });
             }
-            Node::Partial(partial) => {
-                let Some(&index) = self.partials.get(partial.name.as_str()) else {
-                    return Err(TemplateError::parse(
-                        Some(partial.name_span.clone()),
-                        format!("there is no partial named {:?}", partial.name),
-                    )
-                    .suggest(
-                        closest(&partial.name, self.partials.keys().copied())
-                            .map(|c| format!("did you mean \"{c}\"?"))
-                            .or_else(|| {
-                                Some(format!(
-                                    "define it in this template with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}} (partials from other files are not supported yet)",
-                                    partial.name
-                                ))
-                            }),
-                    ));
+            Node::Partial(partial) => self.partial(partial, scope, out)?,
+            Node::Block(block) => self.block(block, scope, out)?,
+        }
+        Ok(())
+    }
+
+    /// `{{> name context key=value}}`, `{{#> name}}…{{/name}}` and
+    /// `{{> @partial-block}}`.
+    fn partial(&self, partial: &Partial, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
+        if partial.name == "@partial-block" {
+            if let Some(extra) = partial
+                .context
+                .as_ref()
+                .map(Expr::span)
+                .or_else(|| partial.hash.first().map(|p| p.span.clone()))
+            {
+                return Err(TemplateError::parse(
+                    Some(extra),
+                    "{{> @partial-block}} takes no arguments: the block runs with the current context",
+                ));
+            }
+            out.push(Instr::PartialBlock {
+                span: pspan(&partial.span),
+            });
+            return Ok(());
+        }
+        let mut arg = match &partial.context {
+            Some(context) => self.expr(context, scope)?,
+            None => PExpr::Dot,
+        };
+        if !partial.hash.is_empty() {
+            // `{{> card name="x"}}`: the partial runs with its
+            // context extended by the keys (handlebars.js).
+            let mut args = Vec::with_capacity(1 + 2 * partial.hash.len());
+            args.push(arg);
+            for pair in &partial.hash {
+                args.push(PExpr::Const(Const::Str(pair.key.clone().into_boxed_str())));
+                args.push(self.expr(&pair.value, scope)?);
+            }
+            arg = PExpr::Call {
+                func: Func::Hbs(Helper::PartialContext),
+                args: args.into_boxed_slice(),
+                span: pspan(&partial.span),
+            };
+        }
+        let index = self.partials.get(partial.name.as_str()).copied();
+        match (index, &partial.block) {
+            (Some(index), block) => {
+                let block = match block {
+                    Some(block) => Some(self.scoped(block, scope)?),
+                    None => None,
                 };
-                let mut arg = match &partial.context {
-                    Some(context) => self.expr(context, scope)?,
-                    None => PExpr::Dot,
-                };
-                if !partial.hash.is_empty() {
-                    // `{{> card name="x"}}`: the partial runs with its
-                    // context extended by the keys (handlebars.js).
-                    let mut args = Vec::with_capacity(1 + 2 * partial.hash.len());
-                    args.push(arg);
-                    for pair in &partial.hash {
-                        args.push(PExpr::Const(Const::Str(pair.key.clone().into_boxed_str())));
-                        args.push(self.expr(&pair.value, scope)?);
-                    }
-                    arg = PExpr::Call {
-                        func: Func::Hbs(Helper::PartialContext),
-                        args: args.into_boxed_slice(),
-                        span: pspan(&partial.span),
-                    };
-                }
                 out.push(Instr::Call {
                     template: u32::try_from(index).unwrap_or(u32::MAX),
                     arg: Some(arg),
                     span: pspan(&partial.span),
+                    block,
                 });
             }
-            Node::Block(block) => self.block(block, scope, out)?,
+            // A partial block whose partial does not exist renders its
+            // content (handlebars.js's failover), with the context given.
+            (None, Some(block)) if partial.context.is_none() && partial.hash.is_empty() => {
+                let body = self.scoped(block, scope)?;
+                out.extend(body.into_vec());
+            }
+            (None, Some(block)) => {
+                let mark = scope.next;
+                let parent = scope.alloc(1);
+                out.push(Instr::Set {
+                    slot: parent,
+                    expr: PExpr::Dot,
+                });
+                scope.contexts.push(parent);
+                let then = self.scoped(block, scope);
+                scope.contexts.pop();
+                scope.next = mark;
+                out.push(Instr::With {
+                    value: arg,
+                    bind: None,
+                    then: then?,
+                    otherwise: Box::new([]),
+                });
+            }
+            (None, None) => {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    format!("there is no partial named {:?}", partial.name),
+                )
+                .suggest(
+                    closest(&partial.name, self.partials.keys().copied())
+                        .map(|c| format!("did you mean \"{c}\"?"))
+                        .or_else(|| {
+                            Some(format!(
+                                "define it in this template with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}} (partials from other files are not supported yet)",
+                                partial.name
+                            ))
+                        }),
+                ));
+            }
         }
         Ok(())
     }

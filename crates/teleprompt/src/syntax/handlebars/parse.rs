@@ -135,6 +135,12 @@ impl<'s> Parser<'s> {
                     nodes.push(Node::Block(Box::new(block)));
                 }
                 TagKind::Partial => nodes.push(Node::Partial(self.partial(&tag)?)),
+                TagKind::PartialBlock => {
+                    self.enter(&tag.span)?;
+                    let partial = self.partial_block(&tag)?;
+                    self.depth -= 1;
+                    nodes.push(Node::Partial(partial));
+                }
                 TagKind::Inline => {
                     self.enter(&tag.span)?;
                     let inline = self.inline(&tag)?;
@@ -282,6 +288,14 @@ impl<'s> Parser<'s> {
                     "dynamic partial names ({{> (expr)}}) are not supported",
                 ))
             }
+            Some(Tok::At) if matches!(tokens.peek_at(1), Some(Tok::Id(name)) if name == "partial-block") =>
+            {
+                let start = tokens.span().start;
+                tokens.next();
+                let end = tokens.span().end;
+                tokens.next();
+                ("@partial-block".to_string(), start..end)
+            }
             _ => {
                 return Err(TemplateError::parse(
                     Some(tag.span.clone()),
@@ -310,7 +324,44 @@ impl<'s> Parser<'s> {
             context,
             hash,
             span: tag.span.clone(),
+            block: None,
         })
+    }
+
+    /// `{{#> name context key=value}}…{{/name}}`.
+    fn partial_block(&mut self, tag: &Tag) -> Result<Partial> {
+        let mut partial = self.partial(tag)?;
+        let opening = self.text(&tag.span).to_string();
+        let (body, stop) = self.list()?;
+        let close = match stop {
+            Stop::Close(close) => close,
+            Stop::End => {
+                return Err(TemplateError::parse(
+                    Some(tag.span.clone()),
+                    format!("{opening} opened here is never closed"),
+                )
+                .suggest(Some(format!("close it with {{{{/{}}}}}", partial.name))))
+            }
+            Stop::Else(else_tag) => {
+                return Err(TemplateError::parse(
+                    Some(else_tag.span.clone()),
+                    format!("a partial block ({opening}) has no {{{{else}}}}"),
+                ))
+            }
+        };
+        let closing = match (close.tokens.first(), close.tokens.last()) {
+            (Some((_, first)), Some((_, last))) => self.text(&(first.start..last.end)),
+            _ => "",
+        };
+        if closing != partial.name && closing != self.text(&partial.name_span) {
+            return Err(TemplateError::parse(
+                Some(close.span.clone()),
+                format!("{} does not match {opening}", self.text(&close.span)),
+            )
+            .suggest(Some(format!("close it with {{{{/{}}}}}", partial.name))));
+        }
+        partial.block = Some(body);
+        Ok(partial)
     }
 
     fn inline(&mut self, tag: &Tag) -> Result<Inline> {
