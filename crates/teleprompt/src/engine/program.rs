@@ -209,6 +209,9 @@ pub(crate) enum Instr {
         /// caller's frame.
         block: Option<Block>,
     },
+    /// Handlebars `{{> (expr) context}}`: calls the named template whose
+    /// name `name` evaluates to.
+    CallNamed { name: Expr, arg: Expr, span: Span },
     /// Handlebars `{{> @partial-block}}`: the content of the partial block
     /// that called the running partial.
     PartialBlock { span: Span },

@@ -221,6 +221,11 @@ impl<'a> Renderer<'a> {
                 }
             }
             Instr::PartialBlock { span } => self.partial_block(*span, dot)?,
+            Instr::CallNamed { name, arg, span } => {
+                let template = self.named_template(name, *span, dot)?;
+                let value = self.eval(arg, dot, false)?;
+                self.call_template(template, value, *span)?;
+            }
             Instr::BareHelper { name, span } => {
                 let data_has = match dot {
                     Value::Object(view) => view.get(name).is_some(),
@@ -496,6 +501,37 @@ impl<'a> Renderer<'a> {
             _ => {}
         }
         Ok(ran)
+    }
+
+    /// The template a dynamic partial (`{{> (expr)}}`) names.
+    #[inline(never)]
+    fn named_template(&mut self, name: &'a Expr, span: Span, dot: &Value<'a>) -> Result<u32> {
+        let value = self.eval(name, dot, false)?;
+        let name: &str = match &value {
+            Value::Str(text) => text,
+            Value::String(text) => text,
+            other => {
+                return Err(TemplateError::render(
+                    Some(span.range()),
+                    format!(
+                        "the name of a dynamic partial must be a string, not {}",
+                        other.kind_name()
+                    ),
+                ))
+            }
+        };
+        let templates = &self.program.templates;
+        match templates.iter().position(|t| &*t.name == name) {
+            Some(index) => Ok(u32::try_from(index).unwrap_or(u32::MAX)),
+            None => Err(TemplateError::render(
+                Some(span.range()),
+                format!("there is no partial named {name:?}"),
+            )
+            .suggest(
+                closest(name, templates.iter().map(|t| &*t.name))
+                    .map(|c| format!("did you mean \"{c}\"?")),
+            )),
+        }
     }
 
     /// `{{> @partial-block}}`: runs the content of the partial block that

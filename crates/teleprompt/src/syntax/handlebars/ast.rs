@@ -110,6 +110,9 @@ pub struct Partial {
     /// `{{> @partial-block}}` renders, and what renders when there is no
     /// partial `name`.
     pub block: Option<Vec<Node>>,
+    /// A dynamic partial's name (`{{> (whichPartial)}}`); `name` is then
+    /// its text.
+    pub dynamic: Option<Expr>,
 }
 
 /// An inline partial definition.

@@ -109,6 +109,7 @@ fn partials(list: &[Node], inline: &[&str]) -> Result<(), TemplateError> {
             Node::Partial(partial)
                 if !inline.contains(&partial.name.as_str())
                     && partial.block.is_none()
+                    && partial.dynamic.is_none()
                     && partial.name != "@partial-block" =>
             {
                 return Err(TemplateError::parse(
@@ -173,6 +174,9 @@ fn nodes(list: &mut [Node]) -> Result<(), TemplateError> {
                 }
                 if let Some(block) = &mut partial.block {
                     nodes(block)?;
+                }
+                if let Some(dynamic) = &mut partial.dynamic {
+                    expr(dynamic)?;
                 }
             }
             Node::Inline(inline) => nodes(&mut inline.body)?,

@@ -372,6 +372,20 @@ impl Lowerer<'_> {
                 span: pspan(&partial.span),
             };
         }
+        if let Some(dynamic) = &partial.dynamic {
+            if partial.block.is_some() {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    "a partial block needs a partial's name, not an expression",
+                ));
+            }
+            out.push(Instr::CallNamed {
+                name: self.expr(dynamic, scope)?,
+                arg,
+                span: pspan(&partial.span),
+            });
+            return Ok(());
+        }
         let index = self.partials.get(partial.name.as_str()).copied();
         match (index, &partial.block) {
             (Some(index), block) => {

@@ -264,6 +264,7 @@ impl<'s> Parser<'s> {
 
     fn partial(&mut self, tag: &Tag) -> Result<Partial> {
         let mut tokens = self.cursor(tag, 0);
+        let mut dynamic = None;
         let (name, name_span) = match tokens.peek() {
             Some(Tok::Str(name)) => {
                 let name = name.clone();
@@ -283,10 +284,10 @@ impl<'s> Parser<'s> {
                 (self.text(&(start..end)).to_string(), start..end)
             }
             Some(Tok::Open) => {
-                return Err(TemplateError::parse(
-                    Some(tokens.span()),
-                    "dynamic partial names ({{> (expr)}}) are not supported",
-                ))
+                let expr = self.expr(&mut tokens)?;
+                let span = expr.span();
+                dynamic = Some(expr);
+                (self.text(&span).to_string(), span)
             }
             Some(Tok::At) if matches!(tokens.peek_at(1), Some(Tok::Id(name)) if name == "partial-block") =>
             {
@@ -325,6 +326,7 @@ impl<'s> Parser<'s> {
             hash,
             span: tag.span.clone(),
             block: None,
+            dynamic,
         })
     }
 
