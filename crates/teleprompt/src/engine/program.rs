@@ -212,6 +212,9 @@ pub(crate) enum Instr {
     /// Handlebars `{{> (expr) context}}`: calls the named template whose
     /// name `name` evaluates to.
     CallNamed { name: Expr, arg: Expr, span: Span },
+    /// Runs `body` (a Handlebars standalone partial call), then indents
+    /// every line it printed by `indent` (not a last, empty one).
+    Indent { indent: Box<str>, body: Block },
     /// Handlebars `{{> @partial-block}}`: the content of the partial block
     /// that called the running partial.
     PartialBlock { span: Span },

@@ -221,6 +221,15 @@ impl<'a> Renderer<'a> {
                 }
             }
             Instr::PartialBlock { span } => self.partial_block(*span, dot)?,
+            Instr::Indent { indent, body } => {
+                let start = self.out.len();
+                let flow = self.exec_block(body, dot)?;
+                self.indent_since(start, indent);
+                self.check_output(None)?;
+                if flow != Flow::Normal {
+                    return Ok(flow);
+                }
+            }
             Instr::CallNamed { name, arg, span } => {
                 let template = self.named_template(name, *span, dot)?;
                 let value = self.eval(arg, dot, false)?;
@@ -501,6 +510,30 @@ impl<'a> Renderer<'a> {
             _ => {}
         }
         Ok(ran)
+    }
+
+    /// Indents every line printed since `start` by `indent`, as
+    /// handlebars.js indents a standalone partial's output: each line,
+    /// empty ones included, but not an empty last one.
+    #[inline(never)]
+    fn indent_since(&mut self, start: usize, indent: &str) {
+        if start > self.out.len() || !self.out.is_char_boundary(start) {
+            return;
+        }
+        let printed = self.out.split_off(start);
+        let mut lines = printed.split('\n').peekable();
+        let mut first = true;
+        while let Some(line) = lines.next() {
+            if !first {
+                self.out.push('\n');
+            }
+            first = false;
+            if line.is_empty() && lines.peek().is_none() {
+                break;
+            }
+            self.out.push_str(indent);
+            self.out.push_str(line);
+        }
     }
 
     /// The template a dynamic partial (`{{> (expr)}}`) names.

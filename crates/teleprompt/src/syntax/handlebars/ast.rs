@@ -113,6 +113,9 @@ pub struct Partial {
     /// A dynamic partial's name (`{{> (whichPartial)}}`); `name` is then
     /// its text.
     pub dynamic: Option<Expr>,
+    /// The whitespace before a standalone `{{> name}}`: every line the
+    /// partial prints is indented by it (as handlebars.js does).
+    pub indent: String,
 }
 
 /// An inline partial definition.

@@ -74,6 +74,9 @@ pub struct Tag {
     pub tokens: Vec<(Tok, Range<usize>)>,
     /// The whole tag.
     pub span: Range<usize>,
+    /// The whitespace before a standalone partial tag (`  {{> row}}` alone
+    /// on its line), which indents every line the partial prints.
+    pub indent: String,
 }
 
 impl Tag {
@@ -168,6 +171,7 @@ pub fn lex(body: &str) -> Result<Vec<Item>> {
                     strip_right: false,
                     tokens: Vec::new(),
                     span,
+                    indent: String::new(),
                 })
             };
             items.push(mark(open));
@@ -282,6 +286,7 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
                     strip_right,
                     tokens: Vec::new(),
                     span: at..close + 2,
+                    indent: String::new(),
                 });
             }
             from = close + 2;
@@ -355,6 +360,7 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
                 strip_right,
                 tokens,
                 span: at..i + len,
+                indent: String::new(),
             });
         }
         let start = i;
@@ -558,13 +564,20 @@ fn tidy(items: &mut [Item]) {
             ),
             _ => continue,
         };
+        let mut indent = None;
         if let Some(Item::Text { text, .. }) = i.checked_sub(1).and_then(|p| items.get_mut(p)) {
             if strip_left {
                 let kept = text.trim_end().len();
                 text.truncate(kept);
             } else if alone {
                 let kept = text.rfind('\n').map_or(0, |nl| nl + 1);
+                indent = text.get(kept..).map(str::to_string);
                 text.truncate(kept);
+            }
+        }
+        if let (Some(indent), Some(Item::Tag(tag))) = (indent, items.get_mut(i)) {
+            if tag.kind == TagKind::Partial {
+                tag.indent = indent;
             }
         }
         if let Some(Item::Text { text, .. }) = items.get_mut(i + 1) {

@@ -327,6 +327,14 @@ impl Lowerer<'_> {
                     span: pspan(&mustache.span),
                 });
             }
+            Node::Partial(partial) if !partial.indent.is_empty() => {
+                let mut body = Vec::new();
+                self.partial(partial, scope, &mut body)?;
+                out.push(Instr::Indent {
+                    indent: partial.indent.clone().into_boxed_str(),
+                    body: body.into_boxed_slice(),
+                });
+            }
             Node::Partial(partial) => self.partial(partial, scope, out)?,
             Node::Block(block) => self.block(block, scope, out)?,
         }

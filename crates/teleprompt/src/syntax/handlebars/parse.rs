@@ -327,6 +327,7 @@ impl<'s> Parser<'s> {
             span: tag.span.clone(),
             block: None,
             dynamic,
+            indent: tag.indent.clone(),
         })
     }
 
