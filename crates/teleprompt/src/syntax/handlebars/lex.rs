@@ -330,8 +330,16 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
         let rest = body.get(i..).unwrap_or("");
         let (strip_right, len) = if rest.starts_with(closing) {
             (false, closing.len())
+        } else if triple && rest.starts_with("~}}}") {
+            return Err(TemplateError::parse(
+                Some(i..i + 4),
+                "a {{{ tag that strips the whitespace after it ends with }~}}, not ~}}}",
+            ));
         } else if rest.starts_with('~') && rest.get(1..).is_some_and(|r| r.starts_with(closing)) {
             (true, closing.len() + 1)
+        } else if triple && rest.starts_with("}~}}") {
+            // handlebars.js's `}~}}` ends a `{{{` tag and strips after it.
+            (true, 4)
         } else {
             (false, 0)
         };
