@@ -272,16 +272,31 @@ impl<'s> Parser<'s> {
                 tokens.next();
                 (name, span)
             }
-            Some(Tok::Id(_)) => {
+            Some(Tok::Id(first)) => {
+                let first = first.clone();
                 let start = tokens.span().start;
                 let mut end = tokens.span().end;
                 tokens.next();
+                let mut segments = 1;
                 while tokens.peek() == Some(&Tok::Sep) {
                     tokens.next();
                     end = tokens.span().end;
                     tokens.next();
+                    segments += 1;
                 }
-                (self.text(&(start..end)).to_string(), start..end)
+                // `{{> [odd name]}}` names the partial `odd name`.
+                let name = if segments == 1 {
+                    first
+                } else {
+                    self.text(&(start..end)).to_string()
+                };
+                (name, start..end)
+            }
+            Some(Tok::Num(_)) => {
+                // `{{> 404}}`: the partial named "404".
+                let span = tokens.span();
+                tokens.next();
+                (self.text(&span).to_string(), span)
             }
             Some(Tok::Open) => {
                 let expr = self.expr(&mut tokens)?;
