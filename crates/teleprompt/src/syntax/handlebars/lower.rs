@@ -345,6 +345,13 @@ impl Lowerer<'_> {
     /// `{{> @partial-block}}`.
     fn partial(&self, partial: &Partial, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
         if partial.name == "@partial-block" {
+            if partial.block.is_some() {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    "@partial-block cannot open a partial block",
+                )
+                .suggest(Some("write {{> @partial-block}}".to_string())));
+            }
             if let Some(extra) = partial
                 .context
                 .as_ref()
