@@ -554,7 +554,8 @@ impl<'a> Renderer<'a> {
             }
         };
         let templates = &self.program.templates;
-        match templates.iter().position(|t| &*t.name == name) {
+        // The last definition of a name wins (Handlebars inline partials).
+        match templates.iter().rposition(|t| &*t.name == name) {
             Some(index) => Ok(u32::try_from(index).unwrap_or(u32::MAX)),
             None => Err(TemplateError::render(
                 Some(span.range()),

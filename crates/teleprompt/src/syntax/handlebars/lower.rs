@@ -64,23 +64,21 @@ pub(crate) fn lower(
     )?;
     let mut inlines: Vec<&Inline> = Vec::new();
     collect_inlines(&tree.nodes, &mut inlines);
-    let mut partials: HashMap<&str, usize> = HashMap::new();
-    for inline in &inlines {
-        if partials.insert(&inline.name, partials.len()).is_some() {
-            return Err(TemplateError::parse(
-                Some(inline.name_span.clone()),
-                format!("the inline partial {:?} is defined twice", inline.name),
-            ));
-        }
+    // Every definition, by name (a name may be defined in several blocks).
+    let mut partials: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (index, inline) in inlines.iter().enumerate() {
+        partials.entry(&inline.name).or_default().push(index);
     }
     let lowerer = Lowerer {
         src,
         partials: &partials,
+        inlines: &inlines,
         hosts: &hosts,
     };
     let mut templates = Vec::with_capacity(inlines.len());
     for inline in &inlines {
         let mut scope = Scope::new(&inline.body);
+        scope.in_partial = true;
         let body = lowerer.nodes(&inline.body, &mut scope)?;
         templates.push(Template {
             name: inline.name.clone().into_boxed_str(),
@@ -189,6 +187,13 @@ struct Scope {
     /// The variables set so far (in source order): from its first `set` on,
     /// a name reads its variable, not the context.
     variables: Vec<(String, u32)>,
+    /// The inline partials each enclosing body defines (a body's own
+    /// definitions are seen from its start; a later one of the same name
+    /// wins), innermost last.
+    partial_scopes: Vec<Vec<(String, usize)>>,
+    /// Lowering an inline partial's body, whose caller is not known: a name
+    /// no enclosing body defines may be any definition in the template.
+    in_partial: bool,
 }
 
 impl Scope {
@@ -207,6 +212,8 @@ impl Scope {
             params: Vec::new(),
             reserved,
             variables: Vec::new(),
+            partial_scopes: Vec::new(),
+            in_partial: false,
         }
     }
 
@@ -220,7 +227,10 @@ impl Scope {
 
 struct Lowerer<'t> {
     src: &'t str,
-    partials: &'t HashMap<&'t str, usize>,
+    /// The inline partials' definitions by name (indexes into `inlines`).
+    partials: &'t HashMap<&'t str, Vec<usize>>,
+    /// The inline partials, in the order of their templates.
+    inlines: &'t [&'t Inline],
     hosts: &'t [Host],
 }
 
@@ -247,11 +257,63 @@ impl Lowerer<'_> {
     }
 
     fn nodes(&self, nodes: &[Node], scope: &mut Scope) -> Result<PBlock> {
-        let mut out = Vec::with_capacity(nodes.len());
-        for node in nodes {
-            self.node(node, scope, &mut out)?;
+        let defined: Vec<(String, usize)> = nodes
+            .iter()
+            .filter_map(|node| match node {
+                Node::Inline(inline) => {
+                    let index = self
+                        .inlines
+                        .iter()
+                        .position(|known| std::ptr::eq(*known, &**inline))?;
+                    Some((inline.name.clone(), index))
+                }
+                _ => None,
+            })
+            .collect();
+        let pushed = !defined.is_empty();
+        if pushed {
+            scope.partial_scopes.push(defined);
         }
-        Ok(out.into_boxed_slice())
+        let mut out = Vec::with_capacity(nodes.len());
+        let mut result = Ok(());
+        for node in nodes {
+            result = self.node(node, scope, &mut out);
+            if result.is_err() {
+                break;
+            }
+        }
+        if pushed {
+            scope.partial_scopes.pop();
+        }
+        result.map(|()| out.into_boxed_slice())
+    }
+
+    /// The template of the inline partial `name` as seen here: the nearest
+    /// enclosing body's definition (its last one), else, inside an inline
+    /// partial, the template's only definition of that name.
+    fn find_partial(&self, partial: &Partial, scope: &Scope) -> Result<Option<usize>> {
+        let name = partial.name.as_str();
+        for defined in scope.partial_scopes.iter().rev() {
+            if let Some((_, index)) = defined.iter().rev().find(|(n, _)| n == name) {
+                return Ok(Some(*index));
+            }
+        }
+        if !scope.in_partial {
+            return Ok(None);
+        }
+        match self.partials.get(name).map(Vec::as_slice) {
+            Some([index]) => Ok(Some(*index)),
+            Some([_, _, ..]) => Err(TemplateError::parse(
+                Some(partial.name_span.clone()),
+                format!(
+                    "the inline partial {name:?} is defined more than once, and this partial does not define it: which one is meant depends on the caller"
+                ),
+            )
+            .suggest(Some(format!(
+                "give the definitions of {name:?} different names"
+            )))),
+            _ => Ok(None),
+        }
     }
 
     fn scoped(&self, nodes: &[Node], scope: &mut Scope) -> Result<PBlock> {
@@ -401,7 +463,7 @@ impl Lowerer<'_> {
             });
             return Ok(());
         }
-        let index = self.partials.get(partial.name.as_str()).copied();
+        let index = self.find_partial(partial, scope)?;
         match (index, &partial.block) {
             (Some(index), block) => {
                 let block = match block {
@@ -438,6 +500,18 @@ impl Lowerer<'_> {
                     then: then?,
                     otherwise: Box::new([]),
                 });
+            }
+            (None, None) if self.partials.contains_key(partial.name.as_str()) => {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    format!(
+                        "the inline partial {:?} is defined inside a block that does not hold this call",
+                        partial.name
+                    ),
+                )
+                .suggest(Some(
+                    "an inline partial is seen only in the body that defines it: move the definition out of its block".to_string(),
+                )));
             }
             (None, None) => {
                 return Err(TemplateError::parse(
