@@ -255,3 +255,41 @@ fn handlebars_calls_host_functions_as_helpers() {
     let error = Prompt::from_source("p.hbs", "{{shuot name}}", &options).unwrap_err();
     assert_eq!(error.suggestion(), Some("did you mean \"shout\"?"));
 }
+
+/// A host function called bare (`{{today}}`) while the current context has
+/// a key of that name is a render error naming both (handlebars.js would
+/// call the helper and hide the data); with arguments it is the helper, and
+/// `{{this.today}}` / `{{./today}}` read the data.
+#[test]
+fn handlebars_bare_host_function_colliding_with_data() {
+    let functions = functions().with("today", |_: &[Value]| Ok(json!("Monday")));
+    let options = LoadOptions {
+        functions,
+        ..LoadOptions::default()
+    };
+    let load = |source: &str| Prompt::from_source("p.hbs", source, &options).expect("loads");
+    let prompt = load("Day: {{today}}");
+    assert_eq!(
+        prompt.render(json!({})).expect("renders").text(),
+        "Day: Monday"
+    );
+    let error = prompt.render(json!({"today": "Sunday"})).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Render);
+    assert_eq!(
+        error.message(),
+        "{{today}} is ambiguous: \"today\" is a helper and a key of the data"
+    );
+    assert_eq!(error.location(), Some(Location { line: 1, column: 8 }));
+    assert_eq!(
+        error.suggestion(),
+        Some("write {{this.today}} (or {{./today}}) for the data's value; the helper runs when the data has no key \"today\"")
+    );
+    let data = json!({"today": "Sunday", "fetch": "data", "id": "ABC-1"});
+    assert_eq!(
+        load("{{this.today}} {{./today}} {{#with (fetch id)}}{{title}}{{/with}} {{shout fetch}}")
+            .render(data)
+            .expect("renders")
+            .text(),
+        "Sunday Sunday Fix login DATA!"
+    );
+}

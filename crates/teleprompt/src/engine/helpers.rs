@@ -69,6 +69,15 @@ pub(crate) enum Helper {
     Inc,
     DoubleOpen,
     DoubleClose,
+    /// `{{#if value includeZero=flag}}`: the value, or `true` when it is the
+    /// number 0 and the flag is true (never named in a template: the
+    /// front end lowers the hash argument to it; the renderer evaluates it
+    /// so that the value is tested, not printed).
+    IncludeZero,
+    /// `{{> partial context key=value…}}`: the context (an object, else
+    /// nothing) with the keys set, as handlebars.js extends it (arguments:
+    /// the context, then keys and values in turn). It copies the context.
+    PartialContext,
 }
 
 /// The helpers by name (aliases included: the first name of a helper is
@@ -124,6 +133,12 @@ impl Helper {
         if self == Helper::JsonIndent {
             return "json";
         }
+        if self == Helper::IncludeZero {
+            return "if";
+        }
+        if self == Helper::PartialContext {
+            return "partial";
+        }
         HELPERS
             .iter()
             .find(|(_, h)| *h == self)
@@ -146,10 +161,12 @@ impl Helper {
             | Helper::NumLe
             | Helper::NumGt
             | Helper::NumGe
-            | Helper::Contains => (2, Some(2)),
+            | Helper::Contains
+            | Helper::IncludeZero => (2, Some(2)),
             Helper::Or | Helper::And => (1, None),
             Helper::Add | Helper::Subtract | Helper::Multiply | Helper::Divide => (2, None),
             Helper::Concat | Helper::Array => (0, None),
+            Helper::PartialContext => (1, None),
             Helper::DoubleOpen | Helper::DoubleClose => (0, Some(0)),
         }
     }
@@ -284,6 +301,31 @@ pub(crate) fn call<'a>(
         },
         Helper::DoubleOpen => Ok(Value::Str("{{")),
         Helper::DoubleClose => Ok(Value::Str("}}")),
+        Helper::PartialContext => {
+            let mut map = match arg(0)?.to_json() {
+                Json::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            for pair in args.get(1..).unwrap_or(&[]).chunks(2) {
+                if let [key, value] = pair {
+                    let mut name = String::new();
+                    gofmt::write_value(&mut name, key);
+                    map.insert(name, value.to_json());
+                }
+            }
+            Ok(Value::owned(Json::Object(map)))
+        }
+        // Evaluated by the renderer (it tests its value); here for completeness.
+        Helper::IncludeZero => {
+            let value = arg(0)?;
+            let zero =
+                matches!(value, Value::Int(0)) || matches!(value, Value::Float(f) if *f == 0.0);
+            Ok(if zero && truthy(arg(1)?) {
+                Value::Bool(true)
+            } else {
+                value.clone()
+            })
+        }
     }
 }
 

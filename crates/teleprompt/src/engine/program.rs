@@ -183,15 +183,15 @@ pub(crate) enum Instr {
         span: Span,
         /// Handlebars `#each`: the first of four slots set on every pass
         /// (`@key`, `@index`, `@first`, `@last`). It also makes the loop
-        /// Handlebars-shaped: objects in input order, a missing value tested
-        /// (empty in semi), and a value that is not a collection runs
+        /// Handlebars-shaped: objects in input order, and a value that is not a collection runs
         /// `otherwise` instead of failing.
         each: Option<u32>,
     },
     /// A Handlebars section whose name is not a helper (`{{#items}}…{{/items}}`):
     /// a list runs `body` per element (as `#each`, with the four slots at
-    /// `each`), `true` runs it with dot unchanged, another true value runs
-    /// it once with the value as dot, a false value runs `otherwise`.
+    /// `each`), `true` runs it with dot unchanged, `false`, null, a missing
+    /// value and an empty list run `otherwise`, any other value (0, "" and
+    /// `{}` included, as in handlebars.js) runs `body` once with it as dot.
     Section {
         value: Expr,
         body: Block,
@@ -204,7 +204,24 @@ pub(crate) enum Instr {
         template: u32,
         arg: Option<Expr>,
         span: Span,
+        /// A Handlebars partial block's content (`{{#> layout}}…{{/layout}}`):
+        /// what `{{> @partial-block}}` renders inside the call, in the
+        /// caller's frame.
+        block: Option<Block>,
     },
+    /// Handlebars `{{> (expr) context}}`: calls the named template whose
+    /// name `name` evaluates to.
+    CallNamed { name: Expr, arg: Expr, span: Span },
+    /// Runs `body` (a Handlebars standalone partial call), then indents
+    /// every line it printed by `indent` (not a last, empty one).
+    Indent { indent: Box<str>, body: Block },
+    /// Handlebars `{{> @partial-block}}`: the content of the partial block
+    /// that called the running partial.
+    PartialBlock { span: Span },
+    /// Handlebars `{{name}}` where `name` is a helper called without
+    /// arguments: an error when the current context also has a key `name`
+    /// (handlebars.js would call the helper and hide the data's value).
+    BareHelper { name: Box<str>, span: Span },
     /// Leaves the innermost loop.
     Break,
     /// Goes on with the next iteration of the innermost loop.

@@ -38,6 +38,8 @@ pub(crate) fn render(program: &Program, data: &Data) -> Result<String> {
         calls: 0,
         depth: 0,
         args: Vec::with_capacity(8),
+        partial_blocks: Vec::new(),
+        partial_level: 0,
     };
     renderer
         .vars
@@ -60,6 +62,12 @@ struct Renderer<'a> {
     depth: usize,
     /// Reused argument buffer for variadic functions.
     args: Vec<Value<'a>>,
+    /// Handlebars partial blocks being called, innermost last: the content
+    /// and the frame of the template that wrote it.
+    partial_blocks: Vec<(&'a Block, usize)>,
+    /// How many of `partial_blocks` the running code sees (the content of a
+    /// partial block sees those below its own).
+    partial_level: usize,
 }
 
 fn internal(span: Span) -> TemplateError {
@@ -193,12 +201,57 @@ impl<'a> Renderer<'a> {
                 template,
                 arg,
                 span,
+                block,
             } => {
                 let value = match arg {
                     Some(expr) => self.eval(expr, dot, false)?,
                     None => Value::Null,
                 };
-                self.call_template(*template, value, *span)?;
+                match block {
+                    None => self.call_template(*template, value, *span)?,
+                    Some(block) => {
+                        self.partial_blocks.push((block, self.frame));
+                        let level =
+                            std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
+                        let result = self.call_template(*template, value, *span);
+                        self.partial_level = level;
+                        self.partial_blocks.pop();
+                        result?;
+                    }
+                }
+            }
+            Instr::PartialBlock { span } => self.partial_block(*span, dot)?,
+            Instr::Indent { indent, body } => {
+                let start = self.out.len();
+                let flow = self.exec_block(body, dot)?;
+                self.indent_since(start, indent);
+                self.check_output(None)?;
+                if flow != Flow::Normal {
+                    return Ok(flow);
+                }
+            }
+            Instr::CallNamed { name, arg, span } => {
+                let template = self.named_template(name, *span, dot)?;
+                let value = self.eval(arg, dot, false)?;
+                self.call_template(template, value, *span)?;
+            }
+            Instr::BareHelper { name, span } => {
+                let data_has = match dot {
+                    Value::Object(view) => view.get(name).is_some(),
+                    Value::Json(json) => json.get(&**name).is_some(),
+                    _ => false,
+                };
+                if data_has {
+                    return Err(TemplateError::render(
+                        Some(span.range()),
+                        format!(
+                            "{{{{{name}}}}} is ambiguous: {name:?} is a helper and a key of the data"
+                        ),
+                    )
+                    .suggest(Some(format!(
+                        "write {{{{this.{name}}}}} (or {{{{./{name}}}}}) for the data's value; the helper runs when the data has no key {name:?}"
+                    ))));
+                }
             }
             Instr::Break => return Ok(Flow::Break),
             Instr::Continue => return Ok(Flow::Continue),
@@ -267,7 +320,10 @@ impl<'a> Renderer<'a> {
         span: Span,
         dot: &Value<'a>,
     ) -> Result<Flow> {
-        let value = self.eval(value, dot, each.is_some())?;
+        // Iterating a missing value is an error at semi (printing and
+        // iterating are alike in the strictness table); lenient iterates
+        // nothing.
+        let value = self.eval(value, dot, false)?;
         let mut ran = false;
         match &value {
             Value::Array(items) => {
@@ -405,9 +461,15 @@ impl<'a> Renderer<'a> {
                     self.exec_block(otherwise, dot)
                 }
             }
+            // handlebars.js's blockHelperMissing: false, null, a missing
+            // value and an empty list run `otherwise`; `true` runs the body
+            // with dot unchanged; any other value (0, "", {} included) runs
+            // it once with the value as dot.
+            Value::Bool(false) | Value::Null | Value::Missing | Value::Array(_) => {
+                self.exec_block(otherwise, dot)
+            }
             Value::Bool(true) => self.exec_block(body, dot),
-            other if self.truthy(other) => self.exec_block(body, other),
-            _ => self.exec_block(otherwise, dot),
+            other => self.exec_block(body, other),
         }
     }
 
@@ -448,6 +510,100 @@ impl<'a> Renderer<'a> {
             _ => {}
         }
         Ok(ran)
+    }
+
+    /// Indents every line printed since `start` by `indent`, as
+    /// handlebars.js indents a standalone partial's output: each line,
+    /// empty ones included, but not an empty last one.
+    #[inline(never)]
+    fn indent_since(&mut self, start: usize, indent: &str) {
+        if start > self.out.len() || !self.out.is_char_boundary(start) {
+            return;
+        }
+        let printed = self.out.split_off(start);
+        let mut lines = printed.split('\n').peekable();
+        let mut first = true;
+        while let Some(line) = lines.next() {
+            if !first {
+                self.out.push('\n');
+            }
+            first = false;
+            if line.is_empty() && lines.peek().is_none() {
+                break;
+            }
+            self.out.push_str(indent);
+            self.out.push_str(line);
+        }
+    }
+
+    /// The template a dynamic partial (`{{> (expr)}}`) names.
+    #[inline(never)]
+    fn named_template(&mut self, name: &'a Expr, span: Span, dot: &Value<'a>) -> Result<u32> {
+        let value = self.eval(name, dot, false)?;
+        let name: &str = match &value {
+            Value::Str(text) => text,
+            Value::String(text) => text,
+            other => {
+                return Err(TemplateError::render(
+                    Some(span.range()),
+                    format!(
+                        "the name of a dynamic partial must be a string, not {}",
+                        other.kind_name()
+                    ),
+                ))
+            }
+        };
+        let templates = &self.program.templates;
+        // The last definition of a name wins (Handlebars inline partials).
+        match templates.iter().rposition(|t| &*t.name == name) {
+            Some(index) => Ok(u32::try_from(index).unwrap_or(u32::MAX)),
+            None => Err(TemplateError::render(
+                Some(span.range()),
+                format!("there is no partial named {name:?}"),
+            )
+            .suggest(
+                closest(name, templates.iter().map(|t| &*t.name))
+                    .map(|c| format!("did you mean \"{c}\"?")),
+            )),
+        }
+    }
+
+    /// `{{> @partial-block}}`: runs the content of the partial block that
+    /// called the running partial, in its caller's frame, with the current
+    /// dot; inside it, `@partial-block` is the one of the caller's caller.
+    #[inline(never)]
+    fn partial_block(&mut self, span: Span, dot: &Value<'a>) -> Result<()> {
+        let entry = self
+            .partial_level
+            .checked_sub(1)
+            .and_then(|level| self.partial_blocks.get(level).copied());
+        let Some((block, frame)) = entry else {
+            return Err(TemplateError::render(
+                Some(span.range()),
+                "there is no @partial-block here: this partial was not called as a partial block",
+            )
+            .suggest(Some(
+                "call the partial as {{#> name}}…{{/name}}, whose content {{> @partial-block}} renders".to_string(),
+            )));
+        };
+        if self.calls >= self.program.limits.call_depth {
+            return Err(TemplateError::render(
+                Some(span.range()),
+                format!(
+                    "template calls nest more than {} deep",
+                    self.program.limits.call_depth
+                ),
+            ));
+        }
+        self.calls += 1;
+        let saved_frame = std::mem::replace(&mut self.frame, frame);
+        let level = self.partial_level;
+        self.partial_level -= 1;
+        let result = self.exec_block(block, dot);
+        self.partial_level = level;
+        self.frame = saved_frame;
+        self.calls -= 1;
+        result.map(|_| ())
     }
 
     fn call_template(&mut self, id: u32, value: Value<'a>, span: Span) -> Result<()> {
@@ -639,6 +795,20 @@ impl<'a> Renderer<'a> {
                     ))
                 })))
             }
+            // Handlebars reads an array's elements by index (`list.[0]`) and
+            // its `length`, as handlebars.js does.
+            Value::Array(items) if self.program.flavor == Flavor::Handlebars => {
+                if let Some(found) = array_index(name).and_then(|index| items.get(index)) {
+                    return Ok(Value::from_json(found));
+                }
+                if name == "length" {
+                    return Ok(Value::Int(i64::try_from(items.len()).unwrap_or(i64::MAX)));
+                }
+                if self.missing_ok(test) {
+                    return Ok(Value::Missing);
+                }
+                Err(self.hbs_field_error(value, key, i, path, span))
+            }
             other if self.program.flavor == Flavor::Handlebars => {
                 if self.missing_ok(test) {
                     return Ok(Value::Missing);
@@ -678,7 +848,7 @@ impl<'a> Renderer<'a> {
         let name: &str = &key.name;
         let prefix = self
             .prefix(span, keys, i)
-            .trim_end_matches(['.', '/'])
+            .trim_end_matches(['.', '/', '['])
             .to_string();
         let (subject, joined) = if prefix.is_empty() || prefix == "this" {
             ("the current context".to_string(), String::new())
@@ -710,6 +880,19 @@ impl<'a> Renderer<'a> {
             .suggest(Some(format!(
                 "test it first: {{{{#if {prefix}}}}}…{{{{/if}}}}"
             ))),
+            Value::Array(items) if array_index(name).is_some() => TemplateError::render(
+                Some(span.range()),
+                format!(
+                    "{subject} has {} element{}, so it has no index {name}",
+                    items.len(),
+                    if items.len() == 1 { "" } else { "s" }
+                ),
+            ),
+            Value::Array(_) => TemplateError::render(
+                Some(span.range()),
+                format!("{subject} is a list, so it has no key {name:?}"),
+            )
+            .suggest(at_root().or_else(|| Some(format!("read an element by index: {joined}[0]")))),
             other => TemplateError::render(
                 Some(span.range()),
                 format!(
@@ -746,6 +929,19 @@ impl<'a> Renderer<'a> {
     ) -> Result<Value<'a>> {
         let expr = args.get(i).ok_or_else(|| internal(span))?;
         self.eval(expr, dot, false)
+    }
+
+    /// Argument `i`, evaluated as a tested value when `test` is set.
+    fn arg_tested(
+        &mut self,
+        args: &'a [Expr],
+        i: usize,
+        span: Span,
+        dot: &Value<'a>,
+        test: bool,
+    ) -> Result<Value<'a>> {
+        let expr = args.get(i).ok_or_else(|| internal(span))?;
+        self.eval(expr, dot, test)
     }
 
     fn func_error(func: Func, span: Span, message: impl std::fmt::Display) -> TemplateError {
@@ -905,6 +1101,15 @@ impl<'a> Renderer<'a> {
                 Ok(Value::owned(serde_json::Value::Object(map)))
             }
             Func::Host(index) => self.call_host(index, args, span, dot),
+            Func::Hbs(helpers::Helper::IncludeZero) => {
+                let value = self.arg_tested(args, 0, span, dot, test)?;
+                let zero =
+                    matches!(value, Value::Int(0)) || matches!(value, Value::Float(f) if f == 0.0);
+                if zero && self.arg(args, 1, span, dot)?.is_true() {
+                    return Ok(Value::Bool(true));
+                }
+                Ok(value)
+            }
             Func::Hbs(helper) => self.call_helper(helper, args, span, dot),
             Func::ToJson => {
                 let value = self.arg(args, 0, span, dot)?;
@@ -1399,6 +1604,19 @@ fn less(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
 }
 
 /// An object of the data or of a host result.
+/// The array index a Handlebars key names: digits in JavaScript's canonical
+/// form (`0`, `12`; not `01` or `-1`), as handlebars.js reads `list.[1]`.
+fn array_index(name: &str) -> Option<usize> {
+    let canonical = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_digit())
+        && (name == "0" || !name.starts_with('0'));
+    if canonical {
+        name.parse().ok()
+    } else {
+        None
+    }
+}
+
 fn is_object(value: &Value<'_>) -> bool {
     match value {
         Value::Object(_) => true,

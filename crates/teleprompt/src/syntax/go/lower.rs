@@ -302,6 +302,7 @@ impl Lowerer<'_> {
                     template: u32::try_from(index).unwrap_or(u32::MAX),
                     arg,
                     span: span(&call.span),
+                    block: None,
                 });
             }
             Node::Break(_) => out.push(Instr::Break),

@@ -102,10 +102,20 @@ pub struct Partial {
     pub name_span: Span,
     /// The context it runs with (the current context when absent).
     pub context: Option<Expr>,
-    /// Hash arguments (not supported yet: an error when lowered).
+    /// Hash arguments: keys set on the context.
     pub hash: Vec<HashPair>,
-    /// The whole tag.
+    /// The whole tag (the opening tag of a partial block).
     pub span: Span,
+    /// A partial block's content (`{{#> name}}…{{/name}}`): what
+    /// `{{> @partial-block}}` renders, and what renders when there is no
+    /// partial `name`.
+    pub block: Option<Vec<Node>>,
+    /// A dynamic partial's name (`{{> (whichPartial)}}`); `name` is then
+    /// its text.
+    pub dynamic: Option<Expr>,
+    /// The whitespace before a standalone `{{> name}}`: every line the
+    /// partial prints is indented by it (as handlebars.js does).
+    pub indent: String,
 }
 
 /// An inline partial definition.

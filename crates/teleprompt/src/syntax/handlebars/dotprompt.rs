@@ -106,7 +106,12 @@ fn inline_names<'t>(list: &'t [Node], names: &mut Vec<&'t str>) {
 fn partials(list: &[Node], inline: &[&str]) -> Result<(), TemplateError> {
     for node in list {
         match node {
-            Node::Partial(partial) if !inline.contains(&partial.name.as_str()) => {
+            Node::Partial(partial)
+                if !inline.contains(&partial.name.as_str())
+                    && partial.block.is_none()
+                    && partial.dynamic.is_none()
+                    && partial.name != "@partial-block" =>
+            {
                 return Err(TemplateError::parse(
                     Some(partial.name_span.clone()),
                     format!(
@@ -119,6 +124,11 @@ fn partials(list: &[Node], inline: &[&str]) -> Result<(), TemplateError> {
                     "define it in this file with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}}",
                     partial.name
                 ))));
+            }
+            Node::Partial(partial) => {
+                if let Some(block) = &partial.block {
+                    partials(block, inline)?;
+                }
             }
             Node::Inline(inline_node) => partials(&inline_node.body, inline)?,
             Node::Block(block) => {
@@ -161,6 +171,12 @@ fn nodes(list: &mut [Node]) -> Result<(), TemplateError> {
                 }
                 for pair in &mut partial.hash {
                     expr(&mut pair.value)?;
+                }
+                if let Some(block) = &mut partial.block {
+                    nodes(block)?;
+                }
+                if let Some(dynamic) = &mut partial.dynamic {
+                    expr(dynamic)?;
                 }
             }
             Node::Inline(inline) => nodes(&mut inline.body)?,

@@ -28,6 +28,8 @@ pub enum TagKind {
     Partial,
     /// `{{#*inline "name"}}`.
     Inline,
+    /// `{{#> name}}`: a partial block.
+    PartialBlock,
 }
 
 /// A token inside a tag.
@@ -72,6 +74,9 @@ pub struct Tag {
     pub tokens: Vec<(Tok, Range<usize>)>,
     /// The whole tag.
     pub span: Range<usize>,
+    /// The whitespace before a standalone partial tag (`  {{> row}}` alone
+    /// on its line), which indents every line the partial prints.
+    pub indent: String,
 }
 
 impl Tag {
@@ -166,6 +171,7 @@ pub fn lex(body: &str) -> Result<Vec<Item>> {
                     strip_right: false,
                     tokens: Vec::new(),
                     span,
+                    indent: String::new(),
                 })
             };
             items.push(mark(open));
@@ -280,6 +286,7 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
                     strip_right,
                     tokens: Vec::new(),
                     span: at..close + 2,
+                    indent: String::new(),
                 });
             }
             from = close + 2;
@@ -289,12 +296,7 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
         b'{' => (TagKind::Raw, true),
         b'&' => (TagKind::Raw, false),
         b'#' if byte(i + 1) == b'*' => (TagKind::Inline, false),
-        b'#' if byte(i + 1) == b'>' => {
-            return Err(TemplateError::parse(
-                Some(at..i + 2),
-                "partial blocks ({{#> name}}) are not supported",
-            ))
-        }
+        b'#' if byte(i + 1) == b'>' => (TagKind::PartialBlock, false),
         b'#' => (TagKind::Open, false),
         b'^' => (TagKind::OpenInverse, false),
         b'/' => (TagKind::Close, false),
@@ -308,7 +310,11 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
         _ => (TagKind::Mustache, false),
     };
     if kind != TagKind::Mustache {
-        i += if kind == TagKind::Inline { 2 } else { 1 };
+        i += if matches!(kind, TagKind::Inline | TagKind::PartialBlock) {
+            2
+        } else {
+            1
+        };
     }
     let mut tokens = Vec::new();
     loop {
@@ -324,11 +330,37 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
         let rest = body.get(i..).unwrap_or("");
         let (strip_right, len) = if rest.starts_with(closing) {
             (false, closing.len())
+        } else if triple && rest.starts_with("~}}}") {
+            return Err(TemplateError::parse(
+                Some(i..i + 4),
+                "a {{{ tag that strips the whitespace after it ends with }~}}, not ~}}}",
+            ));
         } else if rest.starts_with('~') && rest.get(1..).is_some_and(|r| r.starts_with(closing)) {
             (true, closing.len() + 1)
+        } else if triple && rest.starts_with("}~}}") {
+            // handlebars.js's `}~}}` ends a `{{{` tag and strips after it.
+            (true, 4)
         } else {
             (false, 0)
         };
+        if len > 0 && !triple && byte(i + len) == b'}' {
+            // handlebars.js reads `}}}` as the end of a `{{{` tag, so it
+            // refuses `{{a}}}` (and `{{a}}}}`): a `}` after the tag is not text.
+            let closer = if byte(i + len + 1) == b'}' {
+                "}}}}"
+            } else {
+                "}}}"
+            };
+            let start = i + len - 2;
+            return Err(TemplateError::parse(
+                Some(start..start + closer.len()),
+                format!("this tag opens with {{{{ but ends with {closer}"),
+            )
+            .suggest(Some(
+                "end it with }} (with a space before a } that is text), or open it with {{{"
+                    .to_string(),
+            )));
+        }
         if len > 0 {
             return Ok(Tag {
                 kind,
@@ -336,6 +368,7 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
                 strip_right,
                 tokens,
                 span: at..i + len,
+                indent: String::new(),
             });
         }
         let start = i;
@@ -539,13 +572,20 @@ fn tidy(items: &mut [Item]) {
             ),
             _ => continue,
         };
+        let mut indent = None;
         if let Some(Item::Text { text, .. }) = i.checked_sub(1).and_then(|p| items.get_mut(p)) {
             if strip_left {
                 let kept = text.trim_end().len();
                 text.truncate(kept);
             } else if alone {
                 let kept = text.rfind('\n').map_or(0, |nl| nl + 1);
+                indent = text.get(kept..).map(str::to_string);
                 text.truncate(kept);
+            }
+        }
+        if let (Some(indent), Some(Item::Tag(tag))) = (indent, items.get_mut(i)) {
+            if tag.kind == TagKind::Partial {
+                tag.indent = indent;
             }
         }
         if let Some(Item::Text { text, .. }) = items.get_mut(i + 1) {

@@ -64,23 +64,21 @@ pub(crate) fn lower(
     )?;
     let mut inlines: Vec<&Inline> = Vec::new();
     collect_inlines(&tree.nodes, &mut inlines);
-    let mut partials: HashMap<&str, usize> = HashMap::new();
-    for inline in &inlines {
-        if partials.insert(&inline.name, partials.len()).is_some() {
-            return Err(TemplateError::parse(
-                Some(inline.name_span.clone()),
-                format!("the inline partial {:?} is defined twice", inline.name),
-            ));
-        }
+    // Every definition, by name (a name may be defined in several blocks).
+    let mut partials: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (index, inline) in inlines.iter().enumerate() {
+        partials.entry(&inline.name).or_default().push(index);
     }
     let lowerer = Lowerer {
         src,
         partials: &partials,
+        inlines: &inlines,
         hosts: &hosts,
     };
     let mut templates = Vec::with_capacity(inlines.len());
     for inline in &inlines {
         let mut scope = Scope::new(&inline.body);
+        scope.in_partial = true;
         let body = lowerer.nodes(&inline.body, &mut scope)?;
         templates.push(Template {
             name: inline.name.clone().into_boxed_str(),
@@ -116,6 +114,11 @@ fn collect_inlines<'t>(nodes: &'t [Node], out: &mut Vec<&'t Inline>) {
                 collect_inlines(&block.body, out);
                 if let Some(inverse) = &block.inverse {
                     collect_inlines(inverse, out);
+                }
+            }
+            Node::Partial(partial) => {
+                if let Some(block) = &partial.block {
+                    collect_inlines(block, out);
                 }
             }
             _ => {}
@@ -157,6 +160,11 @@ fn set_names(nodes: &[Node], out: &mut Vec<String>) {
                     set_names(inverse, out);
                 }
             }
+            Node::Partial(partial) => {
+                if let Some(block) = &partial.block {
+                    set_names(block, out);
+                }
+            }
             _ => {}
         }
     }
@@ -179,6 +187,13 @@ struct Scope {
     /// The variables set so far (in source order): from its first `set` on,
     /// a name reads its variable, not the context.
     variables: Vec<(String, u32)>,
+    /// The inline partials each enclosing body defines (a body's own
+    /// definitions are seen from its start; a later one of the same name
+    /// wins), innermost last.
+    partial_scopes: Vec<Vec<(String, usize)>>,
+    /// Lowering an inline partial's body, whose caller is not known: a name
+    /// no enclosing body defines may be any definition in the template.
+    in_partial: bool,
 }
 
 impl Scope {
@@ -197,6 +212,8 @@ impl Scope {
             params: Vec::new(),
             reserved,
             variables: Vec::new(),
+            partial_scopes: Vec::new(),
+            in_partial: false,
         }
     }
 
@@ -210,7 +227,10 @@ impl Scope {
 
 struct Lowerer<'t> {
     src: &'t str,
-    partials: &'t HashMap<&'t str, usize>,
+    /// The inline partials' definitions by name (indexes into `inlines`).
+    partials: &'t HashMap<&'t str, Vec<usize>>,
+    /// The inline partials, in the order of their templates.
+    inlines: &'t [&'t Inline],
     hosts: &'t [Host],
 }
 
@@ -237,11 +257,63 @@ impl Lowerer<'_> {
     }
 
     fn nodes(&self, nodes: &[Node], scope: &mut Scope) -> Result<PBlock> {
-        let mut out = Vec::with_capacity(nodes.len());
-        for node in nodes {
-            self.node(node, scope, &mut out)?;
+        let defined: Vec<(String, usize)> = nodes
+            .iter()
+            .filter_map(|node| match node {
+                Node::Inline(inline) => {
+                    let index = self
+                        .inlines
+                        .iter()
+                        .position(|known| std::ptr::eq(*known, &**inline))?;
+                    Some((inline.name.clone(), index))
+                }
+                _ => None,
+            })
+            .collect();
+        let pushed = !defined.is_empty();
+        if pushed {
+            scope.partial_scopes.push(defined);
         }
-        Ok(out.into_boxed_slice())
+        let mut out = Vec::with_capacity(nodes.len());
+        let mut result = Ok(());
+        for node in nodes {
+            result = self.node(node, scope, &mut out);
+            if result.is_err() {
+                break;
+            }
+        }
+        if pushed {
+            scope.partial_scopes.pop();
+        }
+        result.map(|()| out.into_boxed_slice())
+    }
+
+    /// The template of the inline partial `name` as seen here: the nearest
+    /// enclosing body's definition (its last one), else, inside an inline
+    /// partial, the template's only definition of that name.
+    fn find_partial(&self, partial: &Partial, scope: &Scope) -> Result<Option<usize>> {
+        let name = partial.name.as_str();
+        for defined in scope.partial_scopes.iter().rev() {
+            if let Some((_, index)) = defined.iter().rev().find(|(n, _)| n == name) {
+                return Ok(Some(*index));
+            }
+        }
+        if !scope.in_partial {
+            return Ok(None);
+        }
+        match self.partials.get(name).map(Vec::as_slice) {
+            Some([index]) => Ok(Some(*index)),
+            Some([_, _, ..]) => Err(TemplateError::parse(
+                Some(partial.name_span.clone()),
+                format!(
+                    "the inline partial {name:?} is defined more than once, and this partial does not define it: which one is meant depends on the caller"
+                ),
+            )
+            .suggest(Some(format!(
+                "give the definitions of {name:?} different names"
+            )))),
+            _ => Ok(None),
+        }
     }
 
     fn scoped(&self, nodes: &[Node], scope: &mut Scope) -> Result<PBlock> {
@@ -300,48 +372,163 @@ impl Lowerer<'_> {
                     }
                     _ => self.call(call, scope, true)?,
                 };
+                if let (PExpr::Call { .. }, Some(name), true) = (
+                    &expr,
+                    simple_name(&call.head),
+                    call.params.is_empty() && call.hash.is_empty(),
+                ) {
+                    // `{{name}}` calls the helper, as in handlebars.js; when
+                    // the data has `name` too, the render says so.
+                    out.push(Instr::BareHelper {
+                        name: name.into(),
+                        span: pspan(&call.head.span()),
+                    });
+                }
                 out.push(Instr::Print {
                     expr,
                     span: pspan(&mustache.span),
                 });
             }
-            Node::Partial(partial) => {
-                let Some(&index) = self.partials.get(partial.name.as_str()) else {
-                    return Err(TemplateError::parse(
-                        Some(partial.name_span.clone()),
-                        format!("there is no partial named {:?}", partial.name),
-                    )
-                    .suggest(
-                        closest(&partial.name, self.partials.keys().copied())
-                            .map(|c| format!("did you mean \"{c}\"?"))
-                            .or_else(|| {
-                                Some(format!(
-                                    "define it in this template with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}} (partials from other files are not supported yet)",
-                                    partial.name
-                                ))
-                            }),
-                    ));
-                };
-                if let Some(pair) = partial.hash.first() {
-                    return Err(TemplateError::parse(
-                        Some(pair.span.clone()),
-                        "partial parameters (key=value) are not supported yet",
-                    )
-                    .suggest(Some(
-                        "pass a context instead: {{> name some.value}}".to_string(),
-                    )));
-                }
-                let arg = match &partial.context {
-                    Some(context) => self.expr(context, scope)?,
-                    None => PExpr::Dot,
+            Node::Partial(partial) if !partial.indent.is_empty() => {
+                let mut body = Vec::new();
+                self.partial(partial, scope, &mut body)?;
+                out.push(Instr::Indent {
+                    indent: partial.indent.clone().into_boxed_str(),
+                    body: body.into_boxed_slice(),
+                });
+            }
+            Node::Partial(partial) => self.partial(partial, scope, out)?,
+            Node::Block(block) => self.block(block, scope, out)?,
+        }
+        Ok(())
+    }
+
+    /// `{{> name context key=value}}`, `{{#> name}}…{{/name}}` and
+    /// `{{> @partial-block}}`.
+    fn partial(&self, partial: &Partial, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
+        if partial.name == "@partial-block" {
+            if partial.block.is_some() {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    "@partial-block cannot open a partial block",
+                )
+                .suggest(Some("write {{> @partial-block}}".to_string())));
+            }
+            if let Some(extra) = partial
+                .context
+                .as_ref()
+                .map(Expr::span)
+                .or_else(|| partial.hash.first().map(|p| p.span.clone()))
+            {
+                return Err(TemplateError::parse(
+                    Some(extra),
+                    "{{> @partial-block}} takes no arguments: the block runs with the current context",
+                ));
+            }
+            out.push(Instr::PartialBlock {
+                span: pspan(&partial.span),
+            });
+            return Ok(());
+        }
+        let mut arg = match &partial.context {
+            Some(context) => self.expr(context, scope)?,
+            None => PExpr::Dot,
+        };
+        if !partial.hash.is_empty() {
+            // `{{> card name="x"}}`: the partial runs with its
+            // context extended by the keys (handlebars.js).
+            let mut args = Vec::with_capacity(1 + 2 * partial.hash.len());
+            args.push(arg);
+            for pair in &partial.hash {
+                args.push(PExpr::Const(Const::Str(pair.key.clone().into_boxed_str())));
+                args.push(self.expr(&pair.value, scope)?);
+            }
+            arg = PExpr::Call {
+                func: Func::Hbs(Helper::PartialContext),
+                args: args.into_boxed_slice(),
+                span: pspan(&partial.span),
+            };
+        }
+        if let Some(dynamic) = &partial.dynamic {
+            if partial.block.is_some() {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    "a partial block needs a partial's name, not an expression",
+                ));
+            }
+            out.push(Instr::CallNamed {
+                name: self.expr(dynamic, scope)?,
+                arg,
+                span: pspan(&partial.span),
+            });
+            return Ok(());
+        }
+        let index = self.find_partial(partial, scope)?;
+        match (index, &partial.block) {
+            (Some(index), block) => {
+                let block = match block {
+                    Some(block) => Some(self.scoped(block, scope)?),
+                    None => None,
                 };
                 out.push(Instr::Call {
                     template: u32::try_from(index).unwrap_or(u32::MAX),
                     arg: Some(arg),
                     span: pspan(&partial.span),
+                    block,
                 });
             }
-            Node::Block(block) => self.block(block, scope, out)?,
+            // A partial block whose partial does not exist renders its
+            // content (handlebars.js's failover), with the context given.
+            (None, Some(block)) if partial.context.is_none() && partial.hash.is_empty() => {
+                let body = self.scoped(block, scope)?;
+                out.extend(body.into_vec());
+            }
+            (None, Some(block)) => {
+                let mark = scope.next;
+                let parent = scope.alloc(1);
+                out.push(Instr::Set {
+                    slot: parent,
+                    expr: PExpr::Dot,
+                });
+                scope.contexts.push(parent);
+                let then = self.scoped(block, scope);
+                scope.contexts.pop();
+                scope.next = mark;
+                out.push(Instr::With {
+                    value: arg,
+                    bind: None,
+                    then: then?,
+                    otherwise: Box::new([]),
+                });
+            }
+            (None, None) if self.partials.contains_key(partial.name.as_str()) => {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    format!(
+                        "the inline partial {:?} is defined inside a block that does not hold this call",
+                        partial.name
+                    ),
+                )
+                .suggest(Some(
+                    "an inline partial is seen only in the body that defines it: move the definition out of its block".to_string(),
+                )));
+            }
+            (None, None) => {
+                return Err(TemplateError::parse(
+                    Some(partial.name_span.clone()),
+                    format!("there is no partial named {:?}", partial.name),
+                )
+                .suggest(
+                    closest(&partial.name, self.partials.keys().copied())
+                        .map(|c| format!("did you mean \"{c}\"?"))
+                        .or_else(|| {
+                            Some(format!(
+                                "define it in this template with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}} (partials from other files are not supported yet)",
+                                partial.name
+                            ))
+                        }),
+                ));
+            }
         }
         Ok(())
     }
@@ -363,6 +550,51 @@ impl Lowerer<'_> {
                 ),
             )),
         }
+    }
+
+    /// The tested value of `{{#if value}}` / `{{#unless value}}`; with
+    /// handlebars.js's `includeZero=flag`, the number 0 is true when the
+    /// flag is.
+    fn condition(&self, block: &Block, helper: &str, scope: &Scope) -> Result<PExpr> {
+        let mut include_zero = None;
+        for pair in &block.call.hash {
+            if pair.key == "includeZero" && include_zero.is_some() {
+                return Err(TemplateError::parse(
+                    Some(pair.span.clone()),
+                    "includeZero= is given twice",
+                ));
+            }
+            if pair.key != "includeZero" {
+                return Err(TemplateError::parse(
+                    Some(pair.span.clone()),
+                    format!("{{{{#{helper}}}}} takes no {}= argument", pair.key),
+                )
+                .suggest(Some(
+                    "its only key=value argument is includeZero=true".to_string(),
+                )));
+            }
+            include_zero = Some(&pair.value);
+        }
+        let value = match block.call.params.as_slice() {
+            [one] => self.expr(one, scope)?,
+            _ => {
+                return Err(TemplateError::parse(
+                    Some(block.open.clone()),
+                    format!(
+                        "{{{{#{helper}}}}} takes one argument, got {}",
+                        block.call.params.len()
+                    ),
+                ))
+            }
+        };
+        let Some(flag) = include_zero else {
+            return Ok(value);
+        };
+        Ok(PExpr::Call {
+            func: Func::Hbs(Helper::IncludeZero),
+            args: Box::new([value, self.expr(flag, scope)?]),
+            span: pspan(&block.call.span),
+        })
     }
 
     fn block(&self, block: &Block, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
@@ -387,7 +619,7 @@ impl Lowerer<'_> {
         match name {
             Some(helper @ ("if" | "unless")) => {
                 allow_params(0)?;
-                let cond = self.expr(self.one_param(block, helper)?, scope)?;
+                let cond = self.condition(block, helper, scope)?;
                 let then = self.scoped(body, scope)?;
                 let otherwise = self.scoped(inverse, scope)?;
                 let (then, otherwise) = if helper == "if" {
@@ -556,18 +788,9 @@ impl Lowerer<'_> {
                         ),
                     ));
                 }
+                // An inverse section `{{^name}}…{{else}}…{{/name}}` is a
+                // section with its parts swapped (as handlebars.js runs it).
                 let value = self.expr(&block.call.head, scope)?;
-                if block.inverted {
-                    let otherwise = self.scoped(body, scope)?;
-                    let then = self.scoped(inverse, scope)?;
-                    out.push(Instr::If {
-                        cond: value,
-                        bind: None,
-                        then: otherwise,
-                        otherwise: then,
-                    });
-                    return Ok(());
-                }
                 let mark = scope.next;
                 let parent = scope.alloc(1);
                 out.push(Instr::Set {

@@ -146,6 +146,15 @@ fn walk(nodes: &[ast::Node], f: &mut dyn FnMut(&ast::Expr)) {
                 if let Some(context) = &p.context {
                     expr(context, f);
                 }
+                for pair in &p.hash {
+                    expr(&pair.value, f);
+                }
+                if let Some(block) = &p.block {
+                    walk(block, f);
+                }
+                if let Some(dynamic) = &p.dynamic {
+                    expr(dynamic, f);
+                }
             }
             ast::Node::Inline(i) => walk(&i.body, f),
             ast::Node::Text(_) | ast::Node::Comment(_) => {}

@@ -135,6 +135,12 @@ impl<'s> Parser<'s> {
                     nodes.push(Node::Block(Box::new(block)));
                 }
                 TagKind::Partial => nodes.push(Node::Partial(self.partial(&tag)?)),
+                TagKind::PartialBlock => {
+                    self.enter(&tag.span)?;
+                    let partial = self.partial_block(&tag)?;
+                    self.depth -= 1;
+                    nodes.push(Node::Partial(partial));
+                }
                 TagKind::Inline => {
                     self.enter(&tag.span)?;
                     let inline = self.inline(&tag)?;
@@ -258,6 +264,7 @@ impl<'s> Parser<'s> {
 
     fn partial(&mut self, tag: &Tag) -> Result<Partial> {
         let mut tokens = self.cursor(tag, 0);
+        let mut dynamic = None;
         let (name, name_span) = match tokens.peek() {
             Some(Tok::Str(name)) => {
                 let name = name.clone();
@@ -265,22 +272,45 @@ impl<'s> Parser<'s> {
                 tokens.next();
                 (name, span)
             }
-            Some(Tok::Id(_)) => {
+            Some(Tok::Id(first)) => {
+                let first = first.clone();
                 let start = tokens.span().start;
                 let mut end = tokens.span().end;
                 tokens.next();
+                let mut segments = 1;
                 while tokens.peek() == Some(&Tok::Sep) {
                     tokens.next();
                     end = tokens.span().end;
                     tokens.next();
+                    segments += 1;
                 }
-                (self.text(&(start..end)).to_string(), start..end)
+                // `{{> [odd name]}}` names the partial `odd name`.
+                let name = if segments == 1 {
+                    first
+                } else {
+                    self.text(&(start..end)).to_string()
+                };
+                (name, start..end)
+            }
+            Some(Tok::Num(_)) => {
+                // `{{> 404}}`: the partial named "404".
+                let span = tokens.span();
+                tokens.next();
+                (self.text(&span).to_string(), span)
             }
             Some(Tok::Open) => {
-                return Err(TemplateError::parse(
-                    Some(tokens.span()),
-                    "dynamic partial names ({{> (expr)}}) are not supported",
-                ))
+                let expr = self.expr(&mut tokens)?;
+                let span = expr.span();
+                dynamic = Some(expr);
+                (self.text(&span).to_string(), span)
+            }
+            Some(Tok::At) if matches!(tokens.peek_at(1), Some(Tok::Id(name)) if name == "partial-block") =>
+            {
+                let start = tokens.span().start;
+                tokens.next();
+                let end = tokens.span().end;
+                tokens.next();
+                ("@partial-block".to_string(), start..end)
             }
             _ => {
                 return Err(TemplateError::parse(
@@ -310,7 +340,46 @@ impl<'s> Parser<'s> {
             context,
             hash,
             span: tag.span.clone(),
+            block: None,
+            dynamic,
+            indent: tag.indent.clone(),
         })
+    }
+
+    /// `{{#> name context key=value}}…{{/name}}`.
+    fn partial_block(&mut self, tag: &Tag) -> Result<Partial> {
+        let mut partial = self.partial(tag)?;
+        let opening = self.text(&tag.span).to_string();
+        let (body, stop) = self.list()?;
+        let close = match stop {
+            Stop::Close(close) => close,
+            Stop::End => {
+                return Err(TemplateError::parse(
+                    Some(tag.span.clone()),
+                    format!("{opening} opened here is never closed"),
+                )
+                .suggest(Some(format!("close it with {{{{/{}}}}}", partial.name))))
+            }
+            Stop::Else(else_tag) => {
+                return Err(TemplateError::parse(
+                    Some(else_tag.span.clone()),
+                    format!("a partial block ({opening}) has no {{{{else}}}}"),
+                ))
+            }
+        };
+        let closing = match (close.tokens.first(), close.tokens.last()) {
+            (Some((_, first)), Some((_, last))) => self.text(&(first.start..last.end)),
+            _ => "",
+        };
+        if closing != partial.name && closing != self.text(&partial.name_span) {
+            return Err(TemplateError::parse(
+                Some(close.span.clone()),
+                format!("{} does not match {opening}", self.text(&close.span)),
+            )
+            .suggest(Some(format!("close it with {{{{/{}}}}}", partial.name))));
+        }
+        partial.block = Some(body);
+        Ok(partial)
     }
 
     fn inline(&mut self, tag: &Tag) -> Result<Inline> {
@@ -512,11 +581,24 @@ impl<'s> Parser<'s> {
         };
         let mut first = true;
         loop {
-            let Some((Tok::Id(name), span)) = tokens.next() else {
-                return Err(TemplateError::parse(
-                    Some(start..tokens.span().end),
-                    "a path must end with a name",
-                ));
+            let (name, span) = match tokens.next() {
+                Some((Tok::Id(name), span)) => (name, span),
+                Some((Tok::Num(_), span)) if !first => {
+                    let number = self.text(&span).to_string();
+                    return Err(TemplateError::parse(
+                        Some(span),
+                        format!("a path segment cannot be the number {number}"),
+                    )
+                    .suggest(Some(format!(
+                        "read an element by index with brackets: [{number}]"
+                    ))));
+                }
+                _ => {
+                    return Err(TemplateError::parse(
+                        Some(start..tokens.span().end),
+                        "a path must end with a name",
+                    ))
+                }
             };
             path.span.end = span.end;
             let special = name == ".." || name == "." || name == "this";
