@@ -316,6 +316,30 @@ impl Lowerer<'_> {
         }
     }
 
+    /// An `if` on `cond`: `body` when it holds (or, with `positive` false,
+    /// when it does not — `unless`, `unlessEquals`), else `inverse`.
+    fn branch(
+        &self,
+        cond: PExpr,
+        positive: bool,
+        body: &[Node],
+        inverse: &[Node],
+        scope: &mut Scope,
+    ) -> Result<Instr> {
+        let body = self.scoped(body, scope)?;
+        let inverse = self.scoped(inverse, scope)?;
+        let (then, otherwise) = match positive {
+            true => (body, inverse),
+            false => (inverse, body),
+        };
+        Ok(Instr::If {
+            cond,
+            bind: None,
+            then,
+            otherwise,
+        })
+    }
+
     fn scoped(&self, nodes: &[Node], scope: &mut Scope) -> Result<PBlock> {
         let mark = (
             scope.next,
@@ -620,19 +644,7 @@ impl Lowerer<'_> {
             Some(helper @ ("if" | "unless")) => {
                 allow_params(0)?;
                 let cond = self.condition(block, helper, scope)?;
-                let then = self.scoped(body, scope)?;
-                let otherwise = self.scoped(inverse, scope)?;
-                let (then, otherwise) = if helper == "if" {
-                    (then, otherwise)
-                } else {
-                    (otherwise, then)
-                };
-                out.push(Instr::If {
-                    cond,
-                    bind: None,
-                    then,
-                    otherwise,
-                });
+                out.push(self.branch(cond, helper == "if", body, inverse, scope)?);
             }
             Some("with") => {
                 allow_params(1)?;
@@ -721,19 +733,7 @@ impl Lowerer<'_> {
                     args: Box::new([self.expr(a, scope)?, self.expr(b, scope)?]),
                     span: pspan(&block.call.span),
                 };
-                let then = self.scoped(body, scope)?;
-                let otherwise = self.scoped(inverse, scope)?;
-                let (then, otherwise) = if helper == "ifEquals" {
-                    (then, otherwise)
-                } else {
-                    (otherwise, then)
-                };
-                out.push(Instr::If {
-                    cond,
-                    bind: None,
-                    then,
-                    otherwise,
-                });
+                out.push(self.branch(cond, helper == "ifEquals", body, inverse, scope)?);
             }
             Some("message") => {
                 allow_params(0)?;
