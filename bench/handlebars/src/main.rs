@@ -23,10 +23,14 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use handlebars::{Context, Handlebars};
 use teleprompt::{Data, LoadOptions, Prompt};
+
+#[path = "../../timing.rs"]
+mod timing;
+use timing::{calibrate, median, time_run};
 
 struct Args {
     data: PathBuf,
@@ -79,36 +83,6 @@ fn parse_args() -> Result<Args, String> {
         return Err(USAGE.into());
     }
     Ok(args)
-}
-
-/// Iterations of `f` that take about `run_time`.
-fn calibrate(run_time: Duration, mut f: impl FnMut()) -> u64 {
-    let mut iters = 1u64;
-    loop {
-        let start = Instant::now();
-        for _ in 0..iters {
-            f();
-        }
-        let elapsed = start.elapsed();
-        if elapsed >= run_time / 10 {
-            let scaled = iters as f64 * run_time.as_secs_f64() / elapsed.as_secs_f64();
-            return (scaled as u64).max(1);
-        }
-        iters *= 2;
-    }
-}
-
-fn time_run(iters: u64, mut f: impl FnMut()) -> f64 {
-    let start = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    start.elapsed().as_nanos() as f64 / iters as f64
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 fn bench(name: &str, args: &Args) -> Result<(), String> {
