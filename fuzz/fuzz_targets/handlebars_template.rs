@@ -1,6 +1,8 @@
-//! Feeds arbitrary text to the Handlebars lexer and parser; when it
-//! compiles, renders it against a small fixed data set at the strictness
-//! the first byte picks. Nothing may panic, hang or overflow the stack.
+//! Feeds arbitrary text to the Handlebars lexer and parser — as a plain
+//! `.hbs` body, a Dotprompt `.prompt` file or a Semantic Kernel prompt
+//! YAML, as the first byte picks; when it compiles, renders it against a
+//! small fixed data set at the strictness the first byte picks. Nothing may
+//! panic, hang or overflow the stack.
 //!
 //! Run: `cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run handlebars_template`
 
@@ -26,7 +28,12 @@ fuzz_target!(|bytes: &[u8]| {
         strict: Some(strict),
         ..LoadOptions::default()
     };
-    let Ok(prompt) = Prompt::from_source("fuzz.hbs", text, &options) else {
+    let origin = match (mode / 3) % 4 {
+        0 => "fuzz.prompt",
+        1 => "fuzz.yaml",
+        _ => "fuzz.hbs",
+    };
+    let Ok(prompt) = Prompt::from_source(origin, text, &options) else {
         return;
     };
     let data = serde_json::json!({
