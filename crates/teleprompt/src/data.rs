@@ -313,6 +313,31 @@ pub fn insert_dotted(map: &mut Map<String, Value>, dotted: &str, value: Value, o
     }
 }
 
+/// Parses YAML into JSON-shaped data; on failure returns (line, column,
+/// message) relative to the YAML text.
+pub fn parse_yaml(yaml: &str) -> Result<Value, (usize, usize, String)> {
+    if yaml.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_saphyr::from_str::<Value>(yaml).map_err(|error| {
+        let (line, column) = error
+            .location()
+            .map_or((1, 1), |at| (at.line() as usize, at.column() as usize));
+        let message = error.without_snippet().to_string();
+        let message = message.lines().next().unwrap_or("invalid YAML");
+        // The position is reported separately, counted in the real file.
+        let message = match message.rfind(" at line ") {
+            Some(cut) => &message[..cut],
+            None => message,
+        };
+        (
+            line.max(1),
+            column.max(1),
+            format!("invalid YAML: {message}"),
+        )
+    })
+}
+
 /// A text format for data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -362,7 +387,7 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
                 .map_or(message.clone(), |(head, _)| head.to_string());
             input_error(error.line().max(1), error.column().max(1), message)
         }),
-        Format::Yaml => match crate::document::parse_yaml(text) {
+        Format::Yaml => match parse_yaml(text) {
             Ok(Value::Null) => Ok(Value::Object(Map::new())),
             Ok(value) => Ok(value),
             Err((line, column, message)) => Err(input_error(line, column, message)),

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::data::describe;
+pub use crate::data::parse_yaml;
 use crate::diagnostics::{closest, Error, ErrorClass, Location, TemplateError};
 use crate::messages::Role;
 use crate::{JinjaOptions, MessageReader, OnError, Strictness, Syntax};
@@ -438,31 +439,6 @@ const INPUT_KEYS: &[&str] = &["default", "schema"];
 
 fn is_fence(line: &str) -> bool {
     line.trim_end_matches(['\n', '\r', ' ', '\t']) == "---"
-}
-
-/// Parses YAML into JSON-shaped data; on failure returns (line, column,
-/// message) relative to the YAML text.
-pub fn parse_yaml(yaml: &str) -> Result<Value, (usize, usize, String)> {
-    if yaml.trim().is_empty() {
-        return Ok(Value::Null);
-    }
-    serde_saphyr::from_str::<Value>(yaml).map_err(|error| {
-        let (line, column) = error
-            .location()
-            .map_or((1, 1), |at| (at.line() as usize, at.column() as usize));
-        let message = error.without_snippet().to_string();
-        let message = message.lines().next().unwrap_or("invalid YAML");
-        // The position is reported separately, counted in the real file.
-        let message = match message.rfind(" at line ") {
-            Some(cut) => &message[..cut],
-            None => message,
-        };
-        (
-            line.max(1),
-            column.max(1),
-            format!("invalid YAML: {message}"),
-        )
-    })
 }
 
 /// Expands dotted keys (`message.language: English`) into nested maps,
