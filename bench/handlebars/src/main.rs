@@ -28,9 +28,11 @@ use std::time::Duration;
 use handlebars::{Context, Handlebars};
 use teleprompt::{Data, LoadOptions, Prompt};
 
+#[path = "../../race.rs"]
+mod race;
 #[path = "../../timing.rs"]
 mod timing;
-use timing::{calibrate, median, time_run};
+use race::{race, Engine};
 
 struct Args {
     data: PathBuf,
@@ -134,48 +136,24 @@ fn bench(name: &str, args: &Args) -> Result<(), String> {
                 .expect("renders"),
         );
     };
-    let only = args.only.as_deref();
-    let time_teleprompt = only.is_none_or(|engine| engine == "teleprompt");
-    let time_handlebars = only.is_none_or(|engine| engine == "handlebars-rust");
-    // An engine left out by `--only` is not run at all, so that a profile
-    // of the other one holds nothing else.
-    let iters_teleprompt = if time_teleprompt {
-        calibrate(args.run_time, &mut render_teleprompt)
-    } else {
-        0
-    };
-    let iters_handlebars = if time_handlebars {
-        calibrate(args.run_time, &mut render_handlebars)
-    } else {
-        0
-    };
-    let mut teleprompt_ns = Vec::with_capacity(args.runs);
-    let mut handlebars_ns = Vec::with_capacity(args.runs);
-    for _ in 0..args.runs {
-        if time_teleprompt {
-            teleprompt_ns.push(time_run(iters_teleprompt, &mut render_teleprompt));
-        }
-        if time_handlebars {
-            handlebars_ns.push(time_run(iters_handlebars, &mut render_handlebars));
-        }
-    }
-    let report = |engine: &str, times: Vec<f64>, iters: u64, text: &str| {
-        let line = serde_json::json!({
-            "engine": engine,
-            "template": name,
-            "median_ns": median(times).round(),
-            "runs": args.runs,
-            "iters": iters,
-            "bytes": text.len(),
-        });
-        println!("{line}");
-    };
-    if time_teleprompt {
-        report("teleprompt", teleprompt_ns, iters_teleprompt, &ours);
-    }
-    if time_handlebars {
-        report("handlebars-rust", handlebars_ns, iters_handlebars, &theirs);
-    }
+    race(
+        name,
+        args.runs,
+        args.run_time,
+        args.only.as_deref(),
+        &mut [
+            Engine {
+                name: "teleprompt",
+                bytes: ours.len(),
+                render: &mut render_teleprompt,
+            },
+            Engine {
+                name: "handlebars-rust",
+                bytes: theirs.len(),
+                render: &mut render_handlebars,
+            },
+        ],
+    );
     Ok(())
 }
 

@@ -28,9 +28,11 @@ use std::time::Duration;
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 use teleprompt::{Data, LoadOptions, Prompt};
 
+#[path = "../../race.rs"]
+mod race;
 #[path = "../../timing.rs"]
 mod timing;
-use timing::{calibrate, median, time_run};
+use race::{race, Engine};
 
 struct Args {
     data: PathBuf,
@@ -159,38 +161,24 @@ fn bench(name: &str, json: &serde_json::Value, args: &Args) -> Result<(), String
     let mut render_minijinja = || {
         black_box(template.render(black_box(&context)).expect("renders"));
     };
-    let only = args.only.as_deref();
-    let time_teleprompt = only.is_none_or(|engine| engine == "teleprompt");
-    let time_minijinja = only.is_none_or(|engine| engine == "minijinja");
-    let iters_teleprompt = calibrate(args.run_time, &mut render_teleprompt);
-    let iters_minijinja = calibrate(args.run_time, &mut render_minijinja);
-    let mut teleprompt_ns = Vec::with_capacity(args.runs);
-    let mut minijinja_ns = Vec::with_capacity(args.runs);
-    for _ in 0..args.runs {
-        if time_teleprompt {
-            teleprompt_ns.push(time_run(iters_teleprompt, &mut render_teleprompt));
-        }
-        if time_minijinja {
-            minijinja_ns.push(time_run(iters_minijinja, &mut render_minijinja));
-        }
-    }
-    let report = |engine: &str, times: Vec<f64>, iters: u64, text: &str| {
-        let line = serde_json::json!({
-            "engine": engine,
-            "template": name,
-            "median_ns": median(times).round(),
-            "runs": args.runs,
-            "iters": iters,
-            "bytes": text.len(),
-        });
-        println!("{line}");
-    };
-    if time_teleprompt {
-        report("teleprompt", teleprompt_ns, iters_teleprompt, &ours);
-    }
-    if time_minijinja {
-        report("minijinja", minijinja_ns, iters_minijinja, &theirs);
-    }
+    race(
+        name,
+        args.runs,
+        args.run_time,
+        args.only.as_deref(),
+        &mut [
+            Engine {
+                name: "teleprompt",
+                bytes: ours.len(),
+                render: &mut render_teleprompt,
+            },
+            Engine {
+                name: "minijinja",
+                bytes: theirs.len(),
+                render: &mut render_minijinja,
+            },
+        ],
+    );
     Ok(())
 }
 
