@@ -272,6 +272,18 @@ pub struct TemplateError {
     pub message: String,
     /// A fix to try.
     pub suggestion: Option<String>,
+    /// The error placed in another file the template includes (a partial
+    /// file), reported as it is: `span` does not apply.
+    pub(crate) elsewhere: Option<Box<Elsewhere>>,
+}
+
+/// An error inside a file a template includes, already placed in that file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Elsewhere {
+    pub error: Error,
+    /// Where the body includes the file (when the body itself does), as
+    /// a byte range of the body.
+    pub site: Option<Range<usize>>,
 }
 
 impl TemplateError {
@@ -282,6 +294,7 @@ impl TemplateError {
             span,
             message: message.into(),
             suggestion: None,
+            elsewhere: None,
         }
     }
 
@@ -292,6 +305,19 @@ impl TemplateError {
             span,
             message: message.into(),
             suggestion: None,
+            elsewhere: None,
+        }
+    }
+
+    /// An error already placed in an included file; `site` is where the
+    /// body includes it (if the body does).
+    pub(crate) fn elsewhere(error: Error, site: Option<Range<usize>>) -> TemplateError {
+        TemplateError {
+            class: error.class(),
+            span: None,
+            message: error.message().to_string(),
+            suggestion: None,
+            elsewhere: Some(Box::new(Elsewhere { error, site })),
         }
     }
 

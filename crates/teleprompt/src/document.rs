@@ -392,6 +392,18 @@ impl Document {
 
     /// Turns a front end's error into a file-positioned [`Error`].
     pub fn locate(&self, error: TemplateError) -> Error {
+        if let Some(elsewhere) = error.elsewhere {
+            let site = match elsewhere.site {
+                Some(site) if site.start <= self.body.len() => {
+                    let at = self.location_of(site.start);
+                    format!("{}:{}:{}", self.origin, at.line, at.column)
+                }
+                _ => self.origin.clone(),
+            };
+            return elsewhere
+                .error
+                .with_labels(&[("included by".to_string(), site)]);
+        }
         let base = Error::new(error.class, error.message)
             .with_file(&self.origin)
             .with_suggestion(error.suggestion);

@@ -29,6 +29,7 @@ pub mod diagnostics;
 pub mod document;
 mod engine;
 pub mod functions;
+mod include;
 mod library;
 pub mod limits;
 pub mod messages;

@@ -28,10 +28,16 @@ impl Library {
     /// with every broken file, not only the first.
     pub fn load_dir(dir: impl AsRef<Path>, options: &LoadOptions) -> Result<Library, Errors> {
         let files = prompt_files(dir.as_ref()).map_err(|error| Errors(vec![error]))?;
+        // Partials resolve in the library's directory (beside each file
+        // first), unless the host chose a root.
+        let mut options = options.clone();
+        options
+            .include_root
+            .get_or_insert_with(|| dir.as_ref().to_path_buf());
         let mut errors = Vec::new();
         let mut prompts = Vec::new();
         for file in files {
-            match Prompt::from_file_with(&file, options) {
+            match Prompt::from_file_with(&file, &options) {
                 Ok(prompt) => prompts.push(prompt),
                 Err(error) => errors.push(error),
             }
@@ -99,7 +105,8 @@ impl Library {
 /// name or extension names a syntax (`.j2`, `.gotmpl`, `.hbs`, `.prompty`,
 /// `tokenizer_config.json`, …), `.md`, `.prompt` and `.txt` files that open
 /// with front matter, and Semantic Kernel prompt YAML (`.yaml`/`.yml` with a
-/// top-level `template_format`).
+/// top-level `template_format`). Dotprompt partials (`_name.prompt`) are
+/// not prompts: the prompts that use them read them.
 pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     // .gitignore counts even outside a git repository, as it does for the
@@ -120,6 +127,9 @@ pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             continue;
         }
         let path = entry.into_path();
+        if is_dotprompt_partial(&path) {
+            continue;
+        }
         if Syntax::from_path(&path).is_some()
             || (has_text_extension(&path) && opens_with_front_matter(&path))
             || (crate::syntax::handlebars::sk::is_sk_prompt(&path.to_string_lossy())
@@ -129,6 +139,13 @@ pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         }
     }
     Ok(files)
+}
+
+fn is_dotprompt_partial(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "prompt")
+        && path
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with('_'))
 }
 
 fn has_text_extension(path: &Path) -> bool {

@@ -202,6 +202,17 @@ pub struct LoadOptions {
     /// Which template of a Hugging Face `tokenizer_config.json` whose
     /// `chat_template` is a list of named templates (default `"default"`).
     pub template_name: Option<String>,
+    /// The folder whose files a prompt may include (Handlebars partials:
+    /// `{{> persona}}` reads `persona.hbs`, Dotprompt's `_persona.prompt`,
+    /// Forge's `persona.md`, …). Unset: [`Prompt::from_file`] uses the
+    /// prompt file's folder and [`Library::load_dir`] its directory;
+    /// [`Prompt::from_source`] then reads no file. Nothing outside the
+    /// root is read (no `..`, no symbolic link leading out).
+    ///
+    /// [`Prompt::from_file`]: crate::Prompt::from_file
+    /// [`Library::load_dir`]: crate::Library::load_dir
+    /// [`Prompt::from_source`]: crate::Prompt::from_source
+    pub include_root: Option<std::path::PathBuf>,
 }
 
 /// Jinja2's whitespace options, with Jinja2's names and meaning; `None`

@@ -54,7 +54,9 @@ impl Prompt {
         let bytes = std::fs::read(path).map_err(|error| {
             Error::new(ErrorClass::Io, format!("cannot read the file: {error}")).with_file(&origin)
         })?;
-        let mut prompt = Prompt::from_bytes(&origin, &bytes, options)?;
+        let source = Prompt::utf8(&origin, &bytes)?;
+        let includes = crate::include::Includes::for_file(path, options.include_root.as_deref());
+        let mut prompt = Prompt::load(&origin, source, options, includes)?;
         prompt.add_sibling_tokens(path);
         Ok(prompt)
     }
@@ -75,7 +77,11 @@ impl Prompt {
     /// # Ok::<(), teleprompt::Error>(())
     /// ```
     pub fn from_bytes(origin: &str, bytes: &[u8], options: &LoadOptions) -> Result<Prompt, Error> {
-        let source = std::str::from_utf8(bytes).map_err(|error| {
+        Prompt::from_source(origin, Prompt::utf8(origin, bytes)?, options)
+    }
+
+    fn utf8<'b>(origin: &str, bytes: &'b [u8]) -> Result<&'b str, Error> {
+        std::str::from_utf8(bytes).map_err(|error| {
             Error::new(
                 ErrorClass::Document,
                 format!(
@@ -84,8 +90,7 @@ impl Prompt {
                 ),
             )
             .with_file(origin)
-        })?;
-        Prompt::from_source(origin, source, options)
+        })
     }
 
     /// A `chat_template.jinja` ships beside its `tokenizer_config.json`,
@@ -118,8 +123,23 @@ impl Prompt {
     }
 
     /// Loads a prompt from text. `origin` is the file name used for the
-    /// default name, the syntax by extension, and in error reports.
+    /// default name, the syntax by extension, and in error reports. Files
+    /// it includes (Handlebars partials) are read only from
+    /// [`LoadOptions::include_root`], when set.
     pub fn from_source(origin: &str, source: &str, options: &LoadOptions) -> Result<Prompt, Error> {
+        let includes = options
+            .include_root
+            .as_deref()
+            .and_then(crate::include::Includes::in_root);
+        Prompt::load(origin, source, options, includes)
+    }
+
+    fn load(
+        origin: &str,
+        source: &str,
+        options: &LoadOptions,
+        includes: Option<crate::include::Includes>,
+    ) -> Result<Prompt, Error> {
         let path = Path::new(origin);
         let by_name = Syntax::from_path(path);
         let is_json = path
@@ -188,6 +208,7 @@ impl Prompt {
             functions: options.functions.clone(),
             jinja: metadata.jinja.or(options.jinja),
             max_output: options.limits.max_output,
+            includes,
         };
         let compile_body = |document: &Document| {
             syntax::Template::compile(

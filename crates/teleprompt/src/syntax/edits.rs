@@ -66,9 +66,13 @@ impl Edited {
     /// Moves an error's span from the rewritten text to the original.
     pub fn place(&self, mut error: TemplateError) -> TemplateError {
         if !self.is_unchanged() {
-            error.span = error
-                .span
-                .map(|span| self.to_original(span.start)..self.to_original(span.end));
+            let place = |span: std::ops::Range<usize>| {
+                self.to_original(span.start)..self.to_original(span.end)
+            };
+            error.span = error.span.map(place);
+            if let Some(elsewhere) = &mut error.elsewhere {
+                elsewhere.site = elsewhere.site.take().map(place);
+            }
         }
         error
     }

@@ -23,6 +23,8 @@ pub(crate) struct CompileOptions {
     pub jinja: crate::JinjaOptions,
     /// The most bytes one render may print.
     pub max_output: usize,
+    /// Where included files are found; `None`: nothing is read from files.
+    pub includes: Option<crate::include::Includes>,
 }
 
 /// What a render may ask of the world besides its data.

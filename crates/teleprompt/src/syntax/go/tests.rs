@@ -16,6 +16,7 @@ fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateErro
             functions: Default::default(),
             jinja: Default::default(),
             max_output: 64 << 20,
+            includes: None,
         },
     )
 }
@@ -259,6 +260,7 @@ fn compile_hosts(src: &str, strictness: Strictness) -> Result<GoTemplate, Templa
             functions: host_functions(),
             jinja: Default::default(),
             max_output: 64 << 20,
+            includes: None,
         },
     )
 }
@@ -489,6 +491,7 @@ fn host_function_named_like_a_builtin_fails_at_load() {
             .with("join", |_: &[Value]| Ok(Value::Null)),
         jinja: Default::default(),
         max_output: 64 << 20,
+        includes: None,
     };
     let e = compile_go("no functions used", &options).unwrap_err();
     assert_eq!(

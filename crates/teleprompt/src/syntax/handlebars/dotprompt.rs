@@ -76,71 +76,7 @@ pub(crate) fn apply(document: &mut Document, metadata: &mut Metadata) -> Result<
 /// Rewrites Dotprompt's helpers into teleprompt's: role names, the hash
 /// form of `media`, context data variables; refuses `section`.
 pub(crate) fn rewrite(tree: &mut Tree) -> Result<(), TemplateError> {
-    let mut inline = Vec::new();
-    inline_names(&tree.nodes, &mut inline);
-    partials(&tree.nodes, &inline)?;
     nodes(&mut tree.nodes)
-}
-
-/// The names of the inline partials the template defines.
-fn inline_names<'t>(list: &'t [Node], names: &mut Vec<&'t str>) {
-    for node in list {
-        match node {
-            Node::Inline(inline) => {
-                names.push(&inline.name);
-                inline_names(&inline.body, names);
-            }
-            Node::Block(block) => {
-                inline_names(&block.body, names);
-                if let Some(inverse) = &block.inverse {
-                    inline_names(inverse, names);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A partial that the template does not define inline would come from a
-/// `_name.prompt` file beside it, which teleprompt does not read yet.
-fn partials(list: &[Node], inline: &[&str]) -> Result<(), TemplateError> {
-    for node in list {
-        match node {
-            Node::Partial(partial)
-                if !inline.contains(&partial.name.as_str())
-                    && partial.block.is_none()
-                    && partial.dynamic.is_none()
-                    && partial.name != "@partial-block" =>
-            {
-                return Err(TemplateError::parse(
-                    Some(partial.name_span.clone()),
-                    format!(
-                        "partial \"{}\" is not defined in this file: Dotprompt partials from \
-                         other files (_{}.prompt) come with the prompt-library issue",
-                        partial.name, partial.name
-                    ),
-                )
-                .suggest(Some(format!(
-                    "define it in this file with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}}",
-                    partial.name
-                ))));
-            }
-            Node::Partial(partial) => {
-                if let Some(block) = &partial.block {
-                    partials(block, inline)?;
-                }
-            }
-            Node::Inline(inline_node) => partials(&inline_node.body, inline)?,
-            Node::Block(block) => {
-                partials(&block.body, inline)?;
-                if let Some(inverse) = &block.inverse {
-                    partials(inverse, inline)?;
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 fn nodes(list: &mut [Node]) -> Result<(), TemplateError> {

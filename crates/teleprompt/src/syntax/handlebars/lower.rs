@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::ast::*;
+use super::files::Loaded;
 use crate::diagnostics::{closest, TemplateError};
 use crate::engine::helpers::{Helper, HELPERS};
 use crate::engine::program::{
@@ -45,13 +46,15 @@ pub(crate) const BLOCK_HELPERS: &[&str] = &[
 /// Helpers the front end lowers itself: Semantic Kernel's variables.
 const VARIABLE_HELPERS: &[&str] = &["set", "get"];
 
-/// Lowers `tree` (parsed from `src`).
+/// Lowers `tree` with the partials read from files (`files.source` holds
+/// the body and then the files' texts, where the trees' spans point).
 pub(crate) fn lower(
     tree: &Tree,
-    src: &str,
+    files: &Loaded,
     strictness: Strictness,
     functions: &Functions,
 ) -> Result<Program> {
+    let src = files.source.as_str();
     let hosts = Host::table(
         functions,
         |name| {
@@ -64,6 +67,9 @@ pub(crate) fn lower(
     )?;
     let mut inlines: Vec<&Inline> = Vec::new();
     collect_inlines(&tree.nodes, &mut inlines);
+    for partial in &files.partials {
+        collect_inlines(&partial.nodes, &mut inlines);
+    }
     // Every definition, by name (a name may be defined in several blocks).
     let mut partials: HashMap<&str, Vec<usize>> = HashMap::new();
     for (index, inline) in inlines.iter().enumerate() {
@@ -73,15 +79,26 @@ pub(crate) fn lower(
         src,
         partials: &partials,
         inlines: &inlines,
+        files,
         hosts: &hosts,
     };
-    let mut templates = Vec::with_capacity(inlines.len());
+    let mut templates = Vec::with_capacity(inlines.len() + files.partials.len());
     for inline in &inlines {
         let mut scope = Scope::new(&inline.body);
         scope.in_partial = true;
         let body = lowerer.nodes(&inline.body, &mut scope)?;
         templates.push(Template {
             name: inline.name.clone().into_boxed_str(),
+            body,
+            slots: scope.max,
+        });
+    }
+    for partial in &files.partials {
+        let mut scope = Scope::new(&partial.nodes);
+        scope.in_partial = true;
+        let body = lowerer.nodes(&partial.nodes, &mut scope)?;
+        templates.push(Template {
+            name: partial.name.clone().into_boxed_str(),
             body,
             slots: scope.max,
         });
@@ -231,6 +248,9 @@ struct Lowerer<'t> {
     partials: &'t HashMap<&'t str, Vec<usize>>,
     /// The inline partials, in the order of their templates.
     inlines: &'t [&'t Inline],
+    /// The partials read from files: their templates follow the inline
+    /// partials'.
+    files: &'t Loaded,
     hosts: &'t [Host],
 }
 
@@ -288,9 +308,10 @@ impl Lowerer<'_> {
         result.map(|()| out.into_boxed_slice())
     }
 
-    /// The template of the inline partial `name` as seen here: the nearest
-    /// enclosing body's definition (its last one), else, inside an inline
-    /// partial, the template's only definition of that name.
+    /// The template of the partial `name` as seen here: the nearest
+    /// enclosing body's inline definition (its last one), else, inside a
+    /// partial, the template's only inline definition of that name, else
+    /// the partial file of that name.
     fn find_partial(&self, partial: &Partial, scope: &Scope) -> Result<Option<usize>> {
         let name = partial.name.as_str();
         for defined in scope.partial_scopes.iter().rev() {
@@ -298,8 +319,15 @@ impl Lowerer<'_> {
                 return Ok(Some(*index));
             }
         }
+        let file = || {
+            self.files
+                .partials
+                .iter()
+                .position(|file| file.name == name)
+                .map(|index| self.inlines.len() + index)
+        };
         if !scope.in_partial {
-            return Ok(None);
+            return Ok(file());
         }
         match self.partials.get(name).map(Vec::as_slice) {
             Some([index]) => Ok(Some(*index)),
@@ -312,7 +340,7 @@ impl Lowerer<'_> {
             .suggest(Some(format!(
                 "give the definitions of {name:?} different names"
             )))),
-            _ => Ok(None),
+            _ => Ok(file()),
         }
     }
 
@@ -543,14 +571,28 @@ impl Lowerer<'_> {
                     format!("there is no partial named {:?}", partial.name),
                 )
                 .suggest(
-                    closest(&partial.name, self.partials.keys().copied())
-                        .map(|c| format!("did you mean \"{c}\"?"))
-                        .or_else(|| {
-                            Some(format!(
-                                "define it in this template with {{{{#*inline \"{}\"}}}}…{{{{/inline}}}} (partials from other files are not supported yet)",
-                                partial.name
-                            ))
-                        }),
+                    closest(
+                        &partial.name,
+                        self.partials
+                            .keys()
+                            .copied()
+                            .chain(self.files.partials.iter().map(|file| file.name.as_str())),
+                    )
+                    .map(|c| format!("did you mean \"{c}\"?"))
+                    .or_else(|| {
+                        let name = &partial.name;
+                        let file = match self.files.misses.get(name) {
+                            Some(misses) => format!(
+                                "put it in a file beside the prompt ({misses} in the include root)"
+                            ),
+                            None => format!(
+                                "load the prompt from a file with {name}.hbs or _{name}.prompt beside it"
+                            ),
+                        };
+                        Some(format!(
+                            "define it in this template with {{{{#*inline \"{name}\"}}}}…{{{{/inline}}}}, or {file}"
+                        ))
+                    }),
                 ));
             }
         }

@@ -18,11 +18,12 @@
 //! host's functions, hash arguments passed as a last map argument. A name
 //! that is a helper is called even without arguments (`{{history}}`); read
 //! a data key of the same name as `{{this.history}}`. Partials are inline
-//! only (`{{#*inline "name"}}`); partials from other files are not
-//! supported yet.
+//! (`{{#*inline "name"}}`) or files of the include root, read when the
+//! prompt loads ([`files`]).
 
 pub mod ast;
 pub(crate) mod dotprompt;
+mod files;
 pub mod lex;
 mod lower;
 pub mod parse;
@@ -34,8 +35,26 @@ use crate::diagnostics::TemplateError;
 use crate::engine;
 use crate::syntax::CompileOptions;
 
-/// A compiled Handlebars template.
-pub(crate) type HandlebarsTemplate = engine::EngineTemplate;
+/// A compiled Handlebars template, with the partial files it read.
+#[derive(Debug)]
+pub(crate) struct HandlebarsTemplate {
+    engine: engine::EngineTemplate,
+    files: files::Placements,
+}
+
+impl HandlebarsTemplate {
+    /// Whether the template may read `name` from the root of the data.
+    pub(crate) fn reads(&self, name: &str) -> bool {
+        self.engine.reads(name)
+    }
+
+    /// Renders against `data`; errors in a partial file are placed there.
+    pub(crate) fn render(&self, data: &crate::Data) -> Result<String, TemplateError> {
+        self.engine
+            .render(data)
+            .map_err(|error| self.files.place(error))
+    }
+}
 
 /// Parses and compiles a body; the strictness is fixed here.
 #[cfg(test)]
@@ -57,18 +76,34 @@ pub(crate) fn compile_as(
     if dotprompt {
         dotprompt::rewrite(&mut tree)?;
     }
-    let mut program = lower::lower(&tree, body, options.strictness, &options.functions)?;
+    let loaded = files::load(&tree, body, options.includes.as_ref(), dotprompt)?;
+    engine::check_size(&loaded.source)?;
+    let mut program = lower::lower(&tree, &loaded, options.strictness, &options.functions)
+        .map_err(|error| loaded.placed.place(error))?;
     program.limits.output = options.max_output;
-    Ok(engine::EngineTemplate::new(program, root_reads(&tree)))
+    let mut reads = root_reads(&tree.nodes);
+    for partial in &loaded.partials {
+        reads = match (reads, root_reads(&partial.nodes)) {
+            (Some(mut names), Some(more)) => {
+                names.extend(more);
+                Some(names)
+            }
+            _ => None,
+        };
+    }
+    Ok(HandlebarsTemplate {
+        engine: engine::EngineTemplate::new(program, reads),
+        files: loaded.placed,
+    })
 }
 
 /// The first key of every path (a superset of the root names read), or
 /// `None` when a path reads a context as a whole (`{{this}}`, `{{toJSON .}}`,
 /// `@root`).
-fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
+fn root_reads(nodes: &[ast::Node]) -> Option<BTreeSet<String>> {
     let mut names = BTreeSet::new();
     let mut whole = false;
-    walk(&tree.nodes, &mut |expr| {
+    walk(nodes, &mut |expr| {
         if let ast::Expr::Path(path) = expr {
             match path.parts.first() {
                 Some(first) if path.data && first.name == "root" => match path.parts.get(1) {

@@ -10,6 +10,7 @@ fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
         functions: crate::functions::Functions::default(),
         jinja: Default::default(),
         max_output: 64 << 20,
+        includes: None,
     };
     let template = super::compile(body, &options).map_err(|e| e.message)?;
     template
@@ -128,8 +129,13 @@ fn message_blocks_make_messages() {
 
 #[test]
 fn get_counts_as_a_read_of_its_root_name() {
-    let names =
-        |body: &str| super::root_reads(&parse(body).unwrap_or(super::ast::Tree { nodes: vec![] }));
+    let names = |body: &str| {
+        super::root_reads(
+            &parse(body)
+                .unwrap_or(super::ast::Tree { nodes: vec![] })
+                .nodes,
+        )
+    };
     let reads = names(r#"{{get "env.os"}} {{json (get name="files")}} {{get x}}"#);
     assert!(reads
         .as_ref()

@@ -370,6 +370,7 @@ mod tests {
                 functions,
                 jinja: Default::default(),
                 max_output: 64 << 20,
+                includes: None,
             },
         )
     }
@@ -440,6 +441,7 @@ mod tests {
             functions: clash,
             jinja: Default::default(),
             max_output: 64 << 20,
+            includes: None,
         };
         let error = JinjaTemplate::compile("x", Dialect::Django, &options)
             .err()

@@ -24,6 +24,7 @@ fn render_in(
             functions: Default::default(),
             jinja: Default::default(),
             max_output,
+            includes: None,
         },
     )
     .map_err(|error| error.message)?;

@@ -1,0 +1,283 @@
+//! Files a template pulls in from other files (Handlebars partials today):
+//! where a name is looked for, and reading it without leaving the folder
+//! the host allowed.
+//!
+//! A prompt loaded from a file may use other files of its *include root*:
+//! [`LoadOptions::include_root`](crate::LoadOptions::include_root) when the
+//! host sets it, else the library's directory ([`crate::Library`]) or the
+//! prompt file's own folder. Names are relative paths inside that root:
+//! an absolute name, `..`, or a symbolic link whose target lies outside
+//! the root is an error, and only regular files are read (a FIFO or a
+//! device named like a partial is an error, never a read that blocks).
+
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// The most bytes one included file may hold.
+pub(crate) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most files one prompt may include, all levels counted.
+pub(crate) const MAX_FILES: usize = 1000;
+
+/// Where the files a prompt includes are looked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Includes {
+    /// The root, canonical: nothing outside it is read.
+    root: PathBuf,
+    /// The root as the host named it, for reports.
+    shown_root: PathBuf,
+    /// The including file's folder, relative to the root (empty: the root).
+    dir: PathBuf,
+    /// The including file's extension (`hbs`, `prompt`, `md`), lower case.
+    extension: Option<String>,
+}
+
+/// A file found for a name.
+#[derive(Clone, Debug)]
+pub(crate) struct Found {
+    /// The path as reports show it (the root as the host gave it, joined
+    /// with the file's relative path).
+    pub origin: String,
+    /// The text (UTF-8, checked).
+    pub text: String,
+}
+
+impl Includes {
+    /// Includes for the prompt file `file`, inside `root` (the file's
+    /// folder when `None`). `None` when the root cannot be resolved (it
+    /// does not exist): nothing can be included then.
+    pub(crate) fn for_file(file: &Path, root: Option<&Path>) -> Option<Includes> {
+        let named = file.parent().unwrap_or(Path::new(""));
+        let folder = if named.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            named
+        };
+        let (root, shown_root) = match root {
+            Some(root) => (root, root),
+            None => (folder, named),
+        };
+        let canonical_root = root.canonicalize().ok()?;
+        let dir = folder
+            .canonicalize()
+            .ok()
+            .and_then(|f| f.strip_prefix(&canonical_root).ok().map(Path::to_path_buf))
+            .unwrap_or_default();
+        Some(Includes {
+            root: canonical_root,
+            shown_root: shown_root.to_path_buf(),
+            dir,
+            extension: file
+                .extension()
+                .map(|ext| ext.to_string_lossy().to_ascii_lowercase()),
+        })
+    }
+
+    /// Includes for a template that is not a file: names resolve in `root`.
+    pub(crate) fn in_root(root: &Path) -> Option<Includes> {
+        Some(Includes {
+            root: root.canonicalize().ok()?,
+            shown_root: root.to_path_buf(),
+            dir: PathBuf::new(),
+            extension: None,
+        })
+    }
+
+    /// Includes for a file found through these (its own includes resolve
+    /// beside it first).
+    pub(crate) fn beside(&self, relative: &Path) -> Includes {
+        Includes {
+            root: self.root.clone(),
+            shown_root: self.shown_root.clone(),
+            dir: relative.parent().map(Path::to_path_buf).unwrap_or_default(),
+            extension: self.extension.clone(),
+        }
+    }
+
+    /// The relative paths tried for a Handlebars partial `name`, in order:
+    /// in the including file's folder, then in the root, the name as
+    /// written, with the including file's extension, with `.hbs` and
+    /// `.handlebars`, and as a Dotprompt partial (`_name.prompt`; first
+    /// after the name as written when the including file is a `.prompt`).
+    pub(crate) fn partial_candidates(&self, name: &str) -> Result<Vec<PathBuf>, String> {
+        let name_path = relative_name(name)?;
+        let file_name = name_path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut names = vec![name_path.clone()];
+        let mut add = |path: PathBuf| {
+            if !names.contains(&path) {
+                names.push(path);
+            }
+        };
+        let dotprompt = name_path.with_file_name(format!("_{file_name}.prompt"));
+        if let Some(extension) = &self.extension {
+            // In a `.prompt` file, `persona.prompt` is another prompt and
+            // `_persona.prompt` the partial.
+            if extension == "prompt" {
+                add(dotprompt.clone());
+            }
+            add(name_path.with_file_name(format!("{file_name}.{extension}")));
+        }
+        add(name_path.with_file_name(format!("{file_name}.hbs")));
+        add(name_path.with_file_name(format!("{file_name}.handlebars")));
+        add(dotprompt);
+        let mut dirs = vec![self.dir.clone()];
+        if !self.dir.as_os_str().is_empty() {
+            dirs.push(PathBuf::new());
+        }
+        Ok(dirs
+            .iter()
+            .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+            .collect())
+    }
+
+    /// Reads the first of `candidates` (relative paths) that exists:
+    /// `Ok(None)` when none does; an error when one exists but may not or
+    /// cannot be read.
+    pub(crate) fn read_first(
+        &self,
+        candidates: &[PathBuf],
+    ) -> Result<Option<(PathBuf, Found)>, String> {
+        for relative in candidates {
+            let path = self.root.join(relative);
+            // Not there (or a dangling link): try the next name.
+            if std::fs::symlink_metadata(&path).is_err() {
+                continue;
+            }
+            let shown = relative.display();
+            let canonical = path
+                .canonicalize()
+                .map_err(|error| format!("cannot read {shown}: {error}"))?;
+            if !canonical.starts_with(&self.root) {
+                return Err(format!(
+                    "{shown} leads outside the include root {} (a symbolic link to {}): included files must stay inside it",
+                    self.root.display(),
+                    canonical.display()
+                ));
+            }
+            let metadata = std::fs::metadata(&canonical)
+                .map_err(|error| format!("cannot read {shown}: {error}"))?;
+            if metadata.is_dir() {
+                continue;
+            }
+            if !metadata.is_file() {
+                return Err(format!(
+                    "{shown} is not a regular file (a pipe or a device), so it is not read"
+                ));
+            }
+            let text = read_capped(&canonical).map_err(|error| format!("{shown}: {error}"))?;
+            let origin = self.shown_root.join(relative).display().to_string();
+            return Ok(Some((relative.clone(), Found { origin, text })));
+        }
+        Ok(None)
+    }
+}
+
+/// `name` as a relative path that stays inside the root.
+fn relative_name(name: &str) -> Result<PathBuf, String> {
+    let path = Path::new(name);
+    if name.is_empty() || name.contains('\0') {
+        return Err(format!("{name:?} is not a file name"));
+    }
+    let mut clean = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => clean.push(part),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "{name:?} leaves the include root: names of included files are relative paths inside it, without `..`"
+                ))
+            }
+        }
+    }
+    if clean.as_os_str().is_empty() {
+        return Err(format!("{name:?} is not a file name"));
+    }
+    Ok(clean)
+}
+
+/// The file's text, at most [`MAX_FILE_BYTES`], UTF-8.
+fn read_capped(path: &Path) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|error| format!("cannot read it: {error}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("cannot read it: {error}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "the file is larger than {}, the most an included file may hold",
+            crate::limits::describe_bytes(MAX_FILE_BYTES as usize)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        format!(
+            "the file is not UTF-8 text (invalid byte at offset {})",
+            error.utf8_error().valid_up_to()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_stay_inside_the_root() {
+        assert!(relative_name("../secret").is_err());
+        assert!(relative_name("/etc/passwd").is_err());
+        assert!(relative_name("a/../../b").is_err());
+        assert!(relative_name("").is_err());
+        assert_eq!(relative_name("./a/b.md").unwrap(), PathBuf::from("a/b.md"));
+    }
+
+    #[test]
+    fn candidates_in_order() {
+        let includes = Includes {
+            root: PathBuf::from("/r"),
+            shown_root: PathBuf::from("r"),
+            dir: PathBuf::from("sub"),
+            extension: Some("md".to_string()),
+        };
+        let found: Vec<String> = includes
+            .partial_candidates("common/persona")
+            .unwrap()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "sub/common/persona",
+                "sub/common/persona.md",
+                "sub/common/persona.hbs",
+                "sub/common/persona.handlebars",
+                "sub/common/_persona.prompt",
+                "common/persona",
+                "common/persona.md",
+                "common/persona.hbs",
+                "common/persona.handlebars",
+                "common/_persona.prompt",
+            ]
+        );
+        let includes = Includes {
+            extension: Some("prompt".to_string()),
+            dir: PathBuf::new(),
+            ..includes
+        };
+        let found = includes.partial_candidates("persona").unwrap();
+        assert_eq!(
+            found,
+            [
+                "persona",
+                "_persona.prompt",
+                "persona.prompt",
+                "persona.hbs",
+                "persona.handlebars"
+            ]
+            .map(PathBuf::from)
+        );
+    }
+}

@@ -1,0 +1,357 @@
+//! Partials from files: `{{> persona}}` with no inline definition of
+//! `persona` reads a file of the include root (see [`crate::include`] for
+//! the names tried: `persona.hbs`, Dotprompt's `_persona.prompt`, Forge's
+//! `persona.md`, …), when the prompt loads. A partial file may use further
+//! partials, found beside it first. Its text is used as it is (no front
+//! matter is read from it, as handlebars.js, Dotprompt and Forge register
+//! partial files).
+//!
+//! The engine keeps one source text per program, so the bodies of the
+//! partial files are appended to the template's body and their trees'
+//! spans moved there; an error whose span falls in a partial file's part
+//! is placed in that file (line and column in the file, plus the place
+//! that included it).
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
+use std::path::PathBuf;
+
+use super::ast::*;
+use super::{dotprompt, parse};
+use crate::diagnostics::TemplateError;
+use crate::document::Document;
+use crate::include::{Includes, MAX_FILES};
+
+/// A partial read from a file, its tree placed in the combined source.
+#[derive(Debug)]
+pub(crate) struct FilePartial {
+    pub name: String,
+    pub nodes: Vec<Node>,
+}
+
+/// Where a partial file's text sits in the combined source.
+#[derive(Debug)]
+pub(crate) struct Placed {
+    range: Range<usize>,
+    document: Document,
+}
+
+/// The partial files' places in the combined source.
+#[derive(Debug, Default)]
+pub(crate) struct Placements(Vec<Placed>);
+
+/// The partials a template reads from files, and the combined source.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    pub partials: Vec<FilePartial>,
+    /// The body followed by each partial file's text.
+    pub source: String,
+    pub placed: Placements,
+    /// For each partial name looked for and not found, where.
+    pub misses: BTreeMap<String, String>,
+}
+
+/// The template being read: the body (no document: errors in it are placed
+/// by the caller) or a partial file.
+#[derive(Clone, Copy)]
+enum Includer {
+    Body,
+    File(usize),
+}
+
+/// Reads the partials that `tree` (parsed from `body`) uses and does not
+/// define inline, and the ones those use, from `includes`.
+pub(crate) fn load(
+    tree: &Tree,
+    body: &str,
+    includes: Option<&Includes>,
+    dotprompt: bool,
+) -> Result<Loaded, TemplateError> {
+    let mut loaded = Loaded {
+        source: body.to_string(),
+        ..Loaded::default()
+    };
+    let Some(includes) = includes else {
+        return Ok(loaded);
+    };
+    let mut inline = HashSet::new();
+    inline_names(&tree.nodes, &mut inline);
+    let mut seen: HashSet<String> = HashSet::new();
+    // (tree index or the body, where its includes resolve)
+    let mut queue: Vec<(Includer, Includes)> = vec![(Includer::Body, includes.clone())];
+    while let Some((includer, includes)) = queue.pop() {
+        let mut wanted = Vec::new();
+        match includer {
+            Includer::Body => static_partials(&tree.nodes, &mut wanted),
+            Includer::File(index) => {
+                if let Some(partial) = loaded.partials.get(index) {
+                    static_partials(&partial.nodes, &mut wanted);
+                }
+            }
+        }
+        for (name, name_span) in wanted {
+            if inline.contains(&name) || !seen.insert(name.clone()) {
+                continue;
+            }
+            let at = |loaded: &Loaded, message: String| {
+                loaded.place_at(
+                    includer,
+                    TemplateError::parse(Some(name_span.clone()), message),
+                )
+            };
+            let found = includes
+                .partial_candidates(&name)
+                .and_then(|candidates| Ok((includes.read_first(&candidates)?, candidates)));
+            let (relative, found) = match found {
+                Ok((Some(found), _)) => found,
+                Ok((None, candidates)) => {
+                    loaded.misses.insert(name, describe_misses(&candidates));
+                    continue;
+                }
+                Err(message) => return Err(at(&loaded, message)),
+            };
+            if loaded.partials.len() >= MAX_FILES {
+                return Err(at(
+                    &loaded,
+                    format!(
+                        "more than {MAX_FILES} partial files are included: the most one prompt may read"
+                    ),
+                ));
+            }
+            let document = Document::plain(&found.origin, found.text);
+            let mut partial_tree = match parse::parse(&document.body) {
+                Ok(tree) => tree,
+                Err(error) => {
+                    return Err(loaded.elsewhere(includer, document.locate(error), &name_span))
+                }
+            };
+            if dotprompt {
+                if let Err(error) = dotprompt::rewrite(&mut partial_tree) {
+                    return Err(loaded.elsewhere(includer, document.locate(error), &name_span));
+                }
+            }
+            inline_names(&partial_tree.nodes, &mut inline);
+            let base = loaded.source.len();
+            loaded.source.push_str(&document.body);
+            shift_nodes(&mut partial_tree.nodes, base);
+            loaded.placed.0.push(Placed {
+                range: base..loaded.source.len(),
+                document,
+            });
+            loaded.partials.push(FilePartial {
+                name,
+                nodes: partial_tree.nodes,
+            });
+            queue.push((
+                Includer::File(loaded.partials.len() - 1),
+                includes.beside(&relative),
+            ));
+        }
+    }
+    Ok(loaded)
+}
+
+impl Placements {
+    /// An error placed in the partial file its span falls in; errors in the
+    /// body are returned as they are.
+    pub(crate) fn place(&self, error: TemplateError) -> TemplateError {
+        let Some(span) = error.span.clone() else {
+            return error;
+        };
+        let Some(placed) = self
+            .0
+            .iter()
+            .find(|placed| placed.range.contains(&span.start))
+        else {
+            return error;
+        };
+        let base = placed.range.start;
+        let local = TemplateError {
+            span: Some(span.start - base..span.end.saturating_sub(base)),
+            ..error
+        };
+        TemplateError::elsewhere(placed.document.locate(local), None)
+    }
+}
+
+impl Loaded {
+    fn place(&self, error: TemplateError) -> TemplateError {
+        self.placed.place(error)
+    }
+
+    /// `error` (spans in the combined source) from the template `includer`.
+    fn place_at(&self, includer: Includer, error: TemplateError) -> TemplateError {
+        match includer {
+            Includer::Body => error,
+            Includer::File(_) => self.place(error),
+        }
+    }
+
+    /// `error`, placed in a partial file, which `includer` includes at
+    /// `site` (a span in the combined source).
+    fn elsewhere(
+        &self,
+        includer: Includer,
+        error: crate::Error,
+        site: &Range<usize>,
+    ) -> TemplateError {
+        match includer {
+            Includer::Body => TemplateError::elsewhere(error, Some(site.clone())),
+            Includer::File(_) => {
+                let site = self.place(TemplateError::parse(Some(site.clone()), ""));
+                let label = site
+                    .elsewhere
+                    .map(|placed| {
+                        let error = placed.error;
+                        match (error.file(), error.location()) {
+                            (Some(file), Some(at)) => format!("{file}:{}:{}", at.line, at.column),
+                            (Some(file), None) => file.to_string(),
+                            _ => String::new(),
+                        }
+                    })
+                    .unwrap_or_default();
+                TemplateError::elsewhere(
+                    error.with_labels(&[("included by".to_string(), label)]),
+                    None,
+                )
+            }
+        }
+    }
+}
+
+fn describe_misses(candidates: &[PathBuf]) -> String {
+    let names: Vec<String> = candidates
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    format!("no file {}", names.join(", "))
+}
+
+/// The names of the inline partials `nodes` define.
+fn inline_names(nodes: &[Node], names: &mut HashSet<String>) {
+    for node in nodes {
+        match node {
+            Node::Inline(inline) => {
+                names.insert(inline.name.clone());
+                inline_names(&inline.body, names);
+            }
+            Node::Block(block) => {
+                inline_names(&block.body, names);
+                if let Some(inverse) = &block.inverse {
+                    inline_names(inverse, names);
+                }
+            }
+            Node::Partial(partial) => {
+                if let Some(block) = &partial.block {
+                    inline_names(block, names);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The partials `nodes` call by a written name (not `{{> (expr)}}`, not
+/// `@partial-block`), with the span of the name.
+fn static_partials(nodes: &[Node], out: &mut Vec<(String, Range<usize>)>) {
+    for node in nodes {
+        match node {
+            Node::Partial(partial) => {
+                if partial.dynamic.is_none() && partial.name != "@partial-block" {
+                    out.push((partial.name.clone(), partial.name_span.clone()));
+                }
+                if let Some(block) = &partial.block {
+                    static_partials(block, out);
+                }
+            }
+            Node::Inline(inline) => static_partials(&inline.body, out),
+            Node::Block(block) => {
+                static_partials(&block.body, out);
+                if let Some(inverse) = &block.inverse {
+                    static_partials(inverse, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Moves every span of `nodes` by `by` bytes.
+fn shift_nodes(nodes: &mut [Node], by: usize) {
+    for node in nodes {
+        match node {
+            Node::Text(text) => shift(&mut text.span, by),
+            Node::Comment(span) => shift(span, by),
+            Node::Mustache(mustache) => {
+                shift(&mut mustache.span, by);
+                shift_call(&mut mustache.call, by);
+            }
+            Node::Block(block) => {
+                shift(&mut block.open, by);
+                shift(&mut block.close, by);
+                shift_call(&mut block.call, by);
+                for param in &mut block.params {
+                    shift(&mut param.span, by);
+                }
+                shift_nodes(&mut block.body, by);
+                if let Some(inverse) = &mut block.inverse {
+                    shift_nodes(inverse, by);
+                }
+            }
+            Node::Partial(partial) => {
+                shift(&mut partial.name_span, by);
+                shift(&mut partial.span, by);
+                if let Some(context) = &mut partial.context {
+                    shift_expr(context, by);
+                }
+                shift_hash(&mut partial.hash, by);
+                if let Some(block) = &mut partial.block {
+                    shift_nodes(block, by);
+                }
+                if let Some(dynamic) = &mut partial.dynamic {
+                    shift_expr(dynamic, by);
+                }
+            }
+            Node::Inline(inline) => {
+                shift(&mut inline.name_span, by);
+                shift(&mut inline.open, by);
+                shift_nodes(&mut inline.body, by);
+            }
+        }
+    }
+}
+
+fn shift_call(call: &mut Call, by: usize) {
+    shift(&mut call.span, by);
+    shift_expr(&mut call.head, by);
+    for param in &mut call.params {
+        shift_expr(param, by);
+    }
+    shift_hash(&mut call.hash, by);
+}
+
+fn shift_hash(hash: &mut [HashPair], by: usize) {
+    for pair in hash {
+        shift(&mut pair.span, by);
+        shift_expr(&mut pair.value, by);
+    }
+}
+
+fn shift_expr(expr: &mut Expr, by: usize) {
+    match expr {
+        Expr::Path(path) => {
+            shift(&mut path.span, by);
+            for part in &mut path.parts {
+                shift(&mut part.span, by);
+            }
+        }
+        Expr::String(_, span) | Expr::Number(_, span) | Expr::Bool(_, span) | Expr::Null(span) => {
+            shift(span, by)
+        }
+        Expr::Sub(call) => shift_call(call, by),
+    }
+}
+
+fn shift(span: &mut Range<usize>, by: usize) {
+    *span = span.start + by..span.end + by;
+}
