@@ -209,6 +209,11 @@ impl Prompt {
             jinja: metadata.jinja.or(options.jinja),
             max_output: options.limits.max_output,
             includes,
+            // Semantic Kernel's prompt YAML implies SK's messages; a
+            // Handlebars file may say `template_format: handlebars`, SK's key.
+            sk_helpers: metadata.messages == Some(crate::MessageReader::SkTags)
+                || document.front_matter.get("template_format")
+                    == Some(&Value::String("handlebars".to_string())),
         };
         let compile_body = |document: &Document| {
             syntax::Template::compile(

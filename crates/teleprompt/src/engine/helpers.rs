@@ -9,7 +9,7 @@
 //! |---|---|---|---|
 //! | `set` | `name="x" value=v` or `"x" v` | prints nothing; later `{{x}}` and `{{get "x"}}` read `v` | SK |
 //! | `get` | `"x"`, `name="x"` or `"x" "prop"` | the variable `set` gave, else the root's key | SK |
-//! | `json` | value, optional `indent=N` | compact JSON (`indent`: N spaces, at most 10); a string prints as it is (SK .NET; Forge, Dotprompt and Python SK quote it) | SK, Forge, Dotprompt |
+//! | `json` | value, optional `indent=N` | compact JSON (`indent`: N spaces, at most 10), a string quoted (Forge, Dotprompt, Python SK); in a prompt from Semantic Kernel a string prints as it is (SK .NET) — see below | SK, Forge, Dotprompt |
 //! | `concat` | any values | their printed text, joined | SK |
 //! | `array` | any values | a list of them (at most 100 000 values in all, nested at most 64 deep) | SK |
 //! | `range` | start, end (integers) | the integers from start to end, both included (empty when end < start) | SK (.NET) |
@@ -27,6 +27,14 @@
 //! | `inc` | integer | the integer plus one (Forge takes only non-negative ones) | Forge |
 //! | `doubleOpen`, `doubleClose` | — | `{{` / `}}` | SK |
 //! | `#ifEquals a b`, `#unlessEquals a b` | two values | runs the block when equal (unless: when not), else `{{else}}` | Dotprompt |
+//!
+//! Where the systems give one name different meanings, the prompt's origin
+//! decides. The only such name is `json` of a string: Semantic Kernel
+//! (.NET) prints the string as it is, the others print it as a JSON
+//! string. A prompt is from SK when it is SK prompt YAML, when its
+//! messages are SK's (`messages: sk-tags`), or when its front matter says
+//! `template_format: handlebars` (SK's key); every other Handlebars prompt
+//! (`.hbs`, Dotprompt's `.prompt`, Forge's files) quotes.
 
 use std::rc::Rc;
 
@@ -39,7 +47,10 @@ use crate::functions;
 /// A Handlebars helper evaluated by the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Helper {
+    /// `json`: a string is quoted, as JSON (Dotprompt, Forge, Python SK).
     Json,
+    /// Semantic Kernel .NET's `json`: a string prints as it is.
+    SkJson,
     /// `json value indent=N` (the indent is the second argument).
     JsonIndent,
     Concat,
@@ -130,7 +141,7 @@ pub(crate) struct Bounds {
 impl Helper {
     /// The helper's name in messages.
     pub(crate) fn name(self) -> &'static str {
-        if self == Helper::JsonIndent {
+        if matches!(self, Helper::JsonIndent | Helper::SkJson) {
             return "json";
         }
         if self == Helper::IncludeZero {
@@ -148,7 +159,7 @@ impl Helper {
     /// How many arguments it takes: (minimum, maximum).
     pub(crate) fn arity(self) -> (usize, Option<usize>) {
         match self {
-            Helper::Json | Helper::Not | Helper::Len | Helper::Inc => (1, Some(1)),
+            Helper::Json | Helper::SkJson | Helper::Not | Helper::Len | Helper::Inc => (1, Some(1)),
             Helper::JsonIndent
             | Helper::Range
             | Helper::Equals
@@ -184,6 +195,13 @@ pub(crate) fn call<'a>(
     let arg = |i: usize| args.get(i).ok_or_else(|| "missing argument".to_string());
     match helper {
         Helper::Json => json(arg(0)?, 0, bounds),
+        Helper::SkJson => {
+            let value = arg(0)?;
+            match value.as_str() {
+                Some(_) => Ok(value.clone()),
+                None => json(value, 0, bounds),
+            }
+        }
         Helper::JsonIndent => {
             let indent = match arg(1)? {
                 Value::Int(n) => (*n).clamp(0, 10) as usize,
@@ -372,9 +390,6 @@ fn too_long(bounds: Bounds) -> String {
 
 /// `json`: a string as it is (Semantic Kernel), anything else as JSON.
 fn json<'a>(value: &Value<'a>, indent: usize, bounds: Bounds) -> Result<Value<'a>, String> {
-    if value.as_str().is_some() {
-        return Ok(value.clone());
-    }
     if matches!(value, Value::Missing) {
         return Err("argument 1 is missing: json needs a value".to_string());
     }

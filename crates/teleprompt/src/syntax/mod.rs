@@ -25,6 +25,10 @@ pub(crate) struct CompileOptions {
     pub max_output: usize,
     /// Where included files are found; `None`: nothing is read from files.
     pub includes: Option<crate::include::Includes>,
+    /// Handlebars helpers take Semantic Kernel's meaning where SK's
+    /// differs from the other systems' (`json` of a string prints it as it
+    /// is): the prompt comes from SK.
+    pub sk_helpers: bool,
 }
 
 /// What a render may ask of the world besides its data.

@@ -17,6 +17,7 @@ fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateErro
             jinja: Default::default(),
             max_output: 64 << 20,
             includes: None,
+            sk_helpers: false,
         },
     )
 }
@@ -261,6 +262,7 @@ fn compile_hosts(src: &str, strictness: Strictness) -> Result<GoTemplate, Templa
             jinja: Default::default(),
             max_output: 64 << 20,
             includes: None,
+            sk_helpers: false,
         },
     )
 }
@@ -492,6 +494,7 @@ fn host_function_named_like_a_builtin_fails_at_load() {
         jinja: Default::default(),
         max_output: 64 << 20,
         includes: None,
+        sk_helpers: false,
     };
     let e = compile_go("no functions used", &options).unwrap_err();
     assert_eq!(

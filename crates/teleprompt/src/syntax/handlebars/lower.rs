@@ -53,6 +53,7 @@ pub(crate) fn lower(
     files: &Loaded,
     strictness: Strictness,
     functions: &Functions,
+    sk_helpers: bool,
 ) -> Result<Program> {
     let src = files.source.as_str();
     let hosts = Host::table(
@@ -81,6 +82,7 @@ pub(crate) fn lower(
         inlines: &inlines,
         files,
         hosts: &hosts,
+        sk_helpers,
     };
     let mut templates = Vec::with_capacity(inlines.len() + files.partials.len());
     for inline in &inlines {
@@ -252,6 +254,8 @@ struct Lowerer<'t> {
     /// partials'.
     files: &'t Loaded,
     hosts: &'t [Host],
+    /// Semantic Kernel's meaning for `json`.
+    sk_helpers: bool,
 }
 
 fn pspan(range: &Span) -> PSpan {
@@ -1047,6 +1051,9 @@ impl Lowerer<'_> {
             args.reverse();
         }
         let mut func = func;
+        if func == Func::Hbs(Helper::Json) && self.sk_helpers {
+            func = Func::Hbs(Helper::SkJson);
+        }
         if let (Func::Hbs(Helper::Json), [pair]) = (func, call.hash.as_slice()) {
             if pair.key == "indent" {
                 // Dotprompt's `{{json value indent=2}}`.

@@ -78,8 +78,14 @@ pub(crate) fn compile_as(
     }
     let loaded = files::load(&tree, body, options.includes.as_ref(), dotprompt)?;
     engine::check_size(&loaded.source)?;
-    let mut program = lower::lower(&tree, &loaded, options.strictness, &options.functions)
-        .map_err(|error| loaded.placed.place(error))?;
+    let mut program = lower::lower(
+        &tree,
+        &loaded,
+        options.strictness,
+        &options.functions,
+        options.sk_helpers,
+    )
+    .map_err(|error| loaded.placed.place(error))?;
     program.limits.output = options.max_output;
     let mut reads = root_reads(&tree.nodes);
     for partial in &loaded.partials {

@@ -11,6 +11,7 @@ fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
         jinja: Default::default(),
         max_output: 64 << 20,
         includes: None,
+        sk_helpers: false,
     };
     let template = super::compile(body, &options).map_err(|e| e.message)?;
     template

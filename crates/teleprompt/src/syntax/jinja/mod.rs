@@ -371,6 +371,7 @@ mod tests {
                 jinja: Default::default(),
                 max_output: 64 << 20,
                 includes: None,
+                sk_helpers: false,
             },
         )
     }
@@ -442,6 +443,7 @@ mod tests {
             jinja: Default::default(),
             max_output: 64 << 20,
             includes: None,
+            sk_helpers: false,
         };
         let error = JinjaTemplate::compile("x", Dialect::Django, &options)
             .err()

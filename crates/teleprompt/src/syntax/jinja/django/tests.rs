@@ -137,6 +137,7 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
                     jinja: Default::default(),
                     max_output: 1 << 20,
                     includes: None,
+                    sk_helpers: false,
                 },
             );
         }

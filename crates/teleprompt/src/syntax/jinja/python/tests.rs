@@ -25,6 +25,7 @@ fn render_in(
             jinja: Default::default(),
             max_output,
             includes: None,
+            sk_helpers: false,
         },
     )
     .map_err(|error| error.message)?;
