@@ -553,7 +553,20 @@ impl<'s> Parser<'s> {
                 | TokenKind::Variable
                 | TokenKind::LeftParen => {
                     self.pos -= 1;
-                    cmds.push(self.command()?);
+                    let command = self.command()?;
+                    // Each stage takes the last one's value: stages nest
+                    // when the pipeline runs, so they count as nesting.
+                    if cmds.len() >= MAX_NESTING {
+                        return Err(TemplateError::parse(
+                            Some(command.span.clone()),
+                            format!("a pipeline has more than {MAX_NESTING} commands"),
+                        )
+                        .suggest(Some(
+                            "split it: keep a stage's value in a variable ({{ $x := … }})"
+                                .to_string(),
+                        )));
+                    }
+                    cmds.push(command);
                 }
                 _ => return Err(self.unexpected(&token, context)),
             }

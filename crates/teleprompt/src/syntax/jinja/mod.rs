@@ -21,6 +21,7 @@ mod errors;
 mod filters;
 pub(crate) mod hf;
 mod names;
+mod nesting;
 pub(crate) mod prompty;
 mod python;
 mod scope;
@@ -201,6 +202,7 @@ impl JinjaTemplate {
             translated.text.as_str()
         };
 
+        nesting::check(text, syntax.clone()).map_err(|error| translated.place(error))?;
         let (edits, reads) = {
             let ast = machinery::parse(text, TEMPLATE_NAME, syntax.clone()).map_err(|error| {
                 let error = unclosed_block_error(&error, text, syntax.clone())
