@@ -19,6 +19,7 @@ mod check;
 mod django;
 mod errors;
 mod filters;
+mod growth;
 pub(crate) mod hf;
 mod names;
 mod nesting;
@@ -152,8 +153,10 @@ impl JinjaTemplate {
         });
         // Python's methods on values, as Jinja2 has them: `.items()`,
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        // The ones that grow text are checked against the output budget.
+        env.set_unknown_method_callback(growth::method);
         guard_collection_filters(&mut env);
+        growth::guard_filters(&mut env);
         register_jinja2_extras(&mut env);
         // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
         // `transformers`) have them.

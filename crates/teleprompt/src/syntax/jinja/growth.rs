@@ -1,0 +1,160 @@
+//! Filters and Python methods that build text much larger than their input
+//! (`replace` with a long replacement, `"{:>1000000000}".format(1)`,
+//! `"a".center(10**9)`, `sep.join(list)`) are checked before they run: a result
+//! that cannot fit in what the render may still print is the output-limit
+//! error at once, not gigabytes allocated first.
+
+use minijinja::value::{Rest, Value as JValue};
+use minijinja::{Environment, Error, State};
+
+use super::python::Out;
+
+/// Wraps minijinja's growing filters with the size check.
+pub(super) fn guard_filters(env: &mut Environment<'static>) {
+    use minijinja::filters as f;
+    let filters: [(&str, JValue, Predict); 2] = [
+        ("replace", JValue::from_function(f::replace), replaced_size),
+        ("format", JValue::from_function(f::format), formatted_size),
+    ];
+    for (name, builtin, predict) in filters {
+        env.add_filter(
+            name,
+            move |state: &mut State, args: Rest<JValue>| -> Result<JValue, Error> {
+                if let Some((value, rest)) = args.0.split_first() {
+                    if let Some(text) = value.as_str() {
+                        reserve(predict(text, rest))?;
+                    }
+                }
+                builtin.call(state, &args.0)
+            },
+        );
+    }
+}
+
+/// Python's string methods (minijinja-contrib's `pycompat`), with the size
+/// check for those that grow.
+pub(super) fn method(
+    state: &mut State,
+    value: &JValue,
+    method: &str,
+    args: &[JValue],
+) -> Result<JValue, Error> {
+    if let Some(text) = value.as_str() {
+        let predict: Option<Predict> = match method {
+            "replace" => Some(replaced_size),
+            "format" => Some(formatted_size),
+            "center" | "ljust" | "rjust" | "zfill" => Some(centered_size),
+            "join" => Some(joined_size),
+            _ => None,
+        };
+        if let Some(predict) = predict {
+            reserve(predict(text, args))?;
+        }
+    }
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+}
+
+/// Bytes a call may build at most, from its input text and arguments.
+type Predict = fn(&str, &[JValue]) -> usize;
+
+fn reserve(bytes: usize) -> Result<(), Error> {
+    Out::new().reserve(bytes)
+}
+
+/// `text.replace(old, new[, count])`.
+fn replaced_size(text: &str, args: &[JValue]) -> usize {
+    let (Some(old), Some(new)) = (
+        args.first().and_then(JValue::as_str),
+        args.get(1).and_then(JValue::as_str),
+    ) else {
+        return 0;
+    };
+    if new.len() <= old.len() {
+        return text.len();
+    }
+    let mut count = if old.is_empty() {
+        text.chars().count() + 1
+    } else {
+        text.matches(old).count()
+    };
+    if let Some(most) = args
+        .get(2)
+        .and_then(|c| i64::try_from(c.clone()).ok())
+        .filter(|c| *c >= 0)
+    {
+        count = count.min(usize::try_from(most).unwrap_or(usize::MAX));
+    }
+    text.len()
+        .saturating_add(count.saturating_mul(new.len() - old.len()))
+}
+
+/// `format`: the format text, the arguments' text and every number written
+/// in the format (widths and precisions; an over-estimate is harmless).
+fn formatted_size(format: &str, args: &[JValue]) -> usize {
+    let mut size = format.len();
+    for arg in args {
+        size = size.saturating_add(arg.as_str().map_or(32, str::len));
+    }
+    let mut number: usize = 0;
+    for c in format.chars().chain([' ']) {
+        match c.to_digit(10) {
+            Some(digit) => {
+                number = number.saturating_mul(10).saturating_add(digit as usize);
+            }
+            None => {
+                size = size.saturating_add(number);
+                number = 0;
+            }
+        }
+    }
+    size
+}
+
+/// `center(width)`, `ljust(width)`, …: at least the width.
+fn centered_size(text: &str, args: &[JValue]) -> usize {
+    let width = args
+        .first()
+        .and_then(|w| i64::try_from(w.clone()).ok())
+        .and_then(|w| usize::try_from(w).ok())
+        .unwrap_or(0);
+    // The fill may be a multi-byte character.
+    text.len().max(width.saturating_mul(4))
+}
+
+/// `separator.join(items)`.
+fn joined_size(separator: &str, args: &[JValue]) -> usize {
+    let Some(Ok(items)) = args.first().map(JValue::try_iter) else {
+        return 0;
+    };
+    let mut size: usize = 0;
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            size = size.saturating_add(separator.len());
+        }
+        size = size.saturating_add(item.as_str().map_or(32, str::len));
+    }
+    size
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predictions_cover_the_result() {
+        let args = [JValue::from("x"), JValue::from("yyy")];
+        assert_eq!(replaced_size("axbx", &args), 8);
+        assert_eq!(
+            replaced_size("axbx", &[args[0].clone(), args[1].clone(), JValue::from(1)]),
+            6
+        );
+        assert_eq!(
+            replaced_size("ab", &[JValue::from(""), JValue::from("--")]),
+            8
+        );
+        assert!(formatted_size("{:>1000000000}", &[JValue::from(1)]) > 1_000_000_000);
+        assert!(centered_size("a", &[JValue::from(80)]) >= 80);
+        let items = JValue::from(vec!["ab", "cd", "ef"]);
+        assert_eq!(joined_size(", ", &[items]), 10);
+    }
+}
