@@ -790,6 +790,34 @@ mod sk_function_helpers {
             let error = render("p.hbs", r#"{{Foo-Combine "a" "b"}}"#).unwrap_err();
             assert_eq!(error.message(), "there is no helper named \"Foo-Combine\"");
         }
+        // Every separator the host may set works in a helper name: the
+        // check agrees with the Handlebars lexer.
+        for byte in b'!'..=b'~' {
+            let separator = char::from(byte).to_string();
+            if byte.is_ascii_alphanumeric() {
+                continue;
+            }
+            let options = LoadOptions {
+                functions: plugins().with_separator(separator.as_str()),
+                ..LoadOptions::default()
+            };
+            let template = format!(r#"{{{{Foo{separator}Combine "a" "b"}}}}"#);
+            match Prompt::from_source("p.hbs", "hi", &options) {
+                Ok(_) => {
+                    let rendered = Prompt::from_source("p.hbs", &template, &options)
+                        .and_then(|prompt| prompt.render(json!({})));
+                    match rendered {
+                        Ok(rendered) => assert_eq!(rendered.text(), "ba", "{template}"),
+                        Err(error) => panic!("{template}: {}", error.report()),
+                    }
+                }
+                Err(error) => assert!(
+                    error.message().starts_with("the plugin separator"),
+                    "{template}: {}",
+                    error.message()
+                ),
+            }
+        }
         // With `.`, a subexpression and a block argument work too; a
         // literal of the wrong type is found at load.
         let options = LoadOptions {
@@ -803,6 +831,10 @@ mod sk_function_helpers {
         )
         .expect("loads");
         assert_eq!(prompt.render(json!({})).unwrap().text(), "2d Paris C xBar");
+        let data = json!({"Foo": {"Bar": "data"}});
+        let prompt =
+            Prompt::from_source("p.hbs", "{{Foo.Bar}} {{this.Foo.Bar}}", &options).expect("loads");
+        assert_eq!(prompt.render(data).unwrap().text(), "Bar data");
         let error =
             Prompt::from_source("p.hbs", r#"{{Foo.StringifyInt "x"}}"#, &options).unwrap_err();
         assert_eq!(

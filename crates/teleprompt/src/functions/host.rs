@@ -346,9 +346,10 @@ impl Functions {
     /// Handlebars (`-` by default, as in Semantic Kernel, which lets hosts
     /// change it). It may be any run of characters a Handlebars name may
     /// hold (`_`, `:`, `$`, …; not whitespace, nor ``!"#%&'()*+,/;<=>@[\]^`{|}~``),
-    /// or `.` (`{{Weather.GetForecast city="Paris"}}`); another one is an
-    /// error when a Handlebars prompt loads. Go and Jinja always spell
-    /// plugin functions `Plugin_Function`.
+    /// or `.` (`{{Weather.GetForecast city="Paris"}}`: such a path is the
+    /// function even where the data has it; `{{this.Weather.GetForecast}}`
+    /// reads the data); another one is an error when a Handlebars prompt
+    /// loads. Go and Jinja always spell plugin functions `Plugin_Function`.
     pub fn with_separator(mut self, separator: impl Into<String>) -> Functions {
         self.separator = Some(separator.into());
         self

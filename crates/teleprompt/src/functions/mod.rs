@@ -73,9 +73,9 @@
 //! - Each value is converted to its parameter's type as SK converts it: a
 //!   string `"42"` to an integer, `"4.5"` to a number, `"true"` to a
 //!   boolean (the table is on [`ParamType`]). A value that does not convert
-//!   is an error naming the parameter, the type and the value: "parameter
-//!   `days` of `Weather-GetForecast` must be an integer, found the string
-//!   \"two\"".
+//!   is an error naming the parameter, the type and the value:
+//!   ``parameter `days` of `Weather-GetForecast` must be an integer, found
+//!   the string "two"``.
 //! - The same binding applies in every syntax: Go passes positional
 //!   arguments only (a pipeline's value is the last), Jinja positional and
 //!   keyword arguments (as a filter, the filtered value is the first),
