@@ -4,11 +4,10 @@
 //! to indexes) so rendering never looks a name up.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use super::helpers::Helper;
 use crate::diagnostics::TemplateError;
-use crate::functions::{Functions, HostFunction};
+use crate::functions::{Function, Functions, Naming};
 use crate::Strictness;
 
 /// A compact byte range in the template body.
@@ -85,10 +84,10 @@ pub(crate) enum Flavor {
     Handlebars,
 }
 
-/// A host function the program calls, with its name for messages.
+/// A host function the program calls, with its name as templates write it.
 pub(crate) struct Host {
     pub name: Box<str>,
-    pub function: Arc<HostFunction>,
+    pub function: Function,
 }
 
 impl Host {
@@ -99,12 +98,16 @@ impl Host {
     /// built-in, for the message (`Go templates`, `function`).
     pub(crate) fn table(
         functions: &Functions,
+        naming: Naming,
         is_builtin: impl Fn(&str) -> bool,
         (syntax, kind): (&str, &str),
     ) -> Result<Vec<Host>, TemplateError> {
         let mut hosts = Vec::new();
-        for (name, function) in functions.iter() {
-            if is_builtin(name) {
+        let resolved = functions
+            .resolve(naming)
+            .map_err(|message| TemplateError::parse(None, message))?;
+        for (name, function) in resolved {
+            if is_builtin(&name) {
                 return Err(TemplateError::parse(
                     None,
                     format!("host function {name:?} has the name of a built-in {kind}"),
@@ -121,7 +124,7 @@ impl Host {
             }
             hosts.push(Host {
                 name: name.into(),
-                function: Arc::clone(function),
+                function,
             });
         }
         Ok(hosts)
@@ -309,8 +312,9 @@ pub(crate) enum Func {
     /// Handlebars `lookup obj key`: a key of a map or an element of a list,
     /// missing (not an error) when absent.
     Lookup,
-    /// Builds a map from alternating key and value arguments (Handlebars
-    /// hash arguments passed to a host function).
+    /// Builds a map from alternating key and value arguments: Handlebars
+    /// hash arguments, only ever the last argument of a host call (which
+    /// passes them to the function by name).
     Dict,
     /// A Handlebars-only helper (Semantic Kernel, Forge, Dotprompt).
     Hbs(Helper),

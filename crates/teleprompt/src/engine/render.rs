@@ -1270,13 +1270,33 @@ impl<'a> Renderer<'a> {
             .hosts
             .get(usize::from(index))
             .ok_or_else(|| internal(span))?;
+        // Handlebars hash arguments are a last `Dict`: passed by name.
+        let (args, hash) = match args.split_last() {
+            Some((
+                Expr::Call {
+                    func: Func::Dict,
+                    args: hash,
+                    ..
+                },
+                rest,
+            )) => (rest, &**hash),
+            _ => (args, &[][..]),
+        };
         let mut json = Vec::with_capacity(args.len());
         for expr in args {
             json.push(self.eval(expr, dot, false)?.to_json());
         }
-        match functions::call_host(&host.name, &*host.function, &json) {
+        let mut named = Vec::with_capacity(hash.len() / 2);
+        for pair in hash.chunks(2) {
+            let [Expr::Const(Const::Str(key)), value] = pair else {
+                return Err(internal(span));
+            };
+            named.push((key.to_string(), self.eval(value, dot, false)?.to_json()));
+        }
+        match host.function.call(&host.name, json, named) {
             Ok(result) => Ok(Value::owned(result)),
-            Err(message) => Err(TemplateError::render(Some(span.range()), message)),
+            Err(failure) => Err(TemplateError::render(Some(span.range()), failure.message)
+                .suggest(failure.suggestion)),
         }
     }
 

@@ -1,5 +1,99 @@
-//! The function set every syntax shares: one implementation each, bound to
-//! Jinja filters, Go functions and Handlebars helpers by the front ends.
+//! Functions templates call: the set every syntax shares (one
+//! implementation each, bound to Jinja filters, Go functions and Handlebars
+//! helpers by the front ends), and the host's own functions.
+//!
+//! # Host functions
+//!
+//! A host passes [`Functions`] in [`LoadOptions::functions`](crate::LoadOptions).
+//! Each is registered one of two ways:
+//!
+//! - **untyped** ([`Functions::with`]): the function takes the arguments as
+//!   written, as JSON; named arguments (Jinja's `f(x, depth=2)`,
+//!   Handlebars' `{{f x depth=2}}`) arrive as one trailing object.
+//! - **with a [`Signature`]** ([`Functions::with_signature`]): parameter
+//!   names, [types](ParamType), required or optional with a default, and
+//!   descriptions — Semantic Kernel's function metadata. The function takes
+//!   [`Args`]: the arguments bound to the parameters and converted.
+//!
+//! Functions can be grouped in a [`Plugin`] (SK's plugins). Handlebars
+//! templates call a plugin's function `{{Plugin-Function …}}`, as SK's
+//! Handlebars templates do; the separator is `-` unless the host sets
+//! another with [`Functions::with_separator`] (SK's `PrefixSeparator`):
+//! any characters a Handlebars name may hold (`_`, `:`, …) or `.`. Go and
+//! Jinja names cannot hold `-`, so there the name is always
+//! `Plugin_Function` (`{{ Weather_GetForecast "Paris" }}`,
+//! `{{ Weather_GetForecast(city="Paris") }}`), the spelling SK's Python
+//! Jinja2 templates use.
+//!
+//! ```
+//! use serde_json::json;
+//! use teleprompt::functions::{Args, Functions, ParamType, Plugin, Signature};
+//! use teleprompt::{LoadOptions, Prompt};
+//!
+//! let weather = Plugin::new("Weather").with_signature(
+//!     "GetForecast",
+//!     Signature::new()
+//!         .describe("The forecast for a city")
+//!         .param("city", ParamType::String)
+//!         .optional("days", ParamType::Integer, 1),
+//!     |args: &Args| {
+//!         let (city, days) = (args.string("city")?, args.integer("days")?);
+//!         Ok(json!(format!("{days} sunny day(s) in {city}")))
+//!     },
+//! );
+//! let options = LoadOptions {
+//!     functions: Functions::new().with_plugin(weather),
+//!     ..LoadOptions::default()
+//! };
+//! let render = |file: &str, source: &str| {
+//!     let prompt = Prompt::from_source(file, source, &options)?;
+//!     Ok::<_, teleprompt::Error>(prompt.render(json!({}))?.text().to_string())
+//! };
+//! // Positional, by name, a string converted to the integer parameter:
+//! assert_eq!(render("p.hbs", r#"{{Weather-GetForecast "Paris" days="2"}}"#)?, "2 sunny day(s) in Paris");
+//! assert_eq!(render("p.j2", r#"{{ Weather_GetForecast(city="Oslo") }}"#)?, "1 sunny day(s) in Oslo");
+//! assert_eq!(render("p.gotmpl", r#"{{ Weather_GetForecast "Rome" 3 }}"#)?, "3 sunny day(s) in Rome");
+//! // What does not fit the signature is an error naming the parameter,
+//! // found when the prompt loads if the template shows it:
+//! let error = render("p.hbs", r#"{{Weather-GetForecast days=2}}"#).unwrap_err();
+//! assert_eq!(error.message(), "parameter `city` of `Weather-GetForecast` is required");
+//! # Ok::<(), teleprompt::Error>(())
+//! ```
+//!
+//! ## Binding (SK's `KernelFunctionHelpers`)
+//!
+//! - Positional arguments fill the parameters in order; named ones go by
+//!   name. Both may be mixed (positional first); a parameter given both
+//!   ways is an error, and so is a name the signature does not declare
+//!   (with a did-you-mean) and more positional arguments than parameters.
+//! - A required parameter no argument gives is an error: "parameter `city`
+//!   of `Weather-GetForecast` is required". An optional one not given takes
+//!   its default, or has no value ([`Args::get`] is `None`); null given to
+//!   an optional parameter counts as not given (SK drops null arguments).
+//! - Each value is converted to its parameter's type as SK converts it: a
+//!   string `"42"` to an integer, `"4.5"` to a number, `"true"` to a
+//!   boolean (the table is on [`ParamType`]). A value that does not convert
+//!   is an error naming the parameter, the type and the value:
+//!   ``parameter `days` of `Weather-GetForecast` must be an integer, found
+//!   the string "two"``.
+//! - The same binding applies in every syntax: Go passes positional
+//!   arguments only (a pipeline's value is the last), Jinja positional and
+//!   keyword arguments (as a filter, the filtered value is the first),
+//!   Handlebars positional and hash arguments.
+//! - What the template shows is checked when the prompt loads — argument
+//!   count, names, and the types of literal arguments (`{{Weather-GetForecast
+//!   "Paris" days="two"}}`) — and is a `parse` error at the argument; a value
+//!   from the data is checked when rendering, a `render` error at the call.
+//! - The function's own error (its `Err`, or a panic) is a render error
+//!   "error calling Weather-GetForecast: …".
+
+mod host;
+mod signature;
+
+pub(crate) use host::{Failure, Naming};
+pub use host::{Function, Functions, HostFunction, Plugin, TypedFunction, DEFAULT_SEPARATOR};
+pub(crate) use signature::{ArgAt, BindError};
+pub use signature::{Args, Param, ParamType, Signature};
 
 use serde_json::Value;
 
@@ -68,103 +162,5 @@ mod tests {
         assert_eq!(lower("ÀB"), "àb");
         assert_eq!(upper("àb"), "ÀB");
         assert_eq!(trim("  x \n"), "x");
-    }
-}
-
-/// A function the host registers: it takes the template's arguments as
-/// JSON values and returns a JSON value, or an error message.
-pub type HostFunction = dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync;
-
-/// Functions a host makes callable from templates by name (Semantic
-/// Kernel's plugin functions, Sortie's FuncMap additions).
-///
-/// In Go syntax a host function is called like a built-in (`{{ fetch .id }}`,
-/// also in pipelines); in Jinja it is both a function (`fetch(id)`) and a
-/// filter (`id | fetch`). A name that a syntax already uses for a built-in
-/// is an error when a prompt of that syntax loads.
-///
-/// ```
-/// use teleprompt::functions::Functions;
-/// use serde_json::{json, Value};
-///
-/// let functions = Functions::new().with("shout", |args: &[Value]| {
-///     let text = args.first().and_then(Value::as_str).ok_or("shout takes a string")?;
-///     Ok(json!(format!("{}!", text.to_uppercase())))
-/// });
-/// assert!(functions.get("shout").is_some());
-/// ```
-#[derive(Clone, Default)]
-pub struct Functions {
-    entries: std::collections::BTreeMap<String, std::sync::Arc<HostFunction>>,
-}
-
-impl Functions {
-    /// No host functions.
-    pub fn new() -> Functions {
-        Functions::default()
-    }
-
-    /// Registers `function` as `name`, replacing an earlier one of that name.
-    pub fn register<F>(&mut self, name: impl Into<String>, function: F) -> &mut Functions
-    where
-        F: Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
-    {
-        self.entries
-            .insert(name.into(), std::sync::Arc::new(function));
-        self
-    }
-
-    /// [`Functions::register`] in builder style.
-    pub fn with<F>(mut self, name: impl Into<String>, function: F) -> Functions
-    where
-        F: Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
-    {
-        self.register(name, function);
-        self
-    }
-
-    /// The function registered as `name`.
-    pub fn get(&self, name: &str) -> Option<&std::sync::Arc<HostFunction>> {
-        self.entries.get(name)
-    }
-
-    /// The registered names, sorted.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.keys().map(String::as_str)
-    }
-
-    /// The registered functions, sorted by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &std::sync::Arc<HostFunction>)> {
-        self.entries
-            .iter()
-            .map(|(name, function)| (name.as_str(), function))
-    }
-
-    /// True when no function is registered.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
-/// Calls a host function as every syntax does: its error, or a panic
-/// inside it, becomes `error calling NAME: …` (as Go's text/template turns
-/// a FuncMap panic into an error), so a broken plugin fails one render
-/// instead of the host.
-pub(crate) fn call_host(
-    name: &str,
-    function: &HostFunction,
-    args: &[Value],
-) -> Result<Value, String> {
-    let call = std::panic::AssertUnwindSafe(|| function(args));
-    match std::panic::catch_unwind(call) {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(message)) => Err(format!("error calling {name}: {message}")),
-        Err(_) => Err(format!("error calling {name}: the function panicked")),
-    }
-}
-
-impl std::fmt::Debug for Functions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_set().entries(self.names()).finish()
     }
 }

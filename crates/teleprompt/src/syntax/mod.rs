@@ -4,6 +4,7 @@
 pub(crate) mod edits;
 pub(crate) mod go;
 pub(crate) mod handlebars;
+pub(crate) mod host_calls;
 pub(crate) mod jinja;
 pub(crate) mod role_tags;
 

@@ -9,7 +9,8 @@ use super::engine::program::{
     Block, Const, Expr, Flavor, Func, Host, Instr, Key, Limits, Program, Span as PSpan, Template,
 };
 use crate::diagnostics::{closest, TemplateError};
-use crate::functions::Functions;
+use crate::functions::{ArgAt, Functions, Naming};
+use crate::syntax::host_calls;
 use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
@@ -24,6 +25,7 @@ pub(crate) fn lower(
 ) -> Result<Program> {
     let hosts = Host::table(
         functions,
+        Naming::Identifier,
         |name| Func::go_names().any(|(builtin, _)| builtin == name),
         ("Go templates", "function"),
     )?;
@@ -334,6 +336,16 @@ impl Lowerer<'_> {
             }
             args.extend(piped);
             check_arity(func, args.len(), &cmd.span)?;
+            if let Some(host) = self.host(func) {
+                let given = cmd.args.get(1..).unwrap_or(&[]);
+                host_calls::check(host, &args, &[], |at| {
+                    match at {
+                        ArgAt::Positional(index) => given.get(index).map(Arg::span),
+                        _ => None,
+                    }
+                    .unwrap_or_else(|| cmd.span.clone())
+                })?;
+            }
             return Ok(Expr::Call {
                 func,
                 args: args.into_boxed_slice(),
@@ -362,6 +374,14 @@ impl Lowerer<'_> {
             ))));
         }
         self.arg(first, scope)
+    }
+
+    /// The host function `func` calls, if it is one.
+    fn host(&self, func: Func) -> Option<&Host> {
+        match func {
+            Func::Host(index) => self.hosts.get(usize::from(index)),
+            _ => None,
+        }
     }
 
     fn func(&self, ident: &IdentNode) -> Result<Func> {

@@ -13,7 +13,8 @@ use crate::engine::program::{
     Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, Limits, Program,
     Span as PSpan, Template,
 };
-use crate::functions::Functions;
+use crate::functions::{ArgAt, Functions, Naming};
+use crate::syntax::host_calls;
 use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
@@ -58,6 +59,7 @@ pub(crate) fn lower(
     let src = files.source.as_str();
     let hosts = Host::table(
         functions,
+        Naming::Handlebars,
         |name| {
             helpers().any(|(builtin, _)| builtin == name)
                 || BLOCK_HELPERS.contains(&name)
@@ -275,9 +277,30 @@ fn simple_name(expr: &Expr) -> Option<&str> {
     }
 }
 
-impl Lowerer<'_> {
-    fn text(&self, span: &Span) -> &str {
+impl<'t> Lowerer<'t> {
+    fn text(&self, span: &Span) -> &'t str {
         self.src.get(span.clone()).unwrap_or("")
+    }
+
+    /// With `.` as the plugin separator, a plugin function is written as a
+    /// path (`Weather.GetForecast`): its text, when it names a host
+    /// function (which then wins over the data's path of that spelling).
+    fn dotted_host(&self, expr: &Expr) -> Option<&'t str> {
+        let Expr::Path(path) = expr else {
+            return None;
+        };
+        if path.data || path.explicit || path.parents > 0 || path.parts.len() < 2 {
+            return None;
+        }
+        let text = self.text(&path.span);
+        let plain = text.bytes().all(|b| b != b'/' && b != b'[');
+        (plain && self.host_index(text).is_some()).then_some(text)
+    }
+
+    fn host_index(&self, name: &str) -> Option<usize> {
+        self.hosts
+            .binary_search_by(|host| (*host.name).cmp(name))
+            .ok()
     }
 
     fn nodes(&self, nodes: &[Node], scope: &mut Scope) -> Result<PBlock> {
@@ -983,9 +1006,7 @@ impl Lowerer<'_> {
         if let Some((_, func)) = helpers().find(|(n, _)| *n == name) {
             return Some(func);
         }
-        self.hosts
-            .binary_search_by(|host| (*host.name).cmp(name))
-            .ok()
+        self.host_index(name)
             .map(|index| Func::Host(u16::try_from(index).unwrap_or(u16::MAX)))
     }
 
@@ -1006,7 +1027,7 @@ impl Lowerer<'_> {
     /// A call or a value. `top`: in a mustache, where a lone name that is
     /// not a helper is a path.
     fn call(&self, call: &Call, scope: &Scope, top: bool) -> Result<PExpr> {
-        let name = simple_name(&call.head);
+        let name = simple_name(&call.head).or_else(|| self.dotted_host(&call.head));
         if let Some(block) = name.filter(|n| BLOCK_HELPERS.contains(n)) {
             return Err(TemplateError::parse(
                 Some(call.head.span()),
@@ -1061,23 +1082,14 @@ impl Lowerer<'_> {
                 args.push(self.expr(&pair.value, scope)?);
             }
         }
+        if let Func::Host(index) = func {
+            return self.host_call(index, call, args, scope);
+        }
         if !call.hash.is_empty() && func != Func::Hbs(Helper::JsonIndent) {
-            if !matches!(func, Func::Host(_)) {
-                return Err(TemplateError::parse(
-                    call.hash.first().map(|pair| pair.span.clone()),
-                    format!("{} takes no key=value arguments", name.unwrap_or("?")),
-                ));
-            }
-            let mut pairs = Vec::with_capacity(call.hash.len() * 2);
-            for pair in &call.hash {
-                pairs.push(PExpr::Const(Const::Str(pair.key.clone().into_boxed_str())));
-                pairs.push(self.expr(&pair.value, scope)?);
-            }
-            args.push(PExpr::Call {
-                func: Func::Dict,
-                args: pairs.into_boxed_slice(),
-                span: pspan(&call.span),
-            });
+            return Err(TemplateError::parse(
+                call.hash.first().map(|pair| pair.span.clone()),
+                format!("{} takes no key=value arguments", name.unwrap_or("?")),
+            ));
         }
         let (min, max) = func.arity();
         if args.len() < min || max.is_some_and(|max| args.len() > max) {
@@ -1098,6 +1110,55 @@ impl Lowerer<'_> {
         }
         Ok(PExpr::Call {
             func,
+            args: args.into_boxed_slice(),
+            span: pspan(&call.span),
+        })
+    }
+
+    /// A host function call: positional arguments, then the hash ones as
+    /// a last `Dict` (the function takes them by name), checked against the
+    /// function's signature.
+    fn host_call(
+        &self,
+        index: u16,
+        call: &Call,
+        mut args: Vec<PExpr>,
+        scope: &Scope,
+    ) -> Result<PExpr> {
+        let mut hash = Vec::with_capacity(call.hash.len());
+        for pair in &call.hash {
+            hash.push(self.expr(&pair.value, scope)?);
+        }
+        if let Some(host) = self.hosts.get(usize::from(index)) {
+            let named: Vec<(&str, &PExpr)> = call
+                .hash
+                .iter()
+                .zip(&hash)
+                .map(|(pair, value)| (pair.key.as_str(), value))
+                .collect();
+            host_calls::check(host, &args, &named, |at| {
+                match at {
+                    ArgAt::Positional(index) => call.params.get(index).map(Expr::span),
+                    ArgAt::Named(index) => call.hash.get(index).map(|pair| pair.span.clone()),
+                    ArgAt::Call => None,
+                }
+                .unwrap_or_else(|| call.span.clone())
+            })?;
+        }
+        if !hash.is_empty() {
+            let mut pairs = Vec::with_capacity(hash.len() * 2);
+            for (pair, value) in call.hash.iter().zip(hash) {
+                pairs.push(PExpr::Const(Const::Str(pair.key.clone().into_boxed_str())));
+                pairs.push(value);
+            }
+            args.push(PExpr::Call {
+                func: Func::Dict,
+                args: pairs.into_boxed_slice(),
+                span: pspan(&call.span),
+            });
+        }
+        Ok(PExpr::Call {
+            func: Func::Host(index),
             args: args.into_boxed_slice(),
             span: pspan(&call.span),
         })

@@ -14,7 +14,10 @@
 //! - every other key (`execution_settings`, `output_variable`, …) is
 //!   metadata for the host.
 //!
-//! Lines in errors count in the template text.
+//! Lines in errors count in the template text. The host's plugin functions
+//! are helpers named as SK names them (`{{Weather-GetForecast city="Paris"}}`),
+//! their arguments bound and converted as SK's function helpers do: see
+//! [`crate::functions`].
 
 use serde_json::{Map, Value};
 

@@ -9,6 +9,7 @@ use minijinja::machinery::{ast, Span};
 
 use super::names::TESTS;
 use crate::diagnostics::{closest, TemplateError};
+use crate::functions::{ArgAt, Function};
 use crate::syntax::edits::Edit;
 
 /// Walks the AST at load time: finds unknown filters, tests and functions,
@@ -23,12 +24,127 @@ pub(super) struct Checker<'a> {
     /// (or the `else` of `is not defined`), a call of an unknown `x` never
     /// runs, so it is no load error.
     guarded: Vec<String>,
+    /// Calls of names that may be host functions, with what the template
+    /// shows of their arguments.
+    host_calls: Vec<HostCall<'a>>,
     /// Every variable name read anywhere (local or not).
     pub(super) reads: BTreeSet<String>,
     pub(super) edits: Vec<Edit>,
 }
 
+/// A call (`f(a, k=b)`) or filter (`a | f(b)`) as the template writes it:
+/// each argument's literal value, if it is a literal, and where it is.
+struct HostCall<'a> {
+    name: &'a str,
+    span: Range<usize>,
+    positional: Vec<(Option<serde_json::Value>, Range<usize>)>,
+    named: Vec<(&'a str, Option<serde_json::Value>, Range<usize>)>,
+    /// `*args` or `**kwargs`: the arguments are not known until rendering.
+    splat: bool,
+}
+
+fn range(span: Span) -> Range<usize> {
+    span.start_offset as usize..span.end_offset as usize
+}
+
+/// `key=value` in the body, from the value's span (`key = value` too);
+/// the value's span when the key is not right before it.
+fn keyword_span(body: &str, key: &str, value: &Range<usize>) -> Range<usize> {
+    let start = body
+        .get(..value.start)
+        .and_then(|before| before.trim_end().strip_suffix('='))
+        .and_then(|before| before.trim_end().strip_suffix(key))
+        .map_or(value.start, str::len);
+    start..value.end
+}
+
+/// A literal argument's value (`None` for anything computed).
+fn literal(expr: &ast::Expr<'_>) -> Option<serde_json::Value> {
+    match expr {
+        ast::Expr::Const(c) => super::value::to_json_value(&c.value).ok(),
+        _ => None,
+    }
+}
+
 impl<'a> Checker<'a> {
+    /// Checks the calls of host functions against their signatures: the
+    /// argument count and names, and the types of literal arguments.
+    pub(super) fn host_calls(
+        &self,
+        body: &str,
+        hosts: &[(String, Function)],
+    ) -> Result<(), TemplateError> {
+        for call in &self.host_calls {
+            if call.splat || self.locals.contains(call.name) {
+                continue;
+            }
+            let Ok(index) = hosts.binary_search_by(|(name, _)| name.as_str().cmp(call.name)) else {
+                continue;
+            };
+            let Some((name, function)) = hosts.get(index) else {
+                continue;
+            };
+            let positional: Vec<Option<&serde_json::Value>> = call
+                .positional
+                .iter()
+                .map(|(value, _)| value.as_ref())
+                .collect();
+            let named: Vec<(&str, Option<&serde_json::Value>)> = call
+                .named
+                .iter()
+                .map(|(key, value, _)| (*key, value.as_ref()))
+                .collect();
+            if let Err(error) = function.check(name, &positional, &named) {
+                let span = match error.at {
+                    ArgAt::Positional(index) => {
+                        call.positional.get(index).map(|(_, at)| at.clone())
+                    }
+                    ArgAt::Named(index) => call
+                        .named
+                        .get(index)
+                        .map(|(key, _, at)| keyword_span(body, key, at)),
+                    ArgAt::Call => None,
+                }
+                .unwrap_or_else(|| call.span.clone());
+                return Err(
+                    TemplateError::parse(Some(span), error.message).suggest(error.suggestion)
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Notes a call of `name` that may be a host function's; `piped` is a
+    /// filter's input (its first argument).
+    fn note_host_call(
+        &mut self,
+        name: &'a str,
+        span: Span,
+        piped: Option<&ast::Expr<'a>>,
+        args: &[ast::CallArg<'a>],
+    ) {
+        let mut call = HostCall {
+            name,
+            span: range(span),
+            positional: Vec::new(),
+            named: Vec::new(),
+            splat: false,
+        };
+        if let Some(piped) = piped {
+            call.positional.push((literal(piped), range(piped.span())));
+        }
+        for arg in args {
+            match arg {
+                ast::CallArg::Pos(e) => call.positional.push((literal(e), range(e.span()))),
+                ast::CallArg::Kwarg(key, e) => {
+                    call.named.push((key, literal(e), range(e.span())));
+                }
+                ast::CallArg::PosSplat(_) | ast::CallArg::KwargSplat(_) => call.splat = true,
+            }
+        }
+        self.host_calls.push(call);
+    }
+
     pub(super) fn verdict(
         &self,
         body: &str,
@@ -153,10 +269,10 @@ impl<'a> Checker<'a> {
             Stmt::Include(i) => self.expr(&i.name),
             Stmt::Macro(m) => self.macro_decl(m),
             Stmt::CallBlock(c) => {
-                self.call(&c.call);
+                self.call(&c.call, c.call.span());
                 self.macro_decl(&c.macro_decl);
             }
-            Stmt::Do(d) => self.call(&d.call),
+            Stmt::Do(d) => self.call(&d.call, d.call.span()),
         }
     }
 
@@ -212,12 +328,13 @@ impl<'a> Checker<'a> {
         self.guarded.iter().any(|guarded| guarded == name)
     }
 
-    fn call(&mut self, call: &ast::Call<'a>) {
+    fn call(&mut self, call: &ast::Call<'a>, span: Span) {
         match &call.expr {
             ast::Expr::Var(var) => {
                 self.reads.insert(var.id.to_string());
                 if !self.is_guarded(var.id) {
                     self.calls.push((var.id, var.span()));
+                    self.note_host_call(var.id, span, None, &call.args);
                 }
             }
             other => self.expr(other),
@@ -262,6 +379,7 @@ impl<'a> Checker<'a> {
                 };
                 if !self.is_guarded(f.name) {
                     self.filters.push((f.name, from));
+                    self.note_host_call(f.name, f.span(), f.expr.as_ref(), &f.args);
                 }
                 self.opt(&f.expr);
                 self.args(&f.args);
@@ -278,7 +396,7 @@ impl<'a> Checker<'a> {
                 self.expr(&g.expr);
                 self.expr(&g.subscript_expr);
             }
-            Expr::Call(c) => self.call(c),
+            Expr::Call(c) => self.call(c, c.span()),
             Expr::List(l) => l.items.iter().for_each(|item| self.expr(item)),
             Expr::Tuple(t) => t.items.iter().for_each(|item| self.expr(item)),
             Expr::Map(m) => {

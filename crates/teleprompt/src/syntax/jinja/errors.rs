@@ -188,6 +188,14 @@ pub(super) fn convert_error(
         // The template's own words, as Jinja2's TemplateError carries them.
         return TemplateError::render(span, raised.0.clone());
     }
+    if let Some(failure) = error
+        .source()
+        .and_then(|source| source.downcast_ref::<HostFailure>())
+    {
+        // A host function's call: its words, as in every syntax.
+        return TemplateError::render(span, failure.0.message.clone())
+            .suggest(failure.0.suggestion.clone());
+    }
     if kind == ErrorKind::OutOfFuel {
         return TemplateError::render(
             span,
@@ -348,3 +356,16 @@ impl fmt::Display for Raised {
 }
 
 impl std::error::Error for Raised {}
+
+/// A host function's call that failed (binding its arguments, or the
+/// function itself): reported with its own message and suggestion.
+#[derive(Debug)]
+pub(super) struct HostFailure(pub(super) crate::functions::Failure);
+
+impl fmt::Display for HostFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl std::error::Error for HostFailure {}

@@ -4,9 +4,10 @@
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, ErrorKind, UndefinedBehavior, Value as JValue};
 
+use super::errors::HostFailure;
 use super::value::{json_value, to_json_value};
 use crate::diagnostics::TemplateError;
-use crate::functions::{self, Functions};
+use crate::functions::{self, Function};
 
 /// minijinja's filters that take a collection, each with whether it takes
 /// a map (rather than a list).
@@ -83,15 +84,18 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
 }
 
 /// Makes each host function both a function (`fetch(id)`) and a filter
-/// (`id | fetch`). A name the dialect already uses for a built-in filter
+/// (`id | fetch`), under its name in Jinja (`Plugin_Function` for a
+/// plugin's). A name the dialect already uses for a built-in filter
 /// (`builtin_filters`) or function is an error.
 pub(super) fn register_host_functions(
     env: &mut Environment<'static>,
-    functions: &Functions,
+    hosts: &[(String, Function)],
     builtin_filters: &[&str],
 ) -> Result<(), TemplateError> {
-    for (name, function) in functions.iter() {
-        if builtin_filters.contains(&name) || env.globals().any(|(global, _)| global == name) {
+    for (name, function) in hosts {
+        if builtin_filters.contains(&name.as_str())
+            || env.globals().any(|(global, _)| global == name)
+        {
             return Err(TemplateError::parse(
                 None,
                 format!(
@@ -101,31 +105,28 @@ pub(super) fn register_host_functions(
         }
         let call = {
             let function = function.clone();
-            let name = name.to_string();
+            let name = name.clone();
             move |args: Rest<JValue>, kwargs: Kwargs| -> Result<JValue, minijinja::Error> {
-                let mut args = args
+                let args = args
                     .iter()
                     .map(to_json_value)
                     .collect::<Result<Vec<_>, _>>()?;
-                // Keyword arguments (`fetch(id, depth=2)`) arrive as one
-                // trailing object, as Handlebars hash arguments do.
-                let names: Vec<&str> = kwargs.args().collect();
-                if !names.is_empty() {
-                    let mut object = serde_json::Map::new();
-                    for name in names {
-                        let value: JValue = kwargs.get(name)?;
-                        object.insert(name.to_string(), to_json_value(&value)?);
-                    }
-                    args.push(serde_json::Value::Object(object));
+                // Keyword arguments (`fetch(id, depth=2)`) go by name, as
+                // Handlebars hash arguments do.
+                let mut named = Vec::new();
+                for key in kwargs.args() {
+                    let value: JValue = kwargs.get(key)?;
+                    named.push((key.to_string(), to_json_value(&value)?));
                 }
-                let result = functions::call_host(&name, &*function, &args).map_err(|message| {
-                    minijinja::Error::new(ErrorKind::InvalidOperation, message)
+                let result = function.call(&name, args, named).map_err(|failure| {
+                    minijinja::Error::new(ErrorKind::InvalidOperation, failure.message.clone())
+                        .with_source(HostFailure(failure))
                 })?;
                 Ok(json_value(result))
             }
         };
-        env.add_function(name.to_string(), call.clone());
-        env.add_filter(name.to_string(), call);
+        env.add_function(name.clone(), call.clone());
+        env.add_filter(name.clone(), call);
     }
     Ok(())
 }

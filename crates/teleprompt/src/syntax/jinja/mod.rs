@@ -38,6 +38,7 @@ use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior, Value as 
 
 use crate::data::Data;
 use crate::diagnostics::TemplateError;
+use crate::functions::Naming;
 use crate::messages;
 use crate::syntax::edits::Edited;
 use crate::syntax::{CompileOptions, RenderEnv};
@@ -197,8 +198,12 @@ impl JinjaTemplate {
             }
             Dialect::Jinja => Edited::default(),
         };
-        register_host_functions(&mut env, &options.functions, &filters)?;
-        filters.extend(options.functions.names());
+        let hosts = options
+            .functions
+            .resolve(Naming::Identifier)
+            .map_err(|message| TemplateError::parse(None, message))?;
+        register_host_functions(&mut env, &hosts, &filters)?;
+        filters.extend(hosts.iter().map(|(name, _)| name.as_str()));
         let text = if translated.is_unchanged() {
             body
         } else {
@@ -221,6 +226,7 @@ impl JinjaTemplate {
             checker.stmt(&ast);
             checker
                 .verdict(text, &functions, &filters)
+                .and_then(|()| checker.host_calls(text, &hosts))
                 .map_err(|error| translated.place(error))?;
             (checker.edits, checker.reads)
         };
