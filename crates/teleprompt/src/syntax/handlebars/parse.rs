@@ -601,7 +601,9 @@ impl<'s> Parser<'s> {
                 }
             };
             path.span.end = span.end;
-            let special = name == ".." || name == "." || name == "this";
+            // `[this]`, `[..]` and `[.]` are keys with those names.
+            let bracketed = self.text(&span).starts_with('[');
+            let special = !bracketed && (name == ".." || name == "." || name == "this");
             if special && !path.parts.is_empty() {
                 return Err(TemplateError::parse(
                     Some(path.span.clone()),
@@ -611,17 +613,17 @@ impl<'s> Parser<'s> {
                     ),
                 ));
             }
-            if name == ".." {
+            if !special {
+                path.parts.push(Ident { name, span });
+            } else if name == ".." {
                 path.parents += 1;
-            } else if (name == "." || name == "this") && first {
+            } else if first {
                 path.explicit = true;
-            } else if special {
+            } else {
                 return Err(TemplateError::parse(
                     Some(path.span.clone()),
                     format!("invalid path {}", self.text(&path.span)),
                 ));
-            } else {
-                path.parts.push(Ident { name, span });
             }
             first = false;
             if tokens.peek() == Some(&Tok::Sep) {
@@ -635,5 +637,5 @@ impl<'s> Parser<'s> {
 }
 
 fn is_else(tag: &Tag) -> bool {
-    matches!(tag.tokens.first(), Some((Tok::Id(name), _)) if name == "else")
+    lex::is_else(&tag.tokens)
 }
