@@ -375,25 +375,8 @@ impl Lowerer<'_> {
                     Some("set") => return self.set(call, scope, out),
                     _ => {}
                 }
-                let expr = match &call.head {
-                    Expr::String(..) | Expr::Number(..) | Expr::Bool(..) | Expr::Null(..)
-                        if call.params.is_empty() && call.hash.is_empty() =>
-                    {
-                        // `{{"foo bar"}}` reads the key "foo bar", as in Handlebars.
-                        let span = call.head.span();
-                        let name = match &call.head {
-                            Expr::String(s, _) => s.clone(),
-                            _ => self.text(&span).to_string(),
-                        };
-                        PExpr::Path {
-                            base: Box::new(PExpr::Dot),
-                            keys: Box::new([Key {
-                                name: name.into_boxed_str(),
-                                end: u32::try_from(span.end).unwrap_or(u32::MAX),
-                            }]),
-                            span: pspan(&span),
-                        }
-                    }
+                let expr = match self.literal_key(&call.head) {
+                    Some(key) if call.params.is_empty() && call.hash.is_empty() => key,
                     _ => self.call(call, scope, true)?,
                 };
                 if let (PExpr::Call { .. }, Some(name), true) = (
@@ -425,6 +408,26 @@ impl Lowerer<'_> {
             Node::Block(block) => self.block(block, scope, out)?,
         }
         Ok(())
+    }
+
+    /// A literal where a name goes (`{{"foo bar"}}`, `{{#"foo"}}…{{/"foo"}}`,
+    /// `{{12.34}}`, `{{true}}`) reads the key of that name from the current
+    /// context, as in handlebars.js; `None` for any other expression.
+    fn literal_key(&self, head: &Expr) -> Option<PExpr> {
+        let span = head.span();
+        let name = match head {
+            Expr::String(s, _) => s.clone(),
+            Expr::Number(..) | Expr::Bool(..) | Expr::Null(..) => self.text(&span).to_string(),
+            Expr::Path(_) | Expr::Sub(_) => return None,
+        };
+        Some(PExpr::Path {
+            base: Box::new(PExpr::Dot),
+            keys: Box::new([Key {
+                name: name.into_boxed_str(),
+                end: u32::try_from(span.end).unwrap_or(u32::MAX),
+            }]),
+            span: pspan(&span),
+        })
     }
 
     /// `{{> name context key=value}}`, `{{#> name}}…{{/name}}` and
@@ -790,7 +793,10 @@ impl Lowerer<'_> {
                 }
                 // An inverse section `{{^name}}…{{else}}…{{/name}}` is a
                 // section with its parts swapped (as handlebars.js runs it).
-                let value = self.expr(&block.call.head, scope)?;
+                let value = match self.literal_key(&block.call.head) {
+                    Some(key) => key,
+                    None => self.expr(&block.call.head, scope)?,
+                };
                 let mark = scope.next;
                 let parent = scope.alloc(1);
                 out.push(Instr::Set {

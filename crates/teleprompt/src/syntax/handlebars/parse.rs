@@ -248,7 +248,12 @@ impl<'s> Parser<'s> {
             (Some((_, first)), Some((_, last))) => self.text(&(first.start..last.end)),
             _ => "",
         };
-        if name != closing {
+        // `{{#'foo'}}` closes with `{{/"foo"}}`: a string is its value.
+        let same_string = match (&opener.call.head, close.tokens.as_slice()) {
+            (Expr::String(open, _), [(Tok::Str(closing), _)]) => open == closing,
+            _ => false,
+        };
+        if name != closing && !same_string {
             return Err(TemplateError::parse(
                 Some(close.span.clone()),
                 format!(

@@ -136,6 +136,11 @@ fn get_counts_as_a_read_of_its_root_name() {
         .is_some_and(|r| r.contains("env") && r.contains("files")));
     let reads = names(r#"{{set "v" 1}}{{v}}"#);
     assert!(reads.as_ref().is_some_and(|r| r.contains("v")));
+    let reads = names(r#"{{"a b"}}{{#"c"}}{{/"c"}}{{f "d"}}"#);
+    assert!(reads
+        .as_ref()
+        .is_some_and(|r| r.contains("a b") && r.contains("c") && !r.contains("d")));
+    assert_eq!(names("{{12.34}}"), None);
 }
 
 #[test]
