@@ -207,7 +207,7 @@ pub(crate) enum Instr {
         /// A Handlebars partial block's content (`{{#> layout}}…{{/layout}}`):
         /// what `{{> @partial-block}}` renders inside the call, in the
         /// caller's frame.
-        block: Option<Block>,
+        block: Option<Box<PartialContent>>,
     },
     /// Handlebars `{{> (expr) context}}`: calls the named template whose
     /// name `name` evaluates to.
@@ -226,6 +226,20 @@ pub(crate) enum Instr {
     Break,
     /// Goes on with the next iteration of the innermost loop.
     Continue,
+}
+
+/// A Handlebars partial block's content: it runs in the frame of the
+/// template that wrote it, with the dot `{{> @partial-block}}` has.
+#[derive(Debug)]
+pub(crate) struct PartialContent {
+    pub body: Block,
+    /// When the content reads `../`: the first of the slots holding its
+    /// outer contexts (one level up first), and the caller's context slots
+    /// they are filled from (innermost first). As in handlebars.js, the
+    /// caller's dot is one more level up when the content runs with another
+    /// dot, and is not when it runs with the same one; a last level nothing
+    /// fills is missing.
+    pub levels: Option<(u32, Box<[u32]>)>,
 }
 
 /// An expression.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::gofmt;
 use super::helpers;
-use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, Program, Span};
+use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, PartialContent, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::{functions, messages, Data, Strictness};
@@ -62,12 +62,32 @@ struct Renderer<'a> {
     depth: usize,
     /// Reused argument buffer for variadic functions.
     args: Vec<Value<'a>>,
-    /// Handlebars partial blocks being called, innermost last: the content
-    /// and the frame of the template that wrote it.
-    partial_blocks: Vec<(&'a Block, usize)>,
+    /// Handlebars partial blocks being called, innermost last: the content,
+    /// the frame of the template that wrote it and its dot there.
+    partial_blocks: Vec<(&'a PartialContent, usize, Value<'a>)>,
     /// How many of `partial_blocks` the running code sees (the content of a
     /// partial block sees those below its own).
     partial_level: usize,
+}
+
+/// Whether two contexts are the same one, as handlebars.js compares them
+/// when it stacks a context (`!=`): the same object or array of the data,
+/// equal scalars, or both null or missing.
+fn same_context(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a, b) {
+        (Value::Missing | Value::Null, Value::Missing | Value::Null) => true,
+        (Value::Object(a), Value::Object(b)) => std::ptr::eq(a.value(), b.value()),
+        (Value::Array(a), Value::Array(b)) => std::ptr::eq(*a, *b),
+        (Value::Json(a), Value::Json(b)) => std::rc::Rc::ptr_eq(a, b),
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::Float(a), Value::Float(b)) => a == b,
+        (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => *i as f64 == *f,
+        (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {
+            a.as_str() == b.as_str()
+        }
+        _ => false,
+    }
 }
 
 fn internal(span: Span) -> TemplateError {
@@ -210,7 +230,7 @@ impl<'a> Renderer<'a> {
                 match block {
                     None => self.call_template(*template, value, *span)?,
                     Some(block) => {
-                        self.partial_blocks.push((block, self.frame));
+                        self.partial_blocks.push((block, self.frame, dot.clone()));
                         let level =
                             std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
                         let result = self.call_template(*template, value, *span);
@@ -576,8 +596,8 @@ impl<'a> Renderer<'a> {
         let entry = self
             .partial_level
             .checked_sub(1)
-            .and_then(|level| self.partial_blocks.get(level).copied());
-        let Some((block, frame)) = entry else {
+            .and_then(|level| self.partial_blocks.get(level).cloned());
+        let Some((content, frame, caller_dot)) = entry else {
             return Err(TemplateError::render(
                 Some(span.range()),
                 "there is no @partial-block here: this partial was not called as a partial block",
@@ -599,10 +619,47 @@ impl<'a> Renderer<'a> {
         let saved_frame = std::mem::replace(&mut self.frame, frame);
         let level = self.partial_level;
         self.partial_level -= 1;
-        let result = self.exec_block(block, dot);
+        let result = self.run_content(content, &caller_dot, dot);
         self.partial_level = level;
         self.frame = saved_frame;
         self.calls -= 1;
+        result
+    }
+
+    /// Runs a partial block's content in the current frame (its writer's)
+    /// with `dot`, its `../` levels filled first: the writer's dot one level
+    /// up when `dot` is another context, as handlebars.js stacks contexts.
+    fn run_content(
+        &mut self,
+        content: &'a PartialContent,
+        caller_dot: &Value<'a>,
+        dot: &Value<'a>,
+    ) -> Result<()> {
+        let Some((first, outer)) = &content.levels else {
+            return self.exec_block(&content.body, dot).map(|_| ());
+        };
+        let base = self.frame + *first as usize;
+        let mut levels = Vec::with_capacity(outer.len() + 1);
+        if !same_context(dot, caller_dot) {
+            levels.push(caller_dot.clone());
+        }
+        for slot in outer.iter() {
+            let value = self.vars.get(self.frame + *slot as usize).cloned();
+            levels.push(value.unwrap_or(Value::Missing));
+        }
+        levels.resize(outer.len() + 1, Value::Missing);
+        // The content may run again inside itself: its levels come back after.
+        for (i, value) in levels.iter_mut().enumerate() {
+            if let Some(place) = self.vars.get_mut(base + i) {
+                std::mem::swap(place, value);
+            }
+        }
+        let result = self.exec_block(&content.body, dot);
+        for (i, value) in levels.into_iter().enumerate() {
+            if let Some(place) = self.vars.get_mut(base + i) {
+                *place = value;
+            }
+        }
         result.map(|_| ())
     }
 

@@ -9,8 +9,8 @@ use super::ast::*;
 use crate::diagnostics::{closest, TemplateError};
 use crate::engine::helpers::{Helper, HELPERS};
 use crate::engine::program::{
-    Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, Limits, Program,
-    Span as PSpan, Template,
+    Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, Limits, PartialContent,
+    Program, Span as PSpan, Template,
 };
 use crate::functions::Functions;
 use crate::Strictness;
@@ -494,7 +494,7 @@ impl Lowerer<'_> {
         match (index, &partial.block) {
             (Some(index), block) => {
                 let block = match block {
-                    Some(block) => Some(self.scoped(block, scope)?),
+                    Some(block) => Some(Box::new(self.content(block, scope)?)),
                     None => None,
                 };
                 out.push(Instr::Call {
@@ -558,6 +558,36 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A partial block's content, lowered in the caller's scope. Its `../`
+    /// reads levels of its own (handlebars.js's context stack when the
+    /// content runs): the caller's contexts, and one more, the caller's dot,
+    /// which the render fills when the content runs with another dot.
+    fn content(&self, block: &[Node], scope: &mut Scope) -> Result<PartialContent> {
+        let mut reads_parent = false;
+        super::walk(block, &mut |expr| {
+            reads_parent |= matches!(expr, Expr::Path(path) if path.parents > 0);
+        });
+        if !reads_parent {
+            return Ok(PartialContent {
+                body: self.scoped(block, scope)?,
+                levels: None,
+            });
+        }
+        let outer: Box<[u32]> = scope.contexts.iter().rev().copied().collect();
+        let count = u32::try_from(outer.len()).unwrap_or(u32::MAX - 1);
+        let mark = scope.next;
+        let first = scope.alloc(count + 1);
+        let levels = (0..=count).rev().map(|i| first + i).collect();
+        let callers = std::mem::replace(&mut scope.contexts, levels);
+        let body = self.scoped(block, scope);
+        scope.contexts = callers;
+        scope.next = mark;
+        Ok(PartialContent {
+            body: body?,
+            levels: Some((first, outer)),
+        })
     }
 
     fn one_param<'b>(&self, block: &'b Block, name: &str) -> Result<&'b Expr> {
