@@ -210,8 +210,15 @@ pub(crate) enum Instr {
         block: Option<Box<PartialContent>>,
     },
     /// Handlebars `{{> (expr) context}}`: calls the named template whose
-    /// name `name` evaluates to.
-    CallNamed { name: Expr, arg: Expr, span: Span },
+    /// name `name` evaluates to. With a partial block's content
+    /// (`{{#> (expr)}}…{{/undefined}}`), a name no template has runs the
+    /// content instead.
+    CallNamed {
+        name: Expr,
+        arg: Expr,
+        span: Span,
+        block: Option<Box<PartialContent>>,
+    },
     /// Runs `body` (a Handlebars standalone partial call), then indents
     /// every line it printed by `indent` (not a last, empty one).
     Indent { indent: Box<str>, body: Block },

@@ -229,15 +229,7 @@ impl<'a> Renderer<'a> {
                 };
                 match block {
                     None => self.call_template(*template, value, *span)?,
-                    Some(block) => {
-                        self.partial_blocks.push((block, self.frame, dot.clone()));
-                        let level =
-                            std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
-                        let result = self.call_template(*template, value, *span);
-                        self.partial_level = level;
-                        self.partial_blocks.pop();
-                        result?;
-                    }
+                    Some(block) => self.call_with_content(*template, value, *span, block, dot)?,
                 }
             }
             Instr::PartialBlock { span } => self.partial_block(*span, dot)?,
@@ -250,10 +242,24 @@ impl<'a> Renderer<'a> {
                     return Ok(flow);
                 }
             }
-            Instr::CallNamed { name, arg, span } => {
-                let template = self.named_template(name, *span, dot)?;
+            Instr::CallNamed {
+                name,
+                arg,
+                span,
+                block,
+            } => {
+                let template = self.named_template(name, *span, dot, block.is_some())?;
                 let value = self.eval(arg, dot, false)?;
-                self.call_template(template, value, *span)?;
+                match (template, block) {
+                    (Some(template), None) => self.call_template(template, value, *span)?,
+                    (Some(template), Some(block)) => {
+                        self.call_with_content(template, value, *span, block, dot)?
+                    }
+                    // handlebars.js's failover: the content, with the
+                    // partial's context.
+                    (None, Some(block)) => self.run_content(block, dot, &value)?,
+                    (None, None) => return Err(internal(*span)),
+                }
             }
             Instr::BareHelper { name, span } => {
                 let data_has = match dot {
@@ -558,7 +564,15 @@ impl<'a> Renderer<'a> {
 
     /// The template a dynamic partial (`{{> (expr)}}`) names.
     #[inline(never)]
-    fn named_template(&mut self, name: &'a Expr, span: Span, dot: &Value<'a>) -> Result<u32> {
+    /// The template a dynamic partial names; `None` when there is none and
+    /// `failover` (a partial block runs its content then).
+    fn named_template(
+        &mut self,
+        name: &'a Expr,
+        span: Span,
+        dot: &Value<'a>,
+        failover: bool,
+    ) -> Result<Option<u32>> {
         let value = self.eval(name, dot, false)?;
         let name: &str = match &value {
             Value::Str(text) => text,
@@ -576,7 +590,8 @@ impl<'a> Renderer<'a> {
         let templates = &self.program.templates;
         // The last definition of a name wins (Handlebars inline partials).
         match templates.iter().rposition(|t| &*t.name == name) {
-            Some(index) => Ok(u32::try_from(index).unwrap_or(u32::MAX)),
+            Some(index) => Ok(Some(u32::try_from(index).unwrap_or(u32::MAX))),
+            None if failover => Ok(None),
             None => Err(TemplateError::render(
                 Some(span.range()),
                 format!("there is no partial named {name:?}"),
@@ -586,6 +601,24 @@ impl<'a> Renderer<'a> {
                     .map(|c| format!("did you mean \"{c}\"?")),
             )),
         }
+    }
+
+    /// Calls a template as a partial block: inside it, `{{> @partial-block}}`
+    /// runs `content` in this frame.
+    fn call_with_content(
+        &mut self,
+        template: u32,
+        value: Value<'a>,
+        span: Span,
+        content: &'a PartialContent,
+        dot: &Value<'a>,
+    ) -> Result<()> {
+        self.partial_blocks.push((content, self.frame, dot.clone()));
+        let level = std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
+        let result = self.call_template(template, value, span);
+        self.partial_level = level;
+        self.partial_blocks.pop();
+        result
     }
 
     /// `{{> @partial-block}}`: runs the content of the partial block that

@@ -477,16 +477,15 @@ impl Lowerer<'_> {
             };
         }
         if let Some(dynamic) = &partial.dynamic {
-            if partial.block.is_some() {
-                return Err(TemplateError::parse(
-                    Some(partial.name_span.clone()),
-                    "a partial block needs a partial's name, not an expression",
-                ));
-            }
+            let block = match &partial.block {
+                Some(block) => Some(Box::new(self.content(block, scope)?)),
+                None => None,
+            };
             out.push(Instr::CallNamed {
                 name: self.expr(dynamic, scope)?,
                 arg,
                 span: pspan(&partial.span),
+                block,
             });
             return Ok(());
         }

@@ -351,10 +351,16 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// `{{#> name context key=value}}…{{/name}}`.
+    /// `{{#> name context key=value}}…{{/name}}`, or a dynamic partial
+    /// block `{{#> (expr)}}…{{/undefined}}` (handlebars.js closes it so: its
+    /// name has no text to repeat).
     fn partial_block(&mut self, tag: &Tag) -> Result<Partial> {
         let mut partial = self.partial(tag)?;
         let opening = self.text(&tag.span).to_string();
+        let how = match partial.dynamic {
+            Some(_) => "close it with {{/undefined}} (handlebars.js's closing tag for a dynamic partial block)".to_string(),
+            None => format!("close it with {{{{/{}}}}}", partial.name),
+        };
         let (body, stop) = self.list()?;
         let close = match stop {
             Stop::Close(close) => close,
@@ -363,7 +369,7 @@ impl<'s> Parser<'s> {
                     Some(tag.span.clone()),
                     format!("{opening} opened here is never closed"),
                 )
-                .suggest(Some(format!("close it with {{{{/{}}}}}", partial.name))))
+                .suggest(Some(how)))
             }
             Stop::Else(else_tag) => {
                 return Err(TemplateError::parse(
@@ -376,12 +382,16 @@ impl<'s> Parser<'s> {
             (Some((_, first)), Some((_, last))) => self.text(&(first.start..last.end)),
             _ => "",
         };
-        if closing != partial.name && closing != self.text(&partial.name_span) {
+        let matches = match partial.dynamic {
+            Some(_) => closing == "undefined",
+            None => closing == partial.name || closing == self.text(&partial.name_span),
+        };
+        if !matches {
             return Err(TemplateError::parse(
                 Some(close.span.clone()),
                 format!("{} does not match {opening}", self.text(&close.span)),
             )
-            .suggest(Some(format!("close it with {{{{/{}}}}}", partial.name))));
+            .suggest(Some(how)));
         }
         partial.block = Some(body);
         Ok(partial)
