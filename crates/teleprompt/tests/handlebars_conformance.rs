@@ -24,11 +24,13 @@
 //! rendering fails. [`DIFFERENCES`] lists the cases where teleprompt differs
 //! on purpose: they are counted apart, not as failures.
 
-use std::fs;
-use std::path::Path;
+mod conformance;
 
+use std::fs;
+
+use conformance::Outcome;
 use serde_json::Value;
-use teleprompt::{LoadOptions, Prompt, Strictness, Syntax};
+use teleprompt::Strictness;
 
 /// Passes reached per file; a regression below these fails the test.
 const FLOORS: &[(&str, usize)] = &[
@@ -59,22 +61,6 @@ const DIFFERENCES: &[(&str, &str, bool, &str)] = &[
         "at strictness `strict`, testing a missing value is an error (handlebars.js's strict mode lets a helper's argument be missing)",
     ),
 ];
-
-/// How one case went.
-enum Outcome {
-    Skipped(&'static str),
-    Passed,
-    Failed(String),
-    Differs(&'static str),
-}
-
-fn escaped(expected: &str) -> bool {
-    [
-        "&amp;", "&lt;", "&gt;", "&quot;", "&#x27;", "&#x60;", "&#x3D;",
-    ]
-    .iter()
-    .any(|entity| expected.contains(entity))
-}
 
 /// Whether `value` holds a JavaScript function (`{"!code": true, …}`).
 fn has_code(value: &Value) -> bool {
@@ -126,33 +112,6 @@ fn option_skip(case: &Value, reads_data: bool) -> Option<&'static str> {
     None
 }
 
-/// Given partials as inline partial definitions, each on lines of its own
-/// (the tags stand alone, so they print nothing); `None` when a partial is
-/// not a string.
-fn inline_partials(case: &Value) -> Option<String> {
-    let mut out = String::new();
-    let Some(partials) = case.get("partials").and_then(Value::as_object) else {
-        return Some(out);
-    };
-    for (name, partial) in partials {
-        let partial = partial.as_str()?;
-        // The opening tag stands alone on its line; so does the closing
-        // tag: after the partial's own line break, or after one it strips
-        // (`~`) when the partial ends without one. A partial that ends with
-        // spaces keeps them: its closing tag follows them, and an empty
-        // definition's closing tag stands alone on the next line.
-        out.push_str(&format!("{{{{#*inline \"{name}\"}}}}\n{partial}"));
-        if partial.is_empty() || partial.ends_with('\n') {
-            out.push_str("{{/inline}}\n");
-        } else if !partial.ends_with(char::is_whitespace) {
-            out.push_str("\n{{~/inline}}\n");
-        } else {
-            out.push_str("{{/inline}}{{#*inline \"(line break)\"}}\n{{/inline}}\n");
-        }
-    }
-    Some(out)
-}
-
 /// Runs one case.
 fn run(case: &Value, file: &str) -> Outcome {
     let Some(template) = case.get("template").and_then(Value::as_str) else {
@@ -176,10 +135,10 @@ fn run(case: &Value, file: &str) -> Outcome {
     if !exception && (file == "parser.json" || file == "tokenizer.json") {
         return Outcome::Skipped("AST or token dumps");
     }
-    if expected.is_some_and(escaped) {
+    if expected.is_some_and(conformance::escaped) {
         return Outcome::Skipped("HTML escaping");
     }
-    let Some(partials) = inline_partials(case) else {
+    let Some(partials) = conformance::inline_partials(case.get("partials")) else {
         return Outcome::Skipped("a partial that is not a string");
     };
     if let Some(reason) = option_skip(case, template.contains('@') || partials.contains('@')) {
@@ -189,64 +148,36 @@ fn run(case: &Value, file: &str) -> Outcome {
         .get("compileOptions")
         .and_then(|options| options.get("strict"))
         == Some(&Value::Bool(true));
-    let body = format!("{partials}{template}");
+    // Lenient as handlebars.js renders, strict when the case asks.
+    let strictness = match strict {
+        true => Strictness::Strict,
+        false => Strictness::Lenient,
+    };
     let data = case.get("data").cloned().unwrap_or(Value::Null);
-    let result = render(&body, data, strict);
+    let result = conformance::render(&format!("{partials}{template}"), data, strictness);
     let passed = match (&result, exception, expected) {
         (Err(_), true, _) => true,
         (Ok(out), false, Some(want)) => out == want,
         _ => false,
     };
-    if let Some((_, _, _, why)) = DIFFERENCES
+    match DIFFERENCES
         .iter()
         .find(|(f, t, s, _)| *f == file && *t == template && *s == strict)
     {
-        return Outcome::Differs(why);
+        Some(_) if passed => Outcome::Stale,
+        Some((_, _, _, why)) => Outcome::Differs(why),
+        None if passed => Outcome::Passed,
+        None => Outcome::Failed(format!("{result:?} (expected {expected:?})")),
     }
-    if passed {
-        Outcome::Passed
-    } else {
-        Outcome::Failed(format!("{result:?} (expected {expected:?})"))
-    }
-}
-
-/// Renders a case through the public API, lenient as handlebars.js is
-/// (strict when the case compiles with `strict: true`).
-fn render(body: &str, data: Value, strict: bool) -> Result<String, String> {
-    let options = LoadOptions {
-        syntax: Some(Syntax::Handlebars),
-        strict: Some(if strict {
-            Strictness::Strict
-        } else {
-            Strictness::Lenient
-        }),
-        ..LoadOptions::default()
-    };
-    // An empty front matter keeps a body that starts with `---` a body.
-    let source = format!("---\n---\n{body}");
-    let prompt = Prompt::from_source("case.hbs", &source, &options)
-        .map_err(|error| error.message().to_string())?;
-    prompt
-        .render(data)
-        .map(|rendered| rendered.into_text())
-        .map_err(|error| error.message().to_string())
 }
 
 #[test]
 fn handlebars_spec() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/handlebars");
-    let Ok(entries) = fs::read_dir(&dir) else {
-        println!("no conformance data at {}: skipped", dir.display());
+    let Some(files) = conformance::files("handlebars") else {
         return;
     };
-    let mut files: Vec<_> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
-    files.sort();
-    let verbose = std::env::var_os("HBS_VERBOSE").is_some();
     let mut failures = Vec::new();
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-    {
+    for path in &files {
         let file = path
             .file_name()
             .unwrap_or_default()
@@ -254,54 +185,20 @@ fn handlebars_spec() {
             .to_string();
         let text = fs::read_to_string(path).expect("readable conformance file");
         let cases: Vec<Value> = serde_json::from_str(&text).expect("a list of cases");
-        let (mut passed, mut ran, mut differ) = (0, 0, 0);
-        let mut skipped: Vec<(&str, usize)> = Vec::new();
-        for case in &cases {
-            let label = || {
+        let floor = FLOORS.iter().find(|(name, _)| *name == file);
+        conformance::report(
+            &file,
+            &cases,
+            |case| {
                 format!(
-                    "{file} {} / {}: {:?}",
+                    "{} / {}: {:?}",
                     case["description"], case["it"], case["template"]
                 )
-            };
-            match run(case, &file) {
-                Outcome::Skipped(reason) => {
-                    match skipped.iter_mut().find(|(r, _)| *r == reason) {
-                        Some((_, n)) => *n += 1,
-                        None => skipped.push((reason, 1)),
-                    }
-                    continue;
-                }
-                Outcome::Passed => passed += 1,
-                Outcome::Differs(why) => {
-                    differ += 1;
-                    if verbose {
-                        println!("DIFFERS {}\n  {why}", label());
-                    }
-                    continue;
-                }
-                Outcome::Failed(detail) => {
-                    if verbose {
-                        println!("FAIL {}\n  {detail}", label());
-                    }
-                }
-            }
-            ran += 1;
-        }
-        let skips: Vec<String> = skipped.iter().map(|(r, n)| format!("{n} {r}")).collect();
-        println!(
-            "{file}: {passed} of {ran} run passed ({} cases; {differ} differ on purpose; skipped: {})",
-            cases.len(),
-            if skips.is_empty() {
-                "none".to_string()
-            } else {
-                skips.join(", ")
-            }
+            },
+            |case| run(case, &file),
+            floor.map(|(_, floor)| *floor),
+            &mut failures,
         );
-        if let Some((_, floor)) = FLOORS.iter().find(|(name, _)| *name == file) {
-            if passed < *floor {
-                failures.push(format!("{file}: {passed} passed, the floor is {floor}"));
-            }
-        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
