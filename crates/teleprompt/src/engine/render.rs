@@ -63,10 +63,12 @@ struct Renderer<'a> {
     /// Reused argument buffer for variadic functions.
     args: Vec<Value<'a>>,
     /// Handlebars partial blocks being called, innermost last: the content,
-    /// the frame of the template that wrote it and its dot there.
-    partial_blocks: Vec<(&'a PartialContent, usize, Value<'a>)>,
-    /// How many of `partial_blocks` the running code sees (the content of a
-    /// partial block sees those below its own).
+    /// the frame of the template that wrote it, its dot there, and the
+    /// `partial_level` where it was written.
+    partial_blocks: Vec<(&'a PartialContent, usize, Value<'a>, usize)>,
+    /// How many of `partial_blocks` the running code sees: all of them in a
+    /// partial called as a partial block; in a partial block's content, those
+    /// seen where it was written.
     partial_level: usize,
 }
 
@@ -613,7 +615,8 @@ impl<'a> Renderer<'a> {
         content: &'a PartialContent,
         dot: &Value<'a>,
     ) -> Result<()> {
-        self.partial_blocks.push((content, self.frame, dot.clone()));
+        self.partial_blocks
+            .push((content, self.frame, dot.clone(), self.partial_level));
         let level = std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
         let result = self.call_template(template, value, span);
         self.partial_level = level;
@@ -623,14 +626,14 @@ impl<'a> Renderer<'a> {
 
     /// `{{> @partial-block}}`: runs the content of the partial block that
     /// called the running partial, in its caller's frame, with the current
-    /// dot; inside it, `@partial-block` is the one of the caller's caller.
+    /// dot; inside it, `@partial-block` is the one seen where it is written.
     #[inline(never)]
     fn partial_block(&mut self, span: Span, dot: &Value<'a>) -> Result<()> {
         let entry = self
             .partial_level
             .checked_sub(1)
             .and_then(|level| self.partial_blocks.get(level).cloned());
-        let Some((content, frame, caller_dot)) = entry else {
+        let Some((content, frame, caller_dot, written_level)) = entry else {
             return Err(TemplateError::render(
                 Some(span.range()),
                 "there is no @partial-block here: this partial was not called as a partial block",
@@ -650,8 +653,7 @@ impl<'a> Renderer<'a> {
         }
         self.calls += 1;
         let saved_frame = std::mem::replace(&mut self.frame, frame);
-        let level = self.partial_level;
-        self.partial_level -= 1;
+        let level = std::mem::replace(&mut self.partial_level, written_level);
         let result = self.run_content(content, &caller_dot, dot);
         self.partial_level = level;
         self.frame = saved_frame;

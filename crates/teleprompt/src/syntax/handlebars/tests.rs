@@ -96,6 +96,15 @@ fn hostile_input_never_panics() {
         "{{{{x}}}}{{{{/x}}}}",
         "{{{{}}}}",
         "{{{{/raw}}}}",
+        "{{#> (x)}}",
+        "{{#> (x)}}{{/undefined}}",
+        "{{#> (lookup . \"p\") a}}{{../x}}{{/undefined}}",
+        "{{#*inline \"p\"}}{{> @partial-block}}{{> @partial-block}}{{/inline}}{{#> p}}{{#> p}}{{../../x}}{{/p}}{{/p}}",
+        "{{#> p}}{{../../../x}}{{/p}}",
+        "{{#\"a\"}}{{/'a'}}{{#'a'}}{{/\"b\"}}",
+        "{{#1.5}}{{/1.5}}{{#-1}}{{/-1}}{{#true}}{{/false}}",
+        "{{[this}}{{[..]/[.]}}{{a.[this].b}}{{[else]}}",
+        "{{404/a?.b}}{{> 4/?.x}}{{true.}}{{null/}}",
     ] {
         let _ = render(template, json!({}));
     }
