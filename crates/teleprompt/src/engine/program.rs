@@ -210,11 +210,18 @@ pub(crate) enum Instr {
         /// A Handlebars partial block's content (`{{#> layout}}…{{/layout}}`):
         /// what `{{> @partial-block}}` renders inside the call, in the
         /// caller's frame.
-        block: Option<Block>,
+        block: Option<Box<PartialContent>>,
     },
     /// Handlebars `{{> (expr) context}}`: calls the named template whose
-    /// name `name` evaluates to.
-    CallNamed { name: Expr, arg: Expr, span: Span },
+    /// name `name` evaluates to. With a partial block's content
+    /// (`{{#> (expr)}}…{{/undefined}}`), a name no template has runs the
+    /// content instead.
+    CallNamed {
+        name: Expr,
+        arg: Expr,
+        span: Span,
+        block: Option<Box<PartialContent>>,
+    },
     /// Runs `body` (a Handlebars standalone partial call), then indents
     /// every line it printed by `indent` (not a last, empty one).
     Indent { indent: Box<str>, body: Block },
@@ -229,6 +236,20 @@ pub(crate) enum Instr {
     Break,
     /// Goes on with the next iteration of the innermost loop.
     Continue,
+}
+
+/// A Handlebars partial block's content: it runs in the frame of the
+/// template that wrote it, with the dot `{{> @partial-block}}` has.
+#[derive(Debug)]
+pub(crate) struct PartialContent {
+    pub body: Block,
+    /// When the content reads `../`: the first of the slots holding its
+    /// outer contexts (one level up first), and the caller's context slots
+    /// they are filled from (innermost first). As in handlebars.js, the
+    /// caller's dot is one more level up when the content runs with another
+    /// dot, and is not when it runs with the same one; a last level nothing
+    /// fills is missing.
+    pub levels: Option<(u32, Box<[u32]>)>,
 }
 
 /// An expression.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::gofmt;
 use super::helpers;
-use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, Program, Span};
+use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, PartialContent, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::{functions, messages, Data, Strictness};
@@ -62,12 +62,34 @@ struct Renderer<'a> {
     depth: usize,
     /// Reused argument buffer for variadic functions.
     args: Vec<Value<'a>>,
-    /// Handlebars partial blocks being called, innermost last: the content
-    /// and the frame of the template that wrote it.
-    partial_blocks: Vec<(&'a Block, usize)>,
-    /// How many of `partial_blocks` the running code sees (the content of a
-    /// partial block sees those below its own).
+    /// Handlebars partial blocks being called, innermost last: the content,
+    /// the frame of the template that wrote it, its dot there, and the
+    /// `partial_level` where it was written.
+    partial_blocks: Vec<(&'a PartialContent, usize, Value<'a>, usize)>,
+    /// How many of `partial_blocks` the running code sees: all of them in a
+    /// partial called as a partial block; in a partial block's content, those
+    /// seen where it was written.
     partial_level: usize,
+}
+
+/// Whether two contexts are the same one, as handlebars.js compares them
+/// when it stacks a context (`!=`): the same object or array of the data,
+/// equal scalars, or both null or missing.
+fn same_context(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a, b) {
+        (Value::Missing | Value::Null, Value::Missing | Value::Null) => true,
+        (Value::Object(a), Value::Object(b)) => std::ptr::eq(a.value(), b.value()),
+        (Value::Array(a), Value::Array(b)) => std::ptr::eq(*a, *b),
+        (Value::Json(a), Value::Json(b)) => std::rc::Rc::ptr_eq(a, b),
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::Float(a), Value::Float(b)) => a == b,
+        (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => *i as f64 == *f,
+        (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {
+            a.as_str() == b.as_str()
+        }
+        _ => false,
+    }
 }
 
 fn internal(span: Span) -> TemplateError {
@@ -209,15 +231,7 @@ impl<'a> Renderer<'a> {
                 };
                 match block {
                     None => self.call_template(*template, value, *span)?,
-                    Some(block) => {
-                        self.partial_blocks.push((block, self.frame));
-                        let level =
-                            std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
-                        let result = self.call_template(*template, value, *span);
-                        self.partial_level = level;
-                        self.partial_blocks.pop();
-                        result?;
-                    }
+                    Some(block) => self.call_with_content(*template, value, *span, block, dot)?,
                 }
             }
             Instr::PartialBlock { span } => self.partial_block(*span, dot)?,
@@ -230,10 +244,24 @@ impl<'a> Renderer<'a> {
                     return Ok(flow);
                 }
             }
-            Instr::CallNamed { name, arg, span } => {
-                let template = self.named_template(name, *span, dot)?;
+            Instr::CallNamed {
+                name,
+                arg,
+                span,
+                block,
+            } => {
+                let template = self.named_template(name, *span, dot, block.is_some())?;
                 let value = self.eval(arg, dot, false)?;
-                self.call_template(template, value, *span)?;
+                match (template, block) {
+                    (Some(template), None) => self.call_template(template, value, *span)?,
+                    (Some(template), Some(block)) => {
+                        self.call_with_content(template, value, *span, block, dot)?
+                    }
+                    // handlebars.js's failover: the content, with the
+                    // partial's context.
+                    (None, Some(block)) => self.run_content(block, dot, &value)?,
+                    (None, None) => return Err(internal(*span)),
+                }
             }
             Instr::BareHelper { name, span } => {
                 let data_has = match dot {
@@ -538,7 +566,15 @@ impl<'a> Renderer<'a> {
 
     /// The template a dynamic partial (`{{> (expr)}}`) names.
     #[inline(never)]
-    fn named_template(&mut self, name: &'a Expr, span: Span, dot: &Value<'a>) -> Result<u32> {
+    /// The template a dynamic partial names; `None` when there is none and
+    /// `failover` (a partial block runs its content then).
+    fn named_template(
+        &mut self,
+        name: &'a Expr,
+        span: Span,
+        dot: &Value<'a>,
+        failover: bool,
+    ) -> Result<Option<u32>> {
         let value = self.eval(name, dot, false)?;
         let name: &str = match &value {
             Value::Str(text) => text,
@@ -556,7 +592,8 @@ impl<'a> Renderer<'a> {
         let templates = &self.program.templates;
         // The last definition of a name wins (Handlebars inline partials).
         match templates.iter().rposition(|t| &*t.name == name) {
-            Some(index) => Ok(u32::try_from(index).unwrap_or(u32::MAX)),
+            Some(index) => Ok(Some(u32::try_from(index).unwrap_or(u32::MAX))),
+            None if failover => Ok(None),
             None => Err(TemplateError::render(
                 Some(span.range()),
                 format!("there is no partial named {name:?}"),
@@ -568,16 +605,35 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// Calls a template as a partial block: inside it, `{{> @partial-block}}`
+    /// runs `content` in this frame.
+    fn call_with_content(
+        &mut self,
+        template: u32,
+        value: Value<'a>,
+        span: Span,
+        content: &'a PartialContent,
+        dot: &Value<'a>,
+    ) -> Result<()> {
+        self.partial_blocks
+            .push((content, self.frame, dot.clone(), self.partial_level));
+        let level = std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
+        let result = self.call_template(template, value, span);
+        self.partial_level = level;
+        self.partial_blocks.pop();
+        result
+    }
+
     /// `{{> @partial-block}}`: runs the content of the partial block that
     /// called the running partial, in its caller's frame, with the current
-    /// dot; inside it, `@partial-block` is the one of the caller's caller.
+    /// dot; inside it, `@partial-block` is the one seen where it is written.
     #[inline(never)]
     fn partial_block(&mut self, span: Span, dot: &Value<'a>) -> Result<()> {
         let entry = self
             .partial_level
             .checked_sub(1)
-            .and_then(|level| self.partial_blocks.get(level).copied());
-        let Some((block, frame)) = entry else {
+            .and_then(|level| self.partial_blocks.get(level).cloned());
+        let Some((content, frame, caller_dot, written_level)) = entry else {
             return Err(TemplateError::render(
                 Some(span.range()),
                 "there is no @partial-block here: this partial was not called as a partial block",
@@ -597,12 +653,48 @@ impl<'a> Renderer<'a> {
         }
         self.calls += 1;
         let saved_frame = std::mem::replace(&mut self.frame, frame);
-        let level = self.partial_level;
-        self.partial_level -= 1;
-        let result = self.exec_block(block, dot);
+        let level = std::mem::replace(&mut self.partial_level, written_level);
+        let result = self.run_content(content, &caller_dot, dot);
         self.partial_level = level;
         self.frame = saved_frame;
         self.calls -= 1;
+        result
+    }
+
+    /// Runs a partial block's content in the current frame (its writer's)
+    /// with `dot`, its `../` levels filled first: the writer's dot one level
+    /// up when `dot` is another context, as handlebars.js stacks contexts.
+    fn run_content(
+        &mut self,
+        content: &'a PartialContent,
+        caller_dot: &Value<'a>,
+        dot: &Value<'a>,
+    ) -> Result<()> {
+        let Some((first, outer)) = &content.levels else {
+            return self.exec_block(&content.body, dot).map(|_| ());
+        };
+        let base = self.frame + *first as usize;
+        let mut levels = Vec::with_capacity(outer.len() + 1);
+        if !same_context(dot, caller_dot) {
+            levels.push(caller_dot.clone());
+        }
+        for slot in outer.iter() {
+            let value = self.vars.get(self.frame + *slot as usize).cloned();
+            levels.push(value.unwrap_or(Value::Missing));
+        }
+        levels.resize(outer.len() + 1, Value::Missing);
+        // The content may run again inside itself: its levels come back after.
+        for (i, value) in levels.iter_mut().enumerate() {
+            if let Some(place) = self.vars.get_mut(base + i) {
+                std::mem::swap(place, value);
+            }
+        }
+        let result = self.exec_block(&content.body, dot);
+        for (i, value) in levels.into_iter().enumerate() {
+            if let Some(place) = self.vars.get_mut(base + i) {
+                *place = value;
+            }
+        }
         result.map(|_| ())
     }
 

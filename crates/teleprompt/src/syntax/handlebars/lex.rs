@@ -83,13 +83,16 @@ impl Tag {
     /// Whether the standalone rule applies to this tag.
     fn may_stand_alone(&self) -> bool {
         match self.kind {
-            TagKind::Mustache => {
-                matches!(self.tokens.first(), Some((Tok::Id(name), _)) if name == "else")
-            }
+            TagKind::Mustache => is_else(&self.tokens),
             TagKind::Raw => false,
             _ => true,
         }
     }
+}
+
+/// Whether a tag's tokens start with the word `else` (not `[else]`, the key).
+pub(crate) fn is_else(tokens: &[(Tok, Range<usize>)]) -> bool {
+    matches!(tokens.first(), Some((Tok::Id(name), span)) if name == "else" && span.len() == 4)
 }
 
 /// Text or a tag.
@@ -472,15 +475,16 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
                     while k < body.len() && byte(k).is_ascii_digit() {
                         k += 1;
                     }
-                    let next = byte(k);
-                    if k > j + 1 && (next == 0 || b"=~}) \t\r\n/|".contains(&next)) {
+                    if k > j + 1 && literal_ends(byte(k)) {
                         j = k;
                     }
                 }
                 let word = body.get(i..j).unwrap_or("");
                 i = j;
-                let next = byte(i);
-                let ends = next == 0 || b"=~}) \t\r\n/.|".contains(&next);
+                // As in handlebars.js, a literal is one only before `~`,
+                // `}`, `)` or a space: `404/a`, `true.x` and `a.1.b` are
+                // paths, `true=1` a key.
+                let ends = literal_ends(byte(i));
                 if word == "as"
                     && body
                         .get(i..)
@@ -509,6 +513,12 @@ fn tag(body: &str, at: usize) -> Result<Tag> {
         };
         tokens.push((tok, start..i));
     }
+}
+
+/// Whether `next` (0 at the end of the body) may follow a literal
+/// (`true`, `null`, `12.5`…): handlebars.js's lookahead `[~}\s)]`.
+fn literal_ends(next: u8) -> bool {
+    next == 0 || next.is_ascii_whitespace() || b"~})".contains(&next)
 }
 
 fn number(word: &str) -> Option<super::ast::Number> {

@@ -10,8 +10,8 @@ use super::files::Loaded;
 use crate::diagnostics::{closest, TemplateError};
 use crate::engine::helpers::{Helper, HELPERS};
 use crate::engine::program::{
-    Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, Limits, Program,
-    Span as PSpan, Template,
+    Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, Limits, PartialContent,
+    Program, Span as PSpan, Template,
 };
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::syntax::host_calls;
@@ -430,25 +430,8 @@ impl<'t> Lowerer<'t> {
                     Some("set") => return self.set(call, scope, out),
                     _ => {}
                 }
-                let expr = match &call.head {
-                    Expr::String(..) | Expr::Number(..) | Expr::Bool(..) | Expr::Null(..)
-                        if call.params.is_empty() && call.hash.is_empty() =>
-                    {
-                        // `{{"foo bar"}}` reads the key "foo bar", as in Handlebars.
-                        let span = call.head.span();
-                        let name = match &call.head {
-                            Expr::String(s, _) => s.clone(),
-                            _ => self.text(&span).to_string(),
-                        };
-                        PExpr::Path {
-                            base: Box::new(PExpr::Dot),
-                            keys: Box::new([Key {
-                                name: name.into_boxed_str(),
-                                end: u32::try_from(span.end).unwrap_or(u32::MAX),
-                            }]),
-                            span: pspan(&span),
-                        }
-                    }
+                let expr = match self.literal_key(&call.head) {
+                    Some(key) if call.params.is_empty() && call.hash.is_empty() => key,
                     _ => self.call(call, scope, true)?,
                 };
                 if let (PExpr::Call { .. }, Some(name), true) = (
@@ -480,6 +463,26 @@ impl<'t> Lowerer<'t> {
             Node::Block(block) => self.block(block, scope, out)?,
         }
         Ok(())
+    }
+
+    /// A literal where a name goes (`{{"foo bar"}}`, `{{#"foo"}}…{{/"foo"}}`,
+    /// `{{12.34}}`, `{{true}}`) reads the key of that name from the current
+    /// context, as in handlebars.js; `None` for any other expression.
+    fn literal_key(&self, head: &Expr) -> Option<PExpr> {
+        let span = head.span();
+        let name = match head {
+            Expr::String(s, _) => s.clone(),
+            Expr::Number(..) | Expr::Bool(..) | Expr::Null(..) => self.text(&span).to_string(),
+            Expr::Path(_) | Expr::Sub(_) => return None,
+        };
+        Some(PExpr::Path {
+            base: Box::new(PExpr::Dot),
+            keys: Box::new([Key {
+                name: name.into_boxed_str(),
+                end: u32::try_from(span.end).unwrap_or(u32::MAX),
+            }]),
+            span: pspan(&span),
+        })
     }
 
     /// `{{> name context key=value}}`, `{{#> name}}…{{/name}}` and
@@ -529,16 +532,15 @@ impl<'t> Lowerer<'t> {
             };
         }
         if let Some(dynamic) = &partial.dynamic {
-            if partial.block.is_some() {
-                return Err(TemplateError::parse(
-                    Some(partial.name_span.clone()),
-                    "a partial block needs a partial's name, not an expression",
-                ));
-            }
+            let block = match &partial.block {
+                Some(block) => Some(Box::new(self.content(block, scope)?)),
+                None => None,
+            };
             out.push(Instr::CallNamed {
                 name: self.expr(dynamic, scope)?,
                 arg,
                 span: pspan(&partial.span),
+                block,
             });
             return Ok(());
         }
@@ -546,7 +548,7 @@ impl<'t> Lowerer<'t> {
         match (index, &partial.block) {
             (Some(index), block) => {
                 let block = match block {
-                    Some(block) => Some(self.scoped(block, scope)?),
+                    Some(block) => Some(Box::new(self.content(block, scope)?)),
                     None => None,
                 };
                 out.push(Instr::Call {
@@ -624,6 +626,36 @@ impl<'t> Lowerer<'t> {
             }
         }
         Ok(())
+    }
+
+    /// A partial block's content, lowered in the caller's scope. Its `../`
+    /// reads levels of its own (handlebars.js's context stack when the
+    /// content runs): the caller's contexts, and one more, the caller's dot,
+    /// which the render fills when the content runs with another dot.
+    fn content(&self, block: &[Node], scope: &mut Scope) -> Result<PartialContent> {
+        let mut reads_parent = false;
+        super::walk(block, &mut |expr| {
+            reads_parent |= matches!(expr, Expr::Path(path) if path.parents > 0);
+        });
+        if !reads_parent {
+            return Ok(PartialContent {
+                body: self.scoped(block, scope)?,
+                levels: None,
+            });
+        }
+        let outer: Box<[u32]> = scope.contexts.iter().rev().copied().collect();
+        let count = u32::try_from(outer.len()).unwrap_or(u32::MAX - 1);
+        let mark = scope.next;
+        let first = scope.alloc(count + 1);
+        let levels = (0..=count).rev().map(|i| first + i).collect();
+        let callers = std::mem::replace(&mut scope.contexts, levels);
+        let body = self.scoped(block, scope);
+        scope.contexts = callers;
+        scope.next = mark;
+        Ok(PartialContent {
+            body: body?,
+            levels: Some((first, outer)),
+        })
     }
 
     fn one_param<'b>(&self, block: &'b Block, name: &str) -> Result<&'b Expr> {
@@ -859,7 +891,10 @@ impl<'t> Lowerer<'t> {
                 }
                 // An inverse section `{{^name}}…{{else}}…{{/name}}` is a
                 // section with its parts swapped (as handlebars.js runs it).
-                let value = self.expr(&block.call.head, scope)?;
+                let value = match self.literal_key(&block.call.head) {
+                    Some(key) => key,
+                    None => self.expr(&block.call.head, scope)?,
+                };
                 let mark = scope.next;
                 let parent = scope.alloc(1);
                 out.push(Instr::Set {

@@ -133,6 +133,27 @@ fn root_reads(nodes: &[ast::Node]) -> Option<BTreeSet<String>> {
 fn walk(nodes: &[ast::Node], f: &mut dyn FnMut(&ast::Expr)) {
     fn call(c: &ast::Call, f: &mut dyn FnMut(&ast::Expr)) {
         expr(&c.head, f);
+        // `{{"foo"}}` and `{{#"foo"}}` read the key "foo"; `{{12.34}}` a
+        // key spelled as written (counted as reading the whole context).
+        if c.params.is_empty() && c.hash.is_empty() {
+            let key = match &c.head {
+                ast::Expr::String(name, span) => Some(vec![ast::Ident {
+                    name: name.clone(),
+                    span: span.clone(),
+                }]),
+                ast::Expr::Number(..) | ast::Expr::Bool(..) | ast::Expr::Null(..) => Some(vec![]),
+                ast::Expr::Path(_) | ast::Expr::Sub(_) => None,
+            };
+            if let Some(parts) = key {
+                f(&ast::Expr::Path(ast::Path {
+                    data: false,
+                    parents: 0,
+                    explicit: false,
+                    parts,
+                    span: c.head.span(),
+                }));
+            }
+        }
         // `{{get "x.y"}}` reads `x` (Semantic Kernel): seen as the path `x`.
         let is_get = matches!(&c.head, ast::Expr::Path(p) if !p.data && p.parts.len() == 1
             && p.parts.first().is_some_and(|i| i.name == "get"));

@@ -248,7 +248,12 @@ impl<'s> Parser<'s> {
             (Some((_, first)), Some((_, last))) => self.text(&(first.start..last.end)),
             _ => "",
         };
-        if name != closing {
+        // `{{#'foo'}}` closes with `{{/"foo"}}`: a string is its value.
+        let same_string = match (&opener.call.head, close.tokens.as_slice()) {
+            (Expr::String(open, _), [(Tok::Str(closing), _)]) => open == closing,
+            _ => false,
+        };
+        if name != closing && !same_string {
             return Err(TemplateError::parse(
                 Some(close.span.clone()),
                 format!(
@@ -346,10 +351,16 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// `{{#> name context key=value}}…{{/name}}`.
+    /// `{{#> name context key=value}}…{{/name}}`, or a dynamic partial
+    /// block `{{#> (expr)}}…{{/undefined}}` (handlebars.js closes it so: its
+    /// name has no text to repeat).
     fn partial_block(&mut self, tag: &Tag) -> Result<Partial> {
         let mut partial = self.partial(tag)?;
         let opening = self.text(&tag.span).to_string();
+        let how = match partial.dynamic {
+            Some(_) => "close it with {{/undefined}} (handlebars.js's closing tag for a dynamic partial block)".to_string(),
+            None => format!("close it with {{{{/{}}}}}", partial.name),
+        };
         let (body, stop) = self.list()?;
         let close = match stop {
             Stop::Close(close) => close,
@@ -358,7 +369,7 @@ impl<'s> Parser<'s> {
                     Some(tag.span.clone()),
                     format!("{opening} opened here is never closed"),
                 )
-                .suggest(Some(format!("close it with {{{{/{}}}}}", partial.name))))
+                .suggest(Some(how)))
             }
             Stop::Else(else_tag) => {
                 return Err(TemplateError::parse(
@@ -371,12 +382,16 @@ impl<'s> Parser<'s> {
             (Some((_, first)), Some((_, last))) => self.text(&(first.start..last.end)),
             _ => "",
         };
-        if closing != partial.name && closing != self.text(&partial.name_span) {
+        let matches = match partial.dynamic {
+            Some(_) => closing == "undefined",
+            None => closing == partial.name || closing == self.text(&partial.name_span),
+        };
+        if !matches {
             return Err(TemplateError::parse(
                 Some(close.span.clone()),
                 format!("{} does not match {opening}", self.text(&close.span)),
             )
-            .suggest(Some(format!("close it with {{{{/{}}}}}", partial.name))));
+            .suggest(Some(how)));
         }
         partial.block = Some(body);
         Ok(partial)
@@ -601,7 +616,9 @@ impl<'s> Parser<'s> {
                 }
             };
             path.span.end = span.end;
-            let special = name == ".." || name == "." || name == "this";
+            // `[this]`, `[..]` and `[.]` are keys with those names.
+            let bracketed = self.text(&span).starts_with('[');
+            let special = !bracketed && (name == ".." || name == "." || name == "this");
             if special && !path.parts.is_empty() {
                 return Err(TemplateError::parse(
                     Some(path.span.clone()),
@@ -611,17 +628,17 @@ impl<'s> Parser<'s> {
                     ),
                 ));
             }
-            if name == ".." {
+            if !special {
+                path.parts.push(Ident { name, span });
+            } else if name == ".." {
                 path.parents += 1;
-            } else if (name == "." || name == "this") && first {
+            } else if first {
                 path.explicit = true;
-            } else if special {
+            } else {
                 return Err(TemplateError::parse(
                     Some(path.span.clone()),
                     format!("invalid path {}", self.text(&path.span)),
                 ));
-            } else {
-                path.parts.push(Ident { name, span });
             }
             first = false;
             if tokens.peek() == Some(&Tok::Sep) {
@@ -635,5 +652,5 @@ impl<'s> Parser<'s> {
 }
 
 fn is_else(tag: &Tag) -> bool {
-    matches!(tag.tokens.first(), Some((Tok::Id(name), _)) if name == "else")
+    lex::is_else(&tag.tokens)
 }

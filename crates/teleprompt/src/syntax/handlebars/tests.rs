@@ -98,6 +98,15 @@ fn hostile_input_never_panics() {
         "{{{{x}}}}{{{{/x}}}}",
         "{{{{}}}}",
         "{{{{/raw}}}}",
+        "{{#> (x)}}",
+        "{{#> (x)}}{{/undefined}}",
+        "{{#> (lookup . \"p\") a}}{{../x}}{{/undefined}}",
+        "{{#*inline \"p\"}}{{> @partial-block}}{{> @partial-block}}{{/inline}}{{#> p}}{{#> p}}{{../../x}}{{/p}}{{/p}}",
+        "{{#> p}}{{../../../x}}{{/p}}",
+        "{{#\"a\"}}{{/'a'}}{{#'a'}}{{/\"b\"}}",
+        "{{#1.5}}{{/1.5}}{{#-1}}{{/-1}}{{#true}}{{/false}}",
+        "{{[this}}{{[..]/[.]}}{{a.[this].b}}{{[else]}}",
+        "{{404/a?.b}}{{> 4/?.x}}{{true.}}{{null/}}",
     ] {
         let _ = render(template, json!({}));
     }
@@ -143,4 +152,57 @@ fn get_counts_as_a_read_of_its_root_name() {
         .is_some_and(|r| r.contains("env") && r.contains("files")));
     let reads = names(r#"{{set "v" 1}}{{v}}"#);
     assert!(reads.as_ref().is_some_and(|r| r.contains("v")));
+    let reads = names(r#"{{"a b"}}{{#"c"}}{{/"c"}}{{f "d"}}"#);
+    assert!(reads
+        .as_ref()
+        .is_some_and(|r| r.contains("a b") && r.contains("c") && !r.contains("d")));
+    assert_eq!(names("{{12.34}}"), None);
+}
+
+#[test]
+fn bracketed_keywords_are_keys_in_the_tree() {
+    let tree = parse("{{[this]}}{{a/[..]}}{{this}}").expect("parses");
+    let paths: Vec<(bool, usize, Vec<String>)> = tree
+        .nodes
+        .iter()
+        .filter_map(|node| match node {
+            Node::Mustache(m) => match &m.call.head {
+                super::ast::Expr::Path(p) => Some((
+                    p.explicit,
+                    p.parents,
+                    p.parts.iter().map(|i| i.name.clone()).collect(),
+                )),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            (false, 0, vec!["this".to_string()]),
+            (false, 0, vec!["a".to_string(), "..".to_string()]),
+            (true, 0, vec![]),
+        ]
+    );
+}
+
+#[test]
+fn literals_need_handlebars_lookahead() {
+    use super::lex::{lex, Item, Tok};
+    let tokens = |body: &str| -> Vec<Tok> {
+        match lex(body).expect("lexes").into_iter().next() {
+            Some(Item::Tag(tag)) => tag.tokens.into_iter().map(|(t, _)| t).collect(),
+            _ => Vec::new(),
+        }
+    };
+    assert!(matches!(tokens("{{404/a}}").first(), Some(Tok::Id(n)) if n == "404"));
+    assert!(matches!(tokens("{{true.x}}").first(), Some(Tok::Id(n)) if n == "true"));
+    assert!(matches!(tokens("{{f true=1}}").get(1), Some(Tok::Id(n)) if n == "true"));
+    assert!(matches!(tokens("{{404}}").first(), Some(Tok::Num(_))));
+    assert!(matches!(tokens("{{f (g 1.5)}}").get(3), Some(Tok::Num(_))));
+    assert!(matches!(
+        tokens("{{f true~}}").get(1),
+        Some(Tok::Bool(true))
+    ));
 }
