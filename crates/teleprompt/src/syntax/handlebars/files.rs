@@ -229,26 +229,9 @@ fn describe_misses(candidates: &[PathBuf]) -> String {
 
 /// The names of the inline partials `nodes` define.
 fn inline_names(nodes: &[Node], names: &mut HashSet<String>) {
-    for node in nodes {
-        match node {
-            Node::Inline(inline) => {
-                names.insert(inline.name.clone());
-                inline_names(&inline.body, names);
-            }
-            Node::Block(block) => {
-                inline_names(&block.body, names);
-                if let Some(inverse) = &block.inverse {
-                    inline_names(inverse, names);
-                }
-            }
-            Node::Partial(partial) => {
-                if let Some(block) = &partial.block {
-                    inline_names(block, names);
-                }
-            }
-            _ => {}
-        }
-    }
+    let mut inlines = Vec::new();
+    super::lower::collect_inlines(nodes, &mut inlines);
+    names.extend(inlines.iter().map(|inline| inline.name.clone()));
 }
 
 /// The partials `nodes` call by a written name (not `{{> (expr)}}`, not

@@ -124,7 +124,8 @@ pub(crate) fn lower(
     })
 }
 
-fn collect_inlines<'t>(nodes: &'t [Node], out: &mut Vec<&'t Inline>) {
+/// The inline partials `nodes` define, nested ones included.
+pub(super) fn collect_inlines<'t>(nodes: &'t [Node], out: &mut Vec<&'t Inline>) {
     for node in nodes {
         match node {
             Node::Inline(inline) => {
