@@ -571,3 +571,104 @@ fn jinja_output_bombs_stop_at_the_output_limit() {
         );
     }
 }
+
+/// The binary with its stdout and stderr sent to the given files.
+#[cfg(unix)]
+fn teleprompt_to(args: &[&str], stdout: Stdio, stderr: Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .output()
+        .expect("the teleprompt binary runs")
+}
+
+#[cfg(unix)]
+fn dev_full() -> Option<Stdio> {
+    let path = Path::new("/dev/full");
+    path.exists()
+        .then(|| std::fs::OpenOptions::new().write(true).open(path).ok())
+        .flatten()
+        .map(Stdio::from)
+}
+
+/// A full disk on stdout is a one-line error and status 1, never a panic.
+#[test]
+#[cfg(unix)]
+fn stdout_write_errors_exit_1() {
+    let dir = tempdir("dev-full-out");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi {{ who }}\n").unwrap();
+    let prompt = prompt.to_str().unwrap();
+    for args in [
+        &["render", prompt, "--set", "who=you"][..],
+        &["check", prompt],
+        &["--help"],
+        &["render", "--help"],
+    ] {
+        let Some(full) = dev_full() else {
+            return;
+        };
+        let output = teleprompt_to(args, full, Stdio::piped());
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        if args[0] != "--help" && args.get(1) != Some(&"--help") {
+            assert_eq!(
+                stderr, "error: cannot write the output: No space left on device (os error 28)\n",
+                "{args:?}"
+            );
+        }
+    }
+}
+
+/// A failing stderr keeps the status of the error it could not report;
+/// a warning it cannot print makes a success status 1.
+#[test]
+#[cfg(unix)]
+fn stderr_write_errors_keep_the_status() {
+    let dir = tempdir("dev-full-err");
+    let broken = dir.join("broken.j2");
+    std::fs::write(&broken, "{{ x | nope }}\n").unwrap();
+    let warns = dir.join("w.gotmpl");
+    std::fs::write(&warns, "{{ range .a }}{{ .a.b }}{{ end }}\n").unwrap();
+    let broken = broken.to_str().unwrap();
+    let warns = warns.to_str().unwrap();
+    for (args, status) in [
+        (&["render", "does-not-exist.j2"][..], 2),
+        (&["render", broken], 1),
+        (&["check", broken], 1),
+        (&["check", warns], 1),
+        (&["render"], 2),
+    ] {
+        let Some(full) = dev_full() else {
+            return;
+        };
+        let output = teleprompt_to(args, Stdio::piped(), full);
+        assert_eq!(output.status.code(), Some(status), "{args:?}");
+    }
+}
+
+/// A closed stdout (`teleprompt render … | head -c1`) ends the command
+/// quietly with status 1, as a write error.
+#[test]
+#[cfg(unix)]
+fn a_closed_stdout_exits_quietly() {
+    let dir = tempdir("broken-pipe");
+    let prompt = dir.join("big.j2");
+    // 2 MB of text: more than any pipe buffer holds.
+    std::fs::write(&prompt, "0123456789\n".repeat(200_000)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(["render", prompt.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the teleprompt binary runs");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("teleprompt finishes");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(text(&output.stderr), "");
+}
