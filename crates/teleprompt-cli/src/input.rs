@@ -45,8 +45,8 @@ pub fn parse_label(text: &str) -> Result<(String, String), String> {
 /// the history and the labels.
 pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
     let mut context = PromptContext::new().data(build_data(args.data.as_deref(), &args.sets)?)?;
-    if let Some(now) = &args.now {
-        context = context.clock(Clock::parse(now)?);
+    if let Some(clock) = args.now {
+        context = context.clock(clock);
     }
     if let Some(zone) = &args.time_zone {
         context = context.time_zone_named(zone)?;
@@ -117,11 +117,7 @@ pub fn build_chat_data(args: &RenderArgs) -> Result<(Value, Clock), Error> {
             map.insert("messages".to_string(), messages);
         }
     }
-    let clock = match &args.now {
-        Some(now) => Clock::parse(now)?,
-        None => Clock::System,
-    };
-    Ok((data, clock))
+    Ok((data, args.now.unwrap_or_default()))
 }
 
 /// The data document with the `--set` values applied over it.

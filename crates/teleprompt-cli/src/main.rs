@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use teleprompt::context::Clock;
 use teleprompt::{
-    prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, RenderOptions,
-    Strictness, Syntax,
+    prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, PromptContext,
+    RenderOptions, Strictness, Syntax,
 };
 
 /// Exit status for a document, template or data error, and for output
@@ -125,10 +126,10 @@ struct RenderArgs {
     #[arg(long, value_name = "N")]
     attempt: Option<u32>,
     /// The current time for system.* values, RFC 3339 (default: now).
-    #[arg(long, value_name = "RFC3339")]
-    now: Option<String>,
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<Clock>,
     /// Time zone of system.local_datetime, an IANA name (default: UTC).
-    #[arg(long, value_name = "ZONE")]
+    #[arg(long, value_name = "ZONE", value_parser = parse_time_zone)]
     time_zone: Option<String>,
     /// Workspace directory for env.*, files and readme (read only when the
     /// prompt uses them; .gitignore is honoured).
@@ -162,6 +163,19 @@ fn parse_syntax(text: &str) -> Result<Syntax, String> {
 
 fn parse_strictness(text: &str) -> Result<Strictness, String> {
     text.parse()
+}
+
+fn parse_now(text: &str) -> Result<Clock, String> {
+    Clock::parse(text).map_err(|error| error.message().to_string())
+}
+
+/// A time zone name the time zone database knows (the name is kept: the
+/// context looks it up again).
+fn parse_time_zone(text: &str) -> Result<String, String> {
+    PromptContext::new()
+        .time_zone_named(text)
+        .map(|_| text.to_string())
+        .map_err(|error| error.message().to_string())
 }
 
 fn parse_format(text: &str) -> Result<OutputFormat, String> {

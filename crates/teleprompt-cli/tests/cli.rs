@@ -285,6 +285,11 @@ fn usage_errors_exit_2() {
         &["check", "no-such-dir"],
         &["render", "x.j2", "--strict", "very"],
         &["frobnicate"],
+        // Flag values that do not parse are usage errors too.
+        &["render", "x.j2", "--now", "next tuesday"],
+        &["render", "x.j2", "--now", "2026-13-01T00:00:00Z"],
+        &["render", "x.j2", "--time-zone", "Mars/Olympus_Mons"],
+        &["render", "x.j2", "--turn", "-1"],
     ] {
         let output = teleprompt(args);
         assert_eq!(
