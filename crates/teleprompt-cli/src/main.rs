@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use teleprompt::context::Clock;
+use teleprompt::limits::Limits;
 use teleprompt::{
     prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, PromptContext,
     RenderOptions, Strictness, Syntax,
@@ -81,6 +82,10 @@ struct LoadArgs {
     /// (default: "default").
     #[arg(long, value_name = "NAME")]
     template_name: Option<String>,
+    /// The largest prompt file read, in bytes or with a K, M or G suffix
+    /// (KiB, MiB, GiB).
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = input::parse_size)]
+    max_template_bytes: usize,
 }
 
 impl LoadArgs {
@@ -89,6 +94,10 @@ impl LoadArgs {
             syntax: self.syntax,
             strict: self.strict,
             template_name: self.template_name.clone(),
+            limits: Limits {
+                max_template_bytes: self.max_template_bytes,
+                ..Limits::default()
+            },
             ..LoadOptions::default()
         }
     }
@@ -141,6 +150,10 @@ struct RenderArgs {
     /// Attach KEY=VALUE to every error of this render (e.g. issue=PROJ-42). Repeatable.
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
     labels: Vec<(String, String)>,
+    /// The largest data file read (--data, --history, --context, stdin), in
+    /// bytes or with a K, M or G suffix (KiB, MiB, GiB).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = input::parse_size)]
+    max_data_bytes: usize,
     /// Output: text, or JSON for messages, openai or anthropic.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
     format: OutputFormat,
@@ -268,7 +281,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
         input::build_context(args).and_then(|context| {
             let options = RenderOptions {
                 validate_history: !args.no_history_check,
-                context: input::read_render_context(args.context.as_deref())?,
+                context: input::read_render_context(args.context.as_deref(), args.max_data_bytes)?,
                 ..RenderOptions::default()
             };
             prompt.render_turn_with(&context, &options)

@@ -677,3 +677,174 @@ fn a_closed_stdout_exits_quietly() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(text(&output.stderr), "");
 }
+
+/// Every file the command reads stops at its limit: an endless device is
+/// an error naming the limit and the flag that raises it, status 2.
+#[test]
+#[cfg(unix)]
+fn endless_inputs_stop_at_their_limit() {
+    if !Path::new("/dev/zero").exists() {
+        return;
+    }
+    let dir = tempdir("dev-zero");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi\n").unwrap();
+    let prompt = prompt.to_str().unwrap();
+    for (args, limit, flag) in [
+        (
+            &["render", prompt, "--data", "/dev/zero"][..],
+            "64 MiB",
+            "--max-data-bytes",
+        ),
+        (
+            &["render", prompt, "--history", "/dev/zero"],
+            "64 MiB",
+            "--max-data-bytes",
+        ),
+        (
+            &["render", prompt, "--context", "/dev/zero"],
+            "64 MiB",
+            "--max-data-bytes",
+        ),
+        (&["render", "/dev/zero"], "16 MiB", "--max-template-bytes"),
+        (&["check", "/dev/zero"], "16 MiB", "--max-template-bytes"),
+    ] {
+        let output = teleprompt(args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("error[io]: the file is larger than {limit}")),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("--> /dev/zero"), "{args:?}: {stderr}");
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+    }
+}
+
+/// The limits are options: a small limit makes a small file too large,
+/// and a file exactly at the limit reads.
+#[test]
+fn input_limits_are_options() {
+    let dir = tempdir("limits");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi {{ who }}\n").unwrap(); // 13 bytes
+    let data = dir.join("d.json");
+    std::fs::write(&data, r#"{"who": "you"}"#).unwrap(); // 14 bytes
+    let (prompt, data) = (prompt.to_str().unwrap(), data.to_str().unwrap());
+
+    let output = teleprompt(&[
+        "render",
+        prompt,
+        "--data",
+        data,
+        "--max-data-bytes=14",
+        "--max-template-bytes=13",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi you\n");
+
+    let output = teleprompt(&["render", prompt, "--data", data, "--max-data-bytes=13"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with("error[io]: the file is larger than 13 bytes, the limit for data files"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("--> {data}")), "{stderr}");
+    assert!(
+        stderr.contains("help: raise the limit: --max-data-bytes"),
+        "{stderr}"
+    );
+
+    let output = teleprompt_with_stdin(
+        &["render", prompt, "--data", "-", "--max-data-bytes=13"],
+        r#"{"who": "you"}"#,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("--> <stdin>"));
+
+    for command in ["render", "check"] {
+        let output = teleprompt(&[command, prompt, "--max-template-bytes=12"]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.starts_with(
+                "error[io]: the file is larger than 12 bytes, the limit for prompt files"
+            ),
+            "{stderr}"
+        );
+        assert!(stderr.contains("--max-template-bytes"), "{stderr}");
+    }
+
+    // Sizes take K, M and G; anything else is a usage error.
+    let output = teleprompt(&[
+        "render",
+        prompt,
+        "--data",
+        data,
+        "--max-data-bytes=1K",
+        "--max-template-bytes=1MiB",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let output = teleprompt(&["render", prompt, "--max-data-bytes=12MB"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("use K, M or G"));
+}
+
+/// Binary content in a data file is a data error (status 1) at the first
+/// bad byte, not an unreadable path.
+#[test]
+fn binary_data_is_a_data_error() {
+    let dir = tempdir("binary-data");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi\n").unwrap();
+    let data = dir.join("d.yaml");
+    std::fs::write(&data, b"name: ok\nlogo: \x89PNG\r\n\x1a\n\x00\x00").unwrap();
+    let history = dir.join("h.json");
+    std::fs::write(&history, b"[\xff]").unwrap();
+    let prompt = prompt.to_str().unwrap();
+    for (flag, file, at) in [
+        ("--data", &data, ":2:7"),
+        ("--history", &history, ":1:2"),
+        ("--context", &data, ":2:7"),
+    ] {
+        let output = teleprompt(&["render", prompt, flag, file.to_str().unwrap()]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{flag}: {stderr}");
+        assert!(
+            stderr.starts_with("error[input]: the data is not UTF-8 text"),
+            "{flag}: {stderr}"
+        );
+        assert!(stderr.contains(at), "{flag}: {stderr}");
+    }
+    let output = teleprompt_with_stdin(&["render", prompt, "--data", "-"], "a: \u{fffd}\n");
+    assert_eq!(output.status.code(), Some(0), "U+FFFD is text");
+}
+
+/// A named pipe given as a path (`--data <(jq …)`) is read: the user
+/// asked for it; only its size is bounded.
+#[test]
+#[cfg(unix)]
+fn a_named_pipe_on_the_command_line_is_read() {
+    let dir = tempdir("fifo-data");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi {{ who }}\n").unwrap();
+    let fifo = dir.join("data.json");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|status| status.success()) {
+        return;
+    }
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, r#"{"who": "the pipe"}"#))
+    };
+    let output = teleprompt(&[
+        "render",
+        prompt.to_str().unwrap(),
+        "--data",
+        fifo.to_str().unwrap(),
+    ]);
+    writer.join().unwrap().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi the pipe\n");
+}

@@ -5,11 +5,14 @@
 //! resolves a path through the layers when the template reads it, so the cost
 //! of a render depends on what the template reads, not on the size of the data.
 
+use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{Error, ErrorClass, Location};
+use crate::limits::{self, Input};
 
 /// Data to render a prompt against.
 ///
@@ -393,6 +396,63 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
             Err((line, column, message)) => Err(input_error(line, column, message)),
         },
     }
+}
+
+/// Reads a data file — JSON or YAML by its extension, else by its content
+/// (see [`parse_text`]) — of at most `max_bytes` bytes
+/// ([`Limits::max_data_bytes`](crate::limits::Limits::max_data_bytes)).
+/// A file that cannot be read or is too large is an `io` error; text that
+/// is not UTF-8 or does not parse is an `input` error at its line.
+pub fn read_file(path: &Path, max_bytes: usize) -> Result<Value, Error> {
+    let origin = path.display().to_string();
+    let text = read_text(path, max_bytes)?;
+    parse_text(&text, Format::from_path(path), &origin)
+}
+
+/// [`read_file`] from a reader (stdin); `origin` names it in errors, and
+/// without a `format` the content decides.
+pub fn read_from(
+    reader: impl Read,
+    origin: &str,
+    format: Option<Format>,
+    max_bytes: usize,
+) -> Result<Value, Error> {
+    let bytes = limits::read_from(reader, origin, max_bytes, Input::Data)?;
+    parse_text(&utf8_text(bytes, origin)?, format, origin)
+}
+
+/// The text of a data file of at most `max_bytes` bytes (a history to
+/// parse as messages): errors as [`read_file`]'s.
+pub fn read_text(path: &Path, max_bytes: usize) -> Result<String, Error> {
+    let origin = path.display().to_string();
+    let bytes = limits::read_file(path, max_bytes, Input::Data)?;
+    utf8_text(bytes, &origin)
+}
+
+/// `bytes` as text; bytes that are not UTF-8 (a binary file) are an
+/// `input` error at the line and column of the first bad byte.
+fn utf8_text(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
+    String::from_utf8(bytes).map_err(|error| {
+        let bytes = error.as_bytes();
+        let valid = error.utf8_error().valid_up_to();
+        let before = bytes.get(..valid).unwrap_or_default();
+        // The valid prefix is UTF-8: count its lines and the characters of
+        // its last line.
+        let line_start = before
+            .iter()
+            .rposition(|&byte| byte == b'\n')
+            .map_or(0, |newline| newline + 1);
+        let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
+        let column = std::str::from_utf8(before.get(line_start..).unwrap_or_default())
+            .map_or(1, |text| text.chars().count() + 1);
+        let byte = bytes.get(valid).copied().unwrap_or_default();
+        Error::new(
+            ErrorClass::Input,
+            format!("the data is not UTF-8 text (byte 0x{byte:02X} at offset {valid}): is it a binary file?"),
+        )
+        .with_file(origin)
+        .with_location(Location { line, column }, None)
+    })
 }
 
 /// `map`'s entry for `key`. Small maps (most objects a template reads) are

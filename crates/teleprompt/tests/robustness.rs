@@ -1,7 +1,7 @@
 //! No input may panic the loader or the renderer: a deterministic stream of
 //! mangled prompts goes through `Prompt::from_source` and `render`.
 
-use teleprompt::{LoadOptions, Prompt, Strictness, Syntax};
+use teleprompt::{ErrorClass, LoadOptions, Prompt, Strictness, Syntax};
 
 /// A small deterministic generator (xorshift), so failures reproduce.
 struct Rng(u64);
@@ -106,4 +106,79 @@ fn mangled_prompts_never_panic() {
             assert!(!error.report().is_empty(), "{source:?}");
         }
     }
+}
+
+/// A fresh directory under the target dir for one test.
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A prompt file larger than `limits.max_template_bytes` is an `io` error
+/// naming the file and the limit; one at the limit loads.
+#[test]
+fn prompt_files_stop_at_the_template_limit() {
+    use teleprompt::limits::Limits;
+    let dir = tempdir("template-limit");
+    let path = dir.join("p.j2");
+    std::fs::write(&path, "Hi {{ who }}\n").unwrap(); // 13 bytes
+    let options = |bytes| LoadOptions {
+        limits: Limits {
+            max_template_bytes: bytes,
+            ..Limits::default()
+        },
+        ..LoadOptions::default()
+    };
+    assert!(Prompt::from_file_with(&path, &options(13)).is_ok());
+    let error = Prompt::from_file_with(&path, &options(12)).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Io);
+    assert_eq!(error.file(), Some(path.to_str().unwrap()));
+    assert_eq!(
+        error.message(),
+        "the file is larger than 12 bytes, the limit for prompt files"
+    );
+    assert!(error.suggestion().unwrap().contains("max_template_bytes"));
+
+    // An endless device stops at the default limit, quickly.
+    if std::path::Path::new("/dev/zero").exists() {
+        let started = std::time::Instant::now();
+        let error = Prompt::from_file("/dev/zero").unwrap_err();
+        assert_eq!(
+            error.message(),
+            "the file is larger than 16 MiB, the limit for prompt files"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+}
+
+/// Data files: bounded like prompt files; bytes that are not UTF-8 are an
+/// `input` error at the first bad byte.
+#[test]
+fn data_files_are_bounded_text() {
+    let dir = tempdir("data-limit");
+    let path = dir.join("d.yaml");
+    std::fs::write(&path, b"a: 1\nb: \"\xc3\xa9\xc3\"\n").unwrap();
+    let error = teleprompt::data::read_file(&path, 1024).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Input);
+    assert_eq!(
+        error.location().map(|at| (at.line, at.column)),
+        Some((2, 6))
+    );
+    assert!(error
+        .message()
+        .starts_with("the data is not UTF-8 text (byte 0xC3 at offset 11)"));
+
+    std::fs::write(&path, "a: 1\n").unwrap();
+    assert_eq!(
+        teleprompt::data::read_file(&path, 5).unwrap(),
+        serde_json::json!({"a": 1})
+    );
+    let error = teleprompt::data::read_file(&path, 4).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Io);
+    assert_eq!(
+        error.message(),
+        "the file is larger than 4 bytes, the limit for data files"
+    );
 }
