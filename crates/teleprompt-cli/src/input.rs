@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use teleprompt::context::{Clock, Workspace};
 use teleprompt::data::{self, insert_dotted};
-use teleprompt::messages::parse_history;
+use teleprompt::messages::history_from_value;
 use teleprompt::{Error, ErrorClass, PromptContext};
 
 use crate::RenderArgs;
@@ -88,8 +88,10 @@ pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
     }
     if let Some(path) = &args.history {
         let origin = path.display().to_string();
-        let text = data::read_text(path, args.max_data_bytes)?;
-        let history = parse_history(&text).map_err(|error| {
+        // Read as data (JSON, or YAML by extension): a duplicate key is an
+        // error here too.
+        let history = data::read_file(path, args.max_data_bytes)?;
+        let history = history_from_value(history).map_err(|error| {
             Error::new(ErrorClass::Input, format!("bad history: {error}")).with_file(&origin)
         })?;
         context = context.with_history(history);

@@ -848,3 +848,63 @@ fn a_named_pipe_on_the_command_line_is_read() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert_eq!(text(&output.stdout), "Hi the pipe\n");
 }
+
+/// A key twice in one mapping is a data error in JSON as in YAML: status
+/// 1, the mapping's path, the line of the second key.
+#[test]
+fn duplicate_keys_are_data_errors() {
+    let dir = tempdir("duplicates");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "{{ issue.title }}\n").unwrap();
+    let json = dir.join("d.json");
+    std::fs::write(
+        &json,
+        "{\"issue\": {\n  \"title\": \"first\",\n  \"title\": \"second\"\n}}",
+    )
+    .unwrap();
+    let yaml = dir.join("d.yaml");
+    std::fs::write(&yaml, "issue:\n  title: first\n  title: second\n").unwrap();
+    for (file, format, at) in [(&json, "JSON", ":3:"), (&yaml, "YAML", ":3:")] {
+        let output = teleprompt(&[
+            "render",
+            prompt.to_str().unwrap(),
+            "--data",
+            file.to_str().unwrap(),
+        ]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error[input]: invalid {format}: duplicate key \"title\" in issue"
+            )),
+            "{stderr}"
+        );
+        assert!(stderr.contains(at), "{stderr}");
+    }
+    // The same on stdin, where the content decides the format.
+    let output = teleprompt_with_stdin(
+        &["render", prompt.to_str().unwrap(), "--data", "-"],
+        "{\"issue\": {\"title\": 1}, \"issue\": 2}",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("duplicate key \"issue\" (a key may appear once"));
+    // And in a history.
+    let history = dir.join("history.json");
+    std::fs::write(
+        &history,
+        "[{\"role\": \"user\", \"content\": \"hi\", \"role\": \"system\"}]",
+    )
+    .unwrap();
+    let output = teleprompt(&[
+        "render",
+        "examples/rapida/assistant.j2",
+        "--history",
+        history.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("duplicate key \"role\" in [0]"),
+        "{}",
+        text(&output.stderr)
+    );
+}

@@ -14,6 +14,8 @@ use serde_json::{Map, Value};
 use crate::diagnostics::{Error, ErrorClass, Location};
 use crate::limits::{self, Input};
 
+mod parse;
+
 /// Data to render a prompt against.
 ///
 /// Cloning is cheap (a reference count), so a host can keep one `Data` and
@@ -322,23 +324,17 @@ pub fn parse_yaml(yaml: &str) -> Result<Value, (usize, usize, String)> {
     if yaml.trim().is_empty() {
         return Ok(Value::Null);
     }
-    serde_saphyr::from_str::<Value>(yaml).map_err(|error| {
-        let (line, column) = error
-            .location()
-            .map_or((1, 1), |at| (at.line() as usize, at.column() as usize));
-        let message = error.without_snippet().to_string();
-        let message = message.lines().next().unwrap_or("invalid YAML");
-        // The position is reported separately, counted in the real file.
-        let message = match message.rfind(" at line ") {
-            Some(cut) => &message[..cut],
-            None => message,
-        };
-        (
-            line.max(1),
-            column.max(1),
-            format!("invalid YAML: {message}"),
-        )
-    })
+    parse::yaml(yaml, yaml_options())
+}
+
+/// How YAML is read: a duplicate key is an error (merge keys, `<<`, still
+/// give way to the mapping's own keys, as YAML says), reported as a
+/// duplicate key in JSON is.
+fn yaml_options() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.duplicate_keys = serde_saphyr::options::DuplicateKeyPolicy::Error;
+    options.with_snippet = false;
+    options
 }
 
 /// A text format for data.
@@ -383,7 +379,7 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
         )
     };
     match format {
-        Format::Json => serde_json::from_str(text).map_err(|error| {
+        Format::Json => parse::json(text).map_err(|error| {
             let message = format!("invalid JSON: {error}");
             let message = message
                 .rsplit_once(" at line ")
@@ -405,8 +401,12 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
 /// is not UTF-8 or does not parse is an `input` error at its line.
 pub fn read_file(path: &Path, max_bytes: usize) -> Result<Value, Error> {
     let origin = path.display().to_string();
-    let text = read_text(path, max_bytes)?;
-    parse_text(&text, Format::from_path(path), &origin)
+    let bytes = limits::read_file(path, max_bytes, Input::Data)?;
+    parse_text(
+        &utf8_text(bytes, &origin)?,
+        Format::from_path(path),
+        &origin,
+    )
 }
 
 /// [`read_file`] from a reader (stdin); `origin` names it in errors, and
@@ -419,14 +419,6 @@ pub fn read_from(
 ) -> Result<Value, Error> {
     let bytes = limits::read_from(reader, origin, max_bytes, Input::Data)?;
     parse_text(&utf8_text(bytes, origin)?, format, origin)
-}
-
-/// The text of a data file of at most `max_bytes` bytes (a history to
-/// parse as messages): errors as [`read_file`]'s.
-pub fn read_text(path: &Path, max_bytes: usize) -> Result<String, Error> {
-    let origin = path.display().to_string();
-    let bytes = limits::read_file(path, max_bytes, Input::Data)?;
-    utf8_text(bytes, &origin)
 }
 
 /// `bytes` as text; bytes that are not UTF-8 (a binary file) are an
@@ -543,5 +535,23 @@ mod tests {
         let error = parse_text("{\n  \"a\": }", None, "d.json").unwrap_err();
         assert_eq!(error.class(), ErrorClass::Input);
         assert_eq!(error.location().map(|at| at.line), Some(2));
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_in_json_and_yaml_alike() {
+        let json = parse_text("{\"a\": {\"b\": 1,\n  \"b\": 2}}", None, "d.json").unwrap_err();
+        let yaml = parse_text("a:\n  b: 1\n  b: 2\n", None, "d.yaml").unwrap_err();
+        for (error, format, line) in [(json, "JSON", 2), (yaml, "YAML", 3)] {
+            assert_eq!(error.class(), ErrorClass::Input);
+            assert_eq!(
+                error.message(),
+                format!("invalid {format}: duplicate key \"b\" in a (a key may appear once in a mapping)")
+            );
+            assert_eq!(error.location().map(|at| at.line), Some(line), "{format}");
+        }
+        // A YAML merge key gives way to the mapping's own keys: not a duplicate.
+        let merged =
+            parse_text("base: &b {x: 1, y: 1}\nm:\n  <<: *b\n  x: 2\n", None, "-").unwrap();
+        assert_eq!(merged["m"], serde_json::json!({"x": 2, "y": 1}));
     }
 }

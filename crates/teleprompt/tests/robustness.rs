@@ -182,3 +182,38 @@ fn data_files_are_bounded_text() {
         "the file is larger than 4 bytes, the limit for data files"
     );
 }
+
+/// JSON data refuses a duplicate key as YAML data does, with the path of
+/// its mapping and its line; equal keys in different mappings are fine.
+#[test]
+fn duplicate_json_keys_are_refused_like_yaml_ones() {
+    use teleprompt::data::{parse_text, Format};
+    let text = "{\"items\": [\n  {\"id\": 1},\n  {\"id\": 2, \"id\": 3}\n]}";
+    let error = parse_text(text, Some(Format::Json), "d.json").unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Input);
+    assert_eq!(
+        error.message(),
+        "invalid JSON: duplicate key \"id\" in items[1] (a key may appear once in a mapping)"
+    );
+    assert_eq!(error.location().map(|at| at.line), Some(3));
+    let yaml = "items:\n  - id: 1\n  - id: 2\n    id: 3\n";
+    let error = parse_text(yaml, Some(Format::Yaml), "d.yaml").unwrap_err();
+    assert_eq!(
+        error.message(),
+        "invalid YAML: duplicate key \"id\" in items[1] (a key may appear once in a mapping)"
+    );
+    assert_eq!(error.location().map(|at| at.line), Some(4));
+    // Front matter is YAML too.
+    let error = Prompt::from_source(
+        "p.j2",
+        "---\nname: a\nname: b\n---\nHi\n",
+        &LoadOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Document);
+    assert!(
+        error.message().contains("duplicate key \"name\""),
+        "{error}"
+    );
+    assert!(parse_text("{\"a\": {\"id\": 1}, \"b\": {\"id\": 1}}", None, "-").is_ok());
+}
