@@ -908,3 +908,48 @@ fn duplicate_keys_are_data_errors() {
         text(&output.stderr)
     );
 }
+
+/// A hundred aliases of one anchor is ordinary YAML; a billion laughs is a
+/// data error, not a hang or an allocation failure.
+#[test]
+fn yaml_aliases_render_and_alias_bombs_stop() {
+    let dir = tempdir("aliases");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "{{ step99.model }} {{ step0.model }}\n").unwrap();
+    let data = dir.join("d.yaml");
+    let mut yaml = String::from("base: &base {model: gpt}\n");
+    for i in 0..100 {
+        yaml.push_str(&format!("step{i}: *base\n"));
+    }
+    std::fs::write(&data, yaml).unwrap();
+    let output = teleprompt(&[
+        "render",
+        prompt.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "gpt gpt\n");
+
+    let mut bomb = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for level in 1..10 {
+        let alias = format!("*a{}", level - 1);
+        bomb.push_str(&format!(
+            "a{level}: &a{level} [{}]\n",
+            vec![alias; 9].join(", ")
+        ));
+    }
+    std::fs::write(&data, bomb).unwrap();
+    let output = teleprompt(&[
+        "render",
+        prompt.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("error[input]: invalid YAML: its aliases expand to more than"),
+        "{stderr}"
+    );
+}

@@ -324,14 +324,37 @@ pub fn parse_yaml(yaml: &str) -> Result<Value, (usize, usize, String)> {
     if yaml.trim().is_empty() {
         return Ok(Value::Null);
     }
-    parse::yaml(yaml, yaml_options())
+    parse::yaml(yaml, yaml_options(yaml))
 }
 
-/// How YAML is read: a duplicate key is an error (merge keys, `<<`, still
-/// give way to the mapping's own keys, as YAML says), reported as a
-/// duplicate key in JSON is.
-fn yaml_options() -> serde_saphyr::Options {
+/// How many values YAML aliases may add to those a file holds: an alias
+/// copies its anchor's values, and an anchor of aliases of anchors grows
+/// exponentially (a "billion laughs"). The budget is on what the aliases
+/// produce, not on how many there are: any number of aliases of a small
+/// anchor is fine.
+pub const YAML_ALIAS_VALUES: usize = 250_000;
+/// How many bytes of text YAML aliases may add to the file's own.
+pub const YAML_ALIAS_BYTES: usize = 64 * 1024 * 1024;
+
+/// How YAML `text` is read: a duplicate key is an error (merge keys, `<<`,
+/// still give way to the mapping's own keys, as YAML says), reported as a
+/// duplicate key in JSON is. What aliases add is bounded by
+/// [`YAML_ALIAS_VALUES`] and [`YAML_ALIAS_BYTES`]; what the text holds
+/// itself is bounded by its size (see [`crate::limits::Limits`]), so the
+/// reader's own counts of nodes, aliases and anchors are lifted.
+fn yaml_options(text: &str) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_events = usize::MAX;
+    budget.max_nodes = usize::MAX;
+    budget.max_aliases = usize::MAX;
+    budget.max_anchors = usize::MAX;
+    budget.enforce_alias_anchor_ratio = false;
+    budget.max_total_scalar_bytes = text.len().saturating_add(YAML_ALIAS_BYTES);
+    budget.max_recorded_anchor_bytes = text.len().saturating_add(YAML_ALIAS_BYTES);
+    budget.max_recorded_anchor_events = text.len().saturating_add(YAML_ALIAS_VALUES);
     let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = YAML_ALIAS_VALUES;
     options.duplicate_keys = serde_saphyr::options::DuplicateKeyPolicy::Error;
     options.with_snippet = false;
     options

@@ -217,3 +217,64 @@ fn duplicate_json_keys_are_refused_like_yaml_ones() {
     );
     assert!(parse_text("{\"a\": {\"id\": 1}, \"b\": {\"id\": 1}}", None, "-").is_ok());
 }
+
+/// YAML aliases are budgeted by what they expand to, not by how many there
+/// are: many aliases of one anchor are ordinary YAML; a "billion laughs"
+/// (anchors of aliases of anchors) stops early with an `input` error.
+#[test]
+fn yaml_aliases_are_budgeted_by_expansion() {
+    use teleprompt::data::{parse_text, Format};
+    let parse = |text: &str| parse_text(text, Some(Format::Yaml), "d.yaml");
+
+    let mut ordinary = String::from("base: &base {model: gpt, temperature: 0.2}\nname: &n Ada\n");
+    for i in 0..100 {
+        ordinary.push_str(&format!("step{i}: {{settings: *base, who: *n}}\n"));
+    }
+    let value = parse(&ordinary).unwrap();
+    assert_eq!(value["step99"]["settings"]["model"], "gpt");
+    assert_eq!(value["step0"]["who"], "Ada");
+
+    // More aliases than serde-saphyr's default count (50,000), each small.
+    let mut many = String::from("x: &x 1\nl: [");
+    many.push_str(&"*x,".repeat(60_000));
+    many.push_str("*x]\n");
+    assert_eq!(
+        parse(&many).unwrap()["l"].as_array().map(Vec::len),
+        Some(60_001)
+    );
+
+    // Merge keys are aliases too.
+    let merged = parse("d: &d {a: 1, b: 2}\ne: {<<: *d, b: 3}\n").unwrap();
+    assert_eq!(merged["e"], serde_json::json!({"a": 1, "b": 3}));
+
+    let mut laughs = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for level in 1..10 {
+        let alias = format!("*a{}", level - 1);
+        laughs.push_str(&format!(
+            "a{level}: &a{level} [{}]\n",
+            vec![alias; 9].join(", ")
+        ));
+    }
+    let started = std::time::Instant::now();
+    let error = parse(&laughs).unwrap_err();
+    let took = started.elapsed();
+    println!("billion laughs refused in {took:?}");
+    assert_eq!(error.class(), ErrorClass::Input);
+    assert_eq!(
+        error.message(),
+        "invalid YAML: its aliases expand to more than 250000 values beyond the file's own (an alias bomb?)"
+    );
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+
+    // Few values, but long ones: 200 aliases of a 1 MiB string.
+    let long = format!(
+        "a: &a \"{}\"\nb: [{}]\n",
+        "x".repeat(1 << 20),
+        vec!["*a"; 200].join(",")
+    );
+    let error = parse(&long).unwrap_err();
+    assert_eq!(
+        error.message(),
+        "invalid YAML: its aliases expand to more than 64 MiB of text beyond the file's own (an alias bomb?)"
+    );
+}

@@ -11,6 +11,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
+use serde_saphyr::budget::BudgetBreach;
 
 /// Parses JSON text (a single value, whitespace around it).
 pub(crate) fn json(text: &str) -> Result<Value, serde_json::Error> {
@@ -42,6 +43,21 @@ pub(crate) fn yaml(
                 let place = failed.0.borrow_mut().take().unwrap_or_default();
                 duplicate_key(&place, key)
             }
+            serde_saphyr::Error::AliasReplayLimitExceeded { .. }
+            | serde_saphyr::Error::Budget {
+                breach: BudgetBreach::RecordedAnchorEvents { .. },
+                ..
+            } => format!(
+                "its aliases expand to more than {} values beyond the file's own (an alias bomb?)",
+                super::YAML_ALIAS_VALUES
+            ),
+            serde_saphyr::Error::Budget {
+                breach: BudgetBreach::ScalarBytes { .. } | BudgetBreach::RecordedAnchorBytes { .. },
+                ..
+            } => format!(
+                "its aliases expand to more than {} of text beyond the file's own (an alias bomb?)",
+                crate::limits::describe_bytes(super::YAML_ALIAS_BYTES)
+            ),
             _ => {
                 let message = error.without_snippet().to_string();
                 let message = message.lines().next().unwrap_or("invalid YAML");
