@@ -141,7 +141,9 @@ struct RenderArgs {
     #[arg(long, value_name = "ZONE", value_parser = parse_time_zone)]
     time_zone: Option<String>,
     /// Workspace directory for env.*, files and readme (read only when the
-    /// prompt uses them; .gitignore is honoured).
+    /// prompt uses them; .gitignore is honoured). Only regular files inside
+    /// DIR are read: a README that links out of it, or is a pipe or a
+    /// device, is an error; links are listed, never followed.
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// How deep `files` lists the workspace (1 = its own entries).

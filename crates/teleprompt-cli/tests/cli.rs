@@ -953,3 +953,84 @@ fn yaml_aliases_render_and_alias_bombs_stop() {
         "{stderr}"
     );
 }
+
+/// Runs the binary, killing it after `seconds`: a command that blocks fails
+/// the test instead of hanging the suite.
+#[cfg(unix)]
+fn teleprompt_within(seconds: u64, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the teleprompt binary runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("status").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(seconds) {
+            let _ = child.kill();
+            panic!("{args:?} still runs after {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("teleprompt finishes")
+}
+
+/// The workspace README is read only when it is a regular file inside the
+/// workspace: a link to the process environment is refused (status 2,
+/// nothing printed), a named pipe does not block, a link inside is read.
+#[test]
+#[cfg(unix)]
+fn workspace_reads_stay_inside_the_workspace() {
+    use std::os::unix::fs::symlink;
+    let dir = tempdir("ws-cli");
+    let prompt = dir.join("p.hbs");
+    std::fs::write(&prompt, "README: {{readme}}\n").unwrap();
+    let prompt = prompt.to_str().unwrap();
+    let workspace = dir.join("repo");
+    std::fs::create_dir_all(workspace.join("docs")).unwrap();
+    let ws = format!("--workspace={}", workspace.display());
+    let readme = workspace.join("README.md");
+
+    std::fs::write(workspace.join("docs/intro.md"), "Linked inside.\n").unwrap();
+    symlink("docs/intro.md", &readme).unwrap();
+    let output = teleprompt_within(10, &["render", prompt, &ws]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "README: Linked inside.\n\n");
+
+    if Path::new("/proc/self/environ").exists() {
+        std::fs::remove_file(&readme).unwrap();
+        symlink("/proc/self/environ", &readme).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+            .args(["render", prompt, &ws])
+            .env("TELEPROMPT_TEST_SECRET", "sk-do-not-leak")
+            .output()
+            .expect("runs");
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(output.stdout.is_empty());
+        assert!(
+            stderr.starts_with(
+                "error[io]: the workspace README README.md leads outside the workspace (to /proc/"
+            ),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("sk-do-not-leak"), "{stderr}");
+    }
+
+    std::fs::remove_file(&readme).unwrap();
+    if Command::new("mkfifo")
+        .arg(&readme)
+        .status()
+        .is_ok_and(|status| status.success())
+    {
+        let output = teleprompt_within(10, &["render", prompt, &ws]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("README.md is a named pipe, not a regular file"),
+            "{stderr}"
+        );
+    }
+}

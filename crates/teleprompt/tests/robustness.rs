@@ -278,3 +278,194 @@ fn yaml_aliases_are_budgeted_by_expansion() {
         "invalid YAML: its aliases expand to more than 64 MiB of text beyond the file's own (an alias bomb?)"
     );
 }
+
+// --- the workspace: reads stay inside it and never block --------------------------
+
+/// Runs `work` on a thread and waits at most `seconds` for it: a read that
+/// blocks fails the test instead of hanging the suite.
+#[cfg(unix)]
+fn within<T: Send + 'static>(seconds: u64, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(work()));
+    result
+        .recv_timeout(std::time::Duration::from_secs(seconds))
+        .expect("finishes in time: nothing blocks")
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &std::path::Path) -> bool {
+    std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+#[cfg(unix)]
+fn workspace(dir: &std::path::Path) -> teleprompt::context::Workspace {
+    teleprompt::context::Workspace::new(dir).max_depth(3)
+}
+
+/// A README that is a link to a file outside the workspace is not read:
+/// an `io` error names where it leads, and its text is in no value.
+#[test]
+#[cfg(unix)]
+fn a_readme_linked_outside_the_workspace_is_not_read() {
+    use std::os::unix::fs::symlink;
+    let dir = tempdir("ws-link-out");
+    let root = dir.join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(dir.join("secret.txt"), "API_KEY=sk-123\n").unwrap();
+    symlink(dir.join("secret.txt"), root.join("README.md")).unwrap();
+    let error = workspace(&root).readme().unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Io);
+    assert!(
+        error
+            .message()
+            .starts_with("the workspace README README.md leads outside the workspace (to "),
+        "{error}"
+    );
+    assert!(!error.report().contains("sk-123"));
+
+    // A relative link that climbs out, and a chain of links whose last
+    // step leads out, are refused the same way.
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    symlink("../secret.txt", root.join("README.md")).unwrap();
+    assert!(workspace(&root)
+        .readme()
+        .unwrap_err()
+        .message()
+        .contains("leads outside"));
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    symlink("../secret.txt", root.join("hop")).unwrap();
+    symlink("hop", root.join("README.md")).unwrap();
+    assert!(workspace(&root)
+        .readme()
+        .unwrap_err()
+        .message()
+        .contains("leads outside"));
+
+    // The process environment (API keys) through /proc.
+    if std::path::Path::new("/proc/self/environ").exists() {
+        std::fs::remove_file(root.join("README.md")).unwrap();
+        symlink("/proc/self/environ", root.join("README.md")).unwrap();
+        let error = workspace(&root).readme().unwrap_err();
+        assert!(
+            error
+                .message()
+                .contains("leads outside the workspace (to /proc/"),
+            "{error}"
+        );
+        let path = std::env::var("PATH").unwrap_or_default();
+        assert!(path.is_empty() || !error.report().contains(&path));
+    }
+}
+
+/// Links that stay inside the workspace are followed; a link to nothing
+/// is no README.
+#[test]
+#[cfg(unix)]
+fn a_readme_linked_inside_the_workspace_is_read() {
+    use std::os::unix::fs::symlink;
+    let root = tempdir("ws-link-in");
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/README.md"), "# Inside\n").unwrap();
+    symlink("docs/README.md", root.join("README.md")).unwrap();
+    assert_eq!(workspace(&root).readme().unwrap(), "# Inside\n");
+    // Through a linked directory of the workspace, too.
+    symlink("docs", root.join("manual")).unwrap();
+    let through = teleprompt::context::Workspace::new(&root).readme_file("manual/README.md");
+    assert_eq!(through.readme().unwrap(), "# Inside\n");
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    symlink("docs/nothing.md", root.join("README.md")).unwrap();
+    assert_eq!(workspace(&root).readme().unwrap(), "");
+    // A workspace reached through a link is still itself.
+    let alias = tempdir("ws-link-in-alias");
+    std::fs::remove_dir(&alias).unwrap();
+    symlink(&root, &alias).unwrap();
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    symlink("docs/README.md", root.join("README.md")).unwrap();
+    assert_eq!(workspace(&alias).readme().unwrap(), "# Inside\n");
+}
+
+/// A named pipe, a directory or a device named README.md is refused at
+/// once, never opened: a render does not block on it.
+#[test]
+#[cfg(unix)]
+fn a_readme_that_is_not_a_file_never_blocks() {
+    let root = tempdir("ws-fifo");
+    if !mkfifo(&root.join("README.md")) {
+        return;
+    }
+    let ws = workspace(&root);
+    let error = within(10, move || ws.readme()).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Io);
+    assert_eq!(
+        error.message(),
+        "the workspace README README.md is a named pipe, not a regular file: it is not read"
+    );
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    std::fs::create_dir(root.join("README.md")).unwrap();
+    assert!(workspace(&root)
+        .readme()
+        .unwrap_err()
+        .message()
+        .contains("is a directory"));
+    if std::path::Path::new("/dev/zero").exists() {
+        // A device inside the workspace is refused; a link to one leads out.
+        std::fs::remove_dir(root.join("README.md")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("README.md")).unwrap();
+        let ws = workspace(&root);
+        assert!(within(10, move || ws.readme()).is_err());
+    }
+}
+
+/// The file list never follows a link, and ignore files that are pipes,
+/// devices or links out are skipped (as if absent), never read.
+#[test]
+#[cfg(unix)]
+fn the_file_list_stays_inside_and_never_blocks() {
+    use std::os::unix::fs::symlink;
+    let dir = tempdir("ws-files");
+    let root = dir.join("repo");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("elsewhere/deep")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "").unwrap();
+    std::fs::write(root.join("debug.log"), "").unwrap();
+    symlink(dir.join("elsewhere"), root.join("escape")).unwrap();
+    symlink("src", root.join("source")).unwrap();
+    // An ignore file that is a link inside the workspace is honoured.
+    std::fs::write(root.join("src/ignore-rules"), "*.log\n").unwrap();
+    symlink("src/ignore-rules", root.join(".gitignore")).unwrap();
+    let files = workspace(&root).files().unwrap();
+    assert_eq!(
+        files,
+        [
+            "escape",
+            "source",
+            "src/",
+            "src/ignore-rules",
+            "src/main.rs"
+        ]
+    );
+
+    // A named pipe as .gitignore, and /dev/zero as .ignore: skipped.
+    std::fs::remove_file(root.join(".gitignore")).unwrap();
+    if mkfifo(&root.join(".gitignore")) {
+        if std::path::Path::new("/dev/zero").exists() {
+            symlink("/dev/zero", root.join(".ignore")).unwrap();
+        }
+        let ws = workspace(&root);
+        let files = within(10, move || ws.files()).unwrap();
+        assert_eq!(
+            files,
+            [
+                "debug.log",
+                "escape",
+                "source",
+                "src/",
+                "src/ignore-rules",
+                "src/main.rs"
+            ]
+        );
+    }
+}
