@@ -119,7 +119,7 @@ struct RenderArgs {
     #[arg(long, value_name = "PATH")]
     context: Option<PathBuf>,
     /// Conversation history: a JSON array of OpenAI-style chat messages (or
-    /// an object with a `messages` array).
+    /// an object with a `messages` array); YAML by its extension.
     #[arg(long, value_name = "PATH")]
     history: Option<PathBuf>,
     /// Skip the tool-call checks on the history.
