@@ -136,7 +136,6 @@ pub fn build_chat_data(args: &RenderArgs) -> Result<(Value, Clock), Error> {
     Ok((data, args.now.unwrap_or_default()))
 }
 
-/// The data document with the `--set` values applied over it.
 /// `--context FILE`: a Dotprompt render context, JSON or YAML.
 pub fn read_render_context(
     path: Option<&Path>,
@@ -157,6 +156,8 @@ pub fn read_render_context(
     Ok(Some(std::sync::Arc::new(context)))
 }
 
+/// The data document (`--data`, a file or `-` for stdin, of at most
+/// `max_bytes`) with the `--set` values applied over it.
 pub fn build_data(
     source: Option<&str>,
     sets: &[Assignment],

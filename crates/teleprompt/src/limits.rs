@@ -100,13 +100,20 @@ pub fn read_file(path: &Path, max_bytes: usize, input: Input) -> Result<Vec<u8>,
     let file = std::fs::File::open(path).map_err(|error| {
         Error::new(ErrorClass::Io, format!("cannot read the file: {error}")).with_file(&origin)
     })?;
-    // The size a regular file says it has (0 for devices and pipes) saves
-    // growing the buffer by doubling, which could hold twice the file.
+    // The size a regular file says it has (0 for devices and pipes): over
+    // the limit, it is refused unread; under, it sizes the buffer, which
+    // growing by doubling could make twice the file. The read still stops
+    // at the limit, should the file grow meanwhile.
     let expected = file
         .metadata()
         .ok()
-        .and_then(|metadata| usize::try_from(metadata.len()).ok())
-        .unwrap_or(0);
+        .filter(std::fs::Metadata::is_file)
+        .map_or(0, |metadata| {
+            usize::try_from(metadata.len()).unwrap_or(usize::MAX)
+        });
+    if expected > max_bytes {
+        return Err(too_large(&origin, max_bytes, input));
+    }
     read_to_limit(file, &origin, expected, max_bytes, input)
 }
 
