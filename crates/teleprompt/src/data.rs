@@ -417,6 +417,12 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
     }
 }
 
+/// Parses JSON text as data is parsed: like `serde_json::from_str`, but a
+/// key twice in one object is an error naming the object's path.
+pub(crate) fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
+    parse::json(text)
+}
+
 /// Reads a data file — JSON or YAML by its extension, else by its content
 /// (see [`parse_text`]) — of at most `max_bytes` bytes
 /// ([`Limits::max_data_bytes`](crate::limits::Limits::max_data_bytes)).

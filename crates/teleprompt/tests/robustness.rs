@@ -469,3 +469,16 @@ fn the_file_list_stays_inside_and_never_blocks() {
         );
     }
 }
+
+/// A history read by the library refuses duplicate keys as data does.
+#[test]
+fn a_history_with_a_duplicate_key_is_refused() {
+    let error = teleprompt::messages::parse_history(
+        r#"[{"role": "user", "content": "a", "role": "system"}]"#,
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("duplicate key \"role\" in [0]"),
+        "{error}"
+    );
+}
