@@ -1,12 +1,11 @@
 //! Reading the data a render uses: `--data` files or stdin, and `--set`.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 use teleprompt::context::{Clock, Workspace};
-use teleprompt::data::{insert_dotted, parse_text, Format};
-use teleprompt::messages::parse_history;
+use teleprompt::data::{self, insert_dotted};
+use teleprompt::messages::history_from_value;
 use teleprompt::{Error, ErrorClass, PromptContext};
 
 use crate::RenderArgs;
@@ -33,6 +32,32 @@ pub fn parse_assignment(text: &str) -> Result<Assignment, String> {
     })
 }
 
+/// Parses a size: bytes, or a number with a binary suffix: `K`/`KiB`,
+/// `M`/`MiB`, `G`/`GiB` (any case; `512K` is 524,288 bytes).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let digits = text
+        .trim()
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = text.trim().get(digits.len()..).unwrap_or_default();
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?}: use K, M or G (KiB, MiB, GiB)"
+            ))
+        }
+    };
+    let number: usize = digits.trim().parse().map_err(|_| {
+        format!("expected a number of bytes, optionally with K, M or G, got {text:?}")
+    })?;
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text} is too large"))
+}
+
 /// Parses `KEY=VALUE` for `--label`.
 pub fn parse_label(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
@@ -44,9 +69,10 @@ pub fn parse_label(text: &str) -> Result<(String, String), String> {
 /// The prompt context of one `render`: the data, the turn, the clock,
 /// the history and the labels.
 pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
-    let mut context = PromptContext::new().data(build_data(args.data.as_deref(), &args.sets)?)?;
-    if let Some(now) = &args.now {
-        context = context.clock(Clock::parse(now)?);
+    let data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes)?;
+    let mut context = PromptContext::new().data(data)?;
+    if let Some(clock) = args.now {
+        context = context.clock(clock);
     }
     if let Some(zone) = &args.time_zone {
         context = context.time_zone_named(zone)?;
@@ -61,8 +87,11 @@ pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
         context = context.attempt(attempt);
     }
     if let Some(path) = &args.history {
-        let (origin, text) = read_history(path)?;
-        let history = parse_history(&text).map_err(|error| {
+        let origin = path.display().to_string();
+        // Read as data (JSON, or YAML by extension): a duplicate key is an
+        // error here too.
+        let history = data::read_file(path, args.max_data_bytes)?;
+        let history = history_from_value(history).map_err(|error| {
             Error::new(ErrorClass::Input, format!("bad history: {error}")).with_file(&origin)
         })?;
         context = context.with_history(history);
@@ -76,27 +105,14 @@ pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
     Ok(context)
 }
 
-/// The `--history` file: its name for messages, and its text.
-fn read_history(path: &Path) -> Result<(String, String), Error> {
-    let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| {
-        Error::new(
-            ErrorClass::Io,
-            format!("cannot read the history file: {error}"),
-        )
-        .with_file(&origin)
-    })?;
-    Ok((origin, text))
-}
-
 /// The data of a chat template: `--data` and `--set`, with `--history`
 /// (a JSON list of messages, or an object with `messages`) as `messages`;
 /// and the clock of `strftime_now` (`--now`).
 pub fn build_chat_data(args: &RenderArgs) -> Result<(Value, Clock), Error> {
-    let mut data = build_data(args.data.as_deref(), &args.sets)?;
+    let mut data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes)?;
     if let Some(path) = &args.history {
-        let (origin, text) = read_history(path)?;
-        let history = parse_text(&text, Format::from_path(path), &origin)?;
+        let origin = path.display().to_string();
+        let history = data::read_file(path, args.max_data_bytes)?;
         let messages = match history {
             Value::Object(mut object) if object.get("messages").is_some_and(Value::is_array) => {
                 object.remove("messages").unwrap_or_default()
@@ -117,24 +133,19 @@ pub fn build_chat_data(args: &RenderArgs) -> Result<(Value, Clock), Error> {
             map.insert("messages".to_string(), messages);
         }
     }
-    let clock = match &args.now {
-        Some(now) => Clock::parse(now)?,
-        None => Clock::System,
-    };
-    Ok((data, clock))
+    Ok((data, args.now.unwrap_or_default()))
 }
 
-/// The data document with the `--set` values applied over it.
 /// `--context FILE`: a Dotprompt render context, JSON or YAML.
-pub fn read_render_context(path: Option<&Path>) -> Result<Option<std::sync::Arc<Value>>, Error> {
+pub fn read_render_context(
+    path: Option<&Path>,
+    max_bytes: usize,
+) -> Result<Option<std::sync::Arc<Value>>, Error> {
     let Some(path) = path else {
         return Ok(None);
     };
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| {
-        Error::new(ErrorClass::Io, format!("cannot read the context: {error}")).with_file(&origin)
-    })?;
-    let context = parse_text(&text, Format::from_path(path), &origin)?;
+    let context = data::read_file(path, max_bytes)?;
     if !context.is_object() {
         return Err(Error::new(
             ErrorClass::Input,
@@ -145,30 +156,17 @@ pub fn read_render_context(path: Option<&Path>) -> Result<Option<std::sync::Arc<
     Ok(Some(std::sync::Arc::new(context)))
 }
 
-pub fn build_data(source: Option<&str>, sets: &[Assignment]) -> Result<Value, Error> {
+/// The data document (`--data`, a file or `-` for stdin, of at most
+/// `max_bytes`) with the `--set` values applied over it.
+pub fn build_data(
+    source: Option<&str>,
+    sets: &[Assignment],
+    max_bytes: usize,
+) -> Result<Value, Error> {
     let mut document = match source {
         None => Value::Object(Map::new()),
-        Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|error| {
-                    Error::new(
-                        ErrorClass::Io,
-                        format!("cannot read data from stdin: {error}"),
-                    )
-                })?;
-            parse_text(&text, None, "<stdin>")?
-        }
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|error| {
-                Error::new(
-                    ErrorClass::Io,
-                    format!("cannot read the data file {path}: {error}"),
-                )
-            })?;
-            parse_text(&text, Format::from_path(Path::new(path)), path)?
-        }
+        Some("-") => data::read_from(std::io::stdin().lock(), "<stdin>", None, max_bytes)?,
+        Some(path) => data::read_file(Path::new(path), max_bytes)?,
     };
     let Value::Object(map) = &mut document else {
         return Err(Error::new(
@@ -205,12 +203,26 @@ mod tests {
     }
 
     #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("512K"), Ok(512 * 1024));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("2 M"), Ok(2 << 20));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("12MB").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("K").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
+
+    #[test]
     fn sets_win_over_data_and_merge_into_it() {
         let sets = [
             parse_assignment("issue.title=New").unwrap(),
             parse_assignment("attempt=2").unwrap(),
         ];
-        let data = build_data(None, &sets).unwrap();
+        let data = build_data(None, &sets, 0).unwrap();
         assert_eq!(data, json!({"issue": {"title": "New"}, "attempt": 2}));
     }
 }

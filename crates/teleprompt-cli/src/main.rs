@@ -2,17 +2,20 @@
 
 mod input;
 
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use teleprompt::context::Clock;
+use teleprompt::limits::Limits;
 use teleprompt::{
-    prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, RenderOptions,
-    Strictness, Syntax,
+    prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, PromptContext,
+    RenderOptions, Strictness, Syntax,
 };
 
-/// Exit status for a document, template or data error.
+/// Exit status for a document, template or data error, and for output
+/// that cannot be written.
 const EXIT_FAILURE: u8 = 1;
 /// Exit status for a usage error: bad flags, an unreadable path.
 const EXIT_USAGE: u8 = 2;
@@ -48,7 +51,8 @@ enum Command {
         --syntax chat-template) render as transformers' apply_chat_template does: the data holds\n\
         messages, tools, documents, add_generation_prompt and any extra keys; --history sets messages.\n\
         Values: --set wins over --data, which wins over the prompt's input.default.\n\
-        Exit status: 0 rendered; 1 a document, template or data error; 2 a usage error.")]
+        Exit status: 0 rendered; 1 a document, template or data error, or output that cannot be\n\
+        written (a closed stdout ends quietly); 2 a usage error.")]
     Render(Box<RenderArgs>),
     /// Load prompts and report every document and parse error, in all files.
     #[command(after_help = "Examples:\n  \
@@ -59,7 +63,8 @@ enum Command {
         tokenizer_config.json and chat_template.jinja, Semantic Kernel prompt YAML \
         (a top-level template_format), and .md, .prompt and .txt files that open \
         with front matter; .gitignore is honoured.\n\
-        Exit status: 0 all prompts load; 1 some prompt has errors; 2 a usage error.")]
+        Exit status: 0 all prompts load; 1 some prompt has errors, or output that cannot be \
+        written; 2 a usage error.")]
     Check(CheckArgs),
 }
 
@@ -77,6 +82,10 @@ struct LoadArgs {
     /// (default: "default").
     #[arg(long, value_name = "NAME")]
     template_name: Option<String>,
+    /// The largest prompt file read, in bytes or with a K, M or G suffix
+    /// (KiB, MiB, GiB).
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = input::parse_size)]
+    max_template_bytes: usize,
 }
 
 impl LoadArgs {
@@ -85,6 +94,10 @@ impl LoadArgs {
             syntax: self.syntax,
             strict: self.strict,
             template_name: self.template_name.clone(),
+            limits: Limits {
+                max_template_bytes: self.max_template_bytes,
+                ..Limits::default()
+            },
             ..LoadOptions::default()
         }
     }
@@ -106,7 +119,7 @@ struct RenderArgs {
     #[arg(long, value_name = "PATH")]
     context: Option<PathBuf>,
     /// Conversation history: a JSON array of OpenAI-style chat messages (or
-    /// an object with a `messages` array).
+    /// an object with a `messages` array); YAML by its extension.
     #[arg(long, value_name = "PATH")]
     history: Option<PathBuf>,
     /// Skip the tool-call checks on the history.
@@ -122,13 +135,15 @@ struct RenderArgs {
     #[arg(long, value_name = "N")]
     attempt: Option<u32>,
     /// The current time for system.* values, RFC 3339 (default: now).
-    #[arg(long, value_name = "RFC3339")]
-    now: Option<String>,
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<Clock>,
     /// Time zone of system.local_datetime, an IANA name (default: UTC).
-    #[arg(long, value_name = "ZONE")]
+    #[arg(long, value_name = "ZONE", value_parser = parse_time_zone)]
     time_zone: Option<String>,
     /// Workspace directory for env.*, files and readme (read only when the
-    /// prompt uses them; .gitignore is honoured).
+    /// prompt uses them; .gitignore is honoured). Only regular files inside
+    /// DIR are read: a README that links out of it, or is a pipe or a
+    /// device, is an error; links are listed, never followed.
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// How deep `files` lists the workspace (1 = its own entries).
@@ -137,6 +152,10 @@ struct RenderArgs {
     /// Attach KEY=VALUE to every error of this render (e.g. issue=PROJ-42). Repeatable.
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
     labels: Vec<(String, String)>,
+    /// The largest data file read (--data, --history, --context, stdin), in
+    /// bytes or with a K, M or G suffix (KiB, MiB, GiB).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = input::parse_size)]
+    max_data_bytes: usize,
     /// Output: text, or JSON for messages, openai or anthropic.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
     format: OutputFormat,
@@ -161,22 +180,80 @@ fn parse_strictness(text: &str) -> Result<Strictness, String> {
     text.parse()
 }
 
+fn parse_now(text: &str) -> Result<Clock, String> {
+    Clock::parse(text).map_err(|error| error.message().to_string())
+}
+
+/// A time zone name the time zone database knows (the name is kept: the
+/// context looks it up again).
+fn parse_time_zone(text: &str) -> Result<String, String> {
+    PromptContext::new()
+        .time_zone_named(text)
+        .map(|_| text.to_string())
+        .map_err(|error| error.message().to_string())
+}
+
 fn parse_format(text: &str) -> Result<OutputFormat, String> {
     text.parse()
         .map_err(|error: teleprompt::messages::UnknownFormat| error.to_string())
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version go to stdout (status 0), usage errors to
+            // stderr (status 2); help that cannot be written fails.
+            let status = u8::try_from(error.exit_code()).unwrap_or(EXIT_USAGE);
+            return match error.print() {
+                Ok(()) => ExitCode::from(status),
+                Err(_) => ExitCode::from(status.max(EXIT_FAILURE)),
+            };
+        }
+    };
+    let outcome = match cli.command {
         Command::Render(args) => render(&args),
         Command::Check(args) => check(&args),
+    };
+    match outcome {
+        Ok(status) => status,
+        Err(WriteFailed) => ExitCode::from(EXIT_FAILURE),
     }
 }
 
-/// Writes the report of `error` to stderr and returns the matching status.
+/// Stdout or stderr could not be written (a full disk, a closed pipe): the
+/// command stops, with status 1.
+struct WriteFailed;
+
+/// Writes `text` to stdout. A failure is reported on stderr, except a
+/// closed pipe (`| head`), which ends the command quietly.
+fn print_out(text: &str) -> Result<(), WriteFailed> {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    written.map_err(|error| {
+        if error.kind() != ErrorKind::BrokenPipe {
+            // Nothing more can be done when stderr fails too.
+            let _ = writeln!(std::io::stderr(), "error: cannot write the output: {error}");
+        }
+        WriteFailed
+    })
+}
+
+/// Writes `text` to stderr.
+fn print_err(text: &str) -> Result<(), WriteFailed> {
+    let mut stderr = std::io::stderr().lock();
+    stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush())
+        .map_err(|_| WriteFailed)
+}
+
+/// Reports `error` on stderr and returns the matching status, which stays
+/// the same when stderr cannot be written.
 fn fail(error: &Error) -> ExitCode {
-    eprint!("{}", error.report());
+    let _ = print_err(&error.report());
     ExitCode::from(exit_status(error))
 }
 
@@ -187,10 +264,10 @@ fn exit_status(error: &Error) -> u8 {
     }
 }
 
-fn render(args: &RenderArgs) -> ExitCode {
+fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     let prompt = match Prompt::from_file_with(&args.file, &args.load.options()) {
         Ok(prompt) => prompt,
-        Err(error) => return fail(&error),
+        Err(error) => return Ok(fail(&error)),
     };
     let rendered = if prompt.syntax() == Syntax::ChatTemplate {
         // A chat template gets exactly what transformers gives it: the
@@ -206,7 +283,7 @@ fn render(args: &RenderArgs) -> ExitCode {
         input::build_context(args).and_then(|context| {
             let options = RenderOptions {
                 validate_history: !args.no_history_check,
-                context: input::read_render_context(args.context.as_deref())?,
+                context: input::read_render_context(args.context.as_deref(), args.max_data_bytes)?,
                 ..RenderOptions::default()
             };
             prompt.render_turn_with(&context, &options)
@@ -214,14 +291,16 @@ fn render(args: &RenderArgs) -> ExitCode {
     };
     let rendered = match rendered {
         Ok(rendered) => rendered,
-        Err(error) => return fail(&error),
+        Err(error) => return Ok(fail(&error)),
     };
     for warning in rendered.warnings() {
-        eprintln!("warning: {warning}");
+        print_err(&format!("warning: {warning}\n"))?;
     }
     if let Some(error) = rendered.recovered_error() {
-        eprint!("{}", error.report());
-        eprintln!("note: printed the unrendered template, as the prompt sets `on_error: original`");
+        print_err(&error.report())?;
+        print_err(
+            "note: printed the unrendered template, as the prompt sets `on_error: original`\n",
+        )?;
     }
     let output = match args.format {
         OutputFormat::Text => rendered.text().to_string(),
@@ -231,24 +310,14 @@ fn render(args: &RenderArgs) -> ExitCode {
                 json.push('\n');
                 json
             }
-            Err(error) => return fail(&error),
+            Err(error) => return Ok(fail(&error)),
         },
     };
-    let mut stdout = std::io::stdout().lock();
-    if let Err(error) = stdout
-        .write_all(output.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        // A closed pipe (`| head`) is not worth a report.
-        if error.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: cannot write the output: {error}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
-    }
-    ExitCode::SUCCESS
+    print_out(&output)?;
+    Ok(ExitCode::SUCCESS)
 }
 
-fn check(args: &CheckArgs) -> ExitCode {
+fn check(args: &CheckArgs) -> Result<ExitCode, WriteFailed> {
     let options = args.load.options();
     let mut errors: Vec<Error> = Vec::new();
     let mut warnings: Vec<Error> = Vec::new();
@@ -281,25 +350,28 @@ fn check(args: &CheckArgs) -> ExitCode {
             errors.extend(clashes.0);
         }
     }
-    for problem in warnings.iter().chain(&errors) {
-        eprintln!("{}", problem.report());
-    }
+    let reported = warnings
+        .iter()
+        .chain(&errors)
+        .try_for_each(|problem| print_err(&format!("{}\n", problem.report())));
     if errors.is_empty() {
-        match warnings.len() {
-            0 => println!("ok: {prompts} prompt(s) checked, no errors"),
-            n => println!("ok: {prompts} prompt(s) checked, no errors, {n} warning(s)"),
-        }
-        return ExitCode::SUCCESS;
+        reported?;
+        print_out(&match warnings.len() {
+            0 => format!("ok: {prompts} prompt(s) checked, no errors\n"),
+            n => format!("ok: {prompts} prompt(s) checked, no errors, {n} warning(s)\n"),
+        })?;
+        return Ok(ExitCode::SUCCESS);
     }
     let files = {
         let mut files: Vec<&str> = errors.iter().filter_map(Error::file).collect();
         files.dedup();
         files.len()
     };
-    eprintln!(
-        "{} error(s) in {files} file(s); {prompts} prompt(s) loaded cleanly",
-        errors.len()
-    );
     let status = errors.iter().map(exit_status).max().unwrap_or(EXIT_FAILURE);
-    ExitCode::from(status)
+    // The errors were found: a stderr that fails does not change the status.
+    let _ = print_err(&format!(
+        "{} error(s) in {files} file(s); {prompts} prompt(s) loaded cleanly\n",
+        errors.len()
+    ));
+    Ok(ExitCode::from(status))
 }

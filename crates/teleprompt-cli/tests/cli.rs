@@ -285,6 +285,11 @@ fn usage_errors_exit_2() {
         &["check", "no-such-dir"],
         &["render", "x.j2", "--strict", "very"],
         &["frobnicate"],
+        // Flag values that do not parse are usage errors too.
+        &["render", "x.j2", "--now", "next tuesday"],
+        &["render", "x.j2", "--now", "2026-13-01T00:00:00Z"],
+        &["render", "x.j2", "--time-zone", "Mars/Olympus_Mons"],
+        &["render", "x.j2", "--turn", "-1"],
     ] {
         let output = teleprompt(args);
         assert_eq!(
@@ -568,6 +573,464 @@ fn jinja_output_bombs_stop_at_the_output_limit() {
         assert!(
             stderr.contains("error[render]: the output is larger than 64 MiB"),
             "{bomb}: {stderr}"
+        );
+    }
+}
+
+/// The binary with its stdout and stderr sent to the given files.
+#[cfg(unix)]
+fn teleprompt_to(args: &[&str], stdout: Stdio, stderr: Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .output()
+        .expect("the teleprompt binary runs")
+}
+
+#[cfg(unix)]
+fn dev_full() -> Option<Stdio> {
+    let path = Path::new("/dev/full");
+    path.exists()
+        .then(|| std::fs::OpenOptions::new().write(true).open(path).ok())
+        .flatten()
+        .map(Stdio::from)
+}
+
+/// A full disk on stdout is a one-line error and status 1, never a panic.
+#[test]
+#[cfg(unix)]
+fn stdout_write_errors_exit_1() {
+    let dir = tempdir("dev-full-out");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi {{ who }}\n").unwrap();
+    let prompt = prompt.to_str().unwrap();
+    for args in [
+        &["render", prompt, "--set", "who=you"][..],
+        &["check", prompt],
+        &["--help"],
+        &["render", "--help"],
+    ] {
+        let Some(full) = dev_full() else {
+            return;
+        };
+        let output = teleprompt_to(args, full, Stdio::piped());
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        if args[0] != "--help" && args.get(1) != Some(&"--help") {
+            assert_eq!(
+                stderr, "error: cannot write the output: No space left on device (os error 28)\n",
+                "{args:?}"
+            );
+        }
+    }
+}
+
+/// A failing stderr keeps the status of the error it could not report;
+/// a warning it cannot print makes a success status 1.
+#[test]
+#[cfg(unix)]
+fn stderr_write_errors_keep_the_status() {
+    let dir = tempdir("dev-full-err");
+    let broken = dir.join("broken.j2");
+    std::fs::write(&broken, "{{ x | nope }}\n").unwrap();
+    let warns = dir.join("w.gotmpl");
+    std::fs::write(&warns, "{{ range .a }}{{ .a.b }}{{ end }}\n").unwrap();
+    let broken = broken.to_str().unwrap();
+    let warns = warns.to_str().unwrap();
+    for (args, status) in [
+        (&["render", "does-not-exist.j2"][..], 2),
+        (&["render", broken], 1),
+        (&["check", broken], 1),
+        (&["check", warns], 1),
+        (&["render"], 2),
+    ] {
+        let Some(full) = dev_full() else {
+            return;
+        };
+        let output = teleprompt_to(args, Stdio::piped(), full);
+        assert_eq!(output.status.code(), Some(status), "{args:?}");
+    }
+}
+
+/// A closed stdout (`teleprompt render … | head -c1`) ends the command
+/// quietly with status 1, as a write error.
+#[test]
+#[cfg(unix)]
+fn a_closed_stdout_exits_quietly() {
+    let dir = tempdir("broken-pipe");
+    let prompt = dir.join("big.j2");
+    // 2 MB of text: more than any pipe buffer holds.
+    std::fs::write(&prompt, "0123456789\n".repeat(200_000)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(["render", prompt.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the teleprompt binary runs");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("teleprompt finishes");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(text(&output.stderr), "");
+}
+
+/// Every file the command reads stops at its limit: an endless device is
+/// an error naming the limit and the flag that raises it, status 2.
+#[test]
+#[cfg(unix)]
+fn endless_inputs_stop_at_their_limit() {
+    if !Path::new("/dev/zero").exists() {
+        return;
+    }
+    let dir = tempdir("dev-zero");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi\n").unwrap();
+    let prompt = prompt.to_str().unwrap();
+    for (args, limit, flag) in [
+        (
+            &["render", prompt, "--data", "/dev/zero"][..],
+            "64 MiB",
+            "--max-data-bytes",
+        ),
+        (
+            &["render", prompt, "--history", "/dev/zero"],
+            "64 MiB",
+            "--max-data-bytes",
+        ),
+        (
+            &["render", prompt, "--context", "/dev/zero"],
+            "64 MiB",
+            "--max-data-bytes",
+        ),
+        (&["render", "/dev/zero"], "16 MiB", "--max-template-bytes"),
+        (&["check", "/dev/zero"], "16 MiB", "--max-template-bytes"),
+    ] {
+        let output = teleprompt(args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("error[io]: the file is larger than {limit}")),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("--> /dev/zero"), "{args:?}: {stderr}");
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+    }
+}
+
+/// The limits are options: a small limit makes a small file too large,
+/// and a file exactly at the limit reads.
+#[test]
+fn input_limits_are_options() {
+    let dir = tempdir("limits");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi {{ who }}\n").unwrap(); // 13 bytes
+    let data = dir.join("d.json");
+    std::fs::write(&data, r#"{"who": "you"}"#).unwrap(); // 14 bytes
+    let (prompt, data) = (prompt.to_str().unwrap(), data.to_str().unwrap());
+
+    let output = teleprompt(&[
+        "render",
+        prompt,
+        "--data",
+        data,
+        "--max-data-bytes=14",
+        "--max-template-bytes=13",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi you\n");
+
+    let output = teleprompt(&["render", prompt, "--data", data, "--max-data-bytes=13"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with("error[io]: the file is larger than 13 bytes, the limit for data files"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("--> {data}")), "{stderr}");
+    assert!(
+        stderr.contains("help: raise the limit: --max-data-bytes"),
+        "{stderr}"
+    );
+
+    let output = teleprompt_with_stdin(
+        &["render", prompt, "--data", "-", "--max-data-bytes=13"],
+        r#"{"who": "you"}"#,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("--> <stdin>"));
+
+    for command in ["render", "check"] {
+        let output = teleprompt(&[command, prompt, "--max-template-bytes=12"]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.starts_with(
+                "error[io]: the file is larger than 12 bytes, the limit for prompt files"
+            ),
+            "{stderr}"
+        );
+        assert!(stderr.contains("--max-template-bytes"), "{stderr}");
+    }
+
+    // Sizes take K, M and G; anything else is a usage error.
+    let output = teleprompt(&[
+        "render",
+        prompt,
+        "--data",
+        data,
+        "--max-data-bytes=1K",
+        "--max-template-bytes=1MiB",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let output = teleprompt(&["render", prompt, "--max-data-bytes=12MB"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("use K, M or G"));
+}
+
+/// Binary content in a data file is a data error (status 1) at the first
+/// bad byte, not an unreadable path.
+#[test]
+fn binary_data_is_a_data_error() {
+    let dir = tempdir("binary-data");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi\n").unwrap();
+    let data = dir.join("d.yaml");
+    std::fs::write(&data, b"name: ok\nlogo: \x89PNG\r\n\x1a\n\x00\x00").unwrap();
+    let history = dir.join("h.json");
+    std::fs::write(&history, b"[\xff]").unwrap();
+    let prompt = prompt.to_str().unwrap();
+    for (flag, file, at) in [
+        ("--data", &data, ":2:7"),
+        ("--history", &history, ":1:2"),
+        ("--context", &data, ":2:7"),
+    ] {
+        let output = teleprompt(&["render", prompt, flag, file.to_str().unwrap()]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{flag}: {stderr}");
+        assert!(
+            stderr.starts_with("error[input]: the data is not UTF-8 text"),
+            "{flag}: {stderr}"
+        );
+        assert!(stderr.contains(at), "{flag}: {stderr}");
+    }
+    let output = teleprompt_with_stdin(&["render", prompt, "--data", "-"], "a: \u{fffd}\n");
+    assert_eq!(output.status.code(), Some(0), "U+FFFD is text");
+}
+
+/// A named pipe given as a path (`--data <(jq …)`) is read: the user
+/// asked for it; only its size is bounded.
+#[test]
+#[cfg(unix)]
+fn a_named_pipe_on_the_command_line_is_read() {
+    let dir = tempdir("fifo-data");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "Hi {{ who }}\n").unwrap();
+    let fifo = dir.join("data.json");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|status| status.success()) {
+        return;
+    }
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, r#"{"who": "the pipe"}"#))
+    };
+    let output = teleprompt(&[
+        "render",
+        prompt.to_str().unwrap(),
+        "--data",
+        fifo.to_str().unwrap(),
+    ]);
+    writer.join().unwrap().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi the pipe\n");
+}
+
+/// A key twice in one mapping is a data error in JSON as in YAML: status
+/// 1, the mapping's path, the line of the second key.
+#[test]
+fn duplicate_keys_are_data_errors() {
+    let dir = tempdir("duplicates");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "{{ issue.title }}\n").unwrap();
+    let json = dir.join("d.json");
+    std::fs::write(
+        &json,
+        "{\"issue\": {\n  \"title\": \"first\",\n  \"title\": \"second\"\n}}",
+    )
+    .unwrap();
+    let yaml = dir.join("d.yaml");
+    std::fs::write(&yaml, "issue:\n  title: first\n  title: second\n").unwrap();
+    for (file, format, at) in [(&json, "JSON", ":3:"), (&yaml, "YAML", ":3:")] {
+        let output = teleprompt(&[
+            "render",
+            prompt.to_str().unwrap(),
+            "--data",
+            file.to_str().unwrap(),
+        ]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error[input]: invalid {format}: duplicate key \"title\" in issue"
+            )),
+            "{stderr}"
+        );
+        assert!(stderr.contains(at), "{stderr}");
+    }
+    // The same on stdin, where the content decides the format.
+    let output = teleprompt_with_stdin(
+        &["render", prompt.to_str().unwrap(), "--data", "-"],
+        "{\"issue\": {\"title\": 1}, \"issue\": 2}",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("duplicate key \"issue\" (a key may appear once"));
+    // And in a history.
+    let history = dir.join("history.json");
+    std::fs::write(
+        &history,
+        "[{\"role\": \"user\", \"content\": \"hi\", \"role\": \"system\"}]",
+    )
+    .unwrap();
+    let output = teleprompt(&[
+        "render",
+        "examples/rapida/assistant.j2",
+        "--history",
+        history.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("duplicate key \"role\" in [0]"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+/// A hundred aliases of one anchor is ordinary YAML; a billion laughs is a
+/// data error, not a hang or an allocation failure.
+#[test]
+fn yaml_aliases_render_and_alias_bombs_stop() {
+    let dir = tempdir("aliases");
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "{{ step99.model }} {{ step0.model }}\n").unwrap();
+    let data = dir.join("d.yaml");
+    let mut yaml = String::from("base: &base {model: gpt}\n");
+    for i in 0..100 {
+        yaml.push_str(&format!("step{i}: *base\n"));
+    }
+    std::fs::write(&data, yaml).unwrap();
+    let output = teleprompt(&[
+        "render",
+        prompt.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "gpt gpt\n");
+
+    let mut bomb = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for level in 1..10 {
+        let alias = format!("*a{}", level - 1);
+        bomb.push_str(&format!(
+            "a{level}: &a{level} [{}]\n",
+            vec![alias; 9].join(", ")
+        ));
+    }
+    std::fs::write(&data, bomb).unwrap();
+    let output = teleprompt(&[
+        "render",
+        prompt.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("error[input]: invalid YAML: its aliases expand to more than"),
+        "{stderr}"
+    );
+}
+
+/// Runs the binary, killing it after `seconds`: a command that blocks fails
+/// the test instead of hanging the suite.
+#[cfg(unix)]
+fn teleprompt_within(seconds: u64, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the teleprompt binary runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("status").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(seconds) {
+            let _ = child.kill();
+            panic!("{args:?} still runs after {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("teleprompt finishes")
+}
+
+/// The workspace README is read only when it is a regular file inside the
+/// workspace: a link to the process environment is refused (status 2,
+/// nothing printed), a named pipe does not block, a link inside is read.
+#[test]
+#[cfg(unix)]
+fn workspace_reads_stay_inside_the_workspace() {
+    use std::os::unix::fs::symlink;
+    let dir = tempdir("ws-cli");
+    let prompt = dir.join("p.hbs");
+    std::fs::write(&prompt, "README: {{readme}}\n").unwrap();
+    let prompt = prompt.to_str().unwrap();
+    let workspace = dir.join("repo");
+    std::fs::create_dir_all(workspace.join("docs")).unwrap();
+    let ws = format!("--workspace={}", workspace.display());
+    let readme = workspace.join("README.md");
+
+    std::fs::write(workspace.join("docs/intro.md"), "Linked inside.\n").unwrap();
+    symlink("docs/intro.md", &readme).unwrap();
+    let output = teleprompt_within(10, &["render", prompt, &ws]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "README: Linked inside.\n\n");
+
+    if Path::new("/proc/self/environ").exists() {
+        std::fs::remove_file(&readme).unwrap();
+        symlink("/proc/self/environ", &readme).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+            .args(["render", prompt, &ws])
+            .env("TELEPROMPT_TEST_SECRET", "sk-do-not-leak")
+            .output()
+            .expect("runs");
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(output.stdout.is_empty());
+        assert!(
+            stderr.starts_with(
+                "error[io]: the workspace README README.md leads outside the workspace (to /proc/"
+            ),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("sk-do-not-leak"), "{stderr}");
+    }
+
+    std::fs::remove_file(&readme).unwrap();
+    if Command::new("mkfifo")
+        .arg(&readme)
+        .status()
+        .is_ok_and(|status| status.success())
+    {
+        let output = teleprompt_within(10, &["render", prompt, &ws]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("README.md is a named pipe, not a regular file"),
+            "{stderr}"
         );
     }
 }

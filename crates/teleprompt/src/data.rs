@@ -5,11 +5,16 @@
 //! resolves a path through the layers when the template reads it, so the cost
 //! of a render depends on what the template reads, not on the size of the data.
 
+use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{Error, ErrorClass, Location};
+use crate::limits::{self, Input};
+
+mod parse;
 
 /// Data to render a prompt against.
 ///
@@ -319,23 +324,40 @@ pub fn parse_yaml(yaml: &str) -> Result<Value, (usize, usize, String)> {
     if yaml.trim().is_empty() {
         return Ok(Value::Null);
     }
-    serde_saphyr::from_str::<Value>(yaml).map_err(|error| {
-        let (line, column) = error
-            .location()
-            .map_or((1, 1), |at| (at.line() as usize, at.column() as usize));
-        let message = error.without_snippet().to_string();
-        let message = message.lines().next().unwrap_or("invalid YAML");
-        // The position is reported separately, counted in the real file.
-        let message = match message.rfind(" at line ") {
-            Some(cut) => &message[..cut],
-            None => message,
-        };
-        (
-            line.max(1),
-            column.max(1),
-            format!("invalid YAML: {message}"),
-        )
-    })
+    parse::yaml(yaml, yaml_options(yaml))
+}
+
+/// How many values YAML aliases may add to those a file holds: an alias
+/// copies its anchor's values, and an anchor of aliases of anchors grows
+/// exponentially (a "billion laughs"). The budget is on what the aliases
+/// produce, not on how many there are: any number of aliases of a small
+/// anchor is fine.
+pub const YAML_ALIAS_VALUES: usize = 250_000;
+/// How many bytes of text YAML aliases may add to the file's own.
+pub const YAML_ALIAS_BYTES: usize = 64 * 1024 * 1024;
+
+/// How YAML `text` is read: a duplicate key is an error (merge keys, `<<`,
+/// still give way to the mapping's own keys, as YAML says), reported as a
+/// duplicate key in JSON is. What aliases add is bounded by
+/// [`YAML_ALIAS_VALUES`] and [`YAML_ALIAS_BYTES`]; what the text holds
+/// itself is bounded by its size (see [`crate::limits::Limits`]), so the
+/// reader's own counts of nodes, aliases and anchors are lifted.
+fn yaml_options(text: &str) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_events = usize::MAX;
+    budget.max_nodes = usize::MAX;
+    budget.max_aliases = usize::MAX;
+    budget.max_anchors = usize::MAX;
+    budget.enforce_alias_anchor_ratio = false;
+    budget.max_total_scalar_bytes = text.len().saturating_add(YAML_ALIAS_BYTES);
+    budget.max_recorded_anchor_bytes = text.len().saturating_add(YAML_ALIAS_BYTES);
+    budget.max_recorded_anchor_events = text.len().saturating_add(YAML_ALIAS_VALUES);
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = YAML_ALIAS_VALUES;
+    options.duplicate_keys = serde_saphyr::options::DuplicateKeyPolicy::Error;
+    options.with_snippet = false;
+    options
 }
 
 /// A text format for data.
@@ -380,7 +402,7 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
         )
     };
     match format {
-        Format::Json => serde_json::from_str(text).map_err(|error| {
+        Format::Json => parse::json(text).map_err(|error| {
             let message = format!("invalid JSON: {error}");
             let message = message
                 .rsplit_once(" at line ")
@@ -393,6 +415,65 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
             Err((line, column, message)) => Err(input_error(line, column, message)),
         },
     }
+}
+
+/// Parses JSON text as data is parsed: like `serde_json::from_str`, but a
+/// key twice in one object is an error naming the object's path.
+pub(crate) fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
+    parse::json(text)
+}
+
+/// Reads a data file — JSON or YAML by its extension, else by its content
+/// (see [`parse_text`]) — of at most `max_bytes` bytes
+/// ([`Limits::max_data_bytes`](crate::limits::Limits::max_data_bytes)).
+/// A file that cannot be read or is too large is an `io` error; text that
+/// is not UTF-8 or does not parse is an `input` error at its line.
+pub fn read_file(path: &Path, max_bytes: usize) -> Result<Value, Error> {
+    let origin = path.display().to_string();
+    let bytes = limits::read_file(path, max_bytes, Input::Data)?;
+    parse_text(
+        &utf8_text(bytes, &origin)?,
+        Format::from_path(path),
+        &origin,
+    )
+}
+
+/// [`read_file`] from a reader (stdin); `origin` names it in errors, and
+/// without a `format` the content decides.
+pub fn read_from(
+    reader: impl Read,
+    origin: &str,
+    format: Option<Format>,
+    max_bytes: usize,
+) -> Result<Value, Error> {
+    let bytes = limits::read_from(reader, origin, max_bytes, Input::Data)?;
+    parse_text(&utf8_text(bytes, origin)?, format, origin)
+}
+
+/// `bytes` as text; bytes that are not UTF-8 (a binary file) are an
+/// `input` error at the line and column of the first bad byte.
+fn utf8_text(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
+    String::from_utf8(bytes).map_err(|error| {
+        let bytes = error.as_bytes();
+        let valid = error.utf8_error().valid_up_to();
+        let before = bytes.get(..valid).unwrap_or_default();
+        // The valid prefix is UTF-8: count its lines and the characters of
+        // its last line.
+        let line_start = before
+            .iter()
+            .rposition(|&byte| byte == b'\n')
+            .map_or(0, |newline| newline + 1);
+        let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
+        let column = std::str::from_utf8(before.get(line_start..).unwrap_or_default())
+            .map_or(1, |text| text.chars().count() + 1);
+        let byte = bytes.get(valid).copied().unwrap_or_default();
+        Error::new(
+            ErrorClass::Input,
+            format!("the data is not UTF-8 text (byte 0x{byte:02X} at offset {valid}): is it a binary file?"),
+        )
+        .with_file(origin)
+        .with_location(Location { line, column }, None)
+    })
 }
 
 /// `map`'s entry for `key`. Small maps (most objects a template reads) are
@@ -483,5 +564,23 @@ mod tests {
         let error = parse_text("{\n  \"a\": }", None, "d.json").unwrap_err();
         assert_eq!(error.class(), ErrorClass::Input);
         assert_eq!(error.location().map(|at| at.line), Some(2));
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_in_json_and_yaml_alike() {
+        let json = parse_text("{\"a\": {\"b\": 1,\n  \"b\": 2}}", None, "d.json").unwrap_err();
+        let yaml = parse_text("a:\n  b: 1\n  b: 2\n", None, "d.yaml").unwrap_err();
+        for (error, format, line) in [(json, "JSON", 2), (yaml, "YAML", 3)] {
+            assert_eq!(error.class(), ErrorClass::Input);
+            assert_eq!(
+                error.message(),
+                format!("invalid {format}: duplicate key \"b\" in a (a key may appear once in a mapping)")
+            );
+            assert_eq!(error.location().map(|at| at.line), Some(line), "{format}");
+        }
+        // A YAML merge key gives way to the mapping's own keys: not a duplicate.
+        let merged =
+            parse_text("base: &b {x: 1, y: 1}\nm:\n  <<: *b\n  x: 2\n", None, "-").unwrap();
+        assert_eq!(merged["m"], serde_json::json!({"x": 2, "y": 1}));
     }
 }

@@ -8,13 +8,12 @@
 //! prompt file's own folder. Names are relative paths inside that root:
 //! an absolute name, `..`, or a symbolic link whose target lies outside
 //! the root is an error, and only regular files are read (a FIFO or a
-//! device named like a partial is an error, never a read that blocks).
+//! device named like a partial is an error, never a read that blocks),
+//! and a file holds at most [`crate::limits::Limits::max_template_bytes`].
 
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-/// The most bytes one included file may hold.
-pub(crate) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+use crate::limits::{self, Input};
 
 /// The most files one prompt may include, all levels counted.
 pub(crate) const MAX_FILES: usize = 1000;
@@ -30,6 +29,8 @@ pub(crate) struct Includes {
     dir: PathBuf,
     /// The including file's extension (`hbs`, `prompt`, `md`), lower case.
     extension: Option<String>,
+    /// The most bytes an included file may hold (the template limit).
+    max_bytes: usize,
 }
 
 /// A file found for a name.
@@ -46,7 +47,7 @@ impl Includes {
     /// Includes for the prompt file `file`, inside `root` (the file's
     /// folder when `None`). `None` when the root cannot be resolved (it
     /// does not exist): nothing can be included then.
-    pub(crate) fn for_file(file: &Path, root: Option<&Path>) -> Option<Includes> {
+    pub(crate) fn for_file(file: &Path, root: Option<&Path>, max_bytes: usize) -> Option<Includes> {
         let named = file.parent().unwrap_or(Path::new(""));
         let folder = if named.as_os_str().is_empty() {
             Path::new(".")
@@ -70,16 +71,18 @@ impl Includes {
             extension: file
                 .extension()
                 .map(|ext| ext.to_string_lossy().to_ascii_lowercase()),
+            max_bytes,
         })
     }
 
     /// Includes for a template that is not a file: names resolve in `root`.
-    pub(crate) fn in_root(root: &Path) -> Option<Includes> {
+    pub(crate) fn in_root(root: &Path, max_bytes: usize) -> Option<Includes> {
         Some(Includes {
             root: root.canonicalize().ok()?,
             shown_root: root.to_path_buf(),
             dir: PathBuf::new(),
             extension: None,
+            max_bytes,
         })
     }
 
@@ -91,6 +94,7 @@ impl Includes {
             shown_root: self.shown_root.clone(),
             dir: relative.parent().map(Path::to_path_buf).unwrap_or_default(),
             extension: self.extension.clone(),
+            max_bytes: self.max_bytes,
         }
     }
 
@@ -167,8 +171,15 @@ impl Includes {
                     "{shown} is not a regular file (a pipe or a device), so it is not read"
                 ));
             }
-            let text = read_capped(&canonical).map_err(|error| format!("{shown}: {error}"))?;
             let origin = self.shown_root.join(relative).display().to_string();
+            let bytes = limits::read_file(&canonical, self.max_bytes, Input::Template)
+                .map_err(|error| format!("{shown}: {}", error.message()))?;
+            let text = String::from_utf8(bytes).map_err(|error| {
+                format!(
+                    "{shown} is not UTF-8 text (invalid byte at offset {})",
+                    error.utf8_error().valid_up_to()
+                )
+            })?;
             return Ok(Some((relative.clone(), Found { origin, text })));
         }
         Ok(None)
@@ -199,27 +210,6 @@ fn relative_name(name: &str) -> Result<PathBuf, String> {
     Ok(clean)
 }
 
-/// The file's text, at most [`MAX_FILE_BYTES`], UTF-8.
-fn read_capped(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|error| format!("cannot read it: {error}"))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| format!("cannot read it: {error}"))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!(
-            "the file is larger than {}, the most an included file may hold",
-            crate::limits::describe_bytes(MAX_FILE_BYTES as usize)
-        ));
-    }
-    String::from_utf8(bytes).map_err(|error| {
-        format!(
-            "the file is not UTF-8 text (invalid byte at offset {})",
-            error.utf8_error().valid_up_to()
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +230,7 @@ mod tests {
             shown_root: PathBuf::from("r"),
             dir: PathBuf::from("sub"),
             extension: Some("md".to_string()),
+            max_bytes: 1024,
         };
         let found: Vec<String> = includes
             .partial_candidates("common/persona")

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::limits::{self, Input};
 use crate::messages::{self, Markers};
 use crate::{
     context, data, document, syntax, ChatMessage, ContentPart, Data, Document, Entry, Error,
@@ -51,13 +52,15 @@ impl Prompt {
     pub fn from_file_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Prompt, Error> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|error| {
-            Error::new(ErrorClass::Io, format!("cannot read the file: {error}")).with_file(&origin)
-        })?;
+        let bytes = limits::read_file(path, options.limits.max_template_bytes, Input::Template)?;
         let source = Prompt::utf8(&origin, &bytes)?;
-        let includes = crate::include::Includes::for_file(path, options.include_root.as_deref());
+        let includes = crate::include::Includes::for_file(
+            path,
+            options.include_root.as_deref(),
+            options.limits.max_template_bytes,
+        );
         let mut prompt = Prompt::load(&origin, source, options, includes)?;
-        prompt.add_sibling_tokens(path);
+        prompt.add_sibling_tokens(path, options.limits.max_template_bytes);
         Ok(prompt)
     }
 
@@ -97,7 +100,7 @@ impl Prompt {
     /// which holds the special tokens the template prints: they become
     /// defaults too (the host's data still wins). A missing or unreadable
     /// config adds nothing.
-    fn add_sibling_tokens(&mut self, path: &Path) {
+    fn add_sibling_tokens(&mut self, path: &Path, max_bytes: usize) {
         let is_template_file = path
             .extension()
             .is_some_and(|ext| ext.eq_ignore_ascii_case("jinja"));
@@ -107,8 +110,8 @@ impl Prompt {
         let Some(config) = path
             .parent()
             .map(|dir| dir.join("tokenizer_config.json"))
-            .and_then(|config| std::fs::read_to_string(config).ok())
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|config| limits::read_file(&config, max_bytes, Input::Template).ok())
+            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
         else {
             return;
         };
@@ -127,10 +130,9 @@ impl Prompt {
     /// it includes (Handlebars partials) are read only from
     /// [`LoadOptions::include_root`], when set.
     pub fn from_source(origin: &str, source: &str, options: &LoadOptions) -> Result<Prompt, Error> {
-        let includes = options
-            .include_root
-            .as_deref()
-            .and_then(crate::include::Includes::in_root);
+        let includes = options.include_root.as_deref().and_then(|root| {
+            crate::include::Includes::in_root(root, options.limits.max_template_bytes)
+        });
         Prompt::load(origin, source, options, includes)
     }
 

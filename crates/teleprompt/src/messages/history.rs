@@ -115,7 +115,8 @@ pub enum HistoryParseError {
 }
 
 /// Reads a history in the OpenAI chat shape: a JSON array of messages, or an
-/// object whose `messages` field is that array.
+/// object whose `messages` field is that array. As in data, a key twice in
+/// one object is an error.
 ///
 /// ```
 /// let history = teleprompt::messages::parse_history(
@@ -125,7 +126,7 @@ pub enum HistoryParseError {
 /// # Ok::<(), teleprompt::messages::HistoryParseError>(())
 /// ```
 pub fn parse_history(json: &str) -> Result<Vec<ChatMessage>, HistoryParseError> {
-    let value: Value = serde_json::from_str(json).map_err(|error| HistoryParseError::Json {
+    let value: Value = crate::data::parse_json(json).map_err(|error| HistoryParseError::Json {
         message: json_error_text(&error),
         line: error.line(),
         column: error.column(),
