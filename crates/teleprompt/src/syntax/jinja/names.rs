@@ -3,7 +3,7 @@
 //! teleprompt's own, and the render budget.
 
 /// Upper bound on the VM instructions of one render: stops runaway loops.
-pub(super) const FUEL: u64 = 50_000_000;
+pub(super) const FUEL: u64 = 10_000_000;
 
 /// minijinja 3.0.5's built-in filters (with the features we enable), plus ours.
 pub(super) const FILTERS: &[&str] = &[
