@@ -199,13 +199,25 @@ impl<'a> View<'a> {
     }
 
     /// The value under `key`, if this is an object that has it in any layer.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<View<'a>> {
         self.get_entry(key).map(|(_, view)| view)
     }
 
     /// [`View::get`], with the key as the data holds it (borrowed from the
     /// data, not from `key`).
+    #[inline]
     pub fn get_entry(&self, key: &str) -> Option<(&'a str, View<'a>)> {
+        if self.rest.is_empty() {
+            // One layer (most reads): the object's own entry, nothing to merge.
+            let (held, value) = find_key(self.first.as_object()?, key)?;
+            return Some((held.as_str(), View::single(value)));
+        }
+        self.get_entry_merged(key)
+    }
+
+    /// [`View::get_entry`] through the lower layers' objects.
+    fn get_entry_merged(&self, key: &str) -> Option<(&'a str, View<'a>)> {
         let mut found = std::iter::once(self.first)
             .chain(self.rest.as_slice().iter().copied())
             .filter_map(|node| find_key(node.as_object()?, key));
@@ -397,13 +409,24 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
 
 /// `map`'s entry for `key`. Small maps (most objects a template reads) are
 /// scanned: comparing a few short keys costs less than hashing one.
+#[inline]
 fn find_key<'a>(map: &'a Map<String, Value>, key: &str) -> Option<(&'a String, &'a Value)> {
     const SCAN: usize = 8;
     if map.len() <= SCAN {
-        map.iter().find(|(held, _)| held.as_str() == key)
+        let key = key.as_bytes();
+        map.iter().find(|(held, _)| same_key(held.as_bytes(), key))
     } else {
         map.get_key_value(key)
     }
+}
+
+/// Whether two (short) keys are equal: the length and the first byte rule
+/// out most keys, and the bytes are compared in line, without a call.
+#[inline]
+fn same_key(held: &[u8], key: &[u8]) -> bool {
+    held.len() == key.len()
+        && held.first() == key.first()
+        && held.iter().zip(key).all(|(a, b)| a == b)
 }
 
 /// `upper` with what it lacks taken from `lower`: maps are merged key by
