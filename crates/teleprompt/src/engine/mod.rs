@@ -48,7 +48,7 @@ impl EngineTemplate {
 
     /// Renders against `data`.
     pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
-        render(&self.program, data)
+        render(&self.program, data).map_err(|error| *error)
     }
 }
 

@@ -11,7 +11,9 @@ use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::{functions, messages, Data, Strictness};
 
-type Result<T> = std::result::Result<T, TemplateError>;
+/// Errors are boxed while rendering: a result stays small (a value, or a
+/// pointer) on the hot paths, where no error happens.
+type Result<T> = std::result::Result<T, Box<TemplateError>>;
 
 /// How deeply blocks and template calls may nest while rendering (keeps the
 /// evaluator's recursion well inside a thread's stack).
@@ -70,8 +72,11 @@ struct Renderer<'a> {
     partial_level: usize,
 }
 
-fn internal(span: Span) -> TemplateError {
-    TemplateError::render(Some(span.range()), "internal error: malformed program")
+fn internal(span: Span) -> Box<TemplateError> {
+    Box::new(TemplateError::render(
+        Some(span.range()),
+        "internal error: malformed program",
+    ))
 }
 
 impl<'a> Renderer<'a> {
@@ -87,17 +92,24 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    #[inline]
     fn check_output(&self, span: Option<Span>) -> Result<()> {
         if self.out.len() > self.program.limits.output {
-            return Err(TemplateError::render(
-                span.map(Span::range),
-                format!(
-                    "the output is larger than {} (the limit of one render)",
-                    crate::limits::describe_bytes(self.program.limits.output)
-                ),
-            ));
+            return Err(self.output_error(span).into());
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn output_error(&self, span: Option<Span>) -> TemplateError {
+        TemplateError::render(
+            span.map(Span::range),
+            format!(
+                "the output is larger than {} (the limit of one render)",
+                crate::limits::describe_bytes(self.program.limits.output)
+            ),
+        )
     }
 
     fn set(&mut self, slot: u32, value: Value<'a>) {
@@ -111,7 +123,8 @@ impl<'a> Renderer<'a> {
             return Err(TemplateError::render(
                 None,
                 format!("blocks and template calls nest more than {MAX_DEPTH} deep"),
-            ));
+            )
+            .into());
         }
         self.depth += 1;
         let mut result = Ok(Flow::Normal);
@@ -250,7 +263,7 @@ impl<'a> Renderer<'a> {
                     )
                     .suggest(Some(format!(
                         "write {{{{this.{name}}}}} (or {{{{./{name}}}}}) for the data's value; the helper runs when the data has no key {name:?}"
-                    ))));
+                    ))).into());
                 }
             }
             Instr::Break => return Ok(Flow::Break),
@@ -276,7 +289,8 @@ impl<'a> Renderer<'a> {
                     "loops ran more than {} times in one render",
                     self.program.limits.iterations
                 ),
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -365,7 +379,8 @@ impl<'a> Renderer<'a> {
                     return Err(TemplateError::render(
                         Some(span.range()),
                         format!("can't use {n} to iterate over more than one variable"),
-                    ));
+                    )
+                    .into());
                 }
                 for i in 0..(*n).max(0) {
                     ran = true;
@@ -388,7 +403,8 @@ impl<'a> Renderer<'a> {
                 .suggest(Some(format!(
                     "range needs a list, a map or an integer; this is {}",
                     other.kind_name()
-                ))));
+                )))
+                .into());
             }
         }
         if !ran {
@@ -550,7 +566,8 @@ impl<'a> Renderer<'a> {
                         "the name of a dynamic partial must be a string, not {}",
                         other.kind_name()
                     ),
-                ))
+                )
+                .into())
             }
         };
         let templates = &self.program.templates;
@@ -564,7 +581,8 @@ impl<'a> Renderer<'a> {
             .suggest(
                 closest(name, templates.iter().map(|t| &*t.name))
                     .map(|c| format!("did you mean \"{c}\"?")),
-            )),
+            )
+            .into()),
         }
     }
 
@@ -584,7 +602,7 @@ impl<'a> Renderer<'a> {
             )
             .suggest(Some(
                 "call the partial as {{#> name}}…{{/name}}, whose content {{> @partial-block}} renders".to_string(),
-            )));
+            )).into());
         };
         if self.calls >= self.program.limits.call_depth {
             return Err(TemplateError::render(
@@ -593,7 +611,8 @@ impl<'a> Renderer<'a> {
                     "template calls nest more than {} deep",
                     self.program.limits.call_depth
                 ),
-            ));
+            )
+            .into());
         }
         self.calls += 1;
         let saved_frame = std::mem::replace(&mut self.frame, frame);
@@ -618,7 +637,8 @@ impl<'a> Renderer<'a> {
                     "template calls nest more than {} deep: does {:?} call itself without end?",
                     program.limits.call_depth, &*template.name
                 ),
-            ));
+            )
+            .into());
         }
         self.calls += 1;
         let base = self.vars.len();
@@ -635,14 +655,29 @@ impl<'a> Renderer<'a> {
         result.map(|_| ())
     }
 
+    /// Prints a value: strings and integers here, the rest in
+    /// [`Renderer::print_other`].
+    #[inline]
     fn print(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
+        match value {
+            Value::Str(text) => self.out.push_str(text),
+            Value::String(text) => self.out.push_str(text),
+            Value::Int(i) => gofmt::write_int(&mut self.out, *i),
+            _ => return self.print_other(value, span),
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn print_other(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
         match value {
             Value::Missing => {
                 if self.program.strictness != Strictness::Lenient {
                     return Err(TemplateError::render(
                         Some(span.range()),
                         "the value is missing: there is nothing to print",
-                    ));
+                    )
+                    .into());
                 }
             }
             Value::Null => {
@@ -719,8 +754,31 @@ impl<'a> Renderer<'a> {
     /// Reads `key` from `value`. Generic over the value's borrow so that a
     /// host result ([`Value::Json`]) can be read through a borrowed view
     /// ([`Renderer::field_json`]), and by reference so that reading from
-    /// dot or a variable copies nothing.
+    /// dot or a variable copies nothing. The common case, a key an object
+    /// of the data has, is inlined; everything else is
+    /// [`Renderer::field_other`].
+    #[inline]
     fn field<'v>(
+        &self,
+        value: &Value<'v>,
+        key: &Key,
+        i: usize,
+        path: &Expr,
+        span: Span,
+        test: bool,
+    ) -> Result<Value<'v>> {
+        if let Value::Object(view) = value {
+            if let Some(found) = view.get(&key.name) {
+                return Ok(Value::from_view(found));
+            }
+        }
+        self.field_other(value, key, i, path, span, test)
+    }
+
+    /// [`Renderer::field`] of a key an object lacks, or of a value that is
+    /// not an object of the data.
+    #[inline(never)]
+    fn field_other<'v>(
         &self,
         value: &Value<'v>,
         key: &Key,
@@ -760,7 +818,7 @@ impl<'a> Renderer<'a> {
                         return Ok(Value::Missing);
                     }
                     if self.program.flavor == Flavor::Handlebars {
-                        return Err(self.hbs_field_error(value, key, i, path, span));
+                        return Err(self.hbs_field_error(value, key, i, path, span).into());
                     }
                     let suggestion = root_suggestion().or_else(|| {
                         closest(name, view.keys()).map(|c| format!("did you mean \"{c}\"?"))
@@ -769,7 +827,8 @@ impl<'a> Renderer<'a> {
                         Some(span.range()),
                         format!("map has no entry for key {name:?}"),
                     )
-                    .suggest(suggestion))
+                    .suggest(suggestion)
+                    .into())
                 }
             },
             Value::Missing => Ok(Value::Missing),
@@ -782,7 +841,7 @@ impl<'a> Renderer<'a> {
                     if self.missing_ok(test) {
                         return Ok(Value::Missing);
                     }
-                    return Err(self.hbs_field_error(value, key, i, path, span));
+                    return Err(self.hbs_field_error(value, key, i, path, span).into());
                 }
                 let prefix = describe(self.prefix(span, keys, i));
                 Err(TemplateError::render(
@@ -793,7 +852,8 @@ impl<'a> Renderer<'a> {
                     Some(format!(
                         "test it first: {{{{ if {prefix} }}}}…{{{{ end }}}}"
                     ))
-                })))
+                }))
+                .into())
             }
             // Handlebars reads an array's elements by index (`list.[0]`) and
             // its `length`, as handlebars.js does.
@@ -807,13 +867,13 @@ impl<'a> Renderer<'a> {
                 if self.missing_ok(test) {
                     return Ok(Value::Missing);
                 }
-                Err(self.hbs_field_error(value, key, i, path, span))
+                Err(self.hbs_field_error(value, key, i, path, span).into())
             }
             other if self.program.flavor == Flavor::Handlebars => {
                 if self.missing_ok(test) {
                     return Ok(Value::Missing);
                 }
-                Err(self.hbs_field_error(other, key, i, path, span))
+                Err(self.hbs_field_error(other, key, i, path, span).into())
             }
             other => {
                 let prefix = describe(self.prefix(span, keys, i));
@@ -825,7 +885,8 @@ impl<'a> Renderer<'a> {
                         other.kind_name()
                     ),
                 )
-                .suggest(root_suggestion()))
+                .suggest(root_suggestion())
+                .into())
             }
         }
     }
@@ -843,7 +904,7 @@ impl<'a> Renderer<'a> {
         span: Span,
     ) -> TemplateError {
         let Expr::Path { base, keys, .. } = path else {
-            return internal(span);
+            return *internal(span);
         };
         let name: &str = &key.name;
         let prefix = self
@@ -944,8 +1005,11 @@ impl<'a> Renderer<'a> {
         self.eval(expr, dot, test)
     }
 
-    fn func_error(func: Func, span: Span, message: impl std::fmt::Display) -> TemplateError {
-        TemplateError::render(Some(span.range()), format!("{}: {message}", func.name()))
+    fn func_error(func: Func, span: Span, message: impl std::fmt::Display) -> Box<TemplateError> {
+        Box::new(TemplateError::render(
+            Some(span.range()),
+            format!("{}: {message}", func.name()),
+        ))
     }
 
     /// Evaluates all arguments onto the shared buffer; returns where they start.
@@ -1134,7 +1198,8 @@ impl<'a> Renderer<'a> {
                     )
                     .suggest(Some(
                         "write the separator first: join \", \" .list".to_string(),
-                    )));
+                    ))
+                    .into());
                 };
                 let items: &[serde_json::Value] = match &list {
                     Value::Array(items) => items,
@@ -1251,7 +1316,7 @@ impl<'a> Renderer<'a> {
                 value.kind_name()
             ),
         )
-        .suggest(named.map(|name| format!("write {{{{ {name} … }}}} instead of {{{{ call \"{name}\" … }}}}"))))
+        .suggest(named.map(|name| format!("write {{{{ {name} … }}}} instead of {{{{ call \"{name}\" … }}}}"))).into())
     }
 
     /// Calls host function `index` with the arguments as JSON; its result
@@ -1276,7 +1341,7 @@ impl<'a> Renderer<'a> {
         }
         match functions::call_host(&host.name, &*host.function, &json) {
             Ok(result) => Ok(Value::owned(result)),
-            Err(message) => Err(TemplateError::render(Some(span.range()), message)),
+            Err(message) => Err(TemplateError::render(Some(span.range()), message).into()),
         }
     }
 
@@ -1378,7 +1443,8 @@ impl<'a> Renderer<'a> {
                         )
                         .suggest(
                             closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?")),
-                        ))
+                        )
+                        .into())
                     }
                 }
             }
@@ -1509,12 +1575,7 @@ impl<'a> Renderer<'a> {
     }
 }
 
-fn write_print(
-    func: Func,
-    out: &mut String,
-    args: &[Value<'_>],
-    span: Span,
-) -> std::result::Result<(), TemplateError> {
+fn write_print(func: Func, out: &mut String, args: &[Value<'_>], span: Span) -> Result<()> {
     match func {
         Func::Printf => match args.first() {
             Some(first) => match first.as_str() {
@@ -1526,7 +1587,8 @@ fn write_print(
                             "printf: the format must be a string, not {}",
                             first.kind_name()
                         ),
-                    ))
+                    )
+                    .into())
                 }
             },
             None => return Err(internal(span)),
