@@ -27,15 +27,19 @@ enum Flow {
     Continue,
 }
 
-/// Renders `program` against `data`.
-pub(crate) fn render(program: &Program, data: &Data) -> Result<String> {
+/// Renders `program` against `data`, into an output that starts with room
+/// for `expect` bytes (or for about the template's size, if that is more).
+pub(crate) fn render(program: &Program, data: &Data, expect: usize) -> Result<String> {
     let root = Value::from_view(data.root());
+    let capacity = expect
+        .max(program.source.len() + program.source.len() / 2 + 64)
+        .min(program.limits.output);
     let mut renderer = Renderer {
         program,
         root: root.clone(),
         vars: Vec::with_capacity(16),
         frame: 0,
-        out: String::with_capacity(program.source.len() + program.source.len() / 2 + 64),
+        out: String::with_capacity(capacity),
         iterations: 0,
         calls: 0,
         depth: 0,
