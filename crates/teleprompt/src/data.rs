@@ -420,13 +420,37 @@ fn find_key<'a>(map: &'a Map<String, Value>, key: &str) -> Option<(&'a String, &
     }
 }
 
-/// Whether two (short) keys are equal: the length and the first byte rule
-/// out most keys, and the bytes are compared in line, without a call.
+/// Whether two keys are equal. Keys are mostly short: up to 16 bytes they
+/// are compared as two machine words (overlapping when shorter than two
+/// words), in line, instead of calling a function to compare the bytes.
 #[inline]
 fn same_key(held: &[u8], key: &[u8]) -> bool {
-    held.len() == key.len()
-        && held.first() == key.first()
-        && held.iter().zip(key).all(|(a, b)| a == b)
+    let n = key.len();
+    if held.len() != n {
+        return false;
+    }
+    match n {
+        0 => true,
+        1..=3 => held.iter().zip(key).all(|(a, b)| a == b),
+        4..=7 => {
+            word::<4>(held, 0) == word::<4>(key, 0)
+                && word::<4>(held, n - 4) == word::<4>(key, n - 4)
+        }
+        8..=16 => {
+            word::<8>(held, 0) == word::<8>(key, 0)
+                && word::<8>(held, n - 8) == word::<8>(key, n - 8)
+        }
+        _ => held == key,
+    }
+}
+
+/// The `N` bytes of `bytes` at `at` (zeros past its end, never read here).
+#[inline]
+fn word<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    bytes
+        .get(at..at + N)
+        .and_then(|part| part.try_into().ok())
+        .unwrap_or([0; N])
 }
 
 /// `upper` with what it lacks taken from `lower`: maps are merged key by
