@@ -72,8 +72,12 @@ pub(crate) fn write_int(out: &mut String, value: i64) {
         buf[start] = b'-';
     }
     // ASCII digits and a sign, pushed as the characters they are (cheaper,
-    // for a handful of bytes, than checking them as UTF-8).
-    out.extend(buf[start..].iter().copied().map(char::from));
+    // for a handful of bytes, than checking them as UTF-8; the mask tells
+    // the compiler that each is one byte long).
+    out.reserve(buf.len() - start);
+    for &b in &buf[start..] {
+        out.push(char::from(b & 0x7f));
+    }
 }
 
 /// `fmt.Sprint`: spaces between operands when neither side is a string.
