@@ -407,6 +407,13 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
     }
 }
 
+/// The value under `key` in `json`, if it is an object that has it (one
+/// layer: nothing merged).
+#[inline]
+pub(crate) fn child<'a>(json: &'a Value, key: &str) -> Option<&'a Value> {
+    find_key(json.as_object()?, key).map(|(_, value)| value)
+}
+
 /// `map`'s entry for `key`. Small maps (most objects a template reads) are
 /// scanned: comparing a few short keys costs less than hashing one.
 #[inline]

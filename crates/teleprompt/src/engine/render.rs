@@ -9,7 +9,7 @@ use super::helpers;
 use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
-use crate::{functions, messages, Data, Strictness};
+use crate::{data, functions, messages, Data, Strictness};
 
 /// Errors are boxed while rendering: a result stays small (a value, or a
 /// pointer) on the hot paths, where no error happens.
@@ -152,7 +152,13 @@ impl<'a> Renderer<'a> {
                 self.check_output(None)?;
             }
             Instr::Print { expr, span } => {
-                if let Expr::Call {
+                if let Some(json) = self.json_of(expr, dot) {
+                    // A value of the data: printed from where it is.
+                    self.print_json(json, *span)?;
+                } else if let Some(&Value::Int(i)) = self.var_of(expr) {
+                    // A loop's @index, mostly: no copy of the variable.
+                    gofmt::write_int(&mut self.out, i);
+                } else if let Expr::Call {
                     func: func @ (Func::Printf | Func::Print | Func::Println),
                     args,
                     span: call_span,
@@ -175,6 +181,10 @@ impl<'a> Renderer<'a> {
                 then,
                 otherwise,
             } => {
+                if let (Some(json), None) = (self.json_of(cond, dot), bind) {
+                    let truth = self.truthy(&Value::from_json(json));
+                    return self.exec_block(if truth { then } else { otherwise }, dot);
+                }
                 let value = self.eval(cond, dot, true)?;
                 let truth = self.truthy(&value);
                 if let Some(slot) = bind {
@@ -323,10 +333,14 @@ impl<'a> Renderer<'a> {
     /// Sets the four slots of a Handlebars loop pass (`@key`, `@index`,
     /// `@first`, `@last`).
     fn set_each(&mut self, base: u32, key: Value<'a>, index: usize, len: usize) {
-        self.set(base, key);
-        self.set(base + 1, Value::Int(index as i64));
-        self.set(base + 2, Value::Bool(index == 0));
-        self.set(base + 3, Value::Bool(index + 1 == len));
+        let at = self.frame + base as usize;
+        let slots = self.vars.get_mut(at..at + 4);
+        if let Some([key_slot, index_slot, first, last]) = slots {
+            *key_slot = key;
+            *index_slot = Value::Int(index as i64);
+            *first = Value::Bool(index == 0);
+            *last = Value::Bool(index + 1 == len);
+        }
     }
 
     fn exec_range(
@@ -672,6 +686,19 @@ impl<'a> Renderer<'a> {
         Ok(())
     }
 
+    /// [`Renderer::print`] of a value of the data.
+    #[inline]
+    fn print_json(&mut self, json: &'a serde_json::Value, span: Span) -> Result<()> {
+        match json {
+            serde_json::Value::String(text) => self.out.push_str(text),
+            serde_json::Value::Number(n) if n.is_i64() => {
+                gofmt::write_int(&mut self.out, n.as_i64().unwrap_or(0))
+            }
+            other => return self.print_other(&Value::from_json(other), span),
+        }
+        Ok(())
+    }
+
     #[inline(never)]
     fn print_other(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
         match value {
@@ -715,30 +742,68 @@ impl<'a> Renderer<'a> {
                 Const::Float(f) => Value::Float(*f),
                 Const::Str(s) => Value::Str(s),
             }),
-            Expr::Path { base, keys, span } => {
-                let Some((first, rest)) = keys.split_first() else {
-                    return self.eval(base, dot, test);
-                };
-                // The first key is read from dot or a variable in place,
-                // without a copy of the value it is read from.
-                let mut value = match &**base {
-                    Expr::Dot => self.field(dot, first, 0, expr, *span, test)?,
-                    Expr::Var(slot) => match self.vars.get(self.frame + *slot as usize) {
-                        Some(base) => self.field(base, first, 0, expr, *span, test)?,
-                        None => self.field(&Value::Missing, first, 0, expr, *span, test)?,
-                    },
-                    base => {
-                        let base = self.eval(base, dot, test)?;
-                        self.field(&base, first, 0, expr, *span, test)?
-                    }
-                };
-                for (i, key) in rest.iter().enumerate() {
-                    value = self.field(&value, key, i + 1, expr, *span, test)?;
-                }
-                Ok(value)
-            }
+            Expr::Path { .. } => match self.json_of(expr, dot) {
+                Some(json) => Ok(Value::from_json(json)),
+                None => self.eval_path(expr, dot, test),
+            },
             Expr::Call { func, args, span } => self.call(*func, args, *span, dot, test),
         }
+    }
+
+    /// The JSON a path reaches, when it reads keys that objects of the
+    /// data have from dot, a variable or the root (most paths): followed in
+    /// place, without making a value at each step. `None` for any other
+    /// expression or path, which [`Renderer::eval`] reads in full.
+    #[inline]
+    fn json_of(&self, expr: &Expr, dot: &Value<'a>) -> Option<&'a serde_json::Value> {
+        let Expr::Path { base, keys, .. } = expr else {
+            return None;
+        };
+        let from = match &**base {
+            Expr::Dot => dot,
+            Expr::Var(slot) => self.vars.get(self.frame + *slot as usize)?,
+            Expr::Root => &self.root,
+            _ => return None,
+        };
+        json_path(from, keys)
+    }
+
+    /// The variable `expr` reads, if it is one.
+    #[inline]
+    fn var_of(&self, expr: &Expr) -> Option<&Value<'a>> {
+        match expr {
+            Expr::Var(slot) => self.vars.get(self.frame + *slot as usize),
+            _ => None,
+        }
+    }
+
+    /// A path ([`Expr::Path`]) read key by key, with what each step finds
+    /// checked: missing keys, nulls, lists, host results, merged layers.
+    #[inline(never)]
+    fn eval_path(&mut self, expr: &'a Expr, dot: &Value<'a>, test: bool) -> Result<Value<'a>> {
+        let Expr::Path { base, keys, span } = expr else {
+            return self.eval(expr, dot, test);
+        };
+        let Some((first, rest)) = keys.split_first() else {
+            return self.eval(base, dot, test);
+        };
+        // The first key is read from dot or a variable in place,
+        // without a copy of the value it is read from.
+        let mut value = match &**base {
+            Expr::Dot => self.field(dot, first, 0, expr, *span, test)?,
+            Expr::Var(slot) => match self.vars.get(self.frame + *slot as usize) {
+                Some(base) => self.field(base, first, 0, expr, *span, test)?,
+                None => self.field(&Value::Missing, first, 0, expr, *span, test)?,
+            },
+            base => {
+                let base = self.eval(base, dot, test)?;
+                self.field(&base, first, 0, expr, *span, test)?
+            }
+        };
+        for (i, key) in rest.iter().enumerate() {
+            value = self.field(&value, key, i + 1, expr, *span, test)?;
+        }
+        Ok(value)
     }
 
     /// The text of a path up to (not including) key `i`.
@@ -1667,6 +1732,24 @@ fn less(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
         (Value::Float(x), Value::Float(y)) => x < y,
         _ => a.as_str() < b.as_str(),
     })
+}
+
+/// The JSON that `keys` reach from `from` when every step is a key that an
+/// object of one layer has (most reads); `None` otherwise, and for no keys,
+/// and the path is then read step by step ([`Renderer::eval_path`]).
+#[inline]
+fn json_path<'a>(from: &Value<'a>, keys: &[Key]) -> Option<&'a serde_json::Value> {
+    let Value::Object(view) = from else {
+        return None;
+    };
+    if view.is_merged() || keys.is_empty() {
+        return None;
+    }
+    let mut json = view.value();
+    for key in keys {
+        json = data::child(json, &key.name)?;
+    }
+    Some(json)
 }
 
 /// An object of the data or of a host result.
