@@ -204,13 +204,25 @@ impl<'a> View<'a> {
     }
 
     /// The value under `key`, if this is an object that has it in any layer.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<View<'a>> {
         self.get_entry(key).map(|(_, view)| view)
     }
 
     /// [`View::get`], with the key as the data holds it (borrowed from the
     /// data, not from `key`).
+    #[inline]
     pub fn get_entry(&self, key: &str) -> Option<(&'a str, View<'a>)> {
+        if self.rest.is_empty() {
+            // One layer (most reads): the object's own entry, nothing to merge.
+            let (held, value) = find_key(self.first.as_object()?, key)?;
+            return Some((held.as_str(), View::single(value)));
+        }
+        self.get_entry_merged(key)
+    }
+
+    /// [`View::get_entry`] through the lower layers' objects.
+    fn get_entry_merged(&self, key: &str) -> Option<(&'a str, View<'a>)> {
         let mut found = std::iter::once(self.first)
             .chain(self.rest.as_slice().iter().copied())
             .filter_map(|node| find_key(node.as_object()?, key));
@@ -476,15 +488,57 @@ fn utf8_text(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
     })
 }
 
+/// The value under `key` in `json`, if it is an object that has it (one
+/// layer: nothing merged).
+#[inline]
+pub(crate) fn child<'a>(json: &'a Value, key: &str) -> Option<&'a Value> {
+    find_key(json.as_object()?, key).map(|(_, value)| value)
+}
+
 /// `map`'s entry for `key`. Small maps (most objects a template reads) are
 /// scanned: comparing a few short keys costs less than hashing one.
+#[inline]
 fn find_key<'a>(map: &'a Map<String, Value>, key: &str) -> Option<(&'a String, &'a Value)> {
     const SCAN: usize = 8;
     if map.len() <= SCAN {
-        map.iter().find(|(held, _)| held.as_str() == key)
+        let key = key.as_bytes();
+        map.iter().find(|(held, _)| same_key(held.as_bytes(), key))
     } else {
         map.get_key_value(key)
     }
+}
+
+/// Whether two keys are equal. Keys are mostly short: up to 16 bytes they
+/// are compared as two machine words (overlapping when shorter than two
+/// words), in line, instead of calling a function to compare the bytes.
+#[inline]
+fn same_key(held: &[u8], key: &[u8]) -> bool {
+    let n = key.len();
+    if held.len() != n {
+        return false;
+    }
+    match n {
+        0 => true,
+        1..=3 => held.iter().zip(key).all(|(a, b)| a == b),
+        4..=7 => {
+            word::<4>(held, 0) == word::<4>(key, 0)
+                && word::<4>(held, n - 4) == word::<4>(key, n - 4)
+        }
+        8..=16 => {
+            word::<8>(held, 0) == word::<8>(key, 0)
+                && word::<8>(held, n - 8) == word::<8>(key, n - 8)
+        }
+        _ => held == key,
+    }
+}
+
+/// The `N` bytes of `bytes` at `at` (zeros past its end, never read here).
+#[inline]
+fn word<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    bytes
+        .get(at..at + N)
+        .and_then(|part| part.try_into().ok())
+        .unwrap_or([0; N])
 }
 
 /// `upper` with what it lacks taken from `lower`: maps are merged key by

@@ -3,7 +3,7 @@
 //! messages.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -376,6 +376,7 @@ impl Prompt {
                 if self.dotprompt {
                     return markers
                         .split_dotprompt(&output, self.default_role)
+                        .map(Cut::from)
                         .map_err(|error| {
                             Error::new(ErrorClass::Render, error.to_string())
                                 .with_file(self.origin())
@@ -383,16 +384,19 @@ impl Prompt {
                 }
                 if !output.contains(messages::OPEN) {
                     // No marker at all: one message, without a second scan.
-                    return Ok(self.plain_split(output));
+                    return Ok(Cut::plain(output));
                 }
-                markers.split(&output, self.default_role).map_err(|error| {
-                    Error::new(ErrorClass::Render, error.to_string()).with_file(self.origin())
-                })
+                markers
+                    .split(&output, self.default_role)
+                    .map(Cut::from)
+                    .map_err(|error| {
+                        Error::new(ErrorClass::Render, error.to_string()).with_file(self.origin())
+                    })
             });
         let (split, recovered) = match split {
             Ok(split) => (split, None),
             Err(error) if self.on_error == OnError::Original => {
-                (self.plain_split(document.body.clone()), Some(error))
+                (Cut::plain(document.body.clone()), Some(error))
             }
             Err(error) => return Err(error),
         };
@@ -400,13 +404,14 @@ impl Prompt {
             true => {
                 let fallback =
                     context::continuation_fallback("", true, self.continuation_prompt.as_deref());
-                self.plain_split(fallback.to_string())
+                Cut::plain(fallback.to_string())
             }
             false => split,
         };
         Ok(Rendered {
             text: split.text,
-            items: split.items,
+            items: split.items.map_or_else(OnceLock::new, OnceLock::from),
+            default_role: self.default_role,
             generations: split.generations,
             history: turn.history,
             warnings: turn.warnings,
@@ -476,26 +481,6 @@ impl Prompt {
         )))
     }
 
-    /// `text` as one message of the default role.
-    fn plain_split(&self, text: String) -> messages::Split {
-        let content = text.trim();
-        let items = if content.is_empty() {
-            Vec::new()
-        } else {
-            vec![messages::Item::Message(Message {
-                role: self.default_role,
-                content: vec![ContentPart::Text {
-                    text: content.to_string(),
-                }],
-            })]
-        };
-        messages::Split {
-            text,
-            items,
-            generations: Vec::new(),
-        }
-    }
-
     /// Likely mistakes that neither stop loading nor rendering, each placed
     /// in the file (class [`ErrorClass::Warning`]): in Go syntax, a root
     /// name such as `.issue` read inside `range` or `with`, where dot is
@@ -561,6 +546,51 @@ impl Prompt {
     }
 }
 
+/// A render's text and its messages.
+struct Cut {
+    text: String,
+    /// The messages; `None` when the whole text is one message of the
+    /// default role (made from the text when first asked for: a host that
+    /// reads only the text never pays for a copy of it).
+    items: Option<Vec<messages::Item>>,
+    generations: Vec<std::ops::Range<usize>>,
+}
+
+impl Cut {
+    /// `text` as one message of the default role.
+    fn plain(text: String) -> Cut {
+        Cut {
+            text,
+            items: None,
+            generations: Vec::new(),
+        }
+    }
+}
+
+impl From<messages::Split> for Cut {
+    fn from(split: messages::Split) -> Cut {
+        Cut {
+            text: split.text,
+            items: Some(split.items),
+            generations: split.generations,
+        }
+    }
+}
+
+/// `text` as one message of `role` (none if it is only whitespace).
+fn plain_items(text: &str, role: Role) -> Vec<messages::Item> {
+    let content = text.trim();
+    if content.is_empty() {
+        return Vec::new();
+    }
+    vec![messages::Item::Message(Message {
+        role,
+        content: vec![ContentPart::Text {
+            text: content.to_string(),
+        }],
+    })]
+}
+
 /// What a render adds to the data: the conversation around it.
 #[derive(Default)]
 struct Turn {
@@ -600,7 +630,11 @@ impl Default for RenderOptions {
 #[derive(Clone, Debug)]
 pub struct Rendered {
     text: String,
-    items: Vec<messages::Item>,
+    /// The messages, in order; made from `text` on first use when the
+    /// render wrote no marker (see [`Cut`]).
+    items: OnceLock<Vec<messages::Item>>,
+    /// The role of text outside any message marker.
+    default_role: Role,
     generations: Vec<std::ops::Range<usize>>,
     history: Arc<Vec<ChatMessage>>,
     warnings: Vec<String>,
@@ -608,6 +642,12 @@ pub struct Rendered {
 }
 
 impl Rendered {
+    /// The messages and the history placeholder, in order.
+    fn items(&self) -> &[messages::Item] {
+        self.items
+            .get_or_init(|| plain_items(&self.text, self.default_role))
+    }
+
     /// The rendered text, without role markers.
     pub fn text(&self) -> &str {
         &self.text
@@ -647,7 +687,7 @@ impl Rendered {
     /// Text before the first `role` call belongs to the prompt's
     /// `default_role`; whitespace-only messages are dropped.
     pub fn messages(&self) -> impl Iterator<Item = &Message> {
-        self.items.iter().filter_map(|item| match item {
+        self.items().iter().filter_map(|item| match item {
             messages::Item::Message(message) => Some(message),
             messages::Item::History => None,
         })
@@ -656,7 +696,7 @@ impl Rendered {
     /// The whole conversation to send: the rendered messages, with the
     /// history where the template placed it, or after them.
     pub fn conversation(&self) -> Vec<Entry<'_>> {
-        messages::assemble(&self.items, &self.history)
+        messages::assemble(self.items(), &self.history)
     }
 
     /// The result in an output shape: `text`, teleprompt's `messages`,

@@ -27,15 +27,56 @@ pub(crate) fn write_value(out: &mut String, value: &Value<'_>) {
     match value {
         Value::Str(s) => out.push_str(s),
         Value::String(s) => out.push_str(s),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Value::Int(i) => write_int(out, *i),
         Value::Float(x) => write_shortest_g(out, *x),
         _ => Printer {
             out,
             f: Flags::default(),
         }
         .print_arg(value, 'v', 0),
+    }
+}
+
+/// Two decimal digits for each number below 100.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// Writes an integer in decimal, as `%v` and `%d` without flags print it:
+/// two digits at a time, without the machinery of `core::fmt`.
+pub(crate) fn write_int(out: &mut String, value: i64) {
+    // The longest is i64::MIN: a sign and 19 digits.
+    let mut buf = [0u8; 20];
+    let mut start = buf.len();
+    let mut n = value.unsigned_abs();
+    let mut put = |start: &mut usize, pair: u64| {
+        let at = pair as usize * 2;
+        *start -= 2;
+        buf[*start..*start + 2].copy_from_slice(&DIGIT_PAIRS[at..at + 2]);
+    };
+    while n >= 100 {
+        put(&mut start, n % 100);
+        n /= 100;
+    }
+    if n >= 10 {
+        put(&mut start, n);
+    } else {
+        start -= 1;
+        buf[start] = b'0' + n as u8;
+    }
+    if value < 0 {
+        start -= 1;
+        buf[start] = b'-';
+    }
+    // ASCII digits and a sign, pushed as the characters they are (cheaper,
+    // for a handful of bytes, than checking them as UTF-8; the mask tells
+    // the compiler that each is one byte long).
+    out.reserve(buf.len() - start);
+    for &b in &buf[start..] {
+        out.push(char::from(b & 0x7f));
     }
 }
 
@@ -1030,6 +1071,20 @@ mod tests {
         let mut out = String::new();
         sprintf(&mut out, format, args);
         out
+    }
+
+    #[test]
+    fn integers_print_as_core_fmt_prints_them() {
+        let mut values = vec![i64::MIN, i64::MIN + 1, i64::MAX, 0, -1];
+        for digits in 0..19 {
+            let p = 10i64.pow(digits);
+            values.extend([p - 1, p, p + 1, -p + 1, -p, -p - 1, 7 * p + 3]);
+        }
+        for v in values {
+            let mut out = String::from("x");
+            write_int(&mut out, v);
+            assert_eq!(out, format!("x{v}"));
+        }
     }
 
     #[test]

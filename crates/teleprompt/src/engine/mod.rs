@@ -22,6 +22,7 @@ pub(crate) mod value;
 pub(crate) use render::render;
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::diagnostics::TemplateError;
 use crate::Data;
@@ -34,11 +35,20 @@ pub(crate) struct EngineTemplate {
     /// Names the template may read from the root; `None`: it reads the
     /// root as a whole (`{{ toJSON . }}`, `{{this}}`), so any name.
     reads: Option<BTreeSet<String>>,
+    /// The length of the last render's output: the next render reserves
+    /// about that much up front instead of growing (and copying) its
+    /// output as it goes. A hint only: renders on other threads may race
+    /// to set it, and any value is correct.
+    last_len: AtomicUsize,
 }
 
 impl EngineTemplate {
     pub(crate) fn new(program: program::Program, reads: Option<BTreeSet<String>>) -> Self {
-        EngineTemplate { program, reads }
+        EngineTemplate {
+            program,
+            reads,
+            last_len: AtomicUsize::new(0),
+        }
     }
 
     /// Whether the template may read `name` from the root of the data.
@@ -48,7 +58,17 @@ impl EngineTemplate {
 
     /// Renders against `data`.
     pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
-        render(&self.program, data)
+        let last = self.last_len.load(Ordering::Relaxed);
+        let mut out = render(&self.program, data, last + last / 8).map_err(|error| *error)?;
+        if out.len() != last {
+            self.last_len.store(out.len(), Ordering::Relaxed);
+            if out.capacity() > 2 * out.len() + 4096 {
+                // Much shorter than the last render: do not hand the host
+                // the room reserved for the long one.
+                out.shrink_to_fit();
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -9,9 +9,11 @@ use super::helpers;
 use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, PartialContent, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
-use crate::{functions, messages, Data, Strictness};
+use crate::{data, functions, messages, Data, Strictness};
 
-type Result<T> = std::result::Result<T, TemplateError>;
+/// Errors are boxed while rendering: a result stays small (a value, or a
+/// pointer) on the hot paths, where no error happens.
+type Result<T> = std::result::Result<T, Box<TemplateError>>;
 
 /// How deeply blocks and template calls may nest while rendering (keeps the
 /// evaluator's recursion well inside a thread's stack).
@@ -25,15 +27,19 @@ enum Flow {
     Continue,
 }
 
-/// Renders `program` against `data`.
-pub(crate) fn render(program: &Program, data: &Data) -> Result<String> {
+/// Renders `program` against `data`, into an output that starts with room
+/// for `expect` bytes (or for about the template's size, if that is more).
+pub(crate) fn render(program: &Program, data: &Data, expect: usize) -> Result<String> {
     let root = Value::from_view(data.root());
+    let capacity = expect
+        .max(program.source.len() + program.source.len() / 2 + 64)
+        .min(program.limits.output);
     let mut renderer = Renderer {
         program,
         root: root.clone(),
         vars: Vec::with_capacity(16),
         frame: 0,
-        out: String::with_capacity(program.source.len() + program.source.len() / 2 + 64),
+        out: String::with_capacity(capacity),
         iterations: 0,
         calls: 0,
         depth: 0,
@@ -92,8 +98,11 @@ fn same_context(a: &Value<'_>, b: &Value<'_>) -> bool {
     }
 }
 
-fn internal(span: Span) -> TemplateError {
-    TemplateError::render(Some(span.range()), "internal error: malformed program")
+fn internal(span: Span) -> Box<TemplateError> {
+    Box::new(TemplateError::render(
+        Some(span.range()),
+        "internal error: malformed program",
+    ))
 }
 
 impl<'a> Renderer<'a> {
@@ -109,17 +118,24 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    #[inline]
     fn check_output(&self, span: Option<Span>) -> Result<()> {
         if self.out.len() > self.program.limits.output {
-            return Err(TemplateError::render(
-                span.map(Span::range),
-                format!(
-                    "the output is larger than {} (the limit of one render)",
-                    crate::limits::describe_bytes(self.program.limits.output)
-                ),
-            ));
+            return Err(self.output_error(span).into());
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn output_error(&self, span: Option<Span>) -> TemplateError {
+        TemplateError::render(
+            span.map(Span::range),
+            format!(
+                "the output is larger than {} (the limit of one render)",
+                crate::limits::describe_bytes(self.program.limits.output)
+            ),
+        )
     }
 
     fn set(&mut self, slot: u32, value: Value<'a>) {
@@ -133,7 +149,8 @@ impl<'a> Renderer<'a> {
             return Err(TemplateError::render(
                 None,
                 format!("blocks and template calls nest more than {MAX_DEPTH} deep"),
-            ));
+            )
+            .into());
         }
         self.depth += 1;
         let mut result = Ok(Flow::Normal);
@@ -157,7 +174,13 @@ impl<'a> Renderer<'a> {
                 self.check_output(None)?;
             }
             Instr::Print { expr, span } => {
-                if let Expr::Call {
+                if let Some(json) = self.json_of(expr, dot) {
+                    // A value of the data: printed from where it is.
+                    self.print_json(json, *span)?;
+                } else if let Some(&Value::Int(i)) = self.var_of(expr) {
+                    // A loop's @index, mostly: no copy of the variable.
+                    gofmt::write_int(&mut self.out, i);
+                } else if let Expr::Call {
                     func: func @ (Func::Printf | Func::Print | Func::Println),
                     args,
                     span: call_span,
@@ -180,6 +203,10 @@ impl<'a> Renderer<'a> {
                 then,
                 otherwise,
             } => {
+                if let (Some(json), None) = (self.json_of(cond, dot), bind) {
+                    let truth = self.truthy(&Value::from_json(json));
+                    return self.exec_block(if truth { then } else { otherwise }, dot);
+                }
                 let value = self.eval(cond, dot, true)?;
                 let truth = self.truthy(&value);
                 if let Some(slot) = bind {
@@ -278,7 +305,7 @@ impl<'a> Renderer<'a> {
                     )
                     .suggest(Some(format!(
                         "write {{{{this.{name}}}}} (or {{{{./{name}}}}}) for the data's value; the helper runs when the data has no key {name:?}"
-                    ))));
+                    ))).into());
                 }
             }
             Instr::Break => return Ok(Flow::Break),
@@ -304,7 +331,8 @@ impl<'a> Renderer<'a> {
                     "loops ran more than {} times in one render",
                     self.program.limits.iterations
                 ),
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -333,10 +361,14 @@ impl<'a> Renderer<'a> {
     /// Sets the four slots of a Handlebars loop pass (`@key`, `@index`,
     /// `@first`, `@last`).
     fn set_each(&mut self, base: u32, key: Value<'a>, index: usize, len: usize) {
-        self.set(base, key);
-        self.set(base + 1, Value::Int(index as i64));
-        self.set(base + 2, Value::Bool(index == 0));
-        self.set(base + 3, Value::Bool(index + 1 == len));
+        let at = self.frame + base as usize;
+        let slots = self.vars.get_mut(at..at + 4);
+        if let Some([key_slot, index_slot, first, last]) = slots {
+            *key_slot = key;
+            *index_slot = Value::Int(index as i64);
+            *first = Value::Bool(index == 0);
+            *last = Value::Bool(index + 1 == len);
+        }
     }
 
     fn exec_range(
@@ -393,7 +425,8 @@ impl<'a> Renderer<'a> {
                     return Err(TemplateError::render(
                         Some(span.range()),
                         format!("can't use {n} to iterate over more than one variable"),
-                    ));
+                    )
+                    .into());
                 }
                 for i in 0..(*n).max(0) {
                     ran = true;
@@ -416,7 +449,8 @@ impl<'a> Renderer<'a> {
                 .suggest(Some(format!(
                     "range needs a list, a map or an integer; this is {}",
                     other.kind_name()
-                ))));
+                )))
+                .into());
             }
         }
         if !ran {
@@ -586,7 +620,8 @@ impl<'a> Renderer<'a> {
                         "the name of a dynamic partial must be a string, not {}",
                         other.kind_name()
                     ),
-                ))
+                )
+                .into())
             }
         };
         let templates = &self.program.templates;
@@ -601,7 +636,8 @@ impl<'a> Renderer<'a> {
             .suggest(
                 closest(name, templates.iter().map(|t| &*t.name))
                     .map(|c| format!("did you mean \"{c}\"?")),
-            )),
+            )
+            .into()),
         }
     }
 
@@ -640,7 +676,7 @@ impl<'a> Renderer<'a> {
             )
             .suggest(Some(
                 "call the partial as {{#> name}}…{{/name}}, whose content {{> @partial-block}} renders".to_string(),
-            )));
+            )).into());
         };
         if self.calls >= self.program.limits.call_depth {
             return Err(TemplateError::render(
@@ -649,7 +685,8 @@ impl<'a> Renderer<'a> {
                     "template calls nest more than {} deep",
                     self.program.limits.call_depth
                 ),
-            ));
+            )
+            .into());
         }
         self.calls += 1;
         let saved_frame = std::mem::replace(&mut self.frame, frame);
@@ -710,7 +747,8 @@ impl<'a> Renderer<'a> {
                     "template calls nest more than {} deep: does {:?} call itself without end?",
                     program.limits.call_depth, &*template.name
                 ),
-            ));
+            )
+            .into());
         }
         self.calls += 1;
         let base = self.vars.len();
@@ -727,14 +765,42 @@ impl<'a> Renderer<'a> {
         result.map(|_| ())
     }
 
+    /// Prints a value: strings and integers here, the rest in
+    /// [`Renderer::print_other`].
+    #[inline]
     fn print(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
+        match value {
+            Value::Str(text) => self.out.push_str(text),
+            Value::String(text) => self.out.push_str(text),
+            Value::Int(i) => gofmt::write_int(&mut self.out, *i),
+            _ => return self.print_other(value, span),
+        }
+        Ok(())
+    }
+
+    /// [`Renderer::print`] of a value of the data.
+    #[inline]
+    fn print_json(&mut self, json: &'a serde_json::Value, span: Span) -> Result<()> {
+        match json {
+            serde_json::Value::String(text) => self.out.push_str(text),
+            serde_json::Value::Number(n) if n.is_i64() => {
+                gofmt::write_int(&mut self.out, n.as_i64().unwrap_or(0))
+            }
+            other => return self.print_other(&Value::from_json(other), span),
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn print_other(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
         match value {
             Value::Missing => {
                 if self.program.strictness != Strictness::Lenient {
                     return Err(TemplateError::render(
                         Some(span.range()),
                         "the value is missing: there is nothing to print",
-                    ));
+                    )
+                    .into());
                 }
             }
             Value::Null => {
@@ -768,30 +834,68 @@ impl<'a> Renderer<'a> {
                 Const::Float(f) => Value::Float(*f),
                 Const::Str(s) => Value::Str(s),
             }),
-            Expr::Path { base, keys, span } => {
-                let Some((first, rest)) = keys.split_first() else {
-                    return self.eval(base, dot, test);
-                };
-                // The first key is read from dot or a variable in place,
-                // without a copy of the value it is read from.
-                let mut value = match &**base {
-                    Expr::Dot => self.field(dot, first, 0, expr, *span, test)?,
-                    Expr::Var(slot) => match self.vars.get(self.frame + *slot as usize) {
-                        Some(base) => self.field(base, first, 0, expr, *span, test)?,
-                        None => self.field(&Value::Missing, first, 0, expr, *span, test)?,
-                    },
-                    base => {
-                        let base = self.eval(base, dot, test)?;
-                        self.field(&base, first, 0, expr, *span, test)?
-                    }
-                };
-                for (i, key) in rest.iter().enumerate() {
-                    value = self.field(&value, key, i + 1, expr, *span, test)?;
-                }
-                Ok(value)
-            }
+            Expr::Path { .. } => match self.json_of(expr, dot) {
+                Some(json) => Ok(Value::from_json(json)),
+                None => self.eval_path(expr, dot, test),
+            },
             Expr::Call { func, args, span } => self.call(*func, args, *span, dot, test),
         }
+    }
+
+    /// The JSON a path reaches, when it reads keys that objects of the
+    /// data have from dot, a variable or the root (most paths): followed in
+    /// place, without making a value at each step. `None` for any other
+    /// expression or path, which [`Renderer::eval`] reads in full.
+    #[inline]
+    fn json_of(&self, expr: &Expr, dot: &Value<'a>) -> Option<&'a serde_json::Value> {
+        let Expr::Path { base, keys, .. } = expr else {
+            return None;
+        };
+        let from = match &**base {
+            Expr::Dot => dot,
+            Expr::Var(slot) => self.vars.get(self.frame + *slot as usize)?,
+            Expr::Root => &self.root,
+            _ => return None,
+        };
+        json_path(from, keys)
+    }
+
+    /// The variable `expr` reads, if it is one.
+    #[inline]
+    fn var_of(&self, expr: &Expr) -> Option<&Value<'a>> {
+        match expr {
+            Expr::Var(slot) => self.vars.get(self.frame + *slot as usize),
+            _ => None,
+        }
+    }
+
+    /// A path ([`Expr::Path`]) read key by key, with what each step finds
+    /// checked: missing keys, nulls, lists, host results, merged layers.
+    #[inline(never)]
+    fn eval_path(&mut self, expr: &'a Expr, dot: &Value<'a>, test: bool) -> Result<Value<'a>> {
+        let Expr::Path { base, keys, span } = expr else {
+            return self.eval(expr, dot, test);
+        };
+        let Some((first, rest)) = keys.split_first() else {
+            return self.eval(base, dot, test);
+        };
+        // The first key is read from dot or a variable in place,
+        // without a copy of the value it is read from.
+        let mut value = match &**base {
+            Expr::Dot => self.field(dot, first, 0, expr, *span, test)?,
+            Expr::Var(slot) => match self.vars.get(self.frame + *slot as usize) {
+                Some(base) => self.field(base, first, 0, expr, *span, test)?,
+                None => self.field(&Value::Missing, first, 0, expr, *span, test)?,
+            },
+            base => {
+                let base = self.eval(base, dot, test)?;
+                self.field(&base, first, 0, expr, *span, test)?
+            }
+        };
+        for (i, key) in rest.iter().enumerate() {
+            value = self.field(&value, key, i + 1, expr, *span, test)?;
+        }
+        Ok(value)
     }
 
     /// The text of a path up to (not including) key `i`.
@@ -811,8 +915,31 @@ impl<'a> Renderer<'a> {
     /// Reads `key` from `value`. Generic over the value's borrow so that a
     /// host result ([`Value::Json`]) can be read through a borrowed view
     /// ([`Renderer::field_json`]), and by reference so that reading from
-    /// dot or a variable copies nothing.
+    /// dot or a variable copies nothing. The common case, a key an object
+    /// of the data has, is inlined; everything else is
+    /// [`Renderer::field_other`].
+    #[inline]
     fn field<'v>(
+        &self,
+        value: &Value<'v>,
+        key: &Key,
+        i: usize,
+        path: &Expr,
+        span: Span,
+        test: bool,
+    ) -> Result<Value<'v>> {
+        if let Value::Object(view) = value {
+            if let Some(found) = view.get(&key.name) {
+                return Ok(Value::from_view(found));
+            }
+        }
+        self.field_other(value, key, i, path, span, test)
+    }
+
+    /// [`Renderer::field`] of a key an object lacks, or of a value that is
+    /// not an object of the data.
+    #[inline(never)]
+    fn field_other<'v>(
         &self,
         value: &Value<'v>,
         key: &Key,
@@ -852,7 +979,7 @@ impl<'a> Renderer<'a> {
                         return Ok(Value::Missing);
                     }
                     if self.program.flavor == Flavor::Handlebars {
-                        return Err(self.hbs_field_error(value, key, i, path, span));
+                        return Err(self.hbs_field_error(value, key, i, path, span).into());
                     }
                     let suggestion = root_suggestion().or_else(|| {
                         closest(name, view.keys()).map(|c| format!("did you mean \"{c}\"?"))
@@ -861,7 +988,8 @@ impl<'a> Renderer<'a> {
                         Some(span.range()),
                         format!("map has no entry for key {name:?}"),
                     )
-                    .suggest(suggestion))
+                    .suggest(suggestion)
+                    .into())
                 }
             },
             Value::Missing => Ok(Value::Missing),
@@ -874,7 +1002,7 @@ impl<'a> Renderer<'a> {
                     if self.missing_ok(test) {
                         return Ok(Value::Missing);
                     }
-                    return Err(self.hbs_field_error(value, key, i, path, span));
+                    return Err(self.hbs_field_error(value, key, i, path, span).into());
                 }
                 let prefix = describe(self.prefix(span, keys, i));
                 Err(TemplateError::render(
@@ -885,7 +1013,8 @@ impl<'a> Renderer<'a> {
                     Some(format!(
                         "test it first: {{{{ if {prefix} }}}}…{{{{ end }}}}"
                     ))
-                })))
+                }))
+                .into())
             }
             // Handlebars reads an array's elements by index (`list.[0]`) and
             // its `length`, as handlebars.js does.
@@ -899,13 +1028,13 @@ impl<'a> Renderer<'a> {
                 if self.missing_ok(test) {
                     return Ok(Value::Missing);
                 }
-                Err(self.hbs_field_error(value, key, i, path, span))
+                Err(self.hbs_field_error(value, key, i, path, span).into())
             }
             other if self.program.flavor == Flavor::Handlebars => {
                 if self.missing_ok(test) {
                     return Ok(Value::Missing);
                 }
-                Err(self.hbs_field_error(other, key, i, path, span))
+                Err(self.hbs_field_error(other, key, i, path, span).into())
             }
             other => {
                 let prefix = describe(self.prefix(span, keys, i));
@@ -917,7 +1046,8 @@ impl<'a> Renderer<'a> {
                         other.kind_name()
                     ),
                 )
-                .suggest(root_suggestion()))
+                .suggest(root_suggestion())
+                .into())
             }
         }
     }
@@ -935,7 +1065,7 @@ impl<'a> Renderer<'a> {
         span: Span,
     ) -> TemplateError {
         let Expr::Path { base, keys, .. } = path else {
-            return internal(span);
+            return *internal(span);
         };
         let name: &str = &key.name;
         let prefix = self
@@ -1036,8 +1166,11 @@ impl<'a> Renderer<'a> {
         self.eval(expr, dot, test)
     }
 
-    fn func_error(func: Func, span: Span, message: impl std::fmt::Display) -> TemplateError {
-        TemplateError::render(Some(span.range()), format!("{}: {message}", func.name()))
+    fn func_error(func: Func, span: Span, message: impl std::fmt::Display) -> Box<TemplateError> {
+        Box::new(TemplateError::render(
+            Some(span.range()),
+            format!("{}: {message}", func.name()),
+        ))
     }
 
     /// Evaluates all arguments onto the shared buffer; returns where they start.
@@ -1226,7 +1359,8 @@ impl<'a> Renderer<'a> {
                     )
                     .suggest(Some(
                         "write the separator first: join \", \" .list".to_string(),
-                    )));
+                    ))
+                    .into());
                 };
                 let items: &[serde_json::Value] = match &list {
                     Value::Array(items) => items,
@@ -1343,7 +1477,7 @@ impl<'a> Renderer<'a> {
                 value.kind_name()
             ),
         )
-        .suggest(named.map(|name| format!("write {{{{ {name} … }}}} instead of {{{{ call \"{name}\" … }}}}"))))
+        .suggest(named.map(|name| format!("write {{{{ {name} … }}}} instead of {{{{ call \"{name}\" … }}}}"))).into())
     }
 
     /// Calls host function `index` with the arguments as JSON; its result
@@ -1388,7 +1522,8 @@ impl<'a> Renderer<'a> {
         match host.function.call(&host.name, json, named) {
             Ok(result) => Ok(Value::owned(result)),
             Err(failure) => Err(TemplateError::render(Some(span.range()), failure.message)
-                .suggest(failure.suggestion)),
+                .suggest(failure.suggestion)
+                .into()),
         }
     }
 
@@ -1490,7 +1625,8 @@ impl<'a> Renderer<'a> {
                         )
                         .suggest(
                             closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?")),
-                        ))
+                        )
+                        .into())
                     }
                 }
             }
@@ -1621,12 +1757,7 @@ impl<'a> Renderer<'a> {
     }
 }
 
-fn write_print(
-    func: Func,
-    out: &mut String,
-    args: &[Value<'_>],
-    span: Span,
-) -> std::result::Result<(), TemplateError> {
+fn write_print(func: Func, out: &mut String, args: &[Value<'_>], span: Span) -> Result<()> {
     match func {
         Func::Printf => match args.first() {
             Some(first) => match first.as_str() {
@@ -1638,7 +1769,8 @@ fn write_print(
                             "printf: the format must be a string, not {}",
                             first.kind_name()
                         ),
-                    ))
+                    )
+                    .into())
                 }
             },
             None => return Err(internal(span)),
@@ -1713,6 +1845,24 @@ fn less(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
         (Value::Float(x), Value::Float(y)) => x < y,
         _ => a.as_str() < b.as_str(),
     })
+}
+
+/// The JSON that `keys` reach from `from` when every step is a key that an
+/// object of one layer has (most reads); `None` otherwise, and for no keys,
+/// and the path is then read step by step ([`Renderer::eval_path`]).
+#[inline]
+fn json_path<'a>(from: &Value<'a>, keys: &[Key]) -> Option<&'a serde_json::Value> {
+    let Value::Object(view) = from else {
+        return None;
+    };
+    if view.is_merged() || keys.is_empty() {
+        return None;
+    }
+    let mut json = view.value();
+    for key in keys {
+        json = data::child(json, &key.name)?;
+    }
+    Some(json)
 }
 
 /// An object of the data or of a host result.
