@@ -93,3 +93,40 @@ fn go_pipelines_are_bounded() {
         "more than 100 commands",
     );
 }
+
+/// Templates that each call the next ten times, nine levels down: 10⁹
+/// calls from a few hundred bytes, with no loop and within the depth
+/// limit. Each call is a step of the render's budget.
+fn call_tree(define: impl Fn(usize, &str) -> String, call: impl Fn(usize) -> String) -> String {
+    let mut body = String::new();
+    for level in 1..=9 {
+        body.push_str(&define(level, &call(level - 1).repeat(10)));
+    }
+    body + &call(9)
+}
+
+#[test]
+fn wide_call_trees_stop_at_the_step_budget() {
+    let go = call_tree(
+        |level, calls| format!("{{{{define \"t{level}\"}}}}{calls}{{{{end}}}}"),
+        |level| format!("{{{{template \"t{level}\"}}}}"),
+    );
+    let go = format!("{{{{define \"t0\"}}}}{{{{end}}}}{go}");
+    let handlebars = call_tree(
+        |level, calls| format!("{{{{#*inline \"t{level}\"}}}}{calls}{{{{/inline}}}}"),
+        |level| format!("{{{{> t{level}}}}}"),
+    );
+    let handlebars = format!("{{{{#*inline \"t0\"}}}}{{{{/inline}}}}{handlebars}");
+    for (syntax, body) in [(Syntax::Go, go), (Syntax::Handlebars, handlebars)] {
+        let started = std::time::Instant::now();
+        match on_small_stack(syntax, body) {
+            Err((ErrorClass::Render, message)) => assert!(message.contains("steps"), "{message}"),
+            other => panic!("{syntax:?}: expected the step budget, got {other:?}"),
+        }
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "{syntax:?} took {:?}",
+            started.elapsed()
+        );
+    }
+}

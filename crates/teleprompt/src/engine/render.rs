@@ -328,7 +328,7 @@ impl<'a> Renderer<'a> {
             return Err(TemplateError::render(
                 Some(span.range()),
                 format!(
-                    "loops ran more than {} times in one render",
+                    "the render took more than {} steps (loop passes and template calls): is a loop unbounded, or do templates call each other too many times?",
                     self.program.limits.iterations
                 ),
             )
@@ -750,6 +750,9 @@ impl<'a> Renderer<'a> {
             )
             .into());
         }
+        // A call is a step: templates that each call the next several
+        // times make work that grows exponentially without any loop.
+        self.tick(span)?;
         self.calls += 1;
         let base = self.vars.len();
         self.vars
