@@ -322,6 +322,23 @@ impl<'a> Renderer<'a> {
         value.is_true() || (self.program.flavor == Flavor::Handlebars && is_object(value))
     }
 
+    /// Fails when a function's text of `bytes` would be more than one
+    /// render may print: a value is never larger than the output.
+    #[inline(never)]
+    fn fits(&self, func: Func, bytes: usize, span: Span) -> Result<()> {
+        if bytes > self.program.limits.output {
+            return Err(Self::func_error(
+                func,
+                span,
+                format!(
+                    "the text is larger than {} (the limit of one render)",
+                    crate::limits::describe_bytes(self.program.limits.output)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn tick(&mut self, span: Span) -> Result<()> {
         self.iterations += 1;
         if self.iterations > self.program.limits.iterations {
@@ -1283,9 +1300,18 @@ impl<'a> Renderer<'a> {
             Func::Slice => self.slice(args, span, dot),
             Func::Print | Func::Printf | Func::Println => {
                 let base = self.push_args(args, dot)?;
+                let values = self.args.get(base..).unwrap_or(&[]);
+                // The text it builds is at least its string arguments: a
+                // value that doubles in a loop stops here, before it is built.
+                let at_least = values
+                    .iter()
+                    .map(|value| value.as_str().map_or(0, str::len))
+                    .fold(0usize, usize::saturating_add);
                 let mut text = String::new();
-                let result =
-                    write_print(func, &mut text, self.args.get(base..).unwrap_or(&[]), span);
+                let result = self
+                    .fits(func, at_least, span)
+                    .and_then(|()| write_print(func, &mut text, values, span))
+                    .and_then(|()| self.fits(func, text.len(), span));
                 self.args.truncate(base);
                 result.map(|()| Value::string(text))
             }
@@ -1379,6 +1405,16 @@ impl<'a> Renderer<'a> {
                         ))
                     }
                 };
+                let at_least = separator
+                    .len()
+                    .saturating_mul(items.len().saturating_sub(1))
+                    .saturating_add(
+                        items
+                            .iter()
+                            .map(|item| item.as_str().map_or(0, str::len))
+                            .fold(0usize, usize::saturating_add),
+                    );
+                self.fits(func, at_least, span)?;
                 let text = functions::join(
                     separator,
                     items.iter().map(|item| match item {
