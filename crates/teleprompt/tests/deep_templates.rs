@@ -130,3 +130,21 @@ fn wide_call_trees_stop_at_the_step_budget() {
         );
     }
 }
+
+#[test]
+fn deep_recursion_stops_at_the_call_depth() {
+    let jinja =
+        "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(100000) }}";
+    let go = "{{define \"f\"}}{{template \"f\" .}}{{end}}{{template \"f\" .}}";
+    let handlebars = "{{#*inline \"f\"}}{{> f}}{{/inline}}{{> f}}";
+    for (syntax, body) in [
+        (Syntax::Jinja, jinja),
+        (Syntax::Go, go),
+        (Syntax::Handlebars, handlebars),
+    ] {
+        match on_small_stack(syntax, body.to_string()) {
+            Err((ErrorClass::Render, _)) => {}
+            other => panic!("{syntax:?}: expected a render error, got {other:?}"),
+        }
+    }
+}
