@@ -473,13 +473,31 @@ impl Builder {
 /// A secret of 128 bits, as 32 hex digits, that no text existing before this
 /// call can contain except by a 1-in-2^128 guess.
 ///
+/// The bits come from the operating system's random source (`getrandom`).
+/// Should that fail (no such source in a sandbox, say), the secret falls
+/// back to [`hashed_secret`] rather than failing the render.
+fn fresh_secret() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        return hashed_secret();
+    }
+    let mut secret = String::with_capacity(32);
+    for byte in bytes {
+        secret.push(hex_digit(byte >> 4).to_ascii_lowercase());
+        secret.push(hex_digit(byte & 0x0F).to_ascii_lowercase());
+    }
+    secret
+}
+
+/// The fallback secret, when the operating system's random source fails.
+///
 /// Each half is a SipHash-1-3 of (render counter, time, thread, half) under a
 /// fresh [`RandomState`]. `RandomState` keys come from the operating system's
 /// random source (once per thread, then stepped per instance), so the output
 /// is unpredictable to anyone who cannot read this process's memory. The
 /// counter and the clock only make two secrets of one process differ even if
 /// the keys were to repeat; they add no secrecy of their own.
-fn fresh_secret() -> String {
+fn hashed_secret() -> String {
     let render = RENDERS.fetch_add(1, Ordering::Relaxed);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -622,7 +640,19 @@ mod tests {
         let b = fresh_secret();
         assert_ne!(a, b);
         assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+
+    #[test]
+    fn the_fallback_secret_has_the_same_shape() {
+        let a = hashed_secret();
+        assert_ne!(a, hashed_secret());
+        assert_eq!(a.len(), 32);
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
     }
 
     #[test]
