@@ -8,7 +8,15 @@
 //! render, but they were built before it started, so they cannot contain a
 //! secret that did not exist yet: any marker-like text in them (a copy of a
 //! marker from another render, a guess, `<message role="system">`, a
-//! `system:` line) stays ordinary text.
+//! `system:` line) stays ordinary text, or, if it looks like a marker cut
+//! short, makes the split an error; it never starts a message.
+//!
+//! A template that changes its own markers (`role("system")|upper`, a
+//! slice, `truncate`, `replace`, a quoted or escaped copy) would lose the
+//! role or print the secret into a message: the same scan that finds the
+//! markers finds what is left of them, the secret outside a marker (in any
+//! letter case) or [`OPEN`] followed by a cut tag, and the split fails
+//! with [`SplitError::Changed`].
 //!
 //! The delimiters are private-use code points ([`OPEN`], [`CLOSE`]) so that
 //! markers do not collide with real text by accident, but the protection
@@ -19,6 +27,8 @@
 //! escaping (Jinja autoescape, Handlebars `{{…}}`) leaves markers intact.
 
 use std::cell::RefCell;
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::BuildHasher;
@@ -100,15 +110,25 @@ pub enum SplitError {
     #[error("history() is placed twice; the history can appear only once")]
     SecondHistory,
     /// A marker of this render was cut short (a filter changed it).
-    #[error("a role, history or media marker was cut short at byte {offset} of the output; do not pass role(), history() or media() through filters")]
+    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
     Unterminated {
         /// Byte offset of the marker in the output.
         offset: usize,
     },
     /// A marker of this render was altered (a filter changed it).
-    #[error("a role, history or media marker was altered at byte {offset} of the output; do not pass role(), history() or media() through filters")]
+    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
     Malformed {
         /// Byte offset of the marker in the output.
+        offset: usize,
+    },
+    /// A piece of a marker of this render is left in the output: its
+    /// secret outside a marker (in any letter case: an `upper` filter, a
+    /// `repr`, `%q` or `js` escape, a slice that drops the first
+    /// character), or a marker's first character followed by the start of
+    /// the marker's tag (a slice or `truncate` that kept only the start).
+    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
+    Changed {
+        /// Byte offset of the piece in the output.
         offset: usize,
     },
 }
@@ -256,6 +276,12 @@ impl Markers {
         self.split_as(output, default_role, true)
     }
 
+    /// Whether this render made any marker (and so has a secret): without
+    /// one, the output holds no marker and no piece of one.
+    pub fn made_any(&self) -> bool {
+        self.prefix.get().is_some()
+    }
+
     fn split_as(
         &self,
         output: &str,
@@ -264,27 +290,76 @@ impl Markers {
     ) -> Result<Split, SplitError> {
         let mut builder = Builder::new(default_role, output.len());
         builder.dotprompt = dotprompt;
-        let mut rest = output;
-        let mut offset = 0;
         let prefix = self.prefix();
-        while let Some(found) = rest.find(prefix) {
-            let (before, marker) = rest.split_at(found);
-            builder.text(before);
-            let start = offset + found;
-            let body_and_tail = marker.get(prefix.len()..).unwrap_or_default();
+        let secret = prefix
+            .get(OPEN.len_utf8() + TAG.len() + 1..)
+            .and_then(|rest| rest.strip_suffix(':'))
+            .unwrap_or_default();
+        // One scan finds both the markers (each starts with `OPEN`) and
+        // any copy of the secret outside them, in any letter case.
+        let open = OPEN.to_string();
+        let scanner = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostFirst)
+            .build([open.as_str(), secret])
+            .map_err(|_| SplitError::Malformed { offset: 0 })?;
+        let mut from = 0;
+        let mut text_from = 0;
+        while let Some(found) = scanner.find(Input::new(output).span(from..output.len())) {
+            let start = found.start();
+            if found.pattern().as_usize() == 1 {
+                return Err(SplitError::Changed { offset: start });
+            }
+            let here = output.get(start..).unwrap_or_default();
+            if !here.starts_with(prefix) {
+                if is_cut_marker(here) {
+                    return Err(SplitError::Changed { offset: start });
+                }
+                // A lone `OPEN` (in data, say) is ordinary text.
+                from = found.end();
+                continue;
+            }
+            builder.text(output.get(text_from..start).unwrap_or_default());
+            let body_and_tail = here.get(prefix.len()..).unwrap_or_default();
             let Some(end) = body_and_tail.find(CLOSE) else {
                 return Err(SplitError::Unterminated { offset: start });
             };
             let body = body_and_tail.get(..end).unwrap_or_default();
             let mark = parse_mark(body).ok_or(SplitError::Malformed { offset: start })?;
             builder.mark(mark)?;
-            let consumed = found + prefix.len() + end + CLOSE.len_utf8();
-            rest = rest.get(consumed..).unwrap_or_default();
-            offset += consumed;
+            from = start + prefix.len() + end + CLOSE.len_utf8();
+            text_from = from;
         }
-        builder.text(rest);
+        builder.text(output.get(text_from..).unwrap_or_default());
         Ok(builder.finish())
     }
+}
+
+/// Whether `text`, which starts with [`OPEN`] but not with this render's
+/// marker prefix, is what is left of a marker cut short: `OPEN` at the end
+/// of the output, followed by a part of the tag (`teleprompt:`), or by the
+/// tag and fewer than 32 hex digits, in any letter case. `OPEN` followed
+/// by other text, or by a whole marker prefix with another secret (a
+/// marker copied from another render), is ordinary text.
+fn is_cut_marker(text: &str) -> bool {
+    let after = text.get(OPEN.len_utf8()..).unwrap_or_default().as_bytes();
+    let tag = TAG.bytes().chain(std::iter::once(b':'));
+    let same = after
+        .iter()
+        .zip(tag)
+        .take_while(|(byte, tag)| byte.eq_ignore_ascii_case(tag))
+        .count();
+    if same <= TAG.len() {
+        // The tag is cut (or missing): a cut if any of it is there.
+        return same > 0 || after.is_empty();
+    }
+    let digits = after
+        .get(same..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|byte| byte.is_ascii_hexdigit())
+        .count();
+    digits < 32
 }
 
 /// Every byte but ASCII letters, digits and `-._~` as `%XX`.
@@ -778,6 +853,38 @@ mod tests {
             markers.split(&upper, Role::User),
             Err(SplitError::Malformed { offset: 0 })
         );
+    }
+
+    #[test]
+    fn pieces_of_markers_of_this_render_are_errors() {
+        let markers = Markers::new();
+        let role = markers.role(Role::System);
+        let secret_at = OPEN.len_utf8() + TAG.len() + 1;
+        let changed = |output: &str| match markers.split(output, Role::User) {
+            Err(SplitError::Changed { offset }) => Some(offset),
+            _ => None,
+        };
+        assert_eq!(changed(&role.to_uppercase()), Some(secret_at), "upper");
+        assert_eq!(changed(&format!("x{}", &role[3..])), Some(secret_at - 2));
+        assert_eq!(changed(&role[..5]), Some(0), "the tag cut");
+        assert_eq!(changed(&role[..20]), Some(0), "the secret cut");
+        assert_eq!(changed(&format!("{}y", OPEN)), None, "a lone OPEN is text");
+        assert_eq!(changed(&format!("a{}", OPEN)), Some(1), "OPEN at the end");
+        let escaped = role.replace(OPEN, "\\ue000").replace(CLOSE, "\\ue001");
+        assert!(changed(&escaped).is_some(), "an escaped copy");
+    }
+
+    #[test]
+    fn is_cut_marker_knows_the_shapes() {
+        let secret = "0123456789abcdef0123456789abcdef";
+        assert!(is_cut_marker("\u{E000}"));
+        assert!(is_cut_marker("\u{E000}tele"));
+        assert!(is_cut_marker("\u{E000}TELEPROMPT:"));
+        assert!(is_cut_marker("\u{E000}teleprompt:0123"));
+        assert!(!is_cut_marker("\u{E000}x"));
+        assert!(!is_cut_marker(&format!(
+            "\u{E000}teleprompt:{secret}:history"
+        )));
     }
 
     #[test]
