@@ -294,30 +294,39 @@ impl Markers {
         let secret = prefix
             .get(OPEN.len_utf8() + TAG.len() + 1..)
             .and_then(|rest| rest.strip_suffix(':'))
-            .unwrap_or_default();
-        // One scan finds both the markers (each starts with `OPEN`) and
-        // any copy of the secret outside them, in any letter case.
-        let open = OPEN.to_string();
-        let scanner = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostFirst)
-            .build([open.as_str(), secret])
-            .map_err(|_| SplitError::Malformed { offset: 0 })?;
+            .unwrap_or_default()
+            .as_bytes();
+        let Some(scanner) = scanner() else {
+            return Err(SplitError::Malformed { offset: 0 });
+        };
         let mut from = 0;
         let mut text_from = 0;
         while let Some(found) = scanner.find(Input::new(output).span(from..output.len())) {
             let start = found.start();
-            if found.pattern().as_usize() == 1 {
-                return Err(SplitError::Changed { offset: start });
-            }
+            check_escaped(output, from, start, secret)?;
+            from = found.end();
             let here = output.get(start..).unwrap_or_default();
-            if !here.starts_with(prefix) {
-                if is_cut_marker(here) {
+            match found.pattern().as_usize() {
+                // `OPEN`: a marker of this render, a marker cut short or
+                // upper-cased, or text.
+                0 if here.starts_with(prefix) => {}
+                0 if is_cut_marker(here) || tag_and_secret(here.get(OPEN.len_utf8()..), secret) => {
                     return Err(SplitError::Changed { offset: start });
                 }
-                // A lone `OPEN` (in data, say) is ordinary text.
-                from = found.end();
-                continue;
+                // `CLOSE` outside a marker, with the secret just before it
+                // (a marker whose start was cut off).
+                1 => {
+                    // Only text after the last marker: not that marker's secret.
+                    let window_from = start.saturating_sub(64).max(text_from);
+                    let window = output.as_bytes().get(window_from..start);
+                    if let Some(at) = window.and_then(|window| find_secret(window, secret)) {
+                        return Err(SplitError::Changed {
+                            offset: window_from + at,
+                        });
+                    }
+                    continue;
+                }
+                _ => continue,
             }
             builder.text(output.get(text_from..start).unwrap_or_default());
             let body_and_tail = here.get(prefix.len()..).unwrap_or_default();
@@ -330,9 +339,75 @@ impl Markers {
             from = start + prefix.len() + end + CLOSE.len_utf8();
             text_from = from;
         }
+        check_escaped(output, from, output.len(), secret)?;
         builder.text(output.get(text_from..).unwrap_or_default());
         Ok(builder.finish())
     }
+}
+
+/// The one scanner of every split: [`OPEN`] and [`CLOSE`]. Built once per
+/// process (the secret changes with every render, so it is not a pattern:
+/// it is looked for only next to a hit). Both start with the byte 0xEE,
+/// rare in text, so the scan runs at memory speed.
+fn scanner() -> Option<&'static AhoCorasick> {
+    static SCANNER: std::sync::OnceLock<Option<AhoCorasick>> = std::sync::OnceLock::new();
+    SCANNER
+        .get_or_init(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build([OPEN.to_string().as_str(), CLOSE.to_string().as_str()])
+                .ok()
+        })
+        .as_ref()
+}
+
+/// A marker that lost its [`OPEN`] to an escape (`repr`, `%q`, `js`,
+/// `urlquery`) or a cut shows its tag followed, within a few bytes, by the
+/// secret. Looks for the tag in `output[from..to]`, text between two hits
+/// of the scanner, while it is still in cache.
+fn check_escaped(output: &str, from: usize, to: usize, secret: &[u8]) -> Result<(), SplitError> {
+    let Some(span) = output.as_bytes().get(from..to) else {
+        return Ok(());
+    };
+    for at in memchr::memmem::find_iter(span, TAG.as_bytes()) {
+        let after = output.as_bytes().get(from + at + TAG.len()..);
+        let window = after.map(|after| {
+            after
+                .get(..after.len().min(secret.len() + 16))
+                .unwrap_or(after)
+        });
+        if window
+            .and_then(|window| find_secret(window, secret))
+            .is_some()
+        {
+            return Err(SplitError::Changed { offset: from + at });
+        }
+    }
+    Ok(())
+}
+
+/// Whether `text` starts with the tag and `:` and then the secret, in any
+/// letter case (an upper-cased marker).
+fn tag_and_secret(text: Option<&str>, secret: &[u8]) -> bool {
+    let text = text.unwrap_or_default().as_bytes();
+    let tag_length = TAG.len() + 1;
+    let tag_matches = text
+        .get(..TAG.len())
+        .is_some_and(|tag| tag.eq_ignore_ascii_case(TAG.as_bytes()));
+    tag_matches
+        && text
+            .get(tag_length..tag_length + secret.len())
+            .is_some_and(|candidate| candidate.eq_ignore_ascii_case(secret))
+}
+
+/// Where `secret` is in `window`, in any letter case.
+fn find_secret(window: &[u8], secret: &[u8]) -> Option<usize> {
+    if secret.is_empty() {
+        return None;
+    }
+    window
+        .windows(secret.len())
+        .position(|candidate| candidate.eq_ignore_ascii_case(secret))
 }
 
 /// Whether `text`, which starts with [`OPEN`] but not with this render's
@@ -859,13 +934,15 @@ mod tests {
     fn pieces_of_markers_of_this_render_are_errors() {
         let markers = Markers::new();
         let role = markers.role(Role::System);
-        let secret_at = OPEN.len_utf8() + TAG.len() + 1;
+        let tag_at = OPEN.len_utf8(); // where the tag starts
         let changed = |output: &str| match markers.split(output, Role::User) {
             Err(SplitError::Changed { offset }) => Some(offset),
             _ => None,
         };
-        assert_eq!(changed(&role.to_uppercase()), Some(secret_at), "upper");
-        assert_eq!(changed(&format!("x{}", &role[3..])), Some(secret_at - 2));
+        assert_eq!(changed(&role.to_uppercase()), Some(0), "upper");
+        assert_eq!(changed(&format!("x{}", &role[3..])), Some(1), "OPEN cut");
+        let secret_on = format!("x{}", &role[tag_at + TAG.len() + 1..]);
+        assert_eq!(changed(&secret_on), Some(1), "the tag cut off");
         assert_eq!(changed(&role[..5]), Some(0), "the tag cut");
         assert_eq!(changed(&role[..20]), Some(0), "the secret cut");
         assert_eq!(changed(&format!("{}y", OPEN)), None, "a lone OPEN is text");
