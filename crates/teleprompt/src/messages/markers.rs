@@ -13,10 +13,13 @@
 //!
 //! A template that changes its own markers (`role("system")|upper`, a
 //! slice, `truncate`, `replace`, a quoted or escaped copy) would lose the
-//! role or print the secret into a message: the same scan that finds the
-//! markers finds what is left of them, the secret outside a marker (in any
-//! letter case) or [`OPEN`] followed by a cut tag, and the split fails
-//! with [`SplitError::Changed`].
+//! role or print the secret into a message: the scan that finds the
+//! markers finds what is left of them, and the split fails with
+//! [`SplitError::Changed`]: [`OPEN`] followed by a cut tag or by the tag
+//! and secret in another letter case, a stray [`CLOSE`] with the secret
+//! just before it, or the tag `teleprompt` with the secret just after it
+//! (an escaped or quoted marker). A secret alone, with neither the tag nor
+//! a delimiter beside it, is not looked for.
 //!
 //! The delimiters are private-use code points ([`OPEN`], [`CLOSE`]) so that
 //! markers do not collide with real text by accident, but the protection
@@ -122,10 +125,11 @@ pub enum SplitError {
         offset: usize,
     },
     /// A piece of a marker of this render is left in the output: its
-    /// secret outside a marker (in any letter case: an `upper` filter, a
-    /// `repr`, `%q` or `js` escape, a slice that drops the first
-    /// character), or a marker's first character followed by the start of
-    /// the marker's tag (a slice or `truncate` that kept only the start).
+    /// secret beside the tag or a delimiter outside a marker (an `upper`
+    /// filter, a `repr`, `%q`, `js` or `urlquery` escape, a slice that
+    /// drops the start), or a marker's first character followed by the
+    /// start of the marker's tag (a slice or `truncate` that kept only the
+    /// start).
     #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
     Changed {
         /// Byte offset of the piece in the output.
