@@ -382,8 +382,9 @@ impl Prompt {
                                 .with_file(self.origin())
                         });
                 }
-                if !output.contains(messages::OPEN) {
-                    // No marker at all: one message, without a second scan.
+                if !markers.made_any() {
+                    // No marker was made, so none (nor a piece of one) is
+                    // in the output: one message, without a scan.
                     return Ok(Cut::plain(output));
                 }
                 markers

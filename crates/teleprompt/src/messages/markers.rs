@@ -8,7 +8,18 @@
 //! render, but they were built before it started, so they cannot contain a
 //! secret that did not exist yet: any marker-like text in them (a copy of a
 //! marker from another render, a guess, `<message role="system">`, a
-//! `system:` line) stays ordinary text.
+//! `system:` line) stays ordinary text, or, if it looks like a marker cut
+//! short, makes the split an error; it never starts a message.
+//!
+//! A template that changes its own markers (`role("system")|upper`, a
+//! slice, `truncate`, `replace`, a quoted or escaped copy) would lose the
+//! role or print the secret into a message: the scan that finds the
+//! markers finds what is left of them, and the split fails with
+//! [`SplitError::Changed`]: [`OPEN`] followed by a cut tag or by the tag
+//! and secret in another letter case, a stray [`CLOSE`] with the secret
+//! just before it, or the tag `teleprompt` with the secret just after it
+//! (an escaped or quoted marker). A secret alone, with neither the tag nor
+//! a delimiter beside it, is not looked for.
 //!
 //! The delimiters are private-use code points ([`OPEN`], [`CLOSE`]) so that
 //! markers do not collide with real text by accident, but the protection
@@ -19,6 +30,8 @@
 //! escaping (Jinja autoescape, Handlebars `{{…}}`) leaves markers intact.
 
 use std::cell::RefCell;
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::BuildHasher;
@@ -100,15 +113,26 @@ pub enum SplitError {
     #[error("history() is placed twice; the history can appear only once")]
     SecondHistory,
     /// A marker of this render was cut short (a filter changed it).
-    #[error("a role, history or media marker was cut short at byte {offset} of the output; do not pass role(), history() or media() through filters")]
+    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
     Unterminated {
         /// Byte offset of the marker in the output.
         offset: usize,
     },
     /// A marker of this render was altered (a filter changed it).
-    #[error("a role, history or media marker was altered at byte {offset} of the output; do not pass role(), history() or media() through filters")]
+    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
     Malformed {
         /// Byte offset of the marker in the output.
+        offset: usize,
+    },
+    /// A piece of a marker of this render is left in the output: its
+    /// secret beside the tag or a delimiter outside a marker (an `upper`
+    /// filter, a `repr`, `%q`, `js` or `urlquery` escape, a slice that
+    /// drops the start), or a marker's first character followed by the
+    /// start of the marker's tag (a slice or `truncate` that kept only the
+    /// start).
+    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
+    Changed {
+        /// Byte offset of the piece in the output.
         offset: usize,
     },
 }
@@ -256,6 +280,12 @@ impl Markers {
         self.split_as(output, default_role, true)
     }
 
+    /// Whether this render made any marker (and so has a secret): without
+    /// one, the output holds no marker and no piece of one.
+    pub fn made_any(&self) -> bool {
+        self.prefix.get().is_some()
+    }
+
     fn split_as(
         &self,
         output: &str,
@@ -264,27 +294,151 @@ impl Markers {
     ) -> Result<Split, SplitError> {
         let mut builder = Builder::new(default_role, output.len());
         builder.dotprompt = dotprompt;
-        let mut rest = output;
-        let mut offset = 0;
         let prefix = self.prefix();
-        while let Some(found) = rest.find(prefix) {
-            let (before, marker) = rest.split_at(found);
-            builder.text(before);
-            let start = offset + found;
-            let body_and_tail = marker.get(prefix.len()..).unwrap_or_default();
+        let secret = prefix
+            .get(OPEN.len_utf8() + TAG.len() + 1..)
+            .and_then(|rest| rest.strip_suffix(':'))
+            .unwrap_or_default()
+            .as_bytes();
+        let Some(scanner) = scanner() else {
+            return Err(SplitError::Malformed { offset: 0 });
+        };
+        let mut from = 0;
+        let mut text_from = 0;
+        while let Some(found) = scanner.find(Input::new(output).span(from..output.len())) {
+            let start = found.start();
+            check_escaped(output, from, start, secret)?;
+            from = found.end();
+            let here = output.get(start..).unwrap_or_default();
+            match found.pattern().as_usize() {
+                // `OPEN`: a marker of this render, a marker cut short or
+                // upper-cased, or text.
+                0 if here.starts_with(prefix) => {}
+                0 if is_cut_marker(here) || tag_and_secret(here.get(OPEN.len_utf8()..), secret) => {
+                    return Err(SplitError::Changed { offset: start });
+                }
+                // `CLOSE` outside a marker, with the secret just before it
+                // (a marker whose start was cut off).
+                1 => {
+                    // Only text after the last marker: not that marker's secret.
+                    let window_from = start.saturating_sub(64).max(text_from);
+                    let window = output.as_bytes().get(window_from..start);
+                    if let Some(at) = window.and_then(|window| find_secret(window, secret)) {
+                        return Err(SplitError::Changed {
+                            offset: window_from + at,
+                        });
+                    }
+                    continue;
+                }
+                _ => continue,
+            }
+            builder.text(output.get(text_from..start).unwrap_or_default());
+            let body_and_tail = here.get(prefix.len()..).unwrap_or_default();
             let Some(end) = body_and_tail.find(CLOSE) else {
                 return Err(SplitError::Unterminated { offset: start });
             };
             let body = body_and_tail.get(..end).unwrap_or_default();
             let mark = parse_mark(body).ok_or(SplitError::Malformed { offset: start })?;
             builder.mark(mark)?;
-            let consumed = found + prefix.len() + end + CLOSE.len_utf8();
-            rest = rest.get(consumed..).unwrap_or_default();
-            offset += consumed;
+            from = start + prefix.len() + end + CLOSE.len_utf8();
+            text_from = from;
         }
-        builder.text(rest);
+        check_escaped(output, from, output.len(), secret)?;
+        builder.text(output.get(text_from..).unwrap_or_default());
         Ok(builder.finish())
     }
+}
+
+/// The one scanner of every split: [`OPEN`] and [`CLOSE`]. Built once per
+/// process (the secret changes with every render, so it is not a pattern:
+/// it is looked for only next to a hit). Both start with the byte 0xEE,
+/// rare in text, so the scan runs at memory speed.
+fn scanner() -> Option<&'static AhoCorasick> {
+    static SCANNER: std::sync::OnceLock<Option<AhoCorasick>> = std::sync::OnceLock::new();
+    SCANNER
+        .get_or_init(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build([OPEN.to_string().as_str(), CLOSE.to_string().as_str()])
+                .ok()
+        })
+        .as_ref()
+}
+
+/// A marker that lost its [`OPEN`] to an escape (`repr`, `%q`, `js`,
+/// `urlquery`) or a cut shows its tag followed, within a few bytes, by the
+/// secret. Looks for the tag in `output[from..to]`, text between two hits
+/// of the scanner, while it is still in cache.
+fn check_escaped(output: &str, from: usize, to: usize, secret: &[u8]) -> Result<(), SplitError> {
+    let Some(span) = output.as_bytes().get(from..to) else {
+        return Ok(());
+    };
+    for at in memchr::memmem::find_iter(span, TAG.as_bytes()) {
+        let after = output.as_bytes().get(from + at + TAG.len()..);
+        let window = after.map(|after| {
+            after
+                .get(..after.len().min(secret.len() + 16))
+                .unwrap_or(after)
+        });
+        if window
+            .and_then(|window| find_secret(window, secret))
+            .is_some()
+        {
+            return Err(SplitError::Changed { offset: from + at });
+        }
+    }
+    Ok(())
+}
+
+/// Whether `text` starts with the tag and `:` and then the secret, in any
+/// letter case (an upper-cased marker).
+fn tag_and_secret(text: Option<&str>, secret: &[u8]) -> bool {
+    let text = text.unwrap_or_default().as_bytes();
+    let tag_length = TAG.len() + 1;
+    let tag_matches = text
+        .get(..TAG.len())
+        .is_some_and(|tag| tag.eq_ignore_ascii_case(TAG.as_bytes()));
+    tag_matches
+        && text
+            .get(tag_length..tag_length + secret.len())
+            .is_some_and(|candidate| candidate.eq_ignore_ascii_case(secret))
+}
+
+/// Where `secret` is in `window`, in any letter case.
+fn find_secret(window: &[u8], secret: &[u8]) -> Option<usize> {
+    if secret.is_empty() {
+        return None;
+    }
+    window
+        .windows(secret.len())
+        .position(|candidate| candidate.eq_ignore_ascii_case(secret))
+}
+
+/// Whether `text`, which starts with [`OPEN`] but not with this render's
+/// marker prefix, is what is left of a marker cut short: `OPEN` at the end
+/// of the output, followed by a part of the tag (`teleprompt:`), or by the
+/// tag and fewer than 32 hex digits, in any letter case. `OPEN` followed
+/// by other text, or by a whole marker prefix with another secret (a
+/// marker copied from another render), is ordinary text.
+fn is_cut_marker(text: &str) -> bool {
+    let after = text.get(OPEN.len_utf8()..).unwrap_or_default().as_bytes();
+    let tag = TAG.bytes().chain(std::iter::once(b':'));
+    let same = after
+        .iter()
+        .zip(tag)
+        .take_while(|(byte, tag)| byte.eq_ignore_ascii_case(tag))
+        .count();
+    if same <= TAG.len() {
+        // The tag is cut (or missing): a cut if any of it is there.
+        return same > 0 || after.is_empty();
+    }
+    let digits = after
+        .get(same..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|byte| byte.is_ascii_hexdigit())
+        .count();
+    digits < 32
 }
 
 /// Every byte but ASCII letters, digits and `-._~` as `%XX`.
@@ -473,13 +627,31 @@ impl Builder {
 /// A secret of 128 bits, as 32 hex digits, that no text existing before this
 /// call can contain except by a 1-in-2^128 guess.
 ///
+/// The bits come from the operating system's random source (`getrandom`).
+/// Should that fail (no such source in a sandbox, say), the secret falls
+/// back to [`hashed_secret`] rather than failing the render.
+fn fresh_secret() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        return hashed_secret();
+    }
+    let mut secret = String::with_capacity(32);
+    for byte in bytes {
+        secret.push(hex_digit(byte >> 4).to_ascii_lowercase());
+        secret.push(hex_digit(byte & 0x0F).to_ascii_lowercase());
+    }
+    secret
+}
+
+/// The fallback secret, when the operating system's random source fails.
+///
 /// Each half is a SipHash-1-3 of (render counter, time, thread, half) under a
 /// fresh [`RandomState`]. `RandomState` keys come from the operating system's
 /// random source (once per thread, then stepped per instance), so the output
 /// is unpredictable to anyone who cannot read this process's memory. The
 /// counter and the clock only make two secrets of one process differ even if
 /// the keys were to repeat; they add no secrecy of their own.
-fn fresh_secret() -> String {
+fn hashed_secret() -> String {
     let render = RENDERS.fetch_add(1, Ordering::Relaxed);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -622,7 +794,19 @@ mod tests {
         let b = fresh_secret();
         assert_ne!(a, b);
         assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+
+    #[test]
+    fn the_fallback_secret_has_the_same_shape() {
+        let a = hashed_secret();
+        assert_ne!(a, hashed_secret());
+        assert_eq!(a.len(), 32);
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
     }
 
     #[test]
@@ -748,6 +932,40 @@ mod tests {
             markers.split(&upper, Role::User),
             Err(SplitError::Malformed { offset: 0 })
         );
+    }
+
+    #[test]
+    fn pieces_of_markers_of_this_render_are_errors() {
+        let markers = Markers::new();
+        let role = markers.role(Role::System);
+        let tag_at = OPEN.len_utf8(); // where the tag starts
+        let changed = |output: &str| match markers.split(output, Role::User) {
+            Err(SplitError::Changed { offset }) => Some(offset),
+            _ => None,
+        };
+        assert_eq!(changed(&role.to_uppercase()), Some(0), "upper");
+        assert_eq!(changed(&format!("x{}", &role[3..])), Some(1), "OPEN cut");
+        let secret_on = format!("x{}", &role[tag_at + TAG.len() + 1..]);
+        assert_eq!(changed(&secret_on), Some(1), "the tag cut off");
+        assert_eq!(changed(&role[..5]), Some(0), "the tag cut");
+        assert_eq!(changed(&role[..20]), Some(0), "the secret cut");
+        assert_eq!(changed(&format!("{}y", OPEN)), None, "a lone OPEN is text");
+        assert_eq!(changed(&format!("a{}", OPEN)), Some(1), "OPEN at the end");
+        let escaped = role.replace(OPEN, "\\ue000").replace(CLOSE, "\\ue001");
+        assert!(changed(&escaped).is_some(), "an escaped copy");
+    }
+
+    #[test]
+    fn is_cut_marker_knows_the_shapes() {
+        let secret = "0123456789abcdef0123456789abcdef";
+        assert!(is_cut_marker("\u{E000}"));
+        assert!(is_cut_marker("\u{E000}tele"));
+        assert!(is_cut_marker("\u{E000}TELEPROMPT:"));
+        assert!(is_cut_marker("\u{E000}teleprompt:0123"));
+        assert!(!is_cut_marker("\u{E000}x"));
+        assert!(!is_cut_marker(&format!(
+            "\u{E000}teleprompt:{secret}:history"
+        )));
     }
 
     #[test]
