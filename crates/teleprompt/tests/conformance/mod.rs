@@ -3,7 +3,7 @@
 //! report.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 use teleprompt::{LoadOptions, Prompt, Strictness, Syntax};
@@ -20,8 +20,9 @@ pub enum Outcome {
 }
 
 /// The JSON files of `../shared/conformance/<set>` from the workspace root,
-/// sorted; `None` when the data is not there (a clone without it).
-pub fn files(set: &str) -> Option<Vec<PathBuf>> {
+/// sorted, each as its file name and parsed content; `None` when the data
+/// is not there (a clone without it).
+pub fn files(set: &str) -> Option<Vec<(String, Value)>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/conformance")
         .join(set);
@@ -34,6 +35,15 @@ pub fn files(set: &str) -> Option<Vec<PathBuf>> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
+    let files = files
+        .iter()
+        .map(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let text = fs::read_to_string(path).expect("readable conformance file");
+            let json = serde_json::from_str(&text).expect("a JSON spec file");
+            (name.to_string(), json)
+        })
+        .collect();
     Some(files)
 }
 
