@@ -35,27 +35,21 @@ pub fn parse_assignment(text: &str) -> Result<Assignment, String> {
 /// Parses a size: bytes, or a number with a binary suffix: `K`/`KiB`,
 /// `M`/`MiB`, `G`/`GiB` (any case; `512K` is 524,288 bytes).
 pub fn parse_size(text: &str) -> Result<usize, String> {
-    let digits = text
-        .trim()
-        .trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = text.trim().get(digits.len()..).unwrap_or_default();
-    let shift = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kib" => 10,
-        "m" | "mib" => 20,
-        "g" | "gib" => 30,
-        _ => {
-            return Err(format!(
-                "unknown unit {unit:?}: use K, M or G (KiB, MiB, GiB)"
-            ))
-        }
-    };
-    let number: usize = digits.trim().parse().map_err(|_| {
-        format!("expected a number of bytes, optionally with K, M or G, got {text:?}")
-    })?;
-    number
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{text} is too large"))
+    let bytes = teleprompt::limits::parse_amount(text, true)?;
+    usize::try_from(bytes).map_err(|_| format!("{text} is too large"))
+}
+
+/// Parses `NAME=VALUE` for `--limit`: a bound of
+/// `teleprompt::limits::Limits` by its name, and its value (sizes in bytes
+/// may have a unit: `max_output=1M`).
+pub fn parse_limit(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, got {text:?}"))?;
+    let (name, value) = (name.trim(), value.trim());
+    // Checked here, so that a typo is a usage error naming the limits.
+    teleprompt::limits::Limits::default().set_text(name, value)?;
+    Ok((name.to_string(), value.to_string()))
 }
 
 /// Parses `KEY=VALUE` for `--label`.

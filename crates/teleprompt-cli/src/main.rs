@@ -86,18 +86,29 @@ struct LoadArgs {
     /// (KiB, MiB, GiB).
     #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = input::parse_size)]
     max_template_bytes: usize,
+    /// Set a bound of a render: max_output, max_value_bytes, max_items,
+    /// max_steps, max_call_depth or max_nesting (sizes take K, M or G:
+    /// max_output=1M). A prompt's front matter `limits:` may lower them,
+    /// never raise them. Repeatable.
+    #[arg(long = "limit", value_name = "NAME=VALUE", value_parser = input::parse_limit)]
+    limits: Vec<(String, String)>,
 }
 
 impl LoadArgs {
     fn options(&self) -> LoadOptions {
+        let mut limits = Limits {
+            max_template_bytes: self.max_template_bytes,
+            ..Limits::default()
+        };
+        for (name, value) in &self.limits {
+            // Checked when the flag was parsed.
+            let _ = limits.set_text(name, value);
+        }
         LoadOptions {
             syntax: self.syntax,
             strict: self.strict,
             template_name: self.template_name.clone(),
-            limits: Limits {
-                max_template_bytes: self.max_template_bytes,
-                ..Limits::default()
-            },
+            limits,
             ..LoadOptions::default()
         }
     }

@@ -271,6 +271,73 @@ fn json_values_in_set() {
 }
 
 #[test]
+fn limits_come_from_the_host_and_the_front_matter_only_lowers_them() {
+    let dir = tempdir("limits");
+    let loop_file = dir.join("loop.j2");
+    std::fs::write(&loop_file, "{% for i in range(1000) %}{{ i }}{% endfor %}").unwrap();
+    let path = loop_file.to_str().unwrap();
+    assert!(teleprompt(&["render", path]).status.success());
+    let output = teleprompt(&["render", path, "--limit", "max_steps=500"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("more than 500 steps, the limit max_steps"),
+        "{}",
+        text(&output.stderr)
+    );
+    let output = teleprompt(&["render", path, "--limit", "max_output=1K"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("larger than 1 KiB (the limit max_output)"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let lowered = dir.join("lowered.j2");
+    std::fs::write(
+        &lowered,
+        "---\nlimits:\n  max_output: 100\n---\n{{ 'x' * 200 }}",
+    )
+    .unwrap();
+    let output = teleprompt(&["render", lowered.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("larger than 100 bytes (the limit max_output)"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let raised = dir.join("raised.j2");
+    std::fs::write(&raised, "---\nlimits:\n  max_steps: 20000000\n---\nhi").unwrap();
+    let output = teleprompt(&["check", raised.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("`limits.max_steps: 20000000` is above the limit the host set (10000000)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(":2:1"),
+        "the error is on the front matter line: {stderr}"
+    );
+    // A host that allows more lets the prompt ask for it.
+    let output = teleprompt(&[
+        "check",
+        raised.to_str().unwrap(),
+        "--limit",
+        "max_steps=50000000",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+
+    let misspelled = dir.join("misspelled.j2");
+    std::fs::write(&misspelled, "---\nlimits:\n  max_ouput: 10\n---\nhi").unwrap();
+    let stderr = text(&teleprompt(&["check", misspelled.to_str().unwrap()]).stderr);
+    assert!(
+        stderr.contains("did you mean \"limits.max_output\"?"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for args in [
         &["render"][..],
@@ -290,6 +357,9 @@ fn usage_errors_exit_2() {
         &["render", "x.j2", "--now", "2026-13-01T00:00:00Z"],
         &["render", "x.j2", "--time-zone", "Mars/Olympus_Mons"],
         &["render", "x.j2", "--turn", "-1"],
+        &["render", "x.j2", "--limit", "max_stpes=10"],
+        &["render", "x.j2", "--limit", "max_output=lots"],
+        &["render", "x.j2", "--limit", "max_output"],
     ] {
         let output = teleprompt(args);
         assert_eq!(
@@ -788,7 +858,7 @@ fn input_limits_are_options() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let output = teleprompt(&["render", prompt, "--max-data-bytes=12MB"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("use K, M or G"));
+    assert!(text(&output.stderr).contains("optionally with K, M or G (KiB, MiB, GiB)"));
 }
 
 /// Binary content in a data file is a data error (status 1) at the first

@@ -54,6 +54,9 @@ pub struct Metadata {
     pub continuation_prompt: Option<String>,
     /// `jinja`: whitespace options of Jinja-family prompts.
     pub jinja: JinjaOptions,
+    /// `limits`: render bounds this prompt lowers for itself, by their
+    /// names in [`crate::limits::Limits`], in the order written.
+    pub limits: Vec<(String, u64)>,
 }
 
 impl Document {
@@ -289,6 +292,23 @@ impl Document {
                 }
             }
         };
+        let mut limits = Vec::new();
+        if let Some(section) = self.section(key::LIMITS, crate::limits::RENDER_LIMITS)? {
+            for (name, value) in section {
+                let bytes = name.ends_with("_bytes") || name == "max_output";
+                let amount = match value {
+                    Value::Number(number) => number
+                        .as_u64()
+                        .ok_or_else(|| format!("{number} is not a whole number")),
+                    Value::String(text) => crate::limits::parse_amount(text, bytes),
+                    other => Err(format!("a number is needed, found {}", describe(other))),
+                };
+                let amount = amount.map_err(|message| {
+                    self.key_error(key::LIMITS, format!("`limits.{name}`: {message}"))
+                })?;
+                limits.push((name.clone(), amount));
+            }
+        }
         Ok(Metadata {
             name: text(key::NAME)?,
             description: text(key::DESCRIPTION)?,
@@ -300,6 +320,7 @@ impl Document {
             default_role,
             continuation_prompt: text(key::CONTINUATION_PROMPT)?,
             jinja,
+            limits,
         })
     }
 
@@ -442,6 +463,8 @@ pub mod key {
     pub const CONTINUATION_PROMPT: &str = "continuation_prompt";
     /// `jinja` (whitespace options)
     pub const JINJA: &str = "jinja";
+    /// `limits` (render bounds the prompt lowers for itself)
+    pub const LIMITS: &str = "limits";
 }
 
 /// The keys of the `input` section: `default` values, and `schema` (the

@@ -13,13 +13,58 @@ pub const DEFAULT_MAX_TEMPLATE_BYTES: usize = 16 * 1024 * 1024;
 /// The default of [`Limits::max_data_bytes`]: 64 MiB.
 pub const DEFAULT_MAX_DATA_BYTES: usize = 64 * 1024 * 1024;
 
+/// The deepest [`Limits::max_nesting`] takes effect: a larger value acts as
+/// this one, since deeper trees would not fit on a thread's stack.
+pub const NESTING_CEILING: usize = 200;
+
 /// Bounds on one render, the same for every syntax, and on the files read
 /// to load and render a prompt.
+///
+/// A host sets them in [`LoadOptions::limits`](crate::LoadOptions::limits)
+/// (the CLI: `--limit NAME=VALUE`); a prompt's front matter may lower the
+/// render bounds for itself, never raise them:
+///
+/// ```yaml
+/// limits:
+///   max_output: 1 MiB
+///   max_steps: 100000
+/// ```
+///
+/// Every bound is checked as the work happens, so a render past one stops
+/// at once with an error that names the bound and its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// The most bytes one render may print (default 64 MiB). A render that
     /// prints more stops with a `render` error naming the limit.
     pub max_output: usize,
+    /// The most bytes of one text a render builds: by a function, filter or
+    /// helper (`printf`, `join`, `replace`, `format`, `tojson`, `concat`, …)
+    /// or by Jinja's `~`, `+` and `*` (default 16 MiB). The check comes
+    /// before the text is built wherever its size can be told in advance.
+    /// Data is not bounded by it (see `max_data_bytes`). Besides, all the
+    /// text one render builds this way may add up to 16 times
+    /// `max_output` (1 GiB by default), so that a value growing a little
+    /// on each of many loop passes cannot take quadratic time.
+    pub max_value_bytes: usize,
+    /// The most items of one list or mapping a render builds (Handlebars
+    /// `range` and `array`, Jinja's list `+`; default 100,000).
+    pub max_items: usize,
+    /// The most steps of one render (default 10,000,000): loop passes and
+    /// template calls in Go and Handlebars; minijinja's instructions
+    /// (fuel) in Jinja. 10 million steps take about 0.2–0.3 s.
+    pub max_steps: u64,
+    /// How deep template calls may nest (default 100): Go `template`,
+    /// Handlebars partials, Jinja macros and includes. Jinja counts the way
+    /// minijinja does: a macro call costs 4 levels and each block inside it
+    /// one; its limit is 5 × this, at most 500 (minijinja's ceiling).
+    pub max_call_depth: usize,
+    /// How deep a template's blocks, parentheses and expressions may nest
+    /// (default 100): Go and Handlebars blocks and parentheses, the
+    /// commands of a Go pipeline, a Jinja expression's filter, attribute
+    /// and operator chains; a Jinja `if` may have 5 × this `elif`
+    /// branches. Past it, loading fails with a `parse` error. Values above
+    /// [`NESTING_CEILING`] act as it.
+    pub max_nesting: usize,
     /// The most bytes of a prompt file [`Prompt::from_file`] reads, and of
     /// the `tokenizer_config.json` beside a `chat_template.jinja` (default
     /// 16 MiB, [`DEFAULT_MAX_TEMPLATE_BYTES`]: prompts are written by hand;
@@ -40,12 +85,168 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits {
-            max_output: 64 * 1024 * 1024,
-            max_template_bytes: DEFAULT_MAX_TEMPLATE_BYTES,
-            max_data_bytes: DEFAULT_MAX_DATA_BYTES,
+        Limits::DEFAULT
+    }
+}
+
+impl Limits {
+    /// The defaults, as a constant.
+    pub const DEFAULT: Limits = Limits {
+        max_output: 64 * 1024 * 1024,
+        max_value_bytes: 16 * 1024 * 1024,
+        max_items: 100_000,
+        max_steps: 10_000_000,
+        max_call_depth: 100,
+        max_nesting: 100,
+        max_template_bytes: DEFAULT_MAX_TEMPLATE_BYTES,
+        max_data_bytes: DEFAULT_MAX_DATA_BYTES,
+    };
+}
+
+/// The bounds a prompt's front matter may lower for its own renders, by
+/// their names in [`Limits`].
+pub const RENDER_LIMITS: &[&str] = &[
+    "max_output",
+    "max_value_bytes",
+    "max_items",
+    "max_steps",
+    "max_call_depth",
+    "max_nesting",
+];
+
+/// Every bound by its name in [`Limits`] (the CLI's `--limit NAME=VALUE`).
+pub const ALL_LIMITS: &[&str] = &[
+    "max_output",
+    "max_value_bytes",
+    "max_items",
+    "max_steps",
+    "max_call_depth",
+    "max_nesting",
+    "max_template_bytes",
+    "max_data_bytes",
+];
+
+impl Limits {
+    /// The value of the bound called `name` (a name of [`ALL_LIMITS`]).
+    pub fn get(&self, name: &str) -> Option<u64> {
+        let size = |value: usize| Some(u64::try_from(value).unwrap_or(u64::MAX));
+        match name {
+            "max_output" => size(self.max_output),
+            "max_value_bytes" => size(self.max_value_bytes),
+            "max_items" => size(self.max_items),
+            "max_steps" => Some(self.max_steps),
+            "max_call_depth" => size(self.max_call_depth),
+            "max_nesting" => size(self.max_nesting),
+            "max_template_bytes" => size(self.max_template_bytes),
+            "max_data_bytes" => size(self.max_data_bytes),
+            _ => None,
         }
     }
+
+    /// Sets the bound called `name` to `value`; an unknown name is an error
+    /// that suggests the closest one.
+    pub fn set(&mut self, name: &str, value: u64) -> Result<(), String> {
+        let size = usize::try_from(value).unwrap_or(usize::MAX);
+        let field = match name {
+            "max_output" => &mut self.max_output,
+            "max_value_bytes" => &mut self.max_value_bytes,
+            "max_items" => &mut self.max_items,
+            "max_steps" => {
+                self.max_steps = value;
+                return Ok(());
+            }
+            "max_call_depth" => &mut self.max_call_depth,
+            "max_nesting" => &mut self.max_nesting,
+            "max_template_bytes" => &mut self.max_template_bytes,
+            "max_data_bytes" => &mut self.max_data_bytes,
+            _ => return Err(unknown_limit(name, ALL_LIMITS)),
+        };
+        *field = size;
+        Ok(())
+    }
+
+    /// Sets the bound `name` from text: a whole number, for byte sizes
+    /// also with a unit (`64 MiB`, `512KiB`, `2 MB`, `100 bytes`).
+    pub fn set_text(&mut self, name: &str, text: &str) -> Result<(), String> {
+        if self.get(name).is_none() {
+            return Err(unknown_limit(name, ALL_LIMITS));
+        }
+        let value = parse_amount(text, name.ends_with("_bytes") || name == "max_output")?;
+        self.set(name, value)
+    }
+
+    /// These limits with `lowered` (a front matter's `limits:`) applied:
+    /// a value may only lower a bound; one above the host's is an error
+    /// that names both.
+    pub fn lowered_by(&self, lowered: &[(String, u64)]) -> Result<Limits, String> {
+        let mut limits = *self;
+        for (name, value) in lowered {
+            let Some(host) = self.get(name) else {
+                return Err(unknown_limit(name, RENDER_LIMITS));
+            };
+            if *value > host {
+                return Err(format!(
+                    "`limits.{name}: {value}` is above the limit the host set ({host}); \
+                     a prompt may lower its limits, not raise them"
+                ));
+            }
+            limits.set(name, *value)?;
+        }
+        Ok(limits)
+    }
+
+    /// All the bytes that functions, filters and operators may build over
+    /// one render: 16 × [`Limits::max_output`].
+    pub(crate) fn max_built_bytes(&self) -> usize {
+        self.max_output.saturating_mul(16)
+    }
+
+    /// [`Limits::max_nesting`] as it takes effect.
+    pub(crate) fn nesting(&self) -> usize {
+        self.max_nesting.min(NESTING_CEILING)
+    }
+}
+
+fn unknown_limit(name: &str, known: &[&str]) -> String {
+    let mut message = format!(
+        "unknown limit \"{name}\" (the limits are {})",
+        known.join(", ")
+    );
+    if let Some(close) = crate::diagnostics::closest(name, known.iter().copied()) {
+        message.push_str(&format!("; did you mean \"{close}\"?"));
+    }
+    message
+}
+
+/// A count, or with `bytes` a size in bytes with an optional binary unit:
+/// `1000`, `64M`, `64 MiB`, `512K`, `1 GiB`, `10 bytes` (`K`, `M`, `G`
+/// are KiB, MiB, GiB).
+pub fn parse_amount(text: &str, bytes: bool) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit() && c != '_')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let what = if bytes {
+        "a number of bytes, optionally with K, M or G (KiB, MiB, GiB)"
+    } else {
+        "a whole number"
+    };
+    let number: u64 = number
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("expected {what}, got {text:?}"))?;
+    let shift = match (bytes, unit.trim().to_ascii_lowercase().as_str()) {
+        (_, "") => 0,
+        (true, "b" | "byte" | "bytes") => 0,
+        (true, "k" | "kib") => 10,
+        (true, "m" | "mib") => 20,
+        (true, "g" | "gib") => 30,
+        _ => return Err(format!("expected {what}, got {text:?}")),
+    };
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text} is too large"))
 }
 
 /// Which kind of input file a read is for: it picks the limit that bounds
@@ -165,11 +366,14 @@ fn too_large(origin: &str, max_bytes: usize, input: Input) -> Error {
     )))
 }
 
-/// `bytes` in words: `64 MiB`, `16 KiB`, `1500 bytes`.
+/// `bytes` in words: `1 GiB`, `64 MiB`, `16 KiB`, `1500 bytes`.
 pub(crate) fn describe_bytes(bytes: usize) -> String {
     const KIB: usize = 1024;
     const MIB: usize = 1024 * 1024;
-    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+    const GIB: usize = 1024 * 1024 * 1024;
+    if bytes >= GIB && bytes.is_multiple_of(GIB) {
+        format!("{} GiB", bytes / GIB)
+    } else if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
         format!("{} KiB", bytes / KIB)

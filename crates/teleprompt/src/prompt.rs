@@ -205,11 +205,15 @@ impl Prompt {
             .unwrap_or_else(|| syntax.default_strictness());
         let default_role = metadata.default_role.unwrap_or(Role::User);
         let dotprompt = metadata.messages == Some(crate::MessageReader::Dotprompt);
+        let limits = options
+            .limits
+            .lowered_by(&metadata.limits)
+            .map_err(|message| document.key_error(crate::document::key::LIMITS, message))?;
         let compile = syntax::CompileOptions {
             strictness,
             functions: options.functions.clone(),
             jinja: metadata.jinja.or(options.jinja),
-            max_output: options.limits.max_output,
+            limits,
             includes,
             // Semantic Kernel's prompt YAML implies SK's messages; a
             // Handlebars file may say `template_format: handlebars`, SK's key.

@@ -7,7 +7,9 @@
 //!   FILE names it (default `prompt.md`, so the folder's syntax applies).
 //! - `=== data` — JSON or YAML data (default `{}`).
 //! - `=== options` — host settings, one per line: `strict: LEVEL`,
-//!   `now: RFC3339` (the clock of `strftime_now`), `max_output: BYTES`,
+//!   `now: RFC3339` (the clock of `strftime_now`), any bound of
+//!   `teleprompt::limits::Limits` by its name (`max_output: 1000`,
+//!   `max_value_bytes: 1 KiB`),
 //!   `template_name: NAME`, `context: JSON` (a Dotprompt render context).
 //! - `=== output` — the exact rendered text.
 //! - `=== error` — `CLASS [LINE:COL]`, then the exact message, then
@@ -132,10 +134,8 @@ fn load_options(case: &Case, syntax: Syntax) -> Result<(LoadOptions, RenderOptio
         match line.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {
             Some(("strict", level)) => options.strict = Some(level.parse::<Strictness>()?),
             Some(("now", now)) => render.clock = Clock::parse(now).map_err(|e| e.to_string())?,
-            Some(("max_output", bytes)) => {
-                options.limits.max_output = bytes
-                    .parse()
-                    .map_err(|_| format!("bad max_output `{bytes}`"))?
+            Some((name, value)) if name.starts_with("max_") => {
+                options.limits.set_text(name, value)?
             }
             Some(("template_name", name)) => options.template_name = Some(name.to_string()),
             Some(("context", json)) => {

@@ -240,7 +240,7 @@ pub(crate) fn call<'a>(
             let count = i128::from(end) - i128::from(start) + 1;
             if count > bounds.list as i128 {
                 return Err(format!(
-                    "{start} to {end} is {count} numbers, more than the limit of {} in one list",
+                    "{start} to {end} is {count} numbers, more than {} (the limit max_items)",
                     bounds.list
                 ));
             }
@@ -358,7 +358,7 @@ fn measure(value: &Json, depth: usize, nodes: &mut usize, bounds: Bounds) -> Res
     *nodes += 1;
     if *nodes > bounds.list {
         return Err(format!(
-            "the list would hold more than {} values in all (the limit of one list)",
+            "the list would hold more than {} values in all (the limit max_items)",
             bounds.list
         ));
     }
@@ -383,7 +383,7 @@ fn measure(value: &Json, depth: usize, nodes: &mut usize, bounds: Bounds) -> Res
 
 fn too_long(bounds: Bounds) -> String {
     format!(
-        "the text is larger than {} (the limit of one render)",
+        "the text is larger than {} (the limit max_value_bytes)",
         crate::limits::describe_bytes(bounds.text)
     )
 }

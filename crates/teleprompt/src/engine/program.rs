@@ -30,30 +30,6 @@ impl Span {
     }
 }
 
-/// Bounds on one render.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    /// Nested template calls (`{{template}}` recursion).
-    pub call_depth: usize,
-    /// Loop iterations over the whole render.
-    pub iterations: u64,
-    /// Bytes of output.
-    pub output: usize,
-    /// Elements of a list a function builds (Handlebars `range`).
-    pub list: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            call_depth: 100,
-            iterations: 10_000_000,
-            output: 64 * 1024 * 1024,
-            list: 100_000,
-        }
-    }
-}
-
 /// A compiled template body with its named sub-templates.
 #[derive(Debug)]
 pub(crate) struct Program {
@@ -66,7 +42,7 @@ pub(crate) struct Program {
     /// What missing values do.
     pub strictness: Strictness,
     /// Bounds on a render.
-    pub limits: Limits,
+    pub limits: crate::limits::Limits,
     /// Host functions, by the index in [`Func::Host`].
     pub hosts: Box<[Host]>,
     /// Which front end compiled it: printing and a few data rules differ.

@@ -33,7 +33,7 @@ pub(crate) fn render(program: &Program, data: &Data, expect: usize) -> Result<St
     let root = Value::from_view(data.root());
     let capacity = expect
         .max(program.source.len() + program.source.len() / 2 + 64)
-        .min(program.limits.output);
+        .min(program.limits.max_output);
     let mut renderer = Renderer {
         program,
         root: root.clone(),
@@ -41,6 +41,7 @@ pub(crate) fn render(program: &Program, data: &Data, expect: usize) -> Result<St
         frame: 0,
         out: String::with_capacity(capacity),
         iterations: 0,
+        built: 0,
         calls: 0,
         depth: 0,
         args: Vec::with_capacity(8),
@@ -64,6 +65,8 @@ struct Renderer<'a> {
     frame: usize,
     out: String,
     iterations: u64,
+    /// Bytes of text functions and helpers have built so far.
+    built: usize,
     calls: usize,
     depth: usize,
     /// Reused argument buffer for variadic functions.
@@ -120,7 +123,7 @@ impl<'a> Renderer<'a> {
 
     #[inline]
     fn check_output(&self, span: Option<Span>) -> Result<()> {
-        if self.out.len() > self.program.limits.output {
+        if self.out.len() > self.program.limits.max_output {
             return Err(self.output_error(span).into());
         }
         Ok(())
@@ -132,8 +135,8 @@ impl<'a> Renderer<'a> {
         TemplateError::render(
             span.map(Span::range),
             format!(
-                "the output is larger than {} (the limit of one render)",
-                crate::limits::describe_bytes(self.program.limits.output)
+                "the output is larger than {} (the limit max_output)",
+                crate::limits::describe_bytes(self.program.limits.max_output)
             ),
         )
     }
@@ -322,17 +325,43 @@ impl<'a> Renderer<'a> {
         value.is_true() || (self.program.flavor == Flavor::Handlebars && is_object(value))
     }
 
-    /// Fails when a function's text of `bytes` would be more than one
-    /// render may print: a value is never larger than the output.
+    /// Fails when a function's text of `bytes` would be larger than one
+    /// value may be.
     #[inline(never)]
     fn fits(&self, func: Func, bytes: usize, span: Span) -> Result<()> {
-        if bytes > self.program.limits.output {
+        if bytes > self.program.limits.max_value_bytes {
             return Err(Self::func_error(
                 func,
                 span,
                 format!(
-                    "the text is larger than {} (the limit of one render)",
-                    crate::limits::describe_bytes(self.program.limits.output)
+                    "the text is larger than {} (the limit max_value_bytes)",
+                    crate::limits::describe_bytes(self.program.limits.max_value_bytes)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A text `func` built, counted against the render's bounds: one text
+    /// at most `max_value_bytes`, all of them together 16 × `max_output`
+    /// (a value grown a little on every pass of a long loop is copied
+    /// each time: the total stops it before the copying takes minutes).
+    fn built(&mut self, func: Func, text: String, span: Span) -> Result<Value<'a>> {
+        self.count_built(func, text.len(), span)?;
+        Ok(Value::string(text))
+    }
+
+    fn count_built(&mut self, func: Func, bytes: usize, span: Span) -> Result<()> {
+        self.fits(func, bytes, span)?;
+        self.built = self.built.saturating_add(bytes);
+        let most = self.program.limits.max_built_bytes();
+        if self.built > most {
+            return Err(Self::func_error(
+                func,
+                span,
+                format!(
+                    "the render has built more than {} of text (16 × the limit max_output): does a loop grow a value on every pass?",
+                    crate::limits::describe_bytes(most)
                 ),
             ));
         }
@@ -341,12 +370,12 @@ impl<'a> Renderer<'a> {
 
     fn tick(&mut self, span: Span) -> Result<()> {
         self.iterations += 1;
-        if self.iterations > self.program.limits.iterations {
+        if self.iterations > self.program.limits.max_steps {
             return Err(TemplateError::render(
                 Some(span.range()),
                 format!(
-                    "the render took more than {} steps (loop passes and template calls): is a loop unbounded, or do templates call each other too many times?",
-                    self.program.limits.iterations
+                    "the render took more than {} steps (loop passes and template calls; the limit max_steps): is a loop unbounded, or do templates call each other too many times?",
+                    self.program.limits.max_steps
                 ),
             )
             .into());
@@ -695,12 +724,12 @@ impl<'a> Renderer<'a> {
                 "call the partial as {{#> name}}…{{/name}}, whose content {{> @partial-block}} renders".to_string(),
             )).into());
         };
-        if self.calls >= self.program.limits.call_depth {
+        if self.calls >= self.program.limits.max_call_depth {
             return Err(TemplateError::render(
                 Some(span.range()),
                 format!(
-                    "template calls nest more than {} deep",
-                    self.program.limits.call_depth
+                    "template calls nest more than {} deep (the limit max_call_depth)",
+                    self.program.limits.max_call_depth
                 ),
             )
             .into());
@@ -757,12 +786,12 @@ impl<'a> Renderer<'a> {
         let Some(template) = program.templates.get(id as usize) else {
             return Err(internal(span));
         };
-        if self.calls >= program.limits.call_depth {
+        if self.calls >= program.limits.max_call_depth {
             return Err(TemplateError::render(
                 Some(span.range()),
                 format!(
-                    "template calls nest more than {} deep: does {:?} call itself without end?",
-                    program.limits.call_depth, &*template.name
+                    "template calls nest more than {} deep (the limit max_call_depth): does {:?} call itself without end?",
+                    program.limits.max_call_depth, &*template.name
                 ),
             )
             .into());
@@ -1313,7 +1342,7 @@ impl<'a> Renderer<'a> {
                     .and_then(|()| write_print(func, &mut text, values, span))
                     .and_then(|()| self.fits(func, text.len(), span));
                 self.args.truncate(base);
-                result.map(|()| Value::string(text))
+                result.and_then(|()| self.built(func, text, span))
             }
             Func::Html | Func::Js | Func::Urlquery => {
                 let base = self.push_args(args, dot)?;
@@ -1338,7 +1367,7 @@ impl<'a> Renderer<'a> {
                     _ => query_escape(text),
                 };
                 self.args.truncate(base);
-                Ok(Value::string(escaped))
+                self.built(func, escaped, span)
             }
             Func::Call => self.call_value(args, span, dot),
             Func::Lookup => self.lookup(args, span, dot),
@@ -1372,7 +1401,7 @@ impl<'a> Renderer<'a> {
                     Value::Json(json) => functions::to_json(json),
                     other => functions::to_json(&other.to_json()),
                 };
-                Ok(Value::string(text))
+                self.built(func, text, span)
             }
             Func::Join => {
                 let separator = self.arg(args, 0, span, dot)?;
@@ -1429,7 +1458,7 @@ impl<'a> Renderer<'a> {
                         }
                     }),
                 );
-                Ok(Value::string(text))
+                self.built(func, text, span)
             }
             Func::Lower | Func::Upper | Func::Trim => {
                 let value = self.arg(args, 0, span, dot)?;
@@ -1443,11 +1472,12 @@ impl<'a> Renderer<'a> {
                         format!("expected a string, got {}", value.go_type()),
                     ));
                 };
-                Ok(Value::string(match func {
+                let text = match func {
                     Func::Lower => functions::lower(text),
                     Func::Upper => functions::upper(text),
                     _ => functions::trim(text),
-                }))
+                };
+                self.built(func, text, span)
             }
             Func::Role | Func::History | Func::Media => {
                 let mut text = Vec::with_capacity(2);
@@ -1486,17 +1516,27 @@ impl<'a> Renderer<'a> {
     ) -> Result<Value<'a>> {
         let base = self.push_args(args, dot)?;
         let bounds = helpers::Bounds {
-            list: self.program.limits.list,
-            text: self.program.limits.output,
+            list: self.program.limits.max_items,
+            text: self.program.limits.max_value_bytes,
         };
-        let result = helpers::call(
-            helper,
-            self.args.get(base..).unwrap_or(&[]),
-            bounds,
-            |value| self.truthy(value),
-        );
+        let values = self.args.get(base..).unwrap_or(&[]);
+        let result = helpers::call(helper, values, bounds, |value| self.truthy(value));
+        // A text the helper made (not one of its arguments handed back)
+        // counts as built.
+        let made = match &result {
+            Ok(Value::String(text)) => (!values
+                .iter()
+                .any(|arg| matches!(arg, Value::String(a) if std::rc::Rc::ptr_eq(a, text))))
+            .then_some(text.len()),
+            _ => None,
+        };
         self.args.truncate(base);
-        result.map_err(|message| Self::func_error(Func::Hbs(helper), span, message))
+        let result =
+            result.map_err(|message| Self::func_error(Func::Hbs(helper), span, message))?;
+        if let Some(bytes) = made {
+            self.count_built(Func::Hbs(helper), bytes, span)?;
+        }
+        Ok(result)
     }
 
     /// `call`: Go calls a function value; JSON data never holds one, and
@@ -1559,7 +1599,12 @@ impl<'a> Renderer<'a> {
             named.push((key.to_string(), self.eval(value, dot, false)?.to_json()));
         }
         match host.function.call(&host.name, json, named) {
-            Ok(result) => Ok(Value::owned(result)),
+            Ok(result) => {
+                if let serde_json::Value::String(text) = &result {
+                    self.count_built(Func::Host(index), text.len(), span)?;
+                }
+                Ok(Value::owned(result))
+            }
             Err(failure) => Err(TemplateError::render(Some(span.range()), failure.message)
                 .suggest(failure.suggestion)
                 .into()),
@@ -1784,7 +1829,7 @@ impl<'a> Renderer<'a> {
                 )),
             },
             Value::String(s) => match s.get(start..end) {
-                Some(part) => Ok(Value::string(part.to_string())),
+                Some(part) => self.built(Func::Slice, part.to_string(), span),
                 None => Err(Self::func_error(
                     Func::Slice,
                     span,

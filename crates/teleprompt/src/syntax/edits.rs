@@ -17,6 +17,9 @@ pub(crate) struct Edit {
 pub(crate) struct Edited {
     pub text: String,
     edits: Vec<Edit>,
+    /// The rewrite the edits were made on, when they were made on a
+    /// rewritten text: positions map back through it too.
+    under: Option<Box<Edited>>,
 }
 
 impl Edited {
@@ -38,12 +41,31 @@ impl Edited {
             fits
         });
         text.push_str(original.get(at..).unwrap_or(""));
-        Edited { text, edits }
+        Edited {
+            text,
+            edits,
+            under: None,
+        }
+    }
+
+    /// `edits` made on this rewrite's text (on the original text when
+    /// nothing was rewritten): one rewrite whose positions map back to the
+    /// original through both.
+    pub fn then(self, edits: Vec<Edit>, original: &str) -> Edited {
+        if edits.is_empty() {
+            return self;
+        }
+        if self.is_unchanged() {
+            return Edited::new(original, edits);
+        }
+        let mut outer = Edited::new(&self.text, edits);
+        outer.under = Some(Box::new(self));
+        outer
     }
 
     /// True when nothing was rewritten.
     pub fn is_unchanged(&self) -> bool {
-        self.edits.is_empty()
+        self.edits.is_empty() && self.under.as_ref().is_none_or(|under| under.is_unchanged())
     }
 
     /// The offset in the original text of `offset` in the rewritten text; a
@@ -56,11 +78,18 @@ impl Edited {
                 break;
             }
             if offset < start + edit.replacement.len() {
-                return edit.original.start;
+                return match &self.under {
+                    Some(under) => under.to_original(edit.original.start),
+                    None => edit.original.start,
+                };
             }
             shift += edit.replacement.len() as isize - edit.original.len() as isize;
         }
-        (offset as isize - shift).max(0) as usize
+        let offset = (offset as isize - shift).max(0) as usize;
+        match &self.under {
+            Some(under) => under.to_original(offset),
+            None => offset,
+        }
     }
 
     /// Moves an error's span from the rewritten text to the original.
@@ -103,5 +132,53 @@ mod tests {
         assert_eq!(edited.to_original(4), 3, "inside a replacement");
         assert_eq!(edited.to_original(9), 7, "after the first edit");
         assert_eq!(edited.to_original(14), 13, "after both edits");
+    }
+
+    #[test]
+    fn edits_on_a_rewrite_map_back_through_both() {
+        let original = "ab OFF cd";
+        let first = Edited::new(
+            original,
+            vec![Edit {
+                original: 3..6,
+                replacement: "false".into(),
+            }],
+        );
+        assert_eq!(first.text, "ab false cd");
+        let both = first.then(
+            vec![
+                Edit {
+                    original: 9..9,
+                    replacement: "(".into(),
+                },
+                Edit {
+                    original: 11..11,
+                    replacement: ")".into(),
+                },
+            ],
+            original,
+        );
+        assert_eq!(both.text, "ab false (cd)");
+        assert!(!both.is_unchanged());
+        assert_eq!(both.to_original(10), 7, "c, after both rewrites");
+        assert_eq!(
+            both.to_original(4),
+            3,
+            "inside the first rewrite's replacement"
+        );
+        assert_eq!(
+            both.to_original(9),
+            7,
+            "an insertion maps to where it stands"
+        );
+        let plain = Edited::default().then(
+            vec![Edit {
+                original: 0..0,
+                replacement: "(".into(),
+            }],
+            "x",
+        );
+        assert_eq!(plain.text, "(x");
+        assert_eq!(plain.to_original(1), 0);
     }
 }

@@ -22,8 +22,8 @@ pub(crate) struct CompileOptions {
     pub functions: Functions,
     /// Jinja whitespace options (front matter over host), unresolved.
     pub jinja: crate::JinjaOptions,
-    /// The most bytes one render may print.
-    pub max_output: usize,
+    /// Bounds on a render (the host's, lowered by the front matter).
+    pub limits: crate::limits::Limits,
     /// Where included files are found; `None`: nothing is read from files.
     pub includes: Option<crate::include::Includes>,
     /// Handlebars helpers take Semantic Kernel's meaning where SK's

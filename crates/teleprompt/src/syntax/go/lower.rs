@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::ast::*;
 use super::engine::program::{
-    Block, Const, Expr, Flavor, Func, Host, Instr, Key, Limits, Program, Span as PSpan, Template,
+    Block, Const, Expr, Flavor, Func, Host, Instr, Key, Program, Span as PSpan, Template,
 };
 use crate::diagnostics::{closest, TemplateError};
 use crate::functions::{ArgAt, Functions, Naming};
@@ -82,7 +82,7 @@ pub(crate) fn lower(
         },
         templates,
         strictness,
-        limits: Limits::default(),
+        limits: crate::limits::Limits::default(),
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Go,
     })

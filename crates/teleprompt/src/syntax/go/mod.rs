@@ -22,9 +22,9 @@ pub(crate) type GoTemplate = engine::EngineTemplate;
 /// Parses and compiles a body; the strictness is fixed here.
 pub(crate) fn compile(body: &str, options: &CompileOptions) -> Result<GoTemplate, TemplateError> {
     engine::check_size(body)?;
-    let tree = parse::parse(body)?;
+    let tree = parse::parse_nested(body, options.limits.nesting())?;
     let mut program = lower::lower(&tree, body, options.strictness, &options.functions)?;
-    program.limits.output = options.max_output;
+    program.limits = options.limits;
     Ok(engine::EngineTemplate::new(program, root_reads(&tree)))
 }
 
@@ -122,7 +122,7 @@ fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
 /// chain inside them starts with a name the template reads from the root
 /// elsewhere (`.issue…` at the top level, or `$.issue…`).
 pub(crate) fn scope_warnings(body: &str) -> Vec<TemplateError> {
-    let Ok(tree) = parse::parse(body) else {
+    let Ok(tree) = parse::parse_nested(body, crate::limits::NESTING_CEILING) else {
         return Vec::new();
     };
     let mut root_names = BTreeSet::new();

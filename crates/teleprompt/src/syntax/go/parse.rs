@@ -7,11 +7,15 @@ use super::ast::*;
 use super::lex::{lex, Keyword, Token, TokenKind};
 use crate::diagnostics::TemplateError;
 
-/// How deeply blocks and parentheses may nest.
-pub const MAX_NESTING: usize = 100;
-
-/// Parses a template body.
+/// Parses a template body with the default nesting bound.
+#[cfg(test)]
 pub fn parse(src: &str) -> std::result::Result<Tree, TemplateError> {
+    parse_nested(src, crate::limits::Limits::default().max_nesting)
+}
+
+/// Parses a template body whose blocks and parentheses nest, and whose
+/// pipelines chain, at most `max_nesting` deep.
+pub fn parse_nested(src: &str, max_nesting: usize) -> std::result::Result<Tree, TemplateError> {
     let tokens = lex(src)?;
     let mut parser = Parser {
         src,
@@ -19,6 +23,7 @@ pub fn parse(src: &str) -> std::result::Result<Tree, TemplateError> {
         pos: 0,
         range_depth: 0,
         depth: 0,
+        max_nesting,
         defines: Vec::new(),
     };
     let root = parser.parse_top()?;
@@ -44,6 +49,9 @@ struct Parser<'s> {
     pos: usize,
     range_depth: usize,
     depth: usize,
+    /// How deep blocks and parentheses may nest, and how many commands a
+    /// pipeline may have.
+    max_nesting: usize,
     defines: Vec<DefineNode>,
 }
 
@@ -119,10 +127,13 @@ impl<'s> Parser<'s> {
 
     fn enter(&mut self, span: &Span) -> Result<()> {
         self.depth += 1;
-        if self.depth > MAX_NESTING {
+        if self.depth > self.max_nesting {
             return Err(TemplateError::parse(
                 Some(span.clone()),
-                format!("blocks and parentheses nest more than {MAX_NESTING} deep"),
+                format!(
+                    "blocks and parentheses nest more than {} deep (the limit max_nesting)",
+                    self.max_nesting
+                ),
             ));
         }
         Ok(())
@@ -556,10 +567,13 @@ impl<'s> Parser<'s> {
                     let command = self.command()?;
                     // Each stage takes the last one's value: stages nest
                     // when the pipeline runs, so they count as nesting.
-                    if cmds.len() >= MAX_NESTING {
+                    if cmds.len() >= self.max_nesting {
                         return Err(TemplateError::parse(
                             Some(command.span.clone()),
-                            format!("a pipeline has more than {MAX_NESTING} commands"),
+                            format!(
+                                "a pipeline has more than {} commands (the limit max_nesting)",
+                                self.max_nesting
+                            ),
                         )
                         .suggest(Some(
                             "split it: keep a stage's value in a variable ({{ $x := … }})"

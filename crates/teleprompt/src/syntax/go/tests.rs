@@ -15,7 +15,7 @@ fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateErro
             strictness,
             functions: Default::default(),
             jinja: Default::default(),
-            max_output: 64 << 20,
+            limits: crate::limits::Limits::DEFAULT,
             includes: None,
             sk_helpers: false,
         },
@@ -173,7 +173,7 @@ fn bounds() {
     )
     .unwrap_err();
     assert!(
-        e.message.contains("steps (loop passes and template calls)"),
+        e.message.contains("steps (loop passes and template calls;"),
         "{}",
         e.message
     );
@@ -264,7 +264,7 @@ fn compile_hosts(src: &str, strictness: Strictness) -> Result<GoTemplate, Templa
             strictness,
             functions: host_functions(),
             jinja: Default::default(),
-            max_output: 64 << 20,
+            limits: crate::limits::Limits::DEFAULT,
             includes: None,
             sk_helpers: false,
         },
@@ -496,7 +496,7 @@ fn host_function_named_like_a_builtin_fails_at_load() {
             .with("fetch", |_: &[Value]| Ok(Value::Null))
             .with("join", |_: &[Value]| Ok(Value::Null)),
         jinja: Default::default(),
-        max_output: 64 << 20,
+        limits: crate::limits::Limits::DEFAULT,
         includes: None,
         sk_helpers: false,
     };

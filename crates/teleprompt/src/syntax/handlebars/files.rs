@@ -66,6 +66,7 @@ pub(crate) fn load(
     body: &str,
     includes: Option<&Includes>,
     dotprompt: bool,
+    max_nesting: usize,
 ) -> Result<Loaded, TemplateError> {
     let mut loaded = Loaded {
         source: body.to_string(),
@@ -119,7 +120,7 @@ pub(crate) fn load(
                 ));
             }
             let document = Document::plain(&found.origin, found.text);
-            let mut partial_tree = match parse::parse(&document.body) {
+            let mut partial_tree = match parse::parse_nested(&document.body, max_nesting) {
                 Ok(tree) => tree,
                 Err(error) => {
                     return Err(loaded.elsewhere(includer, document.locate(error), &name_span))

@@ -10,8 +10,8 @@ use super::files::Loaded;
 use crate::diagnostics::{closest, TemplateError};
 use crate::engine::helpers::{Helper, HELPERS};
 use crate::engine::program::{
-    Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, Limits, PartialContent,
-    Program, Span as PSpan, Template,
+    Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, PartialContent, Program,
+    Span as PSpan, Template,
 };
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::syntax::host_calls;
@@ -118,7 +118,7 @@ pub(crate) fn lower(
         },
         templates,
         strictness,
-        limits: Limits::default(),
+        limits: crate::limits::Limits::default(),
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Handlebars,
     })

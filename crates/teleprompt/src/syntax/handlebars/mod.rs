@@ -72,11 +72,17 @@ pub(crate) fn compile_as(
     dotprompt: bool,
 ) -> Result<HandlebarsTemplate, TemplateError> {
     engine::check_size(body)?;
-    let mut tree = parse::parse(body)?;
+    let mut tree = parse::parse_nested(body, options.limits.nesting())?;
     if dotprompt {
         dotprompt::rewrite(&mut tree)?;
     }
-    let loaded = files::load(&tree, body, options.includes.as_ref(), dotprompt)?;
+    let loaded = files::load(
+        &tree,
+        body,
+        options.includes.as_ref(),
+        dotprompt,
+        options.limits.nesting(),
+    )?;
     engine::check_size(&loaded.source)?;
     let mut program = lower::lower(
         &tree,
@@ -86,7 +92,7 @@ pub(crate) fn compile_as(
         options.sk_helpers,
     )
     .map_err(|error| loaded.placed.place(error))?;
-    program.limits.output = options.max_output;
+    program.limits = options.limits;
     let mut reads = root_reads(&tree.nodes);
     for partial in &loaded.partials {
         reads = match (reads, root_reads(&partial.nodes)) {

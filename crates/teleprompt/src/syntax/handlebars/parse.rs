@@ -10,14 +10,22 @@ use crate::diagnostics::TemplateError;
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
-/// Parses a Handlebars body.
+/// Parses a Handlebars body with the default nesting bound.
+#[cfg(test)]
 pub fn parse(body: &str) -> Result<Tree> {
+    parse_nested(body, crate::limits::Limits::default().max_nesting)
+}
+
+/// Parses a Handlebars body whose blocks and subexpressions nest at most
+/// `max_nesting` deep.
+pub fn parse_nested(body: &str, max_nesting: usize) -> Result<Tree> {
     let items = lex::lex(body)?;
     let mut parser = Parser {
         body,
         items,
         pos: 0,
         depth: 0,
+        max_nesting,
     };
     let (nodes, stop) = parser.list()?;
     match stop {
@@ -36,9 +44,6 @@ pub fn parse(body: &str) -> Result<Tree> {
     }
 }
 
-/// How deeply blocks and subexpressions may nest.
-const MAX_NESTING: usize = 100;
-
 enum Stop {
     End,
     Else(Tag),
@@ -50,6 +55,8 @@ struct Parser<'s> {
     items: Vec<Item>,
     pos: usize,
     depth: usize,
+    /// How deeply blocks and subexpressions may nest.
+    max_nesting: usize,
 }
 
 /// A cursor over one tag's tokens.
@@ -89,10 +96,13 @@ impl<'s> Parser<'s> {
 
     fn enter(&mut self, span: &Range<usize>) -> Result<()> {
         self.depth += 1;
-        if self.depth > MAX_NESTING {
+        if self.depth > self.max_nesting {
             return Err(TemplateError::parse(
                 Some(span.clone()),
-                format!("blocks nest more than {MAX_NESTING} deep"),
+                format!(
+                    "blocks nest more than {} deep (the limit max_nesting)",
+                    self.max_nesting
+                ),
             ));
         }
         Ok(())

@@ -9,7 +9,7 @@ fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
         strictness: Strictness::Semi,
         functions: crate::functions::Functions::default(),
         jinja: Default::default(),
-        max_output: 64 << 20,
+        limits: crate::limits::Limits::DEFAULT,
         includes: None,
         sk_helpers: false,
     };

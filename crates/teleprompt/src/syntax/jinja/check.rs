@@ -29,7 +29,22 @@ pub(super) struct Checker<'a> {
     host_calls: Vec<HostCall<'a>>,
     /// Every variable name read anywhere (local or not).
     pub(super) reads: BTreeSet<String>,
+    /// pongo2's autoescape spellings, rewritten.
     pub(super) edits: Vec<Edit>,
+    /// The expressions that build values (`~`, `+`, `*`; filters and
+    /// calls assigned by `set`) wrapped in the bound check:
+    /// `(a ~ b)|__bounded` (see `growth`).
+    pub(super) bounds: Vec<Edit>,
+    /// The render bounds, for the constants minijinja folds at load.
+    pub(super) limits: crate::limits::Limits,
+    /// Constant expressions too large to fold (`"x" * 100000000`), each
+    /// with its message.
+    folded: Vec<(Range<usize>, String)>,
+    /// Bytes and items of all the constants folded so far.
+    folded_total: u128,
+    /// How many operators above the one being walked continue its chain
+    /// (`a ~ b ~ c` is `(a ~ b) ~ c`: the inner `~` is one down).
+    chain: usize,
 }
 
 /// A call (`f(a, k=b)`) or filter (`a | f(b)`) as the template writes it:
@@ -69,6 +84,14 @@ fn literal(expr: &ast::Expr<'_>) -> Option<serde_json::Value> {
 impl<'a> Checker<'a> {
     /// Checks the calls of host functions against their signatures: the
     /// argument count and names, and the types of literal arguments.
+    /// A walk for a template rendered within `limits`.
+    pub(super) fn new(limits: crate::limits::Limits) -> Checker<'a> {
+        Checker {
+            limits,
+            ..Checker::default()
+        }
+    }
+
     pub(super) fn host_calls(
         &self,
         body: &str,
@@ -178,6 +201,9 @@ impl<'a> Checker<'a> {
                 problems.push(unknown("function", name, Some(range), &known));
             }
         }
+        for (span, message) in &self.folded {
+            problems.push(TemplateError::parse(Some(span.clone()), message.clone()));
+        }
         // Report the first problem in the text.
         match problems
             .into_iter()
@@ -222,6 +248,11 @@ impl<'a> Checker<'a> {
             }
             Stmt::Set(s) => {
                 self.target(&s.target);
+                // A value kept across loop passes can grow on each: what a
+                // filter or call makes is counted when it is kept.
+                if matches!(s.expr, ast::Expr::Filter(_) | ast::Expr::Call(_)) {
+                    self.bound(&s.expr);
+                }
                 self.expr(&s.expr);
             }
             Stmt::SetBlock(s) => {
@@ -273,6 +304,49 @@ impl<'a> Checker<'a> {
                 self.macro_decl(&c.macro_decl);
             }
             Stmt::Do(d) => self.call(&d.call, d.call.span()),
+        }
+    }
+
+    /// minijinja folds an operator on constants into a constant while it
+    /// compiles (`"x" * 100000000` is 100 MB at load): one too large is a
+    /// `parse` error here, before it is built.
+    fn check_folded(&mut self, expr: &ast::Expr<'_>) {
+        let max_bytes = self.limits.max_value_bytes;
+        let message = match folded(expr) {
+            Some(Folded::Text(bytes)) if bytes > max_bytes as u128 => format!(
+                "this constant expression builds a text of {bytes} bytes, more than {} (the limit max_value_bytes)",
+                crate::limits::describe_bytes(max_bytes)
+            ),
+            Some(Folded::Items(items)) if items > self.limits.max_items as u128 => format!(
+                "this constant expression builds a list of {items} items, more than {} (the limit max_items)",
+                self.limits.max_items
+            ),
+            Some(Folded::Text(size) | Folded::Items(size)) => {
+                // Many constants, each within the bound, may not add up
+                // to gigabytes either.
+                self.folded_total = self.folded_total.saturating_add(size);
+                if self.folded_total <= max_bytes as u128 {
+                    return;
+                }
+                format!(
+                    "the constant expressions up to here build more than {} in all (the limit max_value_bytes)",
+                    crate::limits::describe_bytes(max_bytes)
+                )
+            }
+            _ => return,
+        };
+        self.folded
+            .push((full_start(expr)..expr.span().end_offset as usize, message));
+    }
+
+    /// Wraps `expr` in the bound check.
+    fn bound(&mut self, expr: &ast::Expr<'_>) {
+        let (start, end) = (full_start(expr), expr.span().end_offset as usize);
+        for (at, text) in [(start, "("), (end, super::growth::BOUND_CLOSE)] {
+            self.bounds.push(Edit {
+                original: at..at,
+                replacement: text.to_string(),
+            });
         }
     }
 
@@ -357,7 +431,21 @@ impl<'a> Checker<'a> {
             }
             Expr::UnaryOp(u) => self.expr(&u.expr),
             Expr::BinOp(b) => {
+                // Each wrap is a pair of parentheses, and minijinja's parser
+                // takes about 70 nested: along a chain (`a ~ b ~ c ~ …`,
+                // nested to the left) every fourth operator is checked, and
+                // the last, so a value grows at most four operators
+                // unchecked.
+                let chain = std::mem::take(&mut self.chain);
+                if builds_value(b) && chain.is_multiple_of(CHAIN_STRIDE) {
+                    self.bound(expr);
+                }
+                self.check_folded(expr);
+                if matches!(&b.left, Expr::BinOp(left) if builds_value(left)) {
+                    self.chain = chain + 1;
+                }
                 self.expr(&b.left);
+                self.chain = 0;
                 self.expr(&b.right);
             }
             Expr::Compare(c) => {
@@ -404,6 +492,104 @@ impl<'a> Checker<'a> {
                 m.values.iter().for_each(|value| self.expr(value));
             }
         }
+    }
+}
+
+/// Where `expr` starts in the text: minijinja's span of a postfix
+/// expression (a filter, test, attribute, item, slice or call) starts at
+/// the postfix, after the expression it applies to.
+fn full_start(expr: &ast::Expr<'_>) -> usize {
+    use ast::Expr;
+    let own = expr.span().start_offset as usize;
+    let base = match expr {
+        Expr::Filter(f) => f.expr.as_ref(),
+        Expr::Test(t) => Some(&t.expr),
+        Expr::GetAttr(g) => Some(&g.expr),
+        Expr::GetItem(g) => Some(&g.expr),
+        Expr::Slice(s) => Some(&s.expr),
+        Expr::Call(c) => Some(&c.expr),
+        _ => None,
+    };
+    base.map_or(own, |base| own.min(full_start(base)))
+}
+
+/// Along a chain of operators, every this many is checked.
+const CHAIN_STRIDE: usize = 4;
+
+/// What minijinja folds a constant expression into, as far as its size
+/// goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Folded {
+    /// A string of this many bytes.
+    Text(u128),
+    /// A list of this many items.
+    Items(u128),
+    /// An integer (a repetition count).
+    Int(i128),
+    /// Any other constant.
+    Other,
+}
+
+/// The constant `expr` folds into, if it is one: literals, and `*`, `~`
+/// and `+` of constants.
+fn folded(expr: &ast::Expr<'_>) -> Option<Folded> {
+    use ast::{BinOpKind, Expr};
+    match expr {
+        Expr::Const(c) => Some(if let Some(text) = c.value.as_str() {
+            Folded::Text(text.len() as u128)
+        } else if let Ok(int) = i128::try_from(c.value.clone()) {
+            Folded::Int(int)
+        } else if let Some(len) = c.value.len() {
+            Folded::Items(len as u128)
+        } else {
+            Folded::Other
+        }),
+        Expr::List(list) => list
+            .items
+            .iter()
+            .all(|item| folded(item).is_some())
+            .then_some(Folded::Items(list.items.len() as u128)),
+        Expr::BinOp(b) => {
+            let (left, right) = (folded(&b.left)?, folded(&b.right)?);
+            let times = |n: u128, k: i128| n.saturating_mul(u128::try_from(k).unwrap_or(0));
+            // An integer prints as at most 40 characters.
+            let text = |value: Folded| match value {
+                Folded::Text(n) => n,
+                _ => 40,
+            };
+            Some(match (b.op, left, right) {
+                (BinOpKind::Mul, Folded::Text(n), Folded::Int(k))
+                | (BinOpKind::Mul, Folded::Int(k), Folded::Text(n)) => Folded::Text(times(n, k)),
+                (BinOpKind::Mul, Folded::Items(n), Folded::Int(k))
+                | (BinOpKind::Mul, Folded::Int(k), Folded::Items(n)) => Folded::Items(times(n, k)),
+                (BinOpKind::Mul, Folded::Int(x), Folded::Int(y)) => {
+                    Folded::Int(x.saturating_mul(y))
+                }
+                (BinOpKind::Add, Folded::Int(x), Folded::Int(y)) => {
+                    Folded::Int(x.saturating_add(y))
+                }
+                (BinOpKind::Add, Folded::Text(a), Folded::Text(b)) => Folded::Text(a + b),
+                (BinOpKind::Add, Folded::Items(a), Folded::Items(b)) => Folded::Items(a + b),
+                (BinOpKind::Concat, left, right) => Folded::Text(text(left) + text(right)),
+                _ => Folded::Other,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// True for an operator that can build a value larger than its operands
+/// (`~`, `+` and `*` on strings and lists), unless minijinja folds it into
+/// a constant or a number is added (the sum is a number, or an error).
+fn builds_value(op: &ast::BinOp<'_>) -> bool {
+    use ast::BinOpKind;
+    let constant = |expr: &ast::Expr<'_>| matches!(expr, ast::Expr::Const(_));
+    let number = |expr: &ast::Expr<'_>| matches!(expr, ast::Expr::Const(c) if c.value.is_number());
+    let folded = constant(&op.left) && constant(&op.right);
+    match op.op {
+        BinOpKind::Concat | BinOpKind::Mul => !folded,
+        BinOpKind::Add => !(folded || number(&op.left) || number(&op.right)),
+        _ => false,
     }
 }
 

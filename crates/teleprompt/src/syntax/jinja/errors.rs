@@ -10,7 +10,6 @@ use minijinja::machinery;
 use minijinja::ErrorKind;
 use serde_json::Value;
 
-use super::names::FUEL;
 use crate::data::{path_to_string, Data, Segment};
 use crate::diagnostics::{closest, TemplateError};
 use crate::syntax::edits::Edited;
@@ -153,7 +152,7 @@ pub(super) fn convert_error(
     error: &minijinja::Error,
     body: &str,
     source: &Edited,
-    render: Option<(&MissLog, &Data)>,
+    render: Option<(&MissLog, &Data, u64)>,
 ) -> TemplateError {
     let span = error
         .range()
@@ -176,11 +175,17 @@ pub(super) fn convert_error(
         Some(detail) => format!("{kind}: {detail}"),
         None => kind.to_string(),
     };
-    let Some((misses, data)) = render else {
+    let Some((misses, data, steps)) = render else {
         // Syntax errors point at a place, not at an action to quote.
         let span = span.map(|span| span.start..span.start);
         return TemplateError::parse(span, generic());
     };
+    if let Some(over) = error
+        .source()
+        .and_then(|source| source.downcast_ref::<super::scope::Over>())
+    {
+        return TemplateError::render(span, over.to_string());
+    }
     if let Some(raised) = error
         .source()
         .and_then(|source| source.downcast_ref::<Raised>())
@@ -199,7 +204,7 @@ pub(super) fn convert_error(
     if kind == ErrorKind::OutOfFuel {
         return TemplateError::render(
             span,
-            format!("the template ran too long (more than {FUEL} steps); is a loop unbounded?"),
+            format!("the template ran too long (more than {steps} steps, the limit max_steps); is a loop unbounded?"),
         );
     }
     if kind == ErrorKind::UndefinedError {

@@ -73,6 +73,12 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
                         JValue::from(Vec::<JValue>::new())
                     };
                 }
+                // `"text"|list` is a list of characters: counted first.
+                if name == "list" {
+                    if let Some(text) = args.first().and_then(JValue::as_str) {
+                        super::growth::check_items(text.chars().count())?;
+                    }
+                }
                 // Keyword arguments go on to the builtin, which checks them.
                 if kwargs.args().next().is_some() {
                     args.push(JValue::from(kwargs));

@@ -1,13 +1,53 @@
-//! Filters and Python methods that build text much larger than their input
-//! (`replace` with a long replacement, `"{:>1000000000}".format(1)`,
-//! `"a".center(10**9)`, `sep.join(list)`) are checked before they run: a result
-//! that cannot fit in what the render may still print is the output-limit
-//! error at once, not gigabytes allocated first.
+//! Values a render builds stay within its bounds
+//! ([`crate::limits::Limits`]).
+//!
+//! - Filters and Python methods that build text much larger than their
+//!   input (`replace` with a long replacement, `"{:>1000000000}".format(1)`,
+//!   `"a".center(10**9)`, `sep.join(list)`) are checked before they run: a
+//!   result that cannot fit is an error at once, not gigabytes allocated
+//!   first.
+//! - minijinja's operators have no hook, so the load-time walk (`check`)
+//!   wraps each `~`, `+` and `*` that can build a string or list, and each
+//!   filter or call whose value a `set` keeps, in a filter that checks the
+//!   value: `{% set ns.s = ns.s ~ ns.s %}` is compiled as
+//!   `{% set ns.s = (ns.s ~ ns.s)|__bounded %}`. A value can then at most
+//!   double past `max_value_bytes` before the render stops, and the text
+//!   built over a whole render is counted (16 × `max_output`), so a value
+//!   grown a little on each of a million loop passes stops too, instead of
+//!   copying for minutes.
 
-use minijinja::value::{Rest, Value as JValue};
+use minijinja::value::{Rest, Value as JValue, ValueKind};
 use minijinja::{Environment, Error, State};
 
 use super::python::Out;
+use super::scope::{self, Over};
+
+/// The filter that checks what an operator built.
+pub(super) const BOUND_FILTER: &str = "__bounded";
+
+/// What closes a wrapped expression: `(` + expression + this.
+pub(super) const BOUND_CLOSE: &str = ")|__bounded";
+
+/// Registers the bound check.
+pub(super) fn register(env: &mut Environment<'static>) {
+    env.add_filter(BOUND_FILTER, bounded);
+}
+
+/// Passes `value` on when it is within the render's bounds: a string
+/// counts as built text, a list or map by its number of items.
+fn bounded(value: JValue) -> Result<JValue, Error> {
+    if let Some(text) = value.as_str() {
+        scope::build(text.len()).map_err(Over::error)?;
+    } else if matches!(
+        value.kind(),
+        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable
+    ) {
+        // A list `+` builds is lazy (minijinja's merged sequence): its
+        // length is known without walking it.
+        check_items(value.len().unwrap_or(0))?;
+    }
+    Ok(value)
+}
 
 /// Wraps minijinja's growing filters with the size check.
 pub(super) fn guard_filters(env: &mut Environment<'static>) {
@@ -23,6 +63,49 @@ pub(super) fn guard_filters(env: &mut Environment<'static>) {
                 if let Some((value, rest)) = args.0.split_first() {
                     if let Some(text) = value.as_str() {
                         reserve(predict(text, rest))?;
+                    }
+                }
+                let result = builtin.call(state, &args.0)?;
+                counted(result)
+            },
+        );
+    }
+}
+
+/// Fails unless a list of `items` fits in one value.
+pub(super) fn check_items(items: usize) -> Result<(), Error> {
+    let most = scope::max_items();
+    if items > most {
+        return Err(Over::Items(most).error());
+    }
+    Ok(())
+}
+
+/// Wraps minijinja's filters that cut a string into a list (`split`,
+/// `lines`) with the item check, made before the list is.
+pub(super) fn guard_listing_filters(env: &mut Environment<'static>) {
+    use minijinja::filters as f;
+    type Count = fn(&str, &[JValue]) -> usize;
+    let filters: [(&str, JValue, Count); 2] = [
+        (
+            "split",
+            JValue::from_function(f::split),
+            |text, rest| match rest.first().and_then(JValue::as_str) {
+                Some(separator) if !separator.is_empty() => text.matches(separator).count() + 1,
+                _ => text.split_whitespace().count(),
+            },
+        ),
+        ("lines", JValue::from_function(f::lines), |text, _| {
+            text.bytes().filter(|&b| b == b'\n').count() + 1
+        }),
+    ];
+    for (name, builtin, count) in filters {
+        env.add_filter(
+            name,
+            move |state: &mut State, args: Rest<JValue>| -> Result<JValue, Error> {
+                if let Some((value, rest)) = args.0.split_first() {
+                    if let Some(text) = value.as_str() {
+                        check_items(count(text, rest))?;
                     }
                 }
                 builtin.call(state, &args.0)
@@ -49,9 +132,20 @@ pub(super) fn method(
         };
         if let Some(predict) = predict {
             reserve(predict(text, args))?;
+            let result =
+                minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)?;
+            return counted(result);
         }
     }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+}
+
+/// A result counted as built text, when it is a string.
+fn counted(result: JValue) -> Result<JValue, Error> {
+    if let Some(text) = result.as_str() {
+        scope::build(text.len()).map_err(Over::error)?;
+    }
+    Ok(result)
 }
 
 /// Bytes a call may build at most, from its input text and arguments.

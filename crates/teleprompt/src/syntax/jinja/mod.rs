@@ -29,7 +29,6 @@ mod scope;
 mod value;
 
 use std::collections::{BTreeSet, HashSet};
-use std::error::Error as _;
 use std::fmt;
 use std::sync::Arc;
 
@@ -50,7 +49,7 @@ use filters::{
     guard_collection_filters, register_host_functions, register_jinja2_extras, template_call,
     to_json_filter,
 };
-use names::{FILTERS, FUEL, IMPLICIT_CALLABLES};
+use names::{FILTERS, IMPLICIT_CALLABLES};
 use value::Node;
 
 const TEMPLATE_NAME: &str = "prompt";
@@ -66,8 +65,8 @@ pub(crate) struct JinjaTemplate {
     /// Names the template reads at any level (an over-approximation of the
     /// root names it uses).
     reads: BTreeSet<String>,
-    /// The most bytes one render may print.
-    max_output: usize,
+    /// Bounds on a render.
+    limits: crate::limits::Limits,
     /// Which Jinja it is (a chat template reads its messages as
     /// `transformers` hands them over).
     dialect: Dialect,
@@ -145,7 +144,10 @@ impl JinjaTemplate {
             (Strictness::Lenient, Dialect::ChatTemplate) => UndefinedBehavior::Lenient,
             (Strictness::Lenient, _) => UndefinedBehavior::Chainable,
         });
-        env.set_fuel(Some(FUEL));
+        let limits = options.limits;
+        env.set_fuel(Some(limits.max_steps));
+        // minijinja counts a macro call as 4 levels and a block as one.
+        env.set_recursion_limit(limits.max_call_depth.saturating_mul(5));
         env.set_formatter(format_value);
         // `transformers` formats a naive `datetime.now()`: no time zone.
         let naive = dialect == Dialect::ChatTemplate;
@@ -158,6 +160,8 @@ impl JinjaTemplate {
         env.set_unknown_method_callback(growth::method);
         guard_collection_filters(&mut env);
         growth::guard_filters(&mut env);
+        growth::guard_listing_filters(&mut env);
+        growth::register(&mut env);
         register_jinja2_extras(&mut env);
         // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
         // `transformers`) have them.
@@ -210,7 +214,8 @@ impl JinjaTemplate {
             translated.text.as_str()
         };
 
-        nesting::check(text, syntax.clone()).map_err(|error| translated.place(error))?;
+        nesting::check(text, syntax.clone(), limits.nesting())
+            .map_err(|error| translated.place(error))?;
         let (edits, reads) = {
             let ast = machinery::parse(text, TEMPLATE_NAME, syntax.clone()).map_err(|error| {
                 let error = unclosed_block_error(&error, text, syntax.clone())
@@ -222,21 +227,23 @@ impl JinjaTemplate {
                 .map(|(name, _)| name.to_string())
                 .chain(IMPLICIT_CALLABLES.iter().map(|name| name.to_string()))
                 .collect();
-            let mut checker = Checker::default();
+            let mut checker = Checker::new(limits);
             checker.stmt(&ast);
             checker
                 .verdict(text, &functions, &filters)
                 .and_then(|()| checker.host_calls(text, &hosts))
                 .map_err(|error| translated.place(error))?;
-            (checker.edits, checker.reads)
+            let mut edits = checker.bounds;
+            // Only plain Jinja bodies take pongo2's autoescape spellings: a
+            // dialect's translation has made its own.
+            if dialect == Dialect::Jinja {
+                edits.extend(checker.edits);
+            }
+            (edits, checker.reads)
         };
-        // Only plain Jinja bodies take the checker's edits (pongo2's
-        // autoescape spellings): a dialect's translation has made its own.
-        let source = if edits.is_empty() || dialect != Dialect::Jinja {
-            translated
-        } else {
-            Edited::new(body, edits)
-        };
+        // The bound checks (and autoescape spellings), made on the text
+        // minijinja parsed: after the dialect's translation.
+        let source = translated.then(edits, body);
         let compiled = if source.is_unchanged() {
             body.to_string()
         } else {
@@ -249,7 +256,7 @@ impl JinjaTemplate {
             source,
             body: body.to_string(),
             reads,
-            max_output: options.max_output,
+            limits,
             dialect,
         })
     }
@@ -272,23 +279,22 @@ impl JinjaTemplate {
             .map_err(|error| TemplateError::render(None, error.to_string()))?;
         let mut out = CappedWriter {
             bytes: Vec::new(),
-            limit: self.max_output,
+            limit: self.limits.max_output,
             over: false,
         };
-        let result = scope::with_scope(env.now.clone(), self.max_output, || {
+        let result = scope::with_scope(env.now.clone(), &self.limits, || {
             template.render_captured_to(root, &mut out).map(drop)
         });
         if out.over {
-            return Err(output_limit_error(self.max_output));
+            return Err(output_limit_error(self.limits.max_output));
         }
         result.map_err(|error| {
-            if let Some(limit) = error
-                .source()
-                .and_then(|source| source.downcast_ref::<OutputLimit>())
-            {
-                return output_limit_error(limit.0);
-            }
-            convert_error(&error, &self.body, &self.source, Some((&misses, data)))
+            convert_error(
+                &error,
+                &self.body,
+                &self.source,
+                Some((&misses, data, self.limits.max_steps)),
+            )
         })?;
         // Filters only ever write whole UTF-8 strings.
         String::from_utf8(out.bytes)
@@ -298,26 +304,8 @@ impl JinjaTemplate {
 
 /// The error of a render that printed more than its budget.
 fn output_limit_error(limit: usize) -> TemplateError {
-    TemplateError::render(
-        None,
-        format!(
-            "the output is larger than {} (the limit of one render); is a loop or a repeated string unbounded?",
-            crate::limits::describe_bytes(limit)
-        ),
-    )
+    TemplateError::render(None, scope::Over::Output(limit).to_string())
 }
-
-/// The marker error a formatter returns when the budget is spent.
-#[derive(Debug)]
-struct OutputLimit(usize);
-
-impl fmt::Display for OutputLimit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the output is larger than {} bytes", self.0)
-    }
-}
-
-impl std::error::Error for OutputLimit {}
 
 /// The render's output, refusing to grow past the limit.
 struct CappedWriter {
@@ -341,10 +329,6 @@ impl std::io::Write for CappedWriter {
     }
 }
 
-fn output_limit(limit: usize) -> minijinja::Error {
-    minijinja::Error::new(ErrorKind::WriteFailure, "output limit").with_source(OutputLimit(limit))
-}
-
 /// Prints a value as `{{ … }}` does, counting it against the render's
 /// output budget (captured output too, which never reaches the writer).
 pub(super) fn format_value(
@@ -356,12 +340,12 @@ pub(super) fn format_value(
         // `{% autoescape on %}`: HTML escaping as minijinja does it (the
         // escaped text is at most six times as long).
         let len = value.as_str().map_or(0, str::len).saturating_mul(6);
-        scope::spend(len).map_err(output_limit)?;
+        scope::spend(len).map_err(scope::Over::error)?;
         return minijinja::escape_formatter(out, state, value);
     }
     // Python's `str(value)`, as Jinja2 prints it.
     let text = python::display(value)?;
-    scope::spend(text.len()).map_err(output_limit)?;
+    scope::spend(text.len()).map_err(scope::Over::error)?;
     out.write_str(&text)
         .map_err(|_| minijinja::Error::new(ErrorKind::WriteFailure, "cannot write the output"))
 }
@@ -380,7 +364,7 @@ mod tests {
                 strictness: Strictness::Semi,
                 functions,
                 jinja: Default::default(),
-                max_output: 64 << 20,
+                limits: crate::limits::Limits::DEFAULT,
                 includes: None,
                 sk_helpers: false,
             },
@@ -452,7 +436,7 @@ mod tests {
             strictness: Strictness::Semi,
             functions: clash,
             jinja: Default::default(),
-            max_output: 64 << 20,
+            limits: crate::limits::Limits::DEFAULT,
             includes: None,
             sk_helpers: false,
         };

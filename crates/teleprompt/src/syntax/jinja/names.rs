@@ -1,9 +1,6 @@
 //! The names a Jinja template may use without defining them: minijinja's
 //! built-in filters and tests (with the features teleprompt enables), plus
-//! teleprompt's own, and the render budget.
-
-/// Upper bound on the VM instructions of one render: stops runaway loops.
-pub(super) const FUEL: u64 = 10_000_000;
+//! teleprompt's own.
 
 /// minijinja 3.0.5's built-in filters (with the features we enable), plus ours.
 pub(super) const FILTERS: &[&str] = &[

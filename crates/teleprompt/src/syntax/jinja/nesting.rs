@@ -14,15 +14,18 @@ use minijinja::syntax::SyntaxConfig;
 
 use crate::diagnostics::TemplateError;
 
-/// The deepest an expression may nest (filters, attributes, operators and
-/// brackets along one path of it).
-pub(crate) const MAX_EXPRESSION_DEPTH: usize = 200;
-
-/// The most `elif` branches one `if` may have.
-pub(crate) const MAX_ELIF: usize = 500;
-
-/// Checks `text`. Lexer errors are left for the parser to report.
-pub(crate) fn check(text: &str, syntax: SyntaxConfig) -> Result<(), TemplateError> {
+/// Checks `text` against the nesting bound `max_nesting`
+/// ([`crate::limits::Limits::max_nesting`]): an expression may nest twice
+/// that deep (filters, attributes, operators and brackets along one path
+/// of it: a chain counts each link), an `if` may have five times that many
+/// `elif` branches. Lexer errors are left for the parser to report.
+pub(crate) fn check(
+    text: &str,
+    syntax: SyntaxConfig,
+    max_nesting: usize,
+) -> Result<(), TemplateError> {
+    let max_depth = max_nesting.saturating_mul(2);
+    let max_elif = max_nesting.saturating_mul(5);
     // Depth at the cursor inside the current tag, and the depth at each
     // open bracket.
     let mut depth = 0usize;
@@ -56,10 +59,12 @@ pub(crate) fn check(text: &str, syntax: SyntaxConfig) -> Result<(), TemplateErro
                 "elif" => {
                     if let Some(count) = ifs.last_mut() {
                         *count += 1;
-                        if *count > MAX_ELIF {
+                        if *count > max_elif {
                             return Err(TemplateError::parse(
                                 Some(range),
-                                format!("an if has more than {MAX_ELIF} elif branches"),
+                                format!(
+                                    "an if has more than {max_elif} elif branches (5 × the limit max_nesting)"
+                                ),
                             )
                             .suggest(Some(
                                 "look the value up in a mapping instead of testing it branch by branch"
@@ -100,11 +105,11 @@ pub(crate) fn check(text: &str, syntax: SyntaxConfig) -> Result<(), TemplateErro
             _ => {}
         }
         first_word = false;
-        if depth > MAX_EXPRESSION_DEPTH {
+        if depth > max_depth {
             return Err(TemplateError::parse(
                 Some(tag_start.unwrap_or(range.start)..range.end),
                 format!(
-                    "this expression nests more than {MAX_EXPRESSION_DEPTH} deep (filters, attributes, operators and brackets)"
+                    "this expression nests more than {max_depth} deep (filters, attributes, operators and brackets; 2 × the limit max_nesting)"
                 ),
             )
             .suggest(Some(
@@ -119,8 +124,10 @@ pub(crate) fn check(text: &str, syntax: SyntaxConfig) -> Result<(), TemplateErro
 mod tests {
     use super::*;
 
+    const NESTING: usize = crate::limits::Limits::DEFAULT.max_nesting;
+
     fn checked(text: &str) -> Result<(), String> {
-        check(text, SyntaxConfig::default()).map_err(|error| error.message)
+        check(text, SyntaxConfig::default(), NESTING).map_err(|error| error.message)
     }
 
     #[test]
@@ -129,7 +136,7 @@ mod tests {
             .map(|i| format!("{{\"k{i}\": x.y | default(1) + 2}}, "))
             .collect();
         assert_eq!(checked(&format!("{{% set l = [{many_items}] %}}")), Ok(()));
-        let elifs = "{% elif x %}b".repeat(MAX_ELIF);
+        let elifs = "{% elif x %}b".repeat(NESTING * 5);
         assert_eq!(
             checked(&format!("{{% if x %}}a{elifs}{{% endif %}}")),
             Ok(())
@@ -146,16 +153,16 @@ mod tests {
     #[test]
     fn long_chains_are_refused() {
         for text in [
-            format!("{{{{ 1{} }}}}", "|abs".repeat(MAX_EXPRESSION_DEPTH + 1)),
-            format!("{{{{ a{} }}}}", ".b".repeat(MAX_EXPRESSION_DEPTH + 1)),
-            format!("{{{{ {} 1 }}}}", "not ".repeat(MAX_EXPRESSION_DEPTH + 1)),
-            format!("{{{{ 1{} }}}}", "+1".repeat(MAX_EXPRESSION_DEPTH + 1)),
-            format!("{{% set x = 1{} %}}", "~1".repeat(MAX_EXPRESSION_DEPTH + 1)),
+            format!("{{{{ 1{} }}}}", "|abs".repeat(NESTING * 2 + 1)),
+            format!("{{{{ a{} }}}}", ".b".repeat(NESTING * 2 + 1)),
+            format!("{{{{ {} 1 }}}}", "not ".repeat(NESTING * 2 + 1)),
+            format!("{{{{ 1{} }}}}", "+1".repeat(NESTING * 2 + 1)),
+            format!("{{% set x = 1{} %}}", "~1".repeat(NESTING * 2 + 1)),
         ] {
             let error = checked(&text).expect_err("too deep");
             assert!(error.contains("nests more than"), "{error}");
         }
-        let elifs = "{% elif x %}b".repeat(MAX_ELIF + 1);
+        let elifs = "{% elif x %}b".repeat(NESTING * 5 + 1);
         let error = checked(&format!("{{% if x %}}a{elifs}{{% endif %}}")).expect_err("too many");
         assert!(error.contains("elif branches"), "{error}");
     }

@@ -1,11 +1,15 @@
 //! What one render of a Jinja template carries besides its data: the
-//! current time (for `strftime_now`) and the output budget. minijinja calls
-//! filters, functions and the formatter without a handle on the render, so
-//! the render sets them here, for its own thread, while it runs.
+//! current time (for `strftime_now`) and its budgets (output, the size of
+//! one value, the text built in all). minijinja calls filters, functions
+//! and the formatter without a handle on the render, so the render sets
+//! them here, for its own thread, while it runs.
 
 use std::cell::RefCell;
+use std::fmt;
 
 use jiff::Zoned;
+
+use crate::limits::{describe_bytes, Limits};
 
 /// The state of the render running on this thread.
 struct Scope {
@@ -13,9 +17,60 @@ struct Scope {
     /// Bytes printed by `{{ … }}` so far, captured output (`{% set %}`
     /// blocks, macros, filter blocks) included.
     printed: usize,
-    /// The most bytes a render may print.
-    limit: usize,
+    /// Bytes of text filters and operators have built so far.
+    built: usize,
+    limits: Limits,
 }
+
+/// A bound a render went past, carried as the source of minijinja's error
+/// so that the render reports it in its own words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Over {
+    /// `max_output`.
+    Output(usize),
+    /// `max_value_bytes`.
+    Value(usize),
+    /// `max_items`.
+    Items(usize),
+    /// 16 × `max_output`, the text built over the whole render.
+    Built(usize),
+}
+
+impl Over {
+    /// The error minijinja carries up to the render.
+    pub(super) fn error(self) -> minijinja::Error {
+        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, self.to_string())
+            .with_source(self)
+    }
+}
+
+impl fmt::Display for Over {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Over::Output(limit) => write!(
+                f,
+                "the output is larger than {} (the limit max_output); is a loop or a repeated string unbounded?",
+                describe_bytes(limit)
+            ),
+            Over::Value(limit) => write!(
+                f,
+                "a text the template built is larger than {} (the limit max_value_bytes); does a value double in a loop?",
+                describe_bytes(limit)
+            ),
+            Over::Items(limit) => write!(
+                f,
+                "a list the template built has more than {limit} items (the limit max_items); does a list double in a loop?"
+            ),
+            Over::Built(limit) => write!(
+                f,
+                "the render has built more than {} of text (16 × the limit max_output): does a loop grow a value on every pass?",
+                describe_bytes(limit)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Over {}
 
 thread_local! {
     static CURRENT: RefCell<Option<Scope>> = const { RefCell::new(None) };
@@ -36,13 +91,14 @@ impl Drop for Restore {
     }
 }
 
-/// Runs `f` (a render) with `now` as the current time and `limit` as the
-/// output budget.
-pub(super) fn with_scope<R>(now: Zoned, limit: usize, f: impl FnOnce() -> R) -> R {
+/// Runs `f` (a render) with `now` as the current time and `limits` as its
+/// bounds.
+pub(super) fn with_scope<R>(now: Zoned, limits: &Limits, f: impl FnOnce() -> R) -> R {
     let scope = Scope {
         now,
         printed: 0,
-        limit,
+        built: 0,
+        limits: *limits,
     };
     let previous = CURRENT.with(|current| current.replace(Some(scope)));
     let _restore = Restore(previous);
@@ -58,37 +114,84 @@ pub(super) fn now() -> Zoned {
         .unwrap_or_else(|| Zoned::now().with_time_zone(jiff::tz::TimeZone::UTC))
 }
 
-/// Counts `bytes` more printed output; `Err(limit)` once the render has
-/// printed more than its budget.
-pub(super) fn spend(bytes: usize) -> Result<(), usize> {
-    CURRENT
+/// Runs `f` on the running render's scope (`None` outside a render, or
+/// while the scope is borrowed).
+fn with_current<R>(f: impl FnOnce(Option<&mut Scope>) -> R) -> R {
+    let mut f = Some(f);
+    let ran = CURRENT
         .try_with(|current| {
-            let mut current = current.borrow_mut();
-            let Some(scope) = current.as_mut() else {
-                return Ok(());
-            };
-            scope.printed = scope.printed.saturating_add(bytes);
-            if scope.printed > scope.limit {
-                Err(scope.limit)
-            } else {
-                Ok(())
-            }
-        })
-        .unwrap_or(Ok(()))
-}
-
-/// What the render running on this thread may still print, and its whole
-/// budget: `(room, limit)` (unbounded outside a render). Filters that
-/// build text (`tojson`, `indent`, printing a list) stop at the room, so a
-/// huge result fails before it is allocated.
-pub(super) fn budget() -> (usize, usize) {
-    CURRENT
-        .try_with(|current| {
-            let current = current.try_borrow().ok()?;
-            let scope = current.as_ref()?;
-            Some((scope.limit.saturating_sub(scope.printed), scope.limit))
+            let mut scope = current.try_borrow_mut().ok()?;
+            let f = f.take()?;
+            Some(f(scope.as_mut()))
         })
         .ok()
-        .flatten()
-        .unwrap_or((usize::MAX, usize::MAX))
+        .flatten();
+    match (ran, f) {
+        (Some(result), _) => result,
+        (None, Some(f)) => f(None),
+        // `f` ran and so returned a result.
+        (None, None) => unreachable!(),
+    }
+}
+
+/// Counts `bytes` more printed output; an error once the render has
+/// printed more than its budget.
+pub(super) fn spend(bytes: usize) -> Result<(), Over> {
+    with_current(|scope| {
+        let Some(scope) = scope else {
+            return Ok(());
+        };
+        scope.printed = scope.printed.saturating_add(bytes);
+        if scope.printed > scope.limits.max_output {
+            Err(Over::Output(scope.limits.max_output))
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// Counts a text of `bytes` that a filter or operator built: one text may
+/// be at most `max_value_bytes`, all of them 16 × `max_output`.
+pub(super) fn build(bytes: usize) -> Result<(), Over> {
+    with_current(|scope| {
+        let Some(scope) = scope else {
+            return Ok(());
+        };
+        if bytes > scope.limits.max_value_bytes {
+            return Err(Over::Value(scope.limits.max_value_bytes));
+        }
+        scope.built = scope.built.saturating_add(bytes);
+        if scope.built > scope.limits.max_built_bytes() {
+            return Err(Over::Built(scope.limits.max_built_bytes()));
+        }
+        Ok(())
+    })
+}
+
+/// The most items a list the render builds may have (unbounded outside a
+/// render).
+pub(super) fn max_items() -> usize {
+    with_current(|scope| scope.map_or(usize::MAX, |scope| scope.limits.max_items))
+}
+
+/// The most bytes a text a filter builds may have now: what the render may
+/// still print, or the size one value may have if that is less, with the
+/// bound that sets it (unbounded outside a render). Filters that build text
+/// (`tojson`, `indent`, printing a list) stop at the room, so a huge result
+/// fails before it is allocated.
+pub(super) fn budget() -> (usize, Over) {
+    with_current(|scope| {
+        let Some(scope) = scope else {
+            return (usize::MAX, Over::Output(usize::MAX));
+        };
+        let printable = scope.limits.max_output.saturating_sub(scope.printed);
+        if printable <= scope.limits.max_value_bytes {
+            (printable, Over::Output(scope.limits.max_output))
+        } else {
+            (
+                scope.limits.max_value_bytes,
+                Over::Value(scope.limits.max_value_bytes),
+            )
+        }
+    })
 }

@@ -135,7 +135,10 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
                     strictness: crate::Strictness::Semi,
                     functions: Default::default(),
                     jinja: Default::default(),
-                    max_output: 1 << 20,
+                    limits: crate::limits::Limits {
+                        max_output: 1 << 20,
+                        ..crate::limits::Limits::DEFAULT
+                    },
                     includes: None,
                     sk_helpers: false,
                 },

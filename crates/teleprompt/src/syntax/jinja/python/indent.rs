@@ -97,7 +97,7 @@ fn indent(
         }
         out.push_str(line)?;
     }
-    Ok(out.finish())
+    out.finish()
 }
 
 /// True for the characters Python's `str.splitlines()` breaks lines at.

@@ -175,7 +175,7 @@ fn separator_pair(value: &JValue) -> Result<(String, String), minijinja::Error> 
 fn dumps(value: &JValue, options: &Dumps) -> Result<String, minijinja::Error> {
     let mut out = Out::new();
     write_value(&mut out, value, options, 0)?;
-    Ok(out.finish())
+    out.finish()
 }
 
 /// The error for a value JSON has no form for.

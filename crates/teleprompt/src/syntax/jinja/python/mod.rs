@@ -32,7 +32,8 @@ use std::borrow::Cow;
 use minijinja::value::{Kwargs, Rest, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value as JValue};
 
-use super::{output_limit, scope, Dialect};
+use super::scope::{self, Over};
+use super::Dialect;
 
 pub(super) use strftime::strftime;
 
@@ -72,25 +73,25 @@ pub(super) struct Out {
     text: String,
     /// The most bytes `text` may hold.
     room: usize,
-    /// The render's whole budget, for the message.
-    limit: usize,
+    /// The bound that sets the room, for the message.
+    over: Over,
 }
 
 impl Out {
     /// An empty text with the current render's remaining budget as room.
     pub(super) fn new() -> Out {
-        let (room, limit) = scope::budget();
+        let (room, over) = scope::budget();
         Out {
             text: String::new(),
             room,
-            limit,
+            over,
         }
     }
 
     /// Fails with the output-limit error unless `bytes` more fit.
     pub(super) fn reserve(&self, bytes: usize) -> Result<(), minijinja::Error> {
         if bytes > self.room.saturating_sub(self.text.len()) {
-            return Err(output_limit(self.limit));
+            return Err(self.over.error());
         }
         Ok(())
     }
@@ -122,9 +123,11 @@ impl Out {
         Ok(())
     }
 
-    /// The text built.
-    pub(super) fn finish(self) -> String {
-        self.text
+    /// The text built, counted against the render's budget for built
+    /// text.
+    pub(super) fn finish(self) -> Result<String, minijinja::Error> {
+        scope::build(self.text.len()).map_err(Over::error)?;
+        Ok(self.text)
     }
 }
 
@@ -151,7 +154,7 @@ pub(super) fn display(value: &JValue) -> Result<Cow<'_, str>, minijinja::Error> 
     }
     let mut out = Out::new();
     write_repr(&mut out, value, 0)?;
-    Ok(Cow::Owned(out.finish()))
+    out.finish().map(Cow::Owned)
 }
 
 /// Python's `repr(value)` for an object's `Display` (which cannot fail):
@@ -159,7 +162,7 @@ pub(super) fn display(value: &JValue) -> Result<Cow<'_, str>, minijinja::Error> 
 pub(super) fn repr_lossy(value: &JValue) -> String {
     let mut out = Out::new();
     match write_repr(&mut out, value, 0) {
-        Ok(()) => out.finish(),
+        Ok(()) => out.finish().unwrap_or_else(|_| "[...]".to_string()),
         Err(_) => "[...]".to_string(),
     }
 }
@@ -404,7 +407,7 @@ fn string_filter(state: &State, value: &JValue) -> Result<JValue, minijinja::Err
 fn pprint_filter(value: &JValue) -> Result<String, minijinja::Error> {
     let mut out = Out::new();
     write_repr(&mut out, value, 0)?;
-    Ok(out.finish())
+    out.finish()
 }
 
 /// The two number conversions.
@@ -541,7 +544,7 @@ pub(super) fn join_filter(
         }
         out.push_str(&display(&item)?)?;
     }
-    Ok(JValue::from(out.finish()))
+    out.finish().map(JValue::from)
 }
 
 #[cfg(test)]

@@ -23,7 +23,10 @@ fn render_in(
             strictness: Strictness::Semi,
             functions: Default::default(),
             jinja: Default::default(),
-            max_output,
+            limits: crate::limits::Limits {
+                max_output,
+                ..crate::limits::Limits::DEFAULT
+            },
             includes: None,
             sk_helpers: false,
         },
@@ -104,7 +107,7 @@ fn string_repr_quotes_and_escapes() {
     let repr = |text: &str| {
         let mut out = Out::new();
         write_string_repr(&mut out, text).unwrap();
-        out.finish()
+        out.finish().unwrap()
     };
     assert_eq!(repr("it's"), "\"it's\"");
     assert_eq!(repr("\""), "'\"'");

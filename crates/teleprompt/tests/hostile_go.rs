@@ -1,0 +1,129 @@
+//! Hostile Go templates: each stops with a clear error within the budget
+//! (see `hostile/mod.rs`). The cases of issue 7 and the shapes next to them.
+
+mod hostile;
+
+use hostile::{case, run};
+use serde_json::json;
+use teleprompt::ErrorClass::{Parse, Render};
+use teleprompt::Syntax;
+
+/// `t0`…`t{levels-1}` where each calls the next `width` times: width^levels
+/// calls from a few hundred bytes.
+fn call_tree(levels: usize, width: usize) -> String {
+    let mut text = String::new();
+    for level in 0..levels {
+        text.push_str(&format!("{{{{define \"t{level}\"}}}}"));
+        if level + 1 == levels {
+            text.push('x');
+        } else {
+            for _ in 0..width {
+                text.push_str(&format!("{{{{template \"t{}\" .}}}}", level + 1));
+            }
+        }
+        text.push_str("{{end}}");
+    }
+    text.push_str("{{template \"t0\" .}}");
+    text
+}
+
+#[test]
+fn hostile_go_templates_stop_within_the_budget() {
+    let n = json!({"n": (0..100_000).collect::<Vec<_>>()});
+    run(
+        Syntax::Go,
+        vec![
+            case(
+                "pipeline of 10,000 stages",
+                format!("{{{{ 1{} }}}}", " | print".repeat(10_000)),
+                json!({}),
+                Parse,
+                "max_nesting",
+            ),
+            case(
+                "parentheses 10,000 deep",
+                format!("{{{{ {}1{} }}}}", "(".repeat(10_000), ")".repeat(10_000)),
+                json!({}),
+                Parse,
+                "max_nesting",
+            ),
+            case(
+                "blocks 10,000 deep",
+                format!("{}x{}", "{{if 1}}".repeat(10_000), "{{end}}".repeat(10_000)),
+                json!({}),
+                Parse,
+                "max_nesting",
+            ),
+            case(
+                "call tree of 10^9 calls",
+                call_tree(10, 10),
+                json!({}),
+                Render,
+                "max_steps",
+            ),
+            case(
+                "a define calling itself twice, 40 deep",
+                "{{define \"f\"}}{{if .}}{{template \"f\" (slice . 1)}}{{template \"f\" (slice . 1)}}{{end}}{{end}}{{template \"f\" .s}}",
+                json!({"s": "x".repeat(40)}),
+                Render,
+                "max_steps",
+            ),
+            case(
+                "a define calling itself without end",
+                "{{define \"r\"}}{{template \"r\" .}}{{end}}{{template \"r\" .}}",
+                json!({}),
+                Render,
+                "max_call_depth",
+            ),
+            case(
+                "nested ranges of 10^10 passes",
+                "{{range .n}}{{range $.n}}{{end}}{{end}}",
+                n.clone(),
+                Render,
+                "max_steps",
+            ),
+            case(
+                "a range over 10^9 integers",
+                "{{range 1000000000}}{{end}}",
+                json!({}),
+                Render,
+                "max_steps",
+            ),
+            case(
+                "a string doubled by printf in a range",
+                "{{$s := \"x\"}}{{range .n}}{{$s = printf \"%s%s\" $s $s}}{{end}}{{len $s}}",
+                n.clone(),
+                Render,
+                "max_value_bytes",
+            ),
+            case(
+                "a string doubled by print in a range",
+                "{{$s := \"x\"}}{{range .n}}{{$s = print $s $s}}{{end}}{{len $s}}",
+                n.clone(),
+                Render,
+                "max_value_bytes",
+            ),
+            case(
+                "a string grown by 20 bytes on each of 100,000 passes (quadratic copying)",
+                "{{$s := \"\"}}{{range .n}}{{$s = printf \"%s%s\" $s \"xxxxxxxxxxxxxxxxxxxx\"}}{{end}}{{len $s}}",
+                n.clone(),
+                Render,
+                "16 × the limit max_output",
+            ),
+            case(
+                "join of a huge separator",
+                "{{$s := printf \"%s%s%s%s%s%s%s%s\" .a .a .a .a .a .a .a .a}}{{join $s .n}}",
+                json!({"a": "x".repeat(1000), "n": (0..100_000).collect::<Vec<_>>()}),
+                Render,
+                "max_value_bytes",
+            ),
+            case(
+                "output of 10^10 bytes",
+                "{{range .n}}{{range $.n}}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{{end}}{{end}}",
+                n,
+                Render,
+                "max_output",
+            ),
+        ],
+    );
+}

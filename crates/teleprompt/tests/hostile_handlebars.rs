@@ -1,0 +1,108 @@
+//! Hostile Handlebars templates: each stops with a clear error within the
+//! budget (see `hostile/mod.rs`). The cases of issue 7 and the shapes next
+//! to them, with Semantic Kernel's helpers too.
+
+mod hostile;
+
+use hostile::{case, run};
+use serde_json::json;
+use teleprompt::ErrorClass::{Parse, Render};
+use teleprompt::Syntax;
+
+#[test]
+fn hostile_handlebars_templates_stop_within_the_budget() {
+    let n = json!({"n": (0..100_000).collect::<Vec<_>>()});
+    let mut tree = String::new();
+    for level in 0..10 {
+        tree.push_str(&format!("{{{{#*inline \"t{level}\"}}}}"));
+        if level == 9 {
+            tree.push('x');
+        } else {
+            tree.push_str(&format!("{{{{> t{}}}}}", level + 1).repeat(10));
+        }
+        tree.push_str("{{/inline}}");
+    }
+    tree.push_str("{{> t0}}");
+    run(
+        Syntax::Handlebars,
+        vec![
+            case(
+                "blocks 10,000 deep",
+                format!("{}x{}", "{{#if a}}".repeat(10_000), "{{/if}}".repeat(10_000)),
+                json!({"a": true}),
+                Parse,
+                "max_nesting",
+            ),
+            case(
+                "subexpressions 10,000 deep",
+                format!("{{{{ concat {}1{} }}}}", "(concat ".repeat(10_000), ")".repeat(10_000)),
+                json!({}),
+                Parse,
+                "max_nesting",
+            ),
+            case(
+                "inline partials calling each other 10^9 times",
+                tree,
+                json!({}),
+                Render,
+                "max_steps",
+            ),
+            case(
+                "a partial calling itself without end",
+                "{{#*inline \"loop\"}}{{> loop}}{{/inline}}{{> loop}}",
+                json!({}),
+                Render,
+                "max_call_depth",
+            ),
+            case(
+                "nested each of 10^10 passes",
+                "{{#each n}}{{#each ../n}}{{/each}}{{/each}}",
+                n.clone(),
+                Render,
+                "max_steps",
+            ),
+            case(
+                "SK set doubling a string with concat",
+                "{{set \"s\" \"ab\"}}{{#each n}}{{set \"s\" (concat s s)}}{{/each}}{{s}}",
+                n.clone(),
+                Render,
+                "max_value_bytes",
+            ),
+            case(
+                "SK set growing a string on each of 100,000 passes (quadratic copying)",
+                "{{set \"s\" \"\"}}{{#each n}}{{set \"s\" (concat s \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\")}}{{/each}}{{s}}",
+                n.clone(),
+                Render,
+                "16 × the limit max_output",
+            ),
+            case(
+                "SK set doubling a list with array",
+                "{{set \"l\" (array 1)}}{{#each n}}{{set \"l\" (array l l)}}{{/each}}",
+                n.clone(),
+                Render,
+                "max_items",
+            ),
+            case(
+                "SK range of 10^9 numbers",
+                "{{#each (range 1 1000000000)}}{{/each}}",
+                json!({}),
+                Render,
+                "max_items",
+            ),
+            case(
+                "json of a huge value",
+                "{{set \"s\" (concat n n n n n n n n n n n n n n n n)}}{{json (array s s s s s s s s s s s s s s s s)}}",
+                json!({"n": "\"".repeat(200_000)}),
+                Render,
+                "max_value_bytes",
+            ),
+            case(
+                "output of 10^10 bytes",
+                "{{#each n}}{{#each ../n}}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{{/each}}{{/each}}",
+                n,
+                Render,
+                "max_output",
+            ),
+        ],
+    );
+}

@@ -1,0 +1,63 @@
+//! Hostile Jinja templates: each stops with a clear error within the
+//! budget (see `hostile/mod.rs`). The cases of issue 7 and the shapes next
+//! to them: minijinja's operators (`~`, `+`, `*`) have no bound of their
+//! own, so values doubled through a namespace, a macro's arguments or a
+//! straight run of `set`s are the shapes to try.
+
+mod hostile;
+
+use hostile::{case, run};
+use serde_json::json;
+use teleprompt::ErrorClass::{Parse, Render};
+use teleprompt::Syntax;
+
+/// `{% set ns = namespace(v=INIT) %}` and a 40-pass loop setting `ns.v`.
+fn doubling(init: &str, step: &str) -> String {
+    format!(
+        "{{% set ns = namespace(v={init}) %}}{{% for i in range(40) %}}{{% set ns.v = {step} %}}{{% endfor %}}{{{{ ns.v|length }}}}"
+    )
+}
+
+#[test]
+fn hostile_jinja_templates_stop_within_the_budget() {
+    let mut straight = String::from("{% set a = 'xx' %}");
+    for _ in 0..40 {
+        straight.push_str("{% set a = a ~ a %}");
+    }
+    straight.push_str("{{ a|length }}");
+    run(
+        Syntax::Jinja,
+        vec![
+            case("40,000 nots", format!("{{{{ {}1 }}}}", "not ".repeat(40_000)), json!({}), Parse, "max_nesting"),
+            case("a filter chain of 50,000", format!("{{{{ 1{} }}}}", "|abs".repeat(50_000)), json!({}), Parse, "max_nesting"),
+            case("an attribute chain of 50,000", format!("{{{{ a{} }}}}", ".b".repeat(50_000)), json!({}), Parse, "max_nesting"),
+            case("50,000 terms", format!("{{{{ 1{} }}}}", "+1".repeat(50_000)), json!({}), Parse, "max_nesting"),
+            case("10,000 elifs", format!("{{% if x %}}a{}{{% endif %}}", "{% elif x %}b".repeat(10_000)), json!({"x": false}), Parse, "max_nesting"),
+            case("a namespace string doubled with ~", doubling("'x'", "ns.v ~ ns.v"), json!({}), Render, "max_value_bytes"),
+            case("a namespace string doubled with +", doubling("'x'", "ns.v + ns.v"), json!({}), Render, "max_value_bytes"),
+            case("a namespace string doubled with * 2", doubling("'x'", "ns.v * 2"), json!({}), Render, "max_value_bytes"),
+            case("a namespace string doubled with format", doubling("'x'", "'%s%s'|format(ns.v, ns.v)"), json!({}), Render, "max_value_bytes"),
+            case("a namespace string doubled with join", doubling("'x'", "[ns.v, ns.v]|join"), json!({}), Render, "max_value_bytes"),
+            case("a namespace list doubled with +", doubling("[1]", "ns.v + ns.v"), json!({}), Render, "max_items"),
+            case("a namespace list nested twice per pass, printed", "{% set ns = namespace(l=[1]) %}{% for i in range(30) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l|string|length }}", json!({}), Render, "max_value_bytes"),
+            case("a namespace map nested twice per pass, as JSON", "{% set ns = namespace(d={}) %}{% for i in range(30) %}{% set ns.d = {'a': ns.d, 'b': ns.d} %}{% endfor %}{{ ns.d|tojson|length }}", json!({}), Render, "max_value_bytes"),
+            case("a straight run of 40 doubling sets", straight, json!({}), Render, "max_value_bytes"),
+            case("a macro doubling its argument 40 deep", "{% macro f(s, n) %}{% if n %}{{ f(s ~ s, n - 1) }}{% endif %}{% endmacro %}{{ f('x', 40) }}", json!({}), Render, "max_value_bytes"),
+            case("a string grown on each of 2,000,000 passes (quadratic copying)", "{% set ns = namespace(s='') %}{% for i in range(2000) %}{% for j in range(1000) %}{% set ns.s = ns.s ~ 'xxxxxxxxxxxxxxxxxxxx' %}{% endfor %}{% endfor %}", json!({}), Render, "16 × the limit max_output"),
+            case("a macro calling itself twice, 40 deep", "{% macro f(n) %}{% if n > 0 %}{{ f(n-1) }}{{ f(n-1) }}{% endif %}{% endmacro %}{{ f(40) }}", json!({}), Render, "max_steps"),
+            case("a macro calling itself without end", "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", json!({}), Render, "recursion"),
+            case("nested loops of 10^8 passes", "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}", json!({}), Render, "max_steps"),
+            case("indent of a billion", "{{ ('x\\n' * 1000)|indent(1000000000) }}", json!({}), Render, "max_value_bytes"),
+            case("a format width of a billion", "{{ '{:>1000000000}'.format(1) }}", json!({}), Render, "max_value_bytes"),
+            case("replace with a huge replacement", "{{ (s * 1000)|replace('a', s * 100000)|length }}", json!({"s": "ab"}), Render, "max_value_bytes"),
+            case("center of a billion", "{{ s.center(1000000000) }}", json!({"s": "x"}), Render, "max_value_bytes"),
+            case("join of huge pieces", "{% set x = s * 10000000 %}{{ [x, x, x]|join(x)|length }}", json!({"s": "x"}), Render, "max_value_bytes"),
+            case("a constant repeated to 100 MB", "{{ ('x' * 99999999)|length }}", json!({}), Parse, "max_value_bytes"),
+            case("many constants of 10 MB", "{{ ('x' * 10000000)|length }}".repeat(5), json!({}), Parse, "max_value_bytes"),
+            case("a string of 12 million characters as a list", "{{ (s * 2000000)|list|length }}", json!({"s": "xxxxxx"}), Render, "max_items"),
+            case("a string split into 6 million words", "{{ (s * 3000000)|split|length }}", json!({"s": "x x "}), Render, "max_items"),
+            case("printing 10^12 bytes", "{% for i in range(100000) %}{{ s * 10000000 }}{% endfor %}", json!({"s": "x"}), Render, "max_output"),
+            case("a range of 10^9", "{{ range(1000000000)|length }}", json!({}), Render, "range has too many elements"),
+        ],
+    );
+}
