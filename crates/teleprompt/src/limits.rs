@@ -103,18 +103,8 @@ impl Limits {
     };
 }
 
-/// The bounds a prompt's front matter may lower for its own renders, by
-/// their names in [`Limits`].
-pub const RENDER_LIMITS: &[&str] = &[
-    "max_output",
-    "max_value_bytes",
-    "max_items",
-    "max_steps",
-    "max_call_depth",
-    "max_nesting",
-];
-
-/// Every bound by its name in [`Limits`] (the CLI's `--limit NAME=VALUE`).
+/// Every bound by its name in [`Limits`] (the CLI's `--limit NAME=VALUE`):
+/// the render bounds first, then the input files'.
 pub const ALL_LIMITS: &[&str] = &[
     "max_output",
     "max_value_bytes",
@@ -125,6 +115,10 @@ pub const ALL_LIMITS: &[&str] = &[
     "max_template_bytes",
     "max_data_bytes",
 ];
+
+/// The bounds a prompt's front matter may lower for its own renders, by
+/// their names in [`Limits`].
+pub const RENDER_LIMITS: &[&str] = ALL_LIMITS.split_at(6).0;
 
 impl Limits {
     /// The value of the bound called `name` (a name of [`ALL_LIMITS`]).
@@ -181,7 +175,10 @@ impl Limits {
     pub fn lowered_by(&self, lowered: &[(String, u64)]) -> Result<Limits, String> {
         let mut limits = *self;
         for (name, value) in lowered {
-            let Some(host) = self.get(name) else {
+            let Some(host) = self
+                .get(name)
+                .filter(|_| RENDER_LIMITS.contains(&name.as_str()))
+            else {
                 return Err(unknown_limit(name, RENDER_LIMITS));
             };
             if *value > host {
@@ -385,6 +382,53 @@ pub(crate) fn describe_bytes(bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amounts_take_binary_units_for_sizes_only() {
+        assert_eq!(parse_amount("1000", false), Ok(1000));
+        assert_eq!(parse_amount("1_000_000", false), Ok(1_000_000));
+        assert_eq!(parse_amount("64M", true), Ok(64 << 20));
+        assert_eq!(parse_amount("64 MiB", true), Ok(64 << 20));
+        assert_eq!(parse_amount("1g", true), Ok(1 << 30));
+        assert_eq!(parse_amount("10 bytes", true), Ok(10));
+        assert!(parse_amount("64M", false).is_err(), "a count takes no unit");
+        assert!(parse_amount("12MB", true).is_err(), "MB is ambiguous");
+        assert!(parse_amount("-1", true).is_err());
+        assert!(parse_amount("99999999999999999999G", true).is_err());
+    }
+
+    #[test]
+    fn limits_are_set_by_name_and_only_lowered_by_a_prompt() {
+        let mut limits = Limits::default();
+        limits.set_text("max_output", "1M").unwrap();
+        limits.set_text("max_steps", "500").unwrap();
+        assert_eq!((limits.max_output, limits.max_steps), (1 << 20, 500));
+        let error = limits.set_text("max_stpes", "5").unwrap_err();
+        assert!(error.contains("did you mean \"max_steps\"?"), "{error}");
+        for name in ALL_LIMITS {
+            assert!(limits.get(name).is_some(), "{name}");
+        }
+
+        let lowered = limits
+            .lowered_by(&[("max_output".to_string(), 100)])
+            .unwrap();
+        assert_eq!(lowered.max_output, 100);
+        assert_eq!(lowered.max_steps, 500, "the others stay");
+        let error = limits
+            .lowered_by(&[("max_steps".to_string(), 501)])
+            .unwrap_err();
+        assert!(
+            error.contains("above the limit the host set (500)"),
+            "{error}"
+        );
+        assert!(
+            limits
+                .lowered_by(&[("max_data_bytes".to_string(), 1)])
+                .is_err(),
+            "a prompt lowers render limits only"
+        );
+        assert_eq!(describe_bytes(1 << 30), "1 GiB");
+    }
 
     #[test]
     fn reads_stop_one_byte_past_the_limit() {
