@@ -180,8 +180,9 @@ fn examples_render_as_expected() {
 
 #[test]
 fn examples_check_clean() {
-    // Sortie's WORKFLOW.md names no syntax, as in Sortie.
-    let output = teleprompt(&["check", "examples", "--syntax", "go"]);
+    // As `teleprompt check --help` shows it: Sortie's WORKFLOW.md names no
+    // syntax, as in Sortie; its file name says Go.
+    let output = teleprompt(&["check", "examples"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(text(&output.stdout).starts_with("ok: "));
 }

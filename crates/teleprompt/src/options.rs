@@ -30,13 +30,18 @@ impl Syntax {
     pub const EXTENSIONS: &'static str =
         ".j2/.jinja, .django/.pongo2, .gotmpl/.tmpl, .hbs/.handlebars";
 
-    /// The syntax named by a file's name or extension, if any. Hugging Face
-    /// files are known by name: `tokenizer_config.json`,
-    /// `chat_template.jinja` (or `….chat_template.jinja`).
+    /// The syntax named by a file's name or extension, if any. Some files
+    /// are known by name: Hugging Face's `tokenizer_config.json` and
+    /// `chat_template.jinja` (or `….chat_template.jinja`), Sortie's
+    /// `WORKFLOW.md` (Go).
     pub fn from_path(path: &Path) -> Option<Syntax> {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         if name == "tokenizer_config.json" || name.ends_with("chat_template.jinja") {
             return Some(Syntax::ChatTemplate);
+        }
+        // Sortie's (and Symphony's) workflow file: a Go template body.
+        if name == "workflow.md" {
+            return Some(Syntax::Go);
         }
         match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
             "j2" | "jinja" | "jinja2" | "prompty" => Some(Syntax::Jinja),
