@@ -65,10 +65,12 @@ impl<'a> Value<'a> {
     /// not), else a float.
     #[inline]
     pub(crate) fn number(n: &serde_json::Number) -> Value<'a> {
-        match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::Int(i),
-            (None, Some(u)) => Value::UInt(u),
-            (None, None) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        if let Some(i) = n.as_i64() {
+            return Value::Int(i);
+        }
+        match n.as_u64() {
+            Some(u) => Value::UInt(u),
+            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
         }
     }
 
