@@ -17,7 +17,10 @@ pub struct Assignment {
     value: Value,
 }
 
-/// Parses `KEY=VALUE`: VALUE as JSON when it parses, else as a string.
+/// Parses `KEY=VALUE`: VALUE as JSON when it parses (read as data files
+/// are read), else as a string. A number that would not print back as
+/// written (`1.10`, `1e3`, an integer too large for 64 bits) is its text,
+/// as a string: the command line gave text, and a double would change it.
 pub fn parse_assignment(text: &str) -> Result<Assignment, String> {
     let (key, raw) = text
         .split_once('=')
@@ -25,7 +28,13 @@ pub fn parse_assignment(text: &str) -> Result<Assignment, String> {
     if key.is_empty() || key.split('.').any(str::is_empty) {
         return Err(format!("the key in {text:?} is empty or has an empty part"));
     }
-    let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+    let value = match data::parse_text(raw, Some(data::Format::Json), "--set") {
+        Ok(Value::Number(number)) if number.to_string() != raw.trim() => {
+            Value::String(raw.to_string())
+        }
+        Ok(value) => value,
+        Err(_) => Value::String(raw.to_string()),
+    };
     Ok(Assignment {
         key: key.to_string(),
         value,

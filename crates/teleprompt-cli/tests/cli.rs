@@ -271,6 +271,54 @@ fn json_values_in_set() {
     );
 }
 
+/// `--set` keeps the text of a number a double would change (`1.10`,
+/// `1e3`, a long id), in every syntax and in `toJSON`; numbers that print
+/// back as written stay numbers and still compare.
+#[test]
+fn set_keeps_the_text_of_numbers() {
+    let dir = tempdir("set_numbers");
+    let wide = "12345678901234567890123";
+    let sets = [
+        "v=1.10".to_string(),
+        "e=1e3".to_string(),
+        format!("id={wide}"),
+        "u=18446744073709551615".to_string(),
+        "n=2".to_string(),
+        "x=1.5".to_string(),
+        format!("ids=[{wide}, 7]"),
+    ];
+    let cases = [
+        (
+            "p.tmpl",
+            "{{ .v }} {{ .e }} {{ .id }} {{ .u }} {{ toJSON .ids }} {{ gt .n 1 }} {{ gt .x 1.0 }} {{ gt .u 1 }} {{ toJSON .id }}",
+            format!("1.10 1e3 {wide} 18446744073709551615 [\"{wide}\",7] true true true \"{wide}\""),
+        ),
+        (
+            "p.j2",
+            "{{ v }} {{ e }} {{ id }} {{ u }} {{ ids|tojson }} {{ n > 1 }} {{ x > 1 }} {{ u > 1 }} {{ id|tojson }}",
+            format!("1.10 1e3 {wide} 18446744073709551615 [\"{wide}\", 7] True True True \"{wide}\""),
+        ),
+        (
+            "p.hbs",
+            "{{v}} {{e}} {{id}} {{u}} {{{toJSON ids}}} {{gt n 1}} {{gt x 1}} {{gt u 1}}",
+            format!("1.10 1e3 {wide} 18446744073709551615 [\"{wide}\",7] true true true"),
+        ),
+    ];
+    for (name, source, want) in cases {
+        let prompt = dir.join(name);
+        std::fs::write(&prompt, source).unwrap();
+        let mut args = vec!["render".to_string(), prompt.to_str().unwrap().to_string()];
+        for set in &sets {
+            args.push("--set".into());
+            args.push(set.clone());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = teleprompt(&args);
+        assert_eq!(text(&output.stderr), "", "{name}");
+        assert_eq!(text(&output.stdout), want, "{name}");
+    }
+}
+
 #[test]
 fn limits_come_from_the_host_and_the_front_matter_only_lowers_them() {
     let dir = tempdir("limits");

@@ -348,7 +348,13 @@ pub const YAML_ALIAS_VALUES: usize = 250_000;
 /// How many bytes of text YAML aliases may add to the file's own.
 pub const YAML_ALIAS_BYTES: usize = 64 * 1024 * 1024;
 
-/// How YAML `text` is read: a duplicate key is an error (merge keys, `<<`,
+/// How YAML `text` is read: plain scalars resolve as Go's `gopkg.in/yaml.v3`
+/// (which Sortie uses) resolves them — the YAML 1.2 core schema's booleans
+/// (`true`, `True`, `TRUE`, `false`, …: `yes`, `no`, `on`, `y` stay
+/// strings) and nulls, its integers and floats, plus yaml.v3's own
+/// `0b1010`, `1_000` and `012` (octal, 10); `.inf` and `.nan` become the
+/// strings Go prints for them (`+Inf`, `NaN`). The table the tests hold
+/// to is `tests/data/yaml_scalars.txt`. A duplicate key is an error (merge keys, `<<`,
 /// still give way to the mapping's own keys, as YAML says), reported as a
 /// duplicate key in JSON is. What aliases add is bounded by
 /// [`YAML_ALIAS_VALUES`] and [`YAML_ALIAS_BYTES`]; what the text holds
@@ -369,6 +375,13 @@ fn yaml_options(text: &str) -> serde_saphyr::Options {
     options.alias_limits.max_total_replayed_events = YAML_ALIAS_VALUES;
     options.duplicate_keys = serde_saphyr::options::DuplicateKeyPolicy::Error;
     options.with_snippet = false;
+    // YAML 1.2 booleans only: `NO`, `y`, `on` are strings (the "Norway
+    // problem" of YAML 1.1), as in yaml.v3.
+    options.strict_booleans = true;
+    // `012` is 10, as in yaml.v3 (YAML 1.2's core schema says 12; Sortie's
+    // reading wins). `0o12` is 10 either way.
+    options.legacy_octal_numbers = true;
+    options.non_finite_float_policy = serde_saphyr::options::NonFiniteFloatPolicy::PassThrough;
     options
 }
 

@@ -1,8 +1,17 @@
-//! JSON and YAML text into a [`Value`], with one rule serde_json's own
-//! `Value` lacks: a key may appear once in a mapping. serde_json keeps the
-//! last of two equal keys without a word; YAML forbids them. Both formats
-//! go through the same visitor here, so both refuse a duplicate key with
-//! the same message, naming the mapping's path in the data.
+//! JSON and YAML text into a [`Value`], with two rules serde_json's own
+//! `Value` lacks:
+//!
+//! - a key may appear once in a mapping. serde_json keeps the last of two
+//!   equal keys without a word; YAML forbids them. Both formats go through
+//!   the same visitor here, so both refuse a duplicate key with the same
+//!   message, naming the mapping's path in the data;
+//! - an integer literal too large for 64 bits keeps its digits, as a
+//!   string (a `Value` number is a 64-bit integer or a double). Both
+//!   readers hand such a literal over as a double; when one is seen, its
+//!   text is found again: for JSON, as the n-th number literal of the text
+//!   (numbers reach the value in text order); for YAML, by a second reading
+//!   that keeps each value's place in the text (aliases and merge keys
+//!   reorder values). Texts without one pay nothing.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -17,9 +26,104 @@ use serde_saphyr::budget::BudgetBreach;
 pub(crate) fn json(text: &str) -> Result<Value, serde_json::Error> {
     let failed = Failed::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = Node::root(&failed).deserialize(&mut deserializer)?;
+    let mut value = Node::root(&failed).deserialize(&mut deserializer)?;
     deserializer.end()?;
+    if failed.wide.get() {
+        // Numbers reach the value in the order the text holds them (keys
+        // keep their order, and a key twice is an error): the n-th number
+        // of the value is the n-th number of the text.
+        let literals = json_numbers(text);
+        let mut literals = literals.iter().copied();
+        keep_wide_integers(&mut value, &mut literals);
+    }
     Ok(value)
+}
+
+/// A double as data. JSON has no NaN or infinity (YAML's `.nan`, `.inf`;
+/// JSON text cannot hold them): those are the text Go prints for the
+/// float yaml.v3 reads, as a string.
+fn float_value(value: f64) -> Value {
+    match Number::from_f64(value) {
+        Some(number) => Value::Number(number),
+        None if value.is_nan() => Value::String("NaN".into()),
+        None if value > 0.0 => Value::String("+Inf".into()),
+        None => Value::String("-Inf".into()),
+    }
+}
+
+/// Whether `value`, read as a double, may be an integer literal too large
+/// for 64 bits (serde_json and serde-saphyr read those as doubles).
+fn maybe_wide_integer(value: f64) -> bool {
+    value.fract() == 0.0 && value.abs() >= 9_223_372_036_854_775_808.0
+}
+
+/// Whether `text` is an integer literal: a sign, then digits (YAML also
+/// allows `_` between them).
+fn integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+}
+
+/// The number literals of JSON `text` (which parsed), in order.
+fn json_numbers(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut numbers = Vec::new();
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'"' => {
+                at += 1;
+                while let Some(&byte) = bytes.get(at) {
+                    at += match byte {
+                        b'\\' => 2,
+                        b'"' => break,
+                        _ => 1,
+                    };
+                }
+                at += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = at;
+                while bytes
+                    .get(at)
+                    .is_some_and(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                {
+                    at += 1;
+                }
+                numbers.push(text.get(start..at).unwrap_or_default());
+            }
+            _ => at += 1,
+        }
+    }
+    numbers
+}
+
+/// Walks `value` in document order and gives each number whose literal is
+/// an integer too large for 64 bits that literal, as a string.
+fn keep_wide_integers<'t>(value: &mut Value, literals: &mut impl Iterator<Item = &'t str>) {
+    match value {
+        Value::Number(number) => {
+            let literal = literals.next().unwrap_or_default();
+            if number.is_f64()
+                && number.as_f64().is_some_and(maybe_wide_integer)
+                && integer_literal(literal)
+            {
+                *value = Value::String(literal.to_string());
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                keep_wide_integers(item, literals);
+            }
+        }
+        Value::Object(map) => {
+            for item in map.values_mut() {
+                keep_wide_integers(item, literals);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
+    }
 }
 
 /// Parses one YAML document with `options` (whose duplicate-key policy
@@ -31,16 +135,29 @@ pub(crate) fn yaml(
     options: serde_saphyr::Options,
 ) -> Result<Value, (usize, usize, String)> {
     let failed = Failed::default();
-    serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
-        Node::root(&failed).deserialize(deserializer)
-    })
-    .map_err(|error| {
+    let first = serde_saphyr::with_deserializer_from_str_with_options(
+        text,
+        options.clone(),
+        |deserializer| Node::root(&failed).deserialize(deserializer),
+    );
+    let read = match first {
+        // An integer too large for 64 bits was read as a double: read the
+        // text again with each value's place in it, to keep its digits.
+        Ok(_) if failed.wide.get() => {
+            serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
+                serde_saphyr::Spanned::<Exact>::deserialize(deserializer)
+            })
+            .map(|spanned| exact_value(spanned, text))
+        }
+        other => other,
+    };
+    read.map_err(|error| {
         let (line, column) = error
             .location()
             .map_or((1, 1), |at| (at.line() as usize, at.column() as usize));
         let message = match innermost(&error) {
             serde_saphyr::Error::DuplicateMappingKey { key: Some(key), .. } => {
-                let place = failed.0.borrow_mut().take().unwrap_or_default();
+                let place = failed.place.borrow_mut().take().unwrap_or_default();
                 duplicate_key(&place, key)
             }
             serde_saphyr::Error::AliasReplayLimitExceeded { .. }
@@ -86,14 +203,134 @@ fn innermost(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {
     error
 }
 
-/// The path of the innermost mapping whose next key failed to read (the
-/// YAML reader's duplicate key), kept for the message.
+/// A YAML value read with its place in the text (the second reading of a
+/// text with an integer too large for 64 bits). Its children are
+/// [`serde_saphyr::Spanned`]; [`exact_value`] makes the value.
+struct Exact(ExactNode);
+
+enum ExactNode {
+    Scalar(Value),
+    Seq(Vec<serde_saphyr::Spanned<Exact>>),
+    Map(Vec<(String, serde_saphyr::Spanned<Exact>)>),
+}
+
+impl<'de> Deserialize<'de> for Exact {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Exact, D::Error> {
+        deserializer.deserialize_any(ExactVisitor)
+    }
+}
+
+struct ExactVisitor;
+
+impl<'de> Visitor<'de> for ExactVisitor {
+    type Value = Exact;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-shaped value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Exact, E> {
+        Ok(Exact(ExactNode::Scalar(Value::Bool(value))))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Exact, E> {
+        Ok(Exact(ExactNode::Scalar(Value::Number(value.into()))))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Exact, E> {
+        Ok(Exact(ExactNode::Scalar(Value::Number(value.into()))))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Exact, E> {
+        Ok(Exact(ExactNode::Scalar(float_value(value))))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Exact, E> {
+        Ok(Exact(ExactNode::Scalar(Value::String(value.to_string()))))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Exact, E> {
+        Ok(Exact(ExactNode::Scalar(Value::String(value))))
+    }
+
+    fn visit_none<E>(self) -> Result<Exact, E> {
+        Ok(Exact(ExactNode::Scalar(Value::Null)))
+    }
+
+    fn visit_some<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Exact, D::Error> {
+        Exact::deserialize(deserializer)
+    }
+
+    fn visit_unit<E>(self) -> Result<Exact, E> {
+        Ok(Exact(ExactNode::Scalar(Value::Null)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Exact, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Exact(ExactNode::Seq(items)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Exact, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = access.next_key_seed(Key)? {
+            entries.push((key, access.next_value()?));
+        }
+        Ok(Exact(ExactNode::Map(entries)))
+    }
+}
+
+/// The value of `spanned`, each integer literal too large for 64 bits kept
+/// as its text (read from `text` where the YAML reader found it).
+fn exact_value(spanned: serde_saphyr::Spanned<Exact>, text: &str) -> Value {
+    match spanned.value.0 {
+        ExactNode::Scalar(Value::Number(number))
+            if number.is_f64() && number.as_f64().is_some_and(maybe_wide_integer) =>
+        {
+            let span = spanned.defined.span();
+            let literal = span
+                .byte_offset()
+                .zip(span.byte_len())
+                .and_then(|(at, len)| {
+                    let at = usize::try_from(at).ok()?;
+                    text.get(at..at.checked_add(usize::try_from(len).ok()?)?)
+                });
+            match literal.map(str::trim) {
+                Some(literal) if integer_literal(literal) => Value::String(literal.to_string()),
+                _ => Value::Number(number),
+            }
+        }
+        ExactNode::Scalar(value) => value,
+        ExactNode::Seq(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| exact_value(item, text))
+                .collect(),
+        ),
+        ExactNode::Map(entries) => Value::Object(
+            entries
+                .into_iter()
+                .map(|(key, item)| (key, exact_value(item, text)))
+                .collect(),
+        ),
+    }
+}
+
+/// What one reading of a text notes on the way: the path of the innermost
+/// mapping whose next key failed to read (the YAML reader's duplicate key),
+/// kept for the message, and whether a number may be an integer too large
+/// for 64 bits (read as a double, its digits lost).
 #[derive(Default)]
-struct Failed(RefCell<Option<String>>);
+struct Failed {
+    place: RefCell<Option<String>>,
+    wide: std::cell::Cell<bool>,
+}
 
 impl Failed {
     fn mark(&self, place: &Place<'_>) {
-        let mut failed = self.0.borrow_mut();
+        let mut failed = self.place.borrow_mut();
         if failed.is_none() {
             *failed = Some(place.to_string());
         }
@@ -182,9 +419,10 @@ impl<'de> Visitor<'de> for Node<'_> {
     }
 
     fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
-        // JSON has no NaN or infinity (YAML's `.nan`, `.inf`): null, as
-        // serde_json's own `Value` makes them.
-        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
+        if maybe_wide_integer(value) {
+            self.failed.wide.set(true);
+        }
+        Ok(float_value(value))
     }
 
     fn visit_str<E>(self, value: &str) -> Result<Value, E> {

@@ -28,6 +28,7 @@ pub(crate) fn write_value(out: &mut String, value: &Value<'_>) {
         Value::Str(s) => out.push_str(s),
         Value::String(s) => out.push_str(s),
         Value::Int(i) => write_int(out, *i),
+        Value::UInt(u) => out.push_str(&u.to_string()),
         Value::Float(x) => write_shortest_g(out, *x),
         _ => Printer {
             out,
@@ -408,6 +409,16 @@ impl Printer<'_> {
                 _ => self.bad_verb(verb, value),
             },
             Value::Int(i) => self.fmt_int(*i, verb, value),
+            // A uint64: the integer verbs (as Go's fmt; `%c`, `%q` and `%U`
+            // of a number this large are not a character anyway).
+            Value::UInt(u) => match verb {
+                'v' | 'd' => self.fmt_magnitude(false, *u, 10, verb, false),
+                'b' => self.fmt_magnitude(false, *u, 2, verb, false),
+                'o' | 'O' => self.fmt_magnitude(false, *u, 8, verb, false),
+                'x' => self.fmt_magnitude(false, *u, 16, verb, false),
+                'X' => self.fmt_magnitude(false, *u, 16, verb, true),
+                _ => self.bad_verb(verb, value),
+            },
             Value::Float(x) => match verb {
                 'v' => self.fmt_float(*x, 'g', None),
                 'b' | 'g' | 'G' | 'x' | 'X' => self.fmt_float(*x, verb, None),
@@ -604,8 +615,11 @@ impl Printer<'_> {
     }
 
     fn fmt_integer(&mut self, value: i64, base: u32, verb: char, upper: bool) {
-        let negative = value < 0;
-        let mut u = value.unsigned_abs();
+        self.fmt_magnitude(value < 0, value.unsigned_abs(), base, verb, upper);
+    }
+
+    /// Go's `fmtInteger` for a number of sign `negative` and size `u`.
+    fn fmt_magnitude(&mut self, negative: bool, mut u: u64, base: u32, verb: char, upper: bool) {
         if self.f.prec_present && self.f.prec == 0 && u == 0 {
             let zero = self.f.zero;
             self.f.zero = false;

@@ -437,6 +437,8 @@ impl Num {
 fn number(value: &Value<'_>, position: usize) -> Result<Num, String> {
     match value {
         Value::Int(i) => Ok(Num::Int(*i)),
+        // Arithmetic on a number above i64::MAX (an id) is a float's.
+        Value::UInt(u) => Ok(Num::Float(*u as f64)),
         Value::Float(f) => Ok(Num::Float(*f)),
         other => {
             let parsed = other.as_str().map(str::trim).and_then(|s| {
@@ -514,10 +516,13 @@ pub(crate) fn equal(a: &Value<'_>, b: &Value<'_>) -> bool {
     match (a, b) {
         (Value::Missing | Value::Null, Value::Missing | Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            to_f64(a) == to_f64(b)
+        (Value::Int(_) | Value::UInt(_), Value::Int(_) | Value::UInt(_)) => {
+            wide_int(a) == wide_int(b)
         }
+        (
+            Value::Int(_) | Value::UInt(_) | Value::Float(_),
+            Value::Int(_) | Value::UInt(_) | Value::Float(_),
+        ) => to_f64(a) == to_f64(b),
         _ => match (a.as_str(), b.as_str()) {
             (Some(x), Some(y)) => x == y,
             (None, None) if is_collection(a) && is_collection(b) => {
@@ -532,9 +537,19 @@ fn is_collection(value: &Value<'_>) -> bool {
     matches!(value, Value::Array(_) | Value::Object(_) | Value::Json(_))
 }
 
+/// An integer of either kind, widened so that both compare exactly.
+fn wide_int(value: &Value<'_>) -> i128 {
+    match value {
+        Value::Int(i) => i128::from(*i),
+        Value::UInt(u) => i128::from(*u),
+        _ => 0,
+    }
+}
+
 fn to_f64(value: &Value<'_>) -> f64 {
     match value {
         Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
         Value::Float(f) => *f,
         _ => f64::NAN,
     }
@@ -542,10 +557,13 @@ fn to_f64(value: &Value<'_>) -> f64 {
 
 fn equal_json(a: &Json, b: &Json) -> bool {
     match (a, b) {
-        (Json::Number(x), Json::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => x.as_f64() == y.as_f64(),
-        },
+        (Json::Number(x), Json::Number(y)) => {
+            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+                (Some(x), Some(y), _, _) => x == y,
+                (_, _, Some(x), Some(y)) => x == y,
+                _ => x.as_f64() == y.as_f64(),
+            }
+        }
         (Json::Array(x), Json::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| equal_json(x, y))
         }
@@ -562,10 +580,13 @@ fn equal_json(a: &Json, b: &Json) -> bool {
 /// Rust orders them; no order between other kinds.
 fn compare(a: &Value<'_>, b: &Value<'_>) -> Option<std::cmp::Ordering> {
     match (a, b) {
-        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            to_f64(a).partial_cmp(&to_f64(b))
+        (Value::Int(_) | Value::UInt(_), Value::Int(_) | Value::UInt(_)) => {
+            Some(wide_int(a).cmp(&wide_int(b)))
         }
+        (
+            Value::Int(_) | Value::UInt(_) | Value::Float(_),
+            Value::Int(_) | Value::UInt(_) | Value::Float(_),
+        ) => to_f64(a).partial_cmp(&to_f64(b)),
         (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
         _ => match (a.as_str(), b.as_str()) {
             (Some(x), Some(y)) => Some(x.cmp(y)),

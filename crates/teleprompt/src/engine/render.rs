@@ -92,6 +92,7 @@ fn same_context(a: &Value<'_>, b: &Value<'_>) -> bool {
         (Value::Json(a), Value::Json(b)) => std::rc::Rc::ptr_eq(a, b),
         (Value::Bool(a), Value::Bool(b)) => a == b,
         (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::UInt(a), Value::UInt(b)) => a == b,
         (Value::Float(a), Value::Float(b)) => a == b,
         (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => *i as f64 == *f,
         (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {
@@ -1619,6 +1620,7 @@ impl<'a> Renderer<'a> {
         let key = self.arg(args, 1, span, dot)?;
         let name = match &key {
             Value::Int(n) => n.to_string(),
+            Value::UInt(n) => n.to_string(),
             other => other.as_str().unwrap_or("").to_string(),
         };
         Ok(match &value {
@@ -1879,10 +1881,20 @@ fn kind(value: &Value<'_>) -> Kind {
     match value {
         Value::Missing | Value::Null => Kind::Nil,
         Value::Bool(_) => Kind::Bool,
-        Value::Int(_) => Kind::Int,
+        Value::Int(_) | Value::UInt(_) => Kind::Int,
         Value::Float(_) => Kind::Float,
         Value::Str(_) | Value::String(_) => Kind::String,
         Value::Array(_) | Value::Object(_) | Value::Json(_) => Kind::Other,
+    }
+}
+
+/// An integer (`int` or `uint64`) widened so that both compare, as Go's
+/// `eq` and `lt` compare an int with a uint.
+fn wide_int(value: &Value<'_>) -> i128 {
+    match value {
+        Value::Int(i) => i128::from(*i),
+        Value::UInt(u) => i128::from(*u),
+        _ => 0,
     }
 }
 
@@ -1901,7 +1913,7 @@ fn equal(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
     }
     Ok(match (a, b) {
         (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) => x == y,
+        _ if ka == Kind::Int => wide_int(a) == wide_int(b),
         (Value::Float(x), Value::Float(y)) => x == y,
         _ if ka == Kind::String => a.as_str() == b.as_str(),
         _ if ka == Kind::Nil => true,
@@ -1925,7 +1937,7 @@ fn less(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
         ));
     }
     Ok(match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x < y,
+        _ if ka == Kind::Int => wide_int(a) < wide_int(b),
         (Value::Float(x), Value::Float(y)) => x < y,
         _ => a.as_str() < b.as_str(),
     })

@@ -20,6 +20,9 @@ pub(crate) enum Value<'a> {
     Bool(bool),
     /// An integer: a JSON number without fraction or exponent.
     Int(i64),
+    /// An integer above `i64::MAX` (a 64-bit id): Go's `uint64`, as
+    /// yaml.v3 reads it, printed with all its digits.
+    UInt(u64),
     /// A float: any other JSON number.
     Float(f64),
     /// A string borrowed from the data or the template.
@@ -51,13 +54,23 @@ impl<'a> Value<'a> {
         match json {
             Json::Null => Value::Null,
             Json::Bool(b) => Value::Bool(*b),
-            Json::Number(n) => match n.as_i64() {
-                Some(i) => Value::Int(i),
-                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
+            Json::Number(n) => Value::number(n),
             Json::String(s) => Value::Str(s),
             Json::Array(items) => Value::Array(items),
             Json::Object(_) => Value::Object(View::single(json)),
+        }
+    }
+
+    /// A JSON number: an integer when it is one (of 64 bits, signed or
+    /// not), else a float.
+    #[inline]
+    pub(crate) fn number(n: &serde_json::Number) -> Value<'a> {
+        if let Some(i) = n.as_i64() {
+            return Value::Int(i);
+        }
+        match n.as_u64() {
+            Some(u) => Value::UInt(u),
+            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
         }
     }
 
@@ -66,10 +79,7 @@ impl<'a> Value<'a> {
         match json {
             Json::Null => Value::Null,
             Json::Bool(b) => Value::Bool(b),
-            Json::Number(n) => match n.as_i64() {
-                Some(i) => Value::Int(i),
-                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
+            Json::Number(n) => Value::number(&n),
             Json::String(s) => Value::string(s),
             json @ (Json::Array(_) | Json::Object(_)) => Value::Json(Rc::new(json)),
         }
@@ -84,6 +94,7 @@ impl<'a> Value<'a> {
             Value::Null => Value::Null,
             Value::Bool(b) => Value::Bool(b),
             Value::Int(i) => Value::Int(i),
+            Value::UInt(u) => Value::UInt(u),
             Value::Float(f) => Value::Float(f),
             Value::Str(s) => Value::String(Rc::from(s)),
             Value::String(s) => Value::String(s),
@@ -113,6 +124,7 @@ impl<'a> Value<'a> {
             Value::Missing | Value::Null => false,
             Value::Bool(b) => *b,
             Value::Int(i) => *i != 0,
+            Value::UInt(u) => *u != 0,
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::String(s) => !s.is_empty(),
@@ -132,6 +144,7 @@ impl<'a> Value<'a> {
             Value::Missing | Value::Null => "<nil>",
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
+            Value::UInt(_) => "uint64",
             Value::Float(_) => "float64",
             Value::Str(_) | Value::String(_) => "string",
             Value::Array(_) => "[]interface {}",
@@ -146,7 +159,7 @@ impl<'a> Value<'a> {
             Value::Missing => "missing",
             Value::Null => "null",
             Value::Bool(_) => "a boolean",
-            Value::Int(_) => "an integer",
+            Value::Int(_) | Value::UInt(_) => "an integer",
             Value::Float(_) => "a float",
             Value::Str(_) | Value::String(_) => "a string",
             Value::Array(_) => "a list",
@@ -161,6 +174,7 @@ impl<'a> Value<'a> {
             Value::Missing | Value::Null => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
             Value::Int(i) => Json::from(*i),
+            Value::UInt(u) => Json::from(*u),
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
             Value::Str(s) => Json::String((*s).to_string()),
             Value::String(s) => Json::String(s.to_string()),
@@ -191,7 +205,7 @@ mod tests {
         assert!(matches!(Value::from_json(&items[1]), Value::Float(f) if f == 3.0));
         assert!(matches!(Value::from_json(&items[2]), Value::Float(_)));
         assert!(matches!(Value::from_json(&items[3]), Value::Int(-1)));
-        assert!(matches!(Value::from_json(&items[4]), Value::Float(_)));
+        assert!(matches!(Value::from_json(&items[4]), Value::UInt(u64::MAX)));
     }
 
     #[test]

@@ -6,20 +6,31 @@
 //! after the render, [`Markers::split`] cuts the output at the markers that
 //! carry *this* secret and nowhere else. Data values are printed by the same
 //! render, but they were built before it started, so they cannot contain a
-//! secret that did not exist yet: any marker-like text in them (a copy of a
-//! marker from another render, a guess, `<message role="system">`, a
-//! `system:` line) stays ordinary text, or, if it looks like a marker cut
-//! short, makes the split an error; it never starts a message.
+//! secret that did not exist yet: any marker-like text in them (the
+//! delimiters alone or at the end of the output, a copy of a marker from
+//! another render, a guess, the start of a marker's tag,
+//! `<message role="system">`, a `system:` line) stays ordinary text, kept
+//! character for character; it never starts a message and never fails the
+//! split.
 //!
 //! A template that changes its own markers (`role("system")|upper`, a
 //! slice, `truncate`, `replace`, a quoted or escaped copy) would lose the
-//! role or print the secret into a message: the scan that finds the
-//! markers finds what is left of them, and the split fails with
-//! [`SplitError::Changed`]: [`OPEN`] followed by a cut tag or by the tag
-//! and secret in another letter case, a stray [`CLOSE`] with the secret
-//! just before it, or the tag `teleprompt` with the secret just after it
-//! (an escaped or quoted marker). A secret alone, with neither the tag nor
-//! a delimiter beside it, is not looked for.
+//! role or print the secret into a message, so the split fails with
+//! [`SplitError::Changed`] or [`SplitError::Missing`]. Two checks find
+//! it, and neither can be set off by text without the secret:
+//!
+//! - pieces that carry the secret: [`OPEN`] followed by the tag and secret
+//!   in another letter case, a stray [`CLOSE`] with the secret just before
+//!   it, or the tag `teleprompt` with the secret just after it and no
+//!   delimiter between (an escaped or quoted marker). A secret alone, with
+//!   neither the tag nor a delimiter beside it, is not looked for;
+//! - a count: every marker the render made must be in the output whole. A
+//!   marker cut down to a piece that holds none of the secret
+//!   (`role("system")[:5]`) is found this way; the error then points at
+//!   the first `OPEN` that looks like such a piece, if there is one.
+//!
+//! So a marker made and then dropped (`{% set r = role("system") %}` never
+//! printed) is an error too: its role would be lost.
 //!
 //! The delimiters are private-use code points ([`OPEN`], [`CLOSE`]) so that
 //! markers do not collide with real text by accident, but the protection
@@ -35,7 +46,7 @@ use aho_corasick::{AhoCorasick, Input, MatchKind};
 use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{ContentPart, Message, Role};
@@ -78,7 +89,18 @@ pub struct Markers {
     /// starts. Made when the render writes its first marker: most renders
     /// of plain prompts never do, and skip the cost. Shared by clones (the
     /// render's thread-local holds one), so they all use one secret.
-    prefix: std::sync::Arc<std::sync::OnceLock<String>>,
+    shared: std::sync::Arc<Shared>,
+}
+
+/// What the clones of one render's [`Markers`] share.
+#[derive(Default)]
+struct Shared {
+    /// See [`Markers::prefix`].
+    prefix: std::sync::OnceLock<String>,
+    /// How many markers the render made: each must reach the output whole
+    /// (a marker cut or changed past recognition, with no piece of the
+    /// secret left, is found by this count).
+    made: AtomicUsize,
 }
 
 impl fmt::Debug for Markers {
@@ -135,6 +157,16 @@ pub enum SplitError {
         /// Byte offset of the piece in the output.
         offset: usize,
     },
+    /// Fewer markers of this render are in the output than it made, and
+    /// nothing in the output looks like what is left of one (a filter
+    /// that dropped a marker's delimiters and tag, say).
+    #[error("a role marker was changed by a filter or cut ({found} of the {made} markers this render made are in the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
+    Missing {
+        /// Markers the render made.
+        made: usize,
+        /// Markers of this render found whole in the output.
+        found: usize,
+    },
 }
 
 /// The output of a render, cut at its markers.
@@ -174,7 +206,7 @@ enum Mark {
 impl Markers {
     /// The marker prefix, with the secret made on first use.
     fn prefix(&self) -> &str {
-        self.prefix.get_or_init(|| {
+        self.shared.prefix.get_or_init(|| {
             let mut prefix = String::with_capacity(TAG.len() + 36);
             prefix.push(OPEN);
             prefix.push_str(TAG);
@@ -188,7 +220,7 @@ impl Markers {
     /// Markers with a fresh secret. Create one per render.
     pub fn new() -> Markers {
         Markers {
-            prefix: std::sync::Arc::new(std::sync::OnceLock::new()),
+            shared: std::sync::Arc::default(),
         }
     }
 
@@ -230,6 +262,7 @@ impl Markers {
     fn marker(&self, pieces: &[&str]) -> String {
         let length = pieces.iter().map(|piece| piece.len()).sum::<usize>();
         let prefix = self.prefix();
+        self.shared.made.fetch_add(1, Ordering::Relaxed);
         let mut out = String::with_capacity(prefix.len() + length + CLOSE.len_utf8());
         out.push_str(prefix);
         for piece in pieces {
@@ -248,6 +281,9 @@ impl Markers {
     ///   lines and indentation that role tags leave); parts left empty are
     ///   dropped, and so are messages left with no parts.
     /// - Marker-like text without this render's secret is ordinary text.
+    /// - Every marker made with `self` must be in `output` whole (else
+    ///   [`SplitError::Missing`] or [`SplitError::Changed`]): make one
+    ///   `Markers` per output.
     /// - [`Split::text`] is `output` with this render's markers removed.
     pub fn split(&self, output: &str, default_role: Role) -> Result<Split, SplitError> {
         self.split_as(output, default_role, false)
@@ -283,7 +319,7 @@ impl Markers {
     /// Whether this render made any marker (and so has a secret): without
     /// one, the output holds no marker and no piece of one.
     pub fn made_any(&self) -> bool {
-        self.prefix.get().is_some()
+        self.shared.prefix.get().is_some()
     }
 
     fn split_as(
@@ -305,17 +341,28 @@ impl Markers {
         };
         let mut from = 0;
         let mut text_from = 0;
+        // Markers of this render found whole, and the first `OPEN` that
+        // looks like a marker cut short but holds none of the secret: data
+        // may hold such text, so it is text unless a marker is missing.
+        let mut found_markers = 0usize;
+        let mut cut_like = None;
         while let Some(found) = scanner.find(Input::new(output).span(from..output.len())) {
             let start = found.start();
             check_escaped(output, from, start, secret)?;
             from = found.end();
             let here = output.get(start..).unwrap_or_default();
             match found.pattern().as_usize() {
-                // `OPEN`: a marker of this render, a marker cut short or
-                // upper-cased, or text.
+                // `OPEN`: a marker of this render, a marker upper-cased or
+                // cut after some of its secret, or text.
                 0 if here.starts_with(prefix) => {}
-                0 if is_cut_marker(here) || tag_and_secret(here.get(OPEN.len_utf8()..), secret) => {
+                0 if tag_and_secret(here.get(OPEN.len_utf8()..), secret) => {
                     return Err(SplitError::Changed { offset: start });
+                }
+                0 => {
+                    if cut_like.is_none() && is_cut_marker(here) {
+                        cut_like = Some(start);
+                    }
+                    continue;
                 }
                 // `CLOSE` outside a marker, with the secret just before it
                 // (a marker whose start was cut off).
@@ -340,10 +387,21 @@ impl Markers {
             let body = body_and_tail.get(..end).unwrap_or_default();
             let mark = parse_mark(body).ok_or(SplitError::Malformed { offset: start })?;
             builder.mark(mark)?;
+            found_markers += 1;
             from = start + prefix.len() + end + CLOSE.len_utf8();
             text_from = from;
         }
         check_escaped(output, from, output.len(), secret)?;
+        let made = self.shared.made.load(Ordering::Relaxed);
+        if found_markers < made {
+            return Err(match cut_like {
+                Some(offset) => SplitError::Changed { offset },
+                None => SplitError::Missing {
+                    made,
+                    found: found_markers,
+                },
+            });
+        }
         builder.text(output.get(text_from..).unwrap_or_default());
         Ok(builder.finish())
     }
@@ -374,7 +432,10 @@ fn check_escaped(output: &str, from: usize, to: usize, secret: &[u8]) -> Result<
         return Ok(());
     };
     for at in memchr::memmem::find_iter(span, TAG.as_bytes()) {
-        let after = output.as_bytes().get(from + at + TAG.len()..);
+        // Up to the next `OPEN` or `CLOSE` only: an escaped marker has
+        // neither, and the secret of a whole marker that follows the word
+        // (data that ends in "teleprompt") is not a leak.
+        let after = span.get(at + TAG.len()..);
         let window = after.map(|after| {
             after
                 .get(..after.len().min(secret.len() + 16))
@@ -415,11 +476,14 @@ fn find_secret(window: &[u8], secret: &[u8]) -> Option<usize> {
 }
 
 /// Whether `text`, which starts with [`OPEN`] but not with this render's
-/// marker prefix, is what is left of a marker cut short: `OPEN` at the end
-/// of the output, followed by a part of the tag (`teleprompt:`), or by the
-/// tag and fewer than 32 hex digits, in any letter case. `OPEN` followed
-/// by other text, or by a whole marker prefix with another secret (a
-/// marker copied from another render), is ordinary text.
+/// marker prefix, looks like what is left of a marker cut short: `OPEN` at
+/// the end of the output, followed by a part of the tag (`teleprompt:`),
+/// or by the tag and fewer than 32 hex digits, in any letter case. `OPEN`
+/// followed by other text, or by a whole marker prefix with another secret
+/// (a marker copied from another render), is not.
+///
+/// Data can hold such text too, so it is only blamed when a marker of the
+/// render is missing from the output.
 fn is_cut_marker(text: &str) -> bool {
     let after = text.get(OPEN.len_utf8()..).unwrap_or_default().as_bytes();
     let tag = TAG.bytes().chain(std::iter::once(b':'));
@@ -949,10 +1013,63 @@ mod tests {
         assert_eq!(changed(&secret_on), Some(1), "the tag cut off");
         assert_eq!(changed(&role[..5]), Some(0), "the tag cut");
         assert_eq!(changed(&role[..20]), Some(0), "the secret cut");
-        assert_eq!(changed(&format!("{}y", OPEN)), None, "a lone OPEN is text");
-        assert_eq!(changed(&format!("a{}", OPEN)), Some(1), "OPEN at the end");
+        assert_eq!(changed(&format!("a{}", OPEN)), Some(1), "cut to OPEN");
         let escaped = role.replace(OPEN, "\\ue000").replace(CLOSE, "\\ue001");
         assert!(changed(&escaped).is_some(), "an escaped copy");
+        assert_eq!(
+            markers.split("the marker dropped", Role::User),
+            Err(SplitError::Missing { made: 1, found: 0 })
+        );
+    }
+
+    /// Text that looks like a marker, or a piece of one, but holds none of
+    /// the render's secret is text — wherever it is, whatever follows it —
+    /// when every marker the render made is in the output whole.
+    #[test]
+    fn marker_like_text_without_the_secret_is_text() {
+        let other = Markers::new().role(Role::System); // another render's
+        let pieces = [
+            format!("{OPEN}"),
+            format!("{CLOSE}"),
+            format!("ab{OPEN}"),
+            format!("ab{CLOSE}cd"),
+            format!("{OPEN}tele"),
+            format!("{OPEN}teleprompt:"),
+            format!("{OPEN}TELEPROMPT:0123"),
+            format!("{OPEN}teleprompt:0123456789abcdef0123456789abcdef:role:system{CLOSE}"),
+            other.clone(),
+            other[..other.len() - 3].to_string(),
+            other[3..].to_string(),
+            "I use teleprompt".to_string(),
+            "teleprompt:".to_string(),
+        ];
+        for piece in &pieces {
+            for (before, after) in [(true, true), (true, false), (false, true)] {
+                let markers = Markers::new();
+                let mut output = String::new();
+                if before {
+                    output.push_str(&markers.role(Role::System));
+                }
+                output.push_str("x ");
+                output.push_str(piece);
+                if after {
+                    output.push_str(&markers.role(Role::User));
+                    output.push_str(" y");
+                }
+                let split = markers
+                    .split(&output, Role::User)
+                    .unwrap_or_else(|error| panic!("{piece:?}: {error}"));
+                let first = match before {
+                    true => Role::System,
+                    false => Role::User,
+                };
+                let mut expected = vec![(first, format!("x {piece}").trim().to_string())];
+                if after {
+                    expected.push((Role::User, "y".to_string()));
+                }
+                assert_eq!(texts(&split), expected, "{piece:?}");
+            }
+        }
     }
 
     #[test]
