@@ -71,8 +71,8 @@ pub fn parse_label(text: &str) -> Result<(String, String), String> {
 
 /// The prompt context of one `render`: the data, the turn, the clock,
 /// the history and the labels.
-pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
-    let data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes)?;
+pub fn build_context(args: &RenderArgs, keep: Keep<'_>) -> Result<PromptContext, Error> {
+    let data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes, keep)?;
     let mut context = PromptContext::new().data(data)?;
     if let Some(clock) = args.now {
         context = context.clock(clock);
@@ -111,8 +111,8 @@ pub fn build_context(args: &RenderArgs) -> Result<PromptContext, Error> {
 /// The data of a chat template: `--data` and `--set`, with `--history`
 /// (a JSON list of messages, or an object with `messages`) as `messages`;
 /// and the clock of `strftime_now` (`--now`).
-pub fn build_chat_data(args: &RenderArgs) -> Result<(Value, Clock), Error> {
-    let mut data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes)?;
+pub fn build_chat_data(args: &RenderArgs, keep: Keep<'_>) -> Result<(Value, Clock), Error> {
+    let mut data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes, keep)?;
     if let Some(path) = &args.history {
         let origin = path.display().to_string();
         let history = data::read_file(path, args.max_data_bytes)?;
@@ -159,17 +159,25 @@ pub fn read_render_context(
     Ok(Some(std::sync::Arc::new(context)))
 }
 
+/// Which top-level keys of the data to build: those the prompt may read
+/// (`Prompt::reads`).
+pub type Keep<'a> = Option<&'a dyn Fn(&str) -> bool>;
+
 /// The data document (`--data`, a file or `-` for stdin, of at most
-/// `max_bytes`) with the `--set` values applied over it.
+/// `max_bytes`, built only where `keep` says) with the `--set` values
+/// applied over it.
 pub fn build_data(
     source: Option<&str>,
     sets: &[Assignment],
     max_bytes: usize,
+    keep: Keep<'_>,
 ) -> Result<Value, Error> {
     let mut document = match source {
         None => Value::Object(Map::new()),
-        Some("-") => data::read_from(std::io::stdin().lock(), "<stdin>", None, max_bytes)?,
-        Some(path) => data::read_file(Path::new(path), max_bytes)?,
+        Some("-") => {
+            data::read_from_keeping(std::io::stdin().lock(), "<stdin>", None, max_bytes, keep)?
+        }
+        Some(path) => data::read_file_keeping(Path::new(path), max_bytes, keep)?,
     };
     let Value::Object(map) = &mut document else {
         return Err(Error::new(
@@ -225,7 +233,7 @@ mod tests {
             parse_assignment("issue.title=New").unwrap(),
             parse_assignment("attempt=2").unwrap(),
         ];
-        let data = build_data(None, &sets, 0).unwrap();
+        let data = build_data(None, &sets, 0, None).unwrap();
         assert_eq!(data, json!({"issue": {"title": "New"}, "attempt": 2}));
     }
 }

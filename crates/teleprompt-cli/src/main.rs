@@ -280,10 +280,13 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
         Ok(prompt) => prompt,
         Err(error) => return Ok(fail(&error)),
     };
+    // Only what the prompt may read of the data file is built.
+    let reads = |name: &str| prompt.reads(name);
+    let keep: input::Keep<'_> = Some(&reads);
     let rendered = if prompt.syntax() == Syntax::ChatTemplate {
         // A chat template gets exactly what transformers gives it: the
         // data (messages, tools, …), no agent namespaces.
-        input::build_chat_data(args).and_then(|(data, clock)| {
+        input::build_chat_data(args, keep).and_then(|(data, clock)| {
             let options = RenderOptions {
                 clock,
                 ..RenderOptions::default()
@@ -291,7 +294,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
             prompt.render_with(data, &options)
         })
     } else {
-        input::build_context(args).and_then(|context| {
+        input::build_context(args, keep).and_then(|context| {
             let options = RenderOptions {
                 validate_history: !args.no_history_check,
                 context: input::read_render_context(args.context.as_deref(), args.max_data_bytes)?,

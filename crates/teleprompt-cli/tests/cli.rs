@@ -387,6 +387,51 @@ fn limits_come_from_the_host_and_the_front_matter_only_lowers_them() {
 }
 
 #[test]
+fn data_a_prompt_cannot_read_is_checked_not_built_and_names_stay_for_suggestions() {
+    let dir = tempdir("keeping");
+    let data = dir.join("data.json");
+    std::fs::write(
+        &data,
+        r#"{"issue": {"title": "Fix login"}, "big": [{"id": 1}, {"id": 2}]}"#,
+    )
+    .unwrap();
+    let data = data.to_str().unwrap();
+    let prompt = dir.join("p.j2");
+    std::fs::write(&prompt, "{{ issue.title }}").unwrap();
+    let output = teleprompt(&["render", prompt.to_str().unwrap(), "--data", data]);
+    assert_eq!(text(&output.stdout), "Fix login");
+    // A misspelled name still finds the name the data has.
+    std::fs::write(&prompt, "{{ isue.title }}").unwrap();
+    let output = teleprompt(&["render", prompt.to_str().unwrap(), "--data", data]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("did you mean \"issue\"?"),
+        "{}",
+        text(&output.stderr)
+    );
+    // Data the prompt never reads is still checked.
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"issue": {"title": "x"}, "big": [{"id": 1, "id": 2}]}"#,
+    )
+    .unwrap();
+    std::fs::write(&prompt, "{{ issue.title }}").unwrap();
+    let output = teleprompt(&[
+        "render",
+        prompt.to_str().unwrap(),
+        "--data",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("duplicate key \"id\" in big[0]"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for args in [
         &["render"][..],

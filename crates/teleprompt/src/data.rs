@@ -333,10 +333,17 @@ pub fn insert_dotted(map: &mut Map<String, Value>, dotted: &str, value: Value, o
 /// Parses YAML into JSON-shaped data; on failure returns (line, column,
 /// message) relative to the YAML text.
 pub fn parse_yaml(yaml: &str) -> Result<Value, (usize, usize, String)> {
+    parse_yaml_keeping(yaml, None)
+}
+
+fn parse_yaml_keeping(
+    yaml: &str,
+    keep: Option<&dyn Fn(&str) -> bool>,
+) -> Result<Value, (usize, usize, String)> {
     if yaml.trim().is_empty() {
         return Ok(Value::Null);
     }
-    parse::yaml(yaml, yaml_options(yaml))
+    parse::yaml(yaml, yaml_options(yaml), keep)
 }
 
 /// How many values YAML aliases may add to those a file holds: an alias
@@ -360,6 +367,11 @@ pub const YAML_ALIAS_BYTES: usize = 64 * 1024 * 1024;
 /// [`YAML_ALIAS_VALUES`] and [`YAML_ALIAS_BYTES`]; what the text holds
 /// itself is bounded by its size (see [`crate::limits::Limits`]), so the
 /// reader's own counts of nodes, aliases and anchors are lifted.
+#[cfg(test)]
+pub(crate) fn tests_yaml_options(text: &str) -> serde_saphyr::Options {
+    yaml_options(text)
+}
+
 fn yaml_options(text: &str) -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_events = usize::MAX;
@@ -409,6 +421,21 @@ impl Format {
 /// `[`) is read as JSON and anything else as YAML. `origin` names the
 /// source in errors, which are of class `input`.
 pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Value, Error> {
+    parse_text_keeping(text, format, origin, None)
+}
+
+/// [`parse_text`], building only the values of the top-level keys `keep`
+/// accepts: the others are read (a syntax error or a duplicate key in them
+/// is still an error) but never built, and left null, so data a template
+/// cannot read costs no memory while a misspelled name still finds its
+/// did-you-mean. Pass [`Prompt::reads`](crate::Prompt::reads) to keep what
+/// a prompt may read.
+pub fn parse_text_keeping(
+    text: &str,
+    format: Option<Format>,
+    origin: &str,
+    keep: Option<&dyn Fn(&str) -> bool>,
+) -> Result<Value, Error> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let format = format.unwrap_or_else(|| {
         if text.trim_start().starts_with(['{', '[']) {
@@ -427,14 +454,14 @@ pub fn parse_text(text: &str, format: Option<Format>, origin: &str) -> Result<Va
         )
     };
     match format {
-        Format::Json => parse::json(text).map_err(|error| {
+        Format::Json => parse::json_keeping(text, keep).map_err(|error| {
             let message = format!("invalid JSON: {error}");
             let message = message
                 .rsplit_once(" at line ")
                 .map_or(message.clone(), |(head, _)| head.to_string());
             input_error(error.line().max(1), error.column().max(1), message)
         }),
-        Format::Yaml => match parse_yaml(text) {
+        Format::Yaml => match parse_yaml_keeping(text, keep) {
             Ok(Value::Null) => Ok(Value::Object(Map::new())),
             Ok(value) => Ok(value),
             Err((line, column, message)) => Err(input_error(line, column, message)),
@@ -454,12 +481,24 @@ pub(crate) fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
 /// A file that cannot be read or is too large is an `io` error; text that
 /// is not UTF-8 or does not parse is an `input` error at its line.
 pub fn read_file(path: &Path, max_bytes: usize) -> Result<Value, Error> {
+    read_file_keeping(path, max_bytes, None)
+}
+
+/// [`read_file`], building only the top-level keys `keep` accepts (see
+/// [`parse_text_keeping`]): with [`Prompt::reads`](crate::Prompt::reads),
+/// a large file costs memory only for what the prompt may read.
+pub fn read_file_keeping(
+    path: &Path,
+    max_bytes: usize,
+    keep: Option<&dyn Fn(&str) -> bool>,
+) -> Result<Value, Error> {
     let origin = path.display().to_string();
     let bytes = limits::read_file(path, max_bytes, Input::Data)?;
-    parse_text(
+    parse_text_keeping(
         &utf8_text(bytes, &origin)?,
         Format::from_path(path),
         &origin,
+        keep,
     )
 }
 
@@ -471,8 +510,19 @@ pub fn read_from(
     format: Option<Format>,
     max_bytes: usize,
 ) -> Result<Value, Error> {
+    read_from_keeping(reader, origin, format, max_bytes, None)
+}
+
+/// [`read_from`], building only the top-level keys `keep` accepts.
+pub fn read_from_keeping(
+    reader: impl Read,
+    origin: &str,
+    format: Option<Format>,
+    max_bytes: usize,
+    keep: Option<&dyn Fn(&str) -> bool>,
+) -> Result<Value, Error> {
     let bytes = limits::read_from(reader, origin, max_bytes, Input::Data)?;
-    parse_text(&utf8_text(bytes, origin)?, format, origin)
+    parse_text_keeping(&utf8_text(bytes, origin)?, format, origin, keep)
 }
 
 /// `bytes` as text; bytes that are not UTF-8 (a binary file) are an

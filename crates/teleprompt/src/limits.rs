@@ -79,7 +79,10 @@ pub struct Limits {
     /// CLI uses for `--data`, `--history` and `--context` (default 64 MiB,
     /// [`DEFAULT_MAX_DATA_BYTES`]). Parsed, JSON made of many small objects
     /// takes about 12 times its size in memory, text-heavy data about its
-    /// size.
+    /// size; read with [`crate::data::read_file_keeping`] and
+    /// [`crate::Prompt::reads`] (as the CLI reads `--data`), the values a
+    /// prompt cannot read are checked but not built (a 200 MB file whose
+    /// template reads one small key: 1.0× its size, 0.5 s).
     pub max_data_bytes: usize,
 }
 

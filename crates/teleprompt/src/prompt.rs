@@ -498,6 +498,15 @@ impl Prompt {
             .collect()
     }
 
+    /// Whether a render may read `name` from the top level of the data:
+    /// false only when the template certainly never does (true whenever it
+    /// cannot tell, e.g. when it walks the whole data). Reading a data file
+    /// with it ([`crate::data::read_file_keeping`]) builds only what the
+    /// prompt may read.
+    pub fn reads(&self, name: &str) -> bool {
+        self.template.reads(name)
+    }
+
     /// The prompt's name: front matter `name`, else the file stem.
     pub fn name(&self) -> &str {
         &self.name

@@ -13,6 +13,7 @@
 //!   that keeps each value's place in the text (aliases and merge keys
 //!   reorder values). Texts without one pay nothing.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -24,10 +25,23 @@ use serde_saphyr::budget::BudgetBreach;
 
 /// Parses JSON text (a single value, whitespace around it).
 pub(crate) fn json(text: &str) -> Result<Value, serde_json::Error> {
+    json_keeping(text, None)
+}
+
+/// [`json`], building only the top-level keys `keep` accepts (when given):
+/// the others are read, never built, and left null.
+pub(crate) fn json_keeping(text: &str, keep: Option<Keep<'_>>) -> Result<Value, serde_json::Error> {
     let failed = Failed::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let mut value = Node::root(&failed).deserialize(&mut deserializer)?;
+    let mut value = Node::root(&failed, keep).deserialize(&mut deserializer)?;
     deserializer.end()?;
+    if failed.wide.get() && keep.is_some() {
+        // The fix-up below pairs numbers with the text's literals in order:
+        // it needs every value. A rare case: read it all, then drop.
+        let mut value = json_keeping(text, None)?;
+        retain_root(&mut value, keep);
+        return Ok(value);
+    }
     if failed.wide.get() {
         // Numbers reach the value in the order the text holds them (keys
         // keep their order, and a key twice is an error): the n-th number
@@ -133,12 +147,13 @@ fn keep_wide_integers<'t>(value: &mut Value, literals: &mut impl Iterator<Item =
 pub(crate) fn yaml(
     text: &str,
     options: serde_saphyr::Options,
+    keep: Option<Keep<'_>>,
 ) -> Result<Value, (usize, usize, String)> {
     let failed = Failed::default();
     let first = serde_saphyr::with_deserializer_from_str_with_options(
         text,
         options.clone(),
-        |deserializer| Node::root(&failed).deserialize(deserializer),
+        |deserializer| Node::root(&failed, keep).deserialize(deserializer),
     );
     let read = match first {
         // An integer too large for 64 bits was read as a double: read the
@@ -147,7 +162,11 @@ pub(crate) fn yaml(
             serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
                 serde_saphyr::Spanned::<Exact>::deserialize(deserializer)
             })
-            .map(|spanned| exact_value(spanned, text))
+            .map(|spanned| {
+                let mut value = exact_value(spanned, text);
+                retain_root(&mut value, keep);
+                value
+            })
         }
         other => other,
     };
@@ -368,17 +387,36 @@ fn duplicate_key(place: &str, key: &str) -> String {
     }
 }
 
+/// Which top-level keys of a document to build (the others are read but
+/// left null): those a template may read.
+pub(crate) type Keep<'a> = &'a dyn Fn(&str) -> bool;
+
+/// Empties the values of the top-level keys `keep` refuses, as a reading
+/// with `keep` leaves them.
+fn retain_root(value: &mut Value, keep: Option<Keep<'_>>) {
+    if let (Value::Object(map), Some(keep)) = (value, keep) {
+        for (key, value) in map.iter_mut() {
+            if !keep(key) {
+                *value = Value::Null;
+            }
+        }
+    }
+}
+
 /// Builds the value at one place of the document.
 struct Node<'a> {
     place: Place<'a>,
     failed: &'a Failed,
+    /// At the top: which keys to build.
+    keep: Option<Keep<'a>>,
 }
 
 impl<'a> Node<'a> {
-    fn root(failed: &'a Failed) -> Node<'a> {
+    fn root(failed: &'a Failed, keep: Option<Keep<'a>>) -> Node<'a> {
         Node {
             place: Place::Root,
             failed,
+            keep,
         }
     }
 }
@@ -450,6 +488,7 @@ impl<'de> Visitor<'de> for Node<'_> {
         while let Some(item) = seq.next_element_seed(Node {
             place: Place::Index(&self.place, items.len()),
             failed: self.failed,
+            keep: None,
         })? {
             items.push(item);
         }
@@ -467,21 +506,168 @@ impl<'de> Visitor<'de> for Node<'_> {
                     return Err(error);
                 }
             };
+            let skip = self.keep.is_some_and(|keep| !keep(&key));
             match map.entry(key) {
                 Entry::Occupied(entry) => {
                     let place = self.place.to_string();
                     return Err(de::Error::custom(duplicate_key(&place, entry.key())));
                 }
+                Entry::Vacant(entry) if skip => {
+                    // Read (valid text, a key once) but not built; the key
+                    // stays, null, for the did-you-mean of a misspelled name.
+                    access.next_value_seed(Skip {
+                        place: Place::Key(&self.place, entry.key()),
+                    })?;
+                    entry.insert(Value::Null);
+                }
                 Entry::Vacant(entry) => {
                     let value = access.next_value_seed(Node {
                         place: Place::Key(&self.place, entry.key()),
                         failed: self.failed,
+                        keep: None,
                     })?;
                     entry.insert(value);
                 }
             }
         }
         Ok(Value::Object(map))
+    }
+}
+
+/// Reads a value without building it, checking what building would: a key
+/// once per mapping (only the keys of the mapping being read are kept).
+struct Skip<'a> {
+    place: Place<'a>,
+}
+
+impl<'de> DeserializeSeed<'de> for Skip<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-shaped value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i128<E>(self, _: i128) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u128<E>(self, _: u128) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.deserialize(deserializer)
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        while seq
+            .next_element_seed(Skip {
+                place: Place::Index(&self.place, index),
+            })?
+            .is_some()
+        {
+            index += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        // Keys borrowed from the text where they can be; most mappings are
+        // small, so a list is searched until it grows long.
+        let mut keys: Vec<Cow<'de, str>> = Vec::new();
+        let mut many: std::collections::HashSet<Cow<'de, str>> = Default::default();
+        while let Some(key) = access.next_key_seed(BorrowedKey)? {
+            let seen = if many.is_empty() {
+                keys.contains(&key)
+            } else {
+                many.contains(&key)
+            };
+            if seen {
+                let place = self.place.to_string();
+                return Err(de::Error::custom(duplicate_key(&place, &key)));
+            }
+            access.next_value_seed(Skip {
+                place: Place::Key(&self.place, &key),
+            })?;
+            if many.is_empty() && keys.len() < 32 {
+                keys.push(key);
+            } else {
+                many.extend(keys.drain(..));
+                many.insert(key);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A mapping key, borrowed from the text when it has no escapes.
+struct BorrowedKey;
+
+impl<'de> DeserializeSeed<'de> for BorrowedKey {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BorrowedKey {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(key))
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(key.to_string()))
+    }
+
+    fn visit_string<E>(self, key: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(key))
     }
 }
 
@@ -549,6 +735,42 @@ mod tests {
         assert_eq!(
             json(r#"{"a": {"x": 1}, "b": {"x": 2}}"#).unwrap(),
             json!({"a": {"x": 1}, "b": {"x": 2}})
+        );
+    }
+
+    #[test]
+    fn keys_a_template_cannot_read_are_read_but_not_built() {
+        let keep = |key: &str| key == "title";
+        let text = r#"{"title": "t", "items": [{"id": 1}, {"id": 2}], "n": 18446744073709551616}"#;
+        assert_eq!(
+            json_keeping(text, Some(&keep)).unwrap(),
+            json!({"title": "t", "items": null, "n": null})
+        );
+        // What is skipped is still checked.
+        let error = json_keeping(
+            r#"{"title": 1, "items": [1, {"a": 1, "a": 2}]}"#,
+            Some(&keep),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("duplicate key"), "{error}");
+        assert!(json_keeping(r#"{"title": 1, "items": [1,, 2]}"#, Some(&keep)).is_err());
+        assert!(json_keeping(r#"{"title": 1, "items": 1, "items": 2}"#, Some(&keep)).is_err());
+        // A wide integer in a kept value keeps its digits though others
+        // were skipped.
+        let wide = r#"{"skip": [1, 2, 3], "title": 12345678901234567890123}"#;
+        assert_eq!(
+            json_keeping(wide, Some(&keep)).unwrap(),
+            json!({"skip": null, "title": "12345678901234567890123"})
+        );
+        let yaml_text = "title: t\nitems:\n  - id: 1\n";
+        assert_eq!(
+            yaml(
+                yaml_text,
+                crate::data::tests_yaml_options(yaml_text),
+                Some(&keep)
+            )
+            .unwrap(),
+            json!({"title": "t", "items": null})
         );
     }
 }
