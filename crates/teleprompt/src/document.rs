@@ -292,6 +292,7 @@ impl Document {
                 }
             }
         };
+        self.check_key_spelling()?;
         let mut limits = Vec::new();
         if let Some(section) = self.section(key::LIMITS, crate::limits::RENDER_LIMITS)? {
             for (name, value) in section {
@@ -322,6 +323,25 @@ impl Document {
             jinja,
             limits,
         })
+    }
+
+    /// A front matter key that is none of teleprompt's but one letter or
+    /// two from one of them (`stict`, `synatx`) is a typo, not metadata:
+    /// an error with the key it likely meant. Keys other tools put in
+    /// front matter (Prompty's `inputs`, Dotprompt's `output`, …) are
+    /// metadata whatever they look like.
+    fn check_key_spelling(&self) -> Result<(), Error> {
+        for name in self.front_matter.keys() {
+            if key::ALL.contains(&name.as_str()) || key::OTHER_TOOLS.contains(&name.as_str()) {
+                continue;
+            }
+            if let Some(meant) = closest(name, key::ALL.iter().copied()) {
+                return Err(self
+                    .key_error(name, format!("unknown front matter key `{name}`"))
+                    .with_suggestion(Some(format!("did you mean `{meant}`?"))));
+            }
+        }
+        Ok(())
     }
 
     /// One of teleprompt's own front matter sections (`input`, `jinja`): a
@@ -465,6 +485,71 @@ pub mod key {
     pub const JINJA: &str = "jinja";
     /// `limits` (render bounds the prompt lowers for itself)
     pub const LIMITS: &str = "limits";
+
+    /// Every key teleprompt reads.
+    pub const ALL: &[&str] = &[
+        NAME,
+        DESCRIPTION,
+        SYNTAX,
+        STRICT,
+        ON_ERROR,
+        INPUT,
+        MESSAGES,
+        DEFAULT_ROLE,
+        CONTINUATION_PROMPT,
+        JINJA,
+        LIMITS,
+    ];
+
+    /// Keys other prompt formats put in front matter, kept as metadata
+    /// even where they look like a misspelling of one of teleprompt's
+    /// (Prompty's `inputs` beside `input`): Dotprompt, Prompty, Semantic
+    /// Kernel, LangChain, Sortie and common metadata.
+    pub const OTHER_TOOLS: &[&str] = &[
+        // Dotprompt
+        "model",
+        "config",
+        "output",
+        "tools",
+        "metadata",
+        "variant",
+        "ext",
+        "raw",
+        // Prompty
+        "authors",
+        "version",
+        "tags",
+        "sample",
+        "inputs",
+        "outputs",
+        "template",
+        "base",
+        // Semantic Kernel, LangChain
+        "template_format",
+        "input_variables",
+        "output_variable",
+        "execution_settings",
+        "allow_dangerously_set_content",
+        "partial_variables",
+        // Sortie
+        "tracker",
+        "polling",
+        "agent",
+        "workspace",
+        "hooks",
+        "server",
+        // common metadata
+        "author",
+        "license",
+        "title",
+        "type",
+        "kind",
+        "labels",
+        "date",
+        "id",
+        "notes",
+        "status",
+    ];
 }
 
 /// The keys of the `input` section: `default` values, and `schema` (the

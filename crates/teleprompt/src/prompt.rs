@@ -491,8 +491,25 @@ impl Prompt {
     /// name such as `.issue` read inside `range` or `with`, where dot is
     /// the element (`did you mean "$.issue.title"?`).
     pub fn warnings(&self) -> Vec<Error> {
+        // Names that are the top level of what a render sees, whatever the
+        // template reads: the prompt context's own namespaces (those no
+        // data element is likely to have as a field), the prompt's
+        // defaults, and for Sortie's workflow file the issue it is given.
+        let sortie = Path::new(&self.document.origin)
+            .file_name()
+            .is_some_and(|name| name.eq_ignore_ascii_case("WORKFLOW.md"));
+        let root = |name: &str| {
+            matches!(
+                name,
+                "system" | "run" | "attempt" | "readme" | "custom_rules"
+            ) || (sortie && name == "issue")
+                || self
+                    .defaults
+                    .as_deref()
+                    .is_some_and(|defaults| defaults.get(name).is_some())
+        };
         self.template
-            .warnings()
+            .warnings(&root)
             .into_iter()
             .map(|warning| self.document.locate(warning))
             .collect()

@@ -12,6 +12,8 @@
 //!   `max_value_bytes: 1 KiB`),
 //!   `template_name: NAME`, `context: JSON` (a Dotprompt render context).
 //! - `=== output` — the exact rendered text.
+//! - `=== warnings` — the prompt's warnings (`Prompt::warnings`), one per
+//!   line as `LINE:COL message`; an empty section expects none.
 //! - `=== error` — `CLASS [LINE:COL]`, then the exact message, then
 //!   optional `help: SUGGESTION` and `at: ACTION` lines.
 //!
@@ -98,7 +100,9 @@ fn parse_case(text: &str) -> Result<Case, String> {
                     other => return Err(format!("unknown marker word `{other}`")),
                 }
             }
-            if !["prompt", "data", "options", "output", "error"].contains(&name.as_str()) {
+            if !["prompt", "data", "options", "output", "error", "warnings"]
+                .contains(&name.as_str())
+            {
                 return Err(format!("unknown section `{name}`"));
             }
             current = Some(((name, case_name), chomp));
@@ -206,6 +210,33 @@ fn check_error(expected: &str, error: &Error) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a prompt's warnings against a `=== warnings` section: one line
+/// each, `LINE:COL message`, in order; an empty section expects none.
+fn check_warnings(expected: &str, warnings: &[Error]) -> Result<(), String> {
+    let got: Vec<String> = warnings
+        .iter()
+        .map(|warning| {
+            let at = warning
+                .location()
+                .map(|at| format!("{}:{}", at.line, at.column))
+                .unwrap_or_else(|| "no location".into());
+            format!("{at} {}", warning.message())
+        })
+        .collect();
+    let want: Vec<&str> = expected
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    if got != want {
+        return Err(format!(
+            "warnings differ\n--- expected\n{}\n--- got\n{}\n---",
+            want.join("\n"),
+            got.join("\n")
+        ));
+    }
+    Ok(())
+}
+
 /// Runs every case of a fixture file; the failures, each with its case name.
 fn run_cases(case: &Case, syntax: Syntax) -> Result<(), String> {
     let failures: Vec<String> = case
@@ -231,8 +262,11 @@ fn run_case(case: &Case, name: &str, syntax: Syntax) -> Result<(), String> {
     let data = parse_data(case.get("data", name).map_or("", String::as_str))?;
     let expected_output = case.get("output", name);
     let expected_error = case.get("error", name);
-    let result = Prompt::from_source(&case.prompt_file, source, &options)
-        .and_then(|p| p.render_with(data, &render));
+    let prompt = Prompt::from_source(&case.prompt_file, source, &options);
+    if let (Ok(prompt), Some(expected)) = (&prompt, case.get("warnings", name)) {
+        check_warnings(expected, &prompt.warnings())?;
+    }
+    let result = prompt.and_then(|p| p.render_with(data, &render));
     match (result, expected_output, expected_error) {
         (Ok(rendered), Some(output), error) => {
             if rendered.text() != output {

@@ -94,10 +94,11 @@ impl Template {
     }
 
     /// Likely mistakes that do not stop the template, placed on the body as
-    /// written (class `Warning`).
-    pub(crate) fn warnings(&self) -> Vec<TemplateError> {
+    /// written (class `Warning`). `root` says which names are the data's
+    /// top level whether or not the template reads them there.
+    pub(crate) fn warnings(&self, root: &dyn Fn(&str) -> bool) -> Vec<TemplateError> {
         let found = match &self.compiled {
-            Compiled::Go(_) => go::scope_warnings(&self.source.text),
+            Compiled::Go(_) => go::scope_warnings(&self.source.text, root),
             Compiled::Jinja(_) | Compiled::Handlebars(_) => Vec::new(),
         };
         found

@@ -119,9 +119,12 @@ fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
 
 /// Sortie's most common mistake: `.issue.title` inside `{{range}}` or
 /// `{{with}}`, where dot is the element, not the root. Warns where a field
-/// chain inside them starts with a name the template reads from the root
-/// elsewhere (`.issue…` at the top level, or `$.issue…`).
-pub(crate) fn scope_warnings(body: &str) -> Vec<TemplateError> {
+/// chain inside them starts with a root name: one `known` says is a root
+/// name (the prompt context's namespaces, the prompt's declared inputs),
+/// or one the template reads from the root elsewhere (`.issue…` at the top
+/// level, or `$.issue…`). As in Sortie's analyzer, `range` and `with`
+/// change dot and `if`/`else` do not; `$` is always the root.
+pub(crate) fn scope_warnings(body: &str, known: &dyn Fn(&str) -> bool) -> Vec<TemplateError> {
     let Ok(tree) = parse::parse_nested(body, crate::limits::NESTING_CEILING) else {
         return Vec::new();
     };
@@ -143,7 +146,7 @@ pub(crate) fn scope_warnings(body: &str) -> Vec<TemplateError> {
         let Some(first) = field.idents.first() else {
             return;
         };
-        if !root_names.contains(&first.name) {
+        if !root_names.contains(&first.name) && !known(&first.name) {
             return;
         }
         let text = body.get(field.span.clone()).unwrap_or_default();
