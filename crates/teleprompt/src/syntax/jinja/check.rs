@@ -37,9 +37,10 @@ pub(super) struct Checker<'a> {
     pub(super) bounds: Vec<Edit>,
     /// The render bounds, for the constants minijinja folds at load.
     pub(super) limits: crate::limits::Limits,
-    /// Constant expressions too large to fold (`"x" * 100000000`), each
-    /// with its message.
-    folded: Vec<(Range<usize>, String)>,
+    /// Problems found on the way, each with its place and message:
+    /// constant expressions too large to fold (`"x" * 100000000`),
+    /// includes that cannot resolve.
+    problems: Vec<(Range<usize>, String)>,
     /// Bytes and items of all the constants folded so far.
     folded_total: u128,
     /// How many operators above the one being walked continue its chain
@@ -201,7 +202,7 @@ impl<'a> Checker<'a> {
                 problems.push(unknown("function", name, Some(range), &known));
             }
         }
-        for (span, message) in &self.folded {
+        for (span, message) in &self.problems {
             problems.push(TemplateError::parse(Some(span.clone()), message.clone()));
         }
         // Report the first problem in the text.
@@ -287,17 +288,27 @@ impl<'a> Checker<'a> {
             }
             Stmt::Block(b) => self.body(&b.body),
             Stmt::Import(i) => {
+                self.other_file("import", &i.expr);
                 self.expr(&i.expr);
                 self.target(&i.name);
             }
             Stmt::FromImport(i) => {
+                self.other_file("import", &i.expr);
                 self.expr(&i.expr);
                 for (name, alias) in &i.names {
                     self.target(alias.as_ref().unwrap_or(name));
                 }
             }
-            Stmt::Extends(e) => self.expr(&e.name),
-            Stmt::Include(i) => self.expr(&i.name),
+            Stmt::Extends(e) => {
+                self.other_file("extends", &e.name);
+                self.expr(&e.name);
+            }
+            Stmt::Include(i) => {
+                if !i.ignore_missing {
+                    self.other_file("include", &i.name);
+                }
+                self.expr(&i.name);
+            }
             Stmt::Macro(m) => self.macro_decl(m),
             Stmt::CallBlock(c) => {
                 self.call(&c.call, c.call.span());
@@ -305,6 +316,26 @@ impl<'a> Checker<'a> {
             }
             Stmt::Do(d) => self.call(&d.call, d.call.span()),
         }
+    }
+
+    /// A prompt has no other files to read templates from (no loader is
+    /// set): an `include`, `import` or `extends` can never resolve, and is
+    /// a load error rather than a render that fails later. (`include …
+    /// ignore missing` renders nothing, as Jinja says.)
+    fn other_file(&mut self, tag: &str, name: &ast::Expr<'_>) {
+        let what = match name {
+            ast::Expr::Const(c) => match c.value.as_str() {
+                Some(file) => format!("\"{file}\""),
+                None => c.value.to_string(),
+            },
+            _ => "a computed name".to_string(),
+        };
+        self.problems.push((
+            full_start(name)..name.span().end_offset as usize,
+            format!(
+                "{{% {tag} %}} of {what} cannot be resolved: a Jinja prompt cannot read other template files"
+            ),
+        ));
     }
 
     /// minijinja folds an operator on constants into a constant while it
@@ -335,7 +366,7 @@ impl<'a> Checker<'a> {
             }
             _ => return,
         };
-        self.folded
+        self.problems
             .push((full_start(expr)..expr.span().end_offset as usize, message));
     }
 
