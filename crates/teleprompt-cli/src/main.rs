@@ -66,6 +66,27 @@ enum Command {
         Exit status: 0 all prompts load; 1 some prompt has errors, or output that cannot be \
         written; 2 a usage error.")]
     Check(CheckArgs),
+    /// Print what a prompt's template reads of its data, as front matter
+    /// `input.schema` to declare it.
+    #[command(after_help = "Examples:\n  \
+        teleprompt inspect WORKFLOW.md\n  \
+        teleprompt inspect task.j2 --format json-schema\n\n\
+        Go and Handlebars templates: every path, with its nesting and the lists walked by \
+        range or #each; Jinja: the top-level names. Every input is `any`: give each its type. The prompt context's own \
+        namespaces (system, run, attempt, …) are not inputs and are left out.\n\
+        Exit status: 0 printed; 1 the prompt does not load; 2 a usage error.")]
+    Inspect(InspectArgs),
+}
+
+#[derive(Args)]
+struct InspectArgs {
+    /// The prompt file.
+    file: PathBuf,
+    /// picoschema (front matter YAML) or json-schema.
+    #[arg(long, value_name = "FORMAT", default_value = "picoschema", value_parser = ["picoschema", "json-schema"])]
+    format: String,
+    #[command(flatten)]
+    load: LoadArgs,
 }
 
 #[derive(Args)]
@@ -225,6 +246,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Render(args) => render(&args),
         Command::Check(args) => check(&args),
+        Command::Inspect(args) => inspect(&args),
     };
     match outcome {
         Ok(status) => status,
@@ -329,6 +351,61 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     };
     print_out(&output)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn inspect(args: &InspectArgs) -> Result<ExitCode, WriteFailed> {
+    let prompt = match Prompt::from_file_with(&args.file, &args.load.options()) {
+        Ok(prompt) => prompt,
+        Err(error) => return Ok(fail(&error)),
+    };
+    let Some(inputs) = prompt.inputs() else {
+        print_err(&format!(
+            "{}: the template could not be analysed\n",
+            args.file.display()
+        ))?;
+        return Ok(ExitCode::from(EXIT_FAILURE));
+    };
+    if inputs.reads_whole() {
+        print_err(
+            "note: the template uses its whole data (`.` or `toJSON .`): it may read more than is listed\n",
+        )?;
+    }
+    let text = if args.format == "json-schema" {
+        let schema = inputs.to_json_schema();
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&schema).unwrap_or_default()
+        )
+    } else {
+        let mut text = String::from("input:\n  schema:");
+        if inputs.is_empty() || inputs.names().next().is_none() {
+            text.push_str(" {}\n");
+        } else {
+            text.push('\n');
+            picoschema_yaml(&mut text, &inputs.to_picoschema(), 4);
+        }
+        text
+    };
+    print_out(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Picoschema (nested maps of names to `any`) as block YAML.
+fn picoschema_yaml(out: &mut String, value: &serde_json::Value, indent: usize) {
+    let serde_json::Value::Object(map) = value else {
+        return;
+    };
+    for (name, inner) in map {
+        out.push_str(&" ".repeat(indent));
+        out.push_str(name);
+        match inner {
+            serde_json::Value::Object(_) => {
+                out.push_str(":\n");
+                picoschema_yaml(out, inner, indent + 2);
+            }
+            other => out.push_str(&format!(": {}\n", other.as_str().unwrap_or("any"))),
+        }
+    }
 }
 
 fn check(args: &CheckArgs) -> Result<ExitCode, WriteFailed> {

@@ -432,6 +432,37 @@ fn data_a_prompt_cannot_read_is_checked_not_built_and_names_stay_for_suggestions
 }
 
 #[test]
+fn inspect_prints_the_inputs_as_picoschema_and_json_schema() {
+    let output = teleprompt(&["inspect", "examples/sortie/WORKFLOW.md"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.starts_with("input:\n  schema:\n    issue(object):\n      blocked_by(array):\n        identifier: any\n"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("run"),
+        "the context's namespaces are not inputs: {stdout}"
+    );
+    let output = teleprompt(&[
+        "inspect",
+        "examples/semantic-kernel/story.yaml",
+        "--format",
+        "json-schema",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let schema: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        schema["properties"]["reader"]["properties"]["name"],
+        serde_json::json!({})
+    );
+    assert_eq!(
+        teleprompt(&["inspect", "no-such-file.j2"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for args in [
         &["render"][..],

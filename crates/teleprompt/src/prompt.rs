@@ -515,6 +515,20 @@ impl Prompt {
             .collect()
     }
 
+    /// What the template reads of the data the host passes (the prompt
+    /// context's namespaces, `system`, `run`, …, left out): paths with
+    /// their nesting and lists for Go and Handlebars, the top-level names
+    /// for Jinja (`None` only if the template no longer parses).
+    /// `teleprompt inspect` prints it as Picoschema and JSON Schema for
+    /// front matter `input.schema`.
+    pub fn inputs(&self) -> Option<crate::check::Inputs> {
+        let inputs = self.template.inputs()?;
+        if self.syntax == Syntax::ChatTemplate {
+            return Some(inputs);
+        }
+        Some(inputs.without(|name| crate::context::RESERVED.contains(&name)))
+    }
+
     /// Whether a render may read `name` from the top level of the data:
     /// false only when the template certainly never does (true whenever it
     /// cannot tell, e.g. when it walks the whole data). Reading a data file

@@ -93,6 +93,16 @@ impl Template {
         }
     }
 
+    /// What the template reads of its data, where the front end can tell
+    /// (Go and Handlebars: paths; Jinja: the top-level names).
+    pub(crate) fn inputs(&self) -> Option<crate::check::Inputs> {
+        match &self.compiled {
+            Compiled::Go(_) => go::read_inputs(&self.source.text),
+            Compiled::Jinja(template) => Some(template.inputs()),
+            Compiled::Handlebars(_) => handlebars::read_inputs(&self.source.text),
+        }
+    }
+
     /// Likely mistakes that do not stop the template, placed on the body as
     /// written (class `Warning`). `root` says which names are the data's
     /// top level whether or not the template reads them there.

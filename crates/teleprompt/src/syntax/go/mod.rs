@@ -6,6 +6,7 @@
 //! functions, variables and template names at compile time.
 
 pub mod ast;
+mod inputs;
 pub mod lex;
 mod lower;
 pub mod parse;
@@ -115,6 +116,12 @@ fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
         names.extend(idents.iter().map(|ident| ident.name.clone()));
     });
     (!whole).then_some(names)
+}
+
+/// What the template reads of its data (`None` if it no longer parses).
+pub(crate) fn read_inputs(body: &str) -> Option<crate::check::Inputs> {
+    let tree = parse::parse_nested(body, crate::limits::NESTING_CEILING).ok()?;
+    Some(inputs::inputs(&tree))
 }
 
 /// Sortie's most common mistake: `.issue.title` inside `{{range}}` or

@@ -24,6 +24,7 @@
 pub mod ast;
 pub(crate) mod dotprompt;
 mod files;
+mod inputs;
 pub mod lex;
 mod lower;
 pub mod parse;
@@ -36,6 +37,12 @@ use crate::engine;
 use crate::syntax::CompileOptions;
 
 /// A compiled Handlebars template, with the partial files it read.
+/// What the template reads of its data (`None` if it no longer parses).
+pub(crate) fn read_inputs(body: &str) -> Option<crate::check::Inputs> {
+    let tree = parse::parse_nested(body, crate::limits::NESTING_CEILING).ok()?;
+    Some(inputs::inputs(&tree.nodes))
+}
+
 #[derive(Debug)]
 pub(crate) struct HandlebarsTemplate {
     engine: engine::EngineTemplate,

@@ -85,6 +85,17 @@ fn literal(expr: &ast::Expr<'_>) -> Option<serde_json::Value> {
 impl<'a> Checker<'a> {
     /// Checks the calls of host functions against their signatures: the
     /// argument count and names, and the types of literal arguments.
+    /// The names the template reads from its data: those read that it
+    /// neither defines itself nor finds among `functions` (the globals and
+    /// Jinja's own names, `loop`, `caller`, …).
+    pub(super) fn inputs(&self, functions: &HashSet<String>) -> BTreeSet<String> {
+        self.reads
+            .iter()
+            .filter(|name| !self.locals.contains(name.as_str()) && !functions.contains(*name))
+            .cloned()
+            .collect()
+    }
+
     /// A walk for a template rendered within `limits`.
     pub(super) fn new(limits: crate::limits::Limits) -> Checker<'a> {
         Checker {

@@ -65,6 +65,9 @@ pub(crate) struct JinjaTemplate {
     /// Names the template reads at any level (an over-approximation of the
     /// root names it uses).
     reads: BTreeSet<String>,
+    /// The top-level names it reads from the data (not its own variables
+    /// or functions).
+    inputs: BTreeSet<String>,
     /// Bounds on a render.
     limits: crate::limits::Limits,
     /// Which Jinja it is (a chat template reads its messages as
@@ -216,7 +219,7 @@ impl JinjaTemplate {
 
         nesting::check(text, syntax.clone(), limits.nesting())
             .map_err(|error| translated.place(error))?;
-        let (edits, reads) = {
+        let (edits, reads, inputs) = {
             let ast = machinery::parse(text, TEMPLATE_NAME, syntax.clone()).map_err(|error| {
                 let error = unclosed_block_error(&error, text, syntax.clone())
                     .unwrap_or_else(|| convert_error(&error, text, &Edited::default(), None));
@@ -233,13 +236,14 @@ impl JinjaTemplate {
                 .verdict(text, &functions, &filters)
                 .and_then(|()| checker.host_calls(text, &hosts))
                 .map_err(|error| translated.place(error))?;
+            let inputs = checker.inputs(&functions);
             let mut edits = checker.bounds;
             // Only plain Jinja bodies take pongo2's autoescape spellings: a
             // dialect's translation has made its own.
             if dialect == Dialect::Jinja {
                 edits.extend(checker.edits);
             }
-            (edits, checker.reads)
+            (edits, checker.reads, inputs)
         };
         // The bound checks (and autoescape spellings), made on the text
         // minijinja parsed: after the dialect's translation.
@@ -256,12 +260,22 @@ impl JinjaTemplate {
             source,
             body: body.to_string(),
             reads,
+            inputs,
             limits,
             dialect,
         })
     }
 
     /// Names the template may read from the root of the data.
+    /// What the template reads of its data: its top-level names.
+    pub(crate) fn inputs(&self) -> crate::check::Inputs {
+        let mut inputs = crate::check::Inputs::default();
+        for name in &self.inputs {
+            inputs.add(&[crate::check::Step::Key(name.clone())]);
+        }
+        inputs
+    }
+
     pub(crate) fn reads(&self) -> &BTreeSet<String> {
         &self.reads
     }

@@ -1,0 +1,188 @@
+//! The data a template reads, as a shape: the keys it reads at each level,
+//! and where it walks a list, what it reads of each element. Each syntax
+//! finds the paths on its own parse tree; this is the shape they fill and
+//! how it prints: as Dotprompt's Picoschema and as JSON Schema, ready to
+//! paste into front matter `input.schema`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+/// One step of a path into the data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A key of a mapping.
+    Key(String),
+    /// Each element of a list (`range`, `#each`, `for`).
+    Each,
+}
+
+/// The shape of what a template reads of its data.
+///
+/// ```
+/// use teleprompt::check::{Inputs, Step};
+///
+/// let mut inputs = Inputs::default();
+/// inputs.add(&[Step::Key("issue".into()), Step::Key("title".into())]);
+/// inputs.add(&[Step::Key("issue".into()), Step::Key("labels".into()), Step::Each]);
+/// assert_eq!(
+///     inputs.to_picoschema(),
+///     serde_json::json!({"issue(object)": {"labels(array)": "any", "title": "any"}})
+/// );
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inputs {
+    /// Keys read of this value, each with what is read of it.
+    fields: BTreeMap<String, Inputs>,
+    /// What is read of each element, when the value is walked as a list.
+    items: Option<Box<Inputs>>,
+    /// True when the template uses the value whole (prints it, passes it
+    /// to `toJSON`): it may need keys not listed.
+    whole: bool,
+}
+
+impl Inputs {
+    /// Notes that the template reads `path`.
+    pub fn add(&mut self, path: &[Step]) {
+        let mut node = self;
+        for step in path {
+            node = match step {
+                Step::Key(key) => node.fields.entry(key.clone()).or_default(),
+                Step::Each => node.items.get_or_insert_with(Box::default),
+            };
+        }
+    }
+
+    /// Notes that the template uses the value at `path` whole.
+    pub fn add_whole(&mut self, path: &[Step]) {
+        let mut node = self;
+        for step in path {
+            node = match step {
+                Step::Key(key) => node.fields.entry(key.clone()).or_default(),
+                Step::Each => node.items.get_or_insert_with(Box::default),
+            };
+        }
+        node.whole = true;
+    }
+
+    /// The top-level names read.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.fields.keys().map(String::as_str)
+    }
+
+    /// True when nothing is read.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.items.is_none() && !self.whole
+    }
+
+    /// True when the template uses the whole data (`{{ . }}`, `toJSON .`):
+    /// the names listed may not be all it needs.
+    pub fn reads_whole(&self) -> bool {
+        self.whole
+    }
+
+    /// These inputs without the top-level names `drop` says (the prompt
+    /// context's namespaces, which are not the host's data).
+    pub fn without(mut self, drop: impl Fn(&str) -> bool) -> Inputs {
+        self.fields.retain(|name, _| !drop(name));
+        self
+    }
+
+    /// As Picoschema (`name: any`, `name(object): {…}`, `name(array): …`):
+    /// every input `any`, to be given its type by the author.
+    pub fn to_picoschema(&self) -> Value {
+        Value::Object(self.picoschema_fields())
+    }
+
+    fn picoschema_fields(&self) -> Map<String, Value> {
+        self.fields
+            .iter()
+            .map(
+                |(name, inner)| match (&inner.items, inner.fields.is_empty()) {
+                    (Some(items), _) => (
+                        format!("{name}(array)"),
+                        if items.fields.is_empty() {
+                            json!("any")
+                        } else {
+                            Value::Object(items.picoschema_fields())
+                        },
+                    ),
+                    (None, false) => (
+                        format!("{name}(object)"),
+                        Value::Object(inner.picoschema_fields()),
+                    ),
+                    (None, true) => (name.clone(), json!("any")),
+                },
+            )
+            .collect()
+    }
+
+    /// As JSON Schema (draft 2020-12): objects with their properties,
+    /// lists with their items, anything else unconstrained.
+    pub fn to_json_schema(&self) -> Value {
+        let mut schema = self.json_schema_of();
+        if let Value::Object(map) = &mut schema {
+            map.insert(
+                "$schema".into(),
+                json!("https://json-schema.org/draft/2020-12/schema"),
+            );
+        }
+        schema
+    }
+
+    fn json_schema_of(&self) -> Value {
+        if let Some(items) = &self.items {
+            return json!({"type": "array", "items": items.json_schema_of()});
+        }
+        if self.fields.is_empty() {
+            return json!({});
+        }
+        let properties: Map<String, Value> = self
+            .fields
+            .iter()
+            .map(|(name, inner)| (name.clone(), inner.json_schema_of()))
+            .collect();
+        json!({"type": "object", "properties": properties})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(name: &str) -> Step {
+        Step::Key(name.to_string())
+    }
+
+    #[test]
+    fn paths_build_one_shape_printed_two_ways() {
+        let mut inputs = Inputs::default();
+        inputs.add(&[key("issue"), key("title")]);
+        inputs.add(&[key("issue"), key("blockers"), Step::Each, key("identifier")]);
+        inputs.add(&[key("issue"), key("labels"), Step::Each]);
+        inputs.add(&[key("attempt")]);
+        let inputs = inputs.without(|name| name == "attempt");
+        assert_eq!(
+            inputs.to_picoschema(),
+            json!({"issue(object)": {
+                "blockers(array)": {"identifier": "any"},
+                "labels(array)": "any",
+                "title": "any",
+            }})
+        );
+        assert_eq!(
+            inputs.to_json_schema(),
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "properties": {"issue": {"type": "object", "properties": {
+                    "blockers": {"type": "array", "items": {"type": "object", "properties": {"identifier": {}}}},
+                    "labels": {"type": "array", "items": {}},
+                    "title": {},
+                }}},
+            })
+        );
+        assert_eq!(inputs.names().collect::<Vec<_>>(), ["issue"]);
+        assert!(!inputs.reads_whole());
+    }
+}

@@ -1,0 +1,6 @@
+//! Static analysis behind `teleprompt check` and `teleprompt inspect`: what
+//! a template reads of its data, found on its parse tree without rendering.
+
+mod inputs;
+
+pub use inputs::{Inputs, Step};
