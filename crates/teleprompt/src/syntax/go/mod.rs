@@ -155,6 +155,7 @@ pub(crate) fn scope_warnings(body: &str) -> Vec<TemplateError> {
                     if block == "range" { "element" } else { "value" }
                 ),
             )
+            .with_kind("range-scope")
             .suggest(Some(format!("did you mean \"${text}\"?"))),
         );
     });

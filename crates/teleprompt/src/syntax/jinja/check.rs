@@ -643,6 +643,12 @@ fn name_span(body: &str, name: &str, from: usize) -> Option<Range<usize>> {
 }
 
 fn unknown(what: &str, name: &str, span: Option<Range<usize>>, known: &[&str]) -> TemplateError {
+    let kind = match what {
+        "filter" => "unknown-filter",
+        "test" => "unknown-test",
+        _ => "unknown-function",
+    };
     TemplateError::parse(span, format!("unknown {what} \"{name}\""))
+        .with_kind(kind)
         .suggest(closest(name, known.iter().copied()).map(|c| format!("did you mean \"{c}\"?")))
 }
