@@ -1,6 +1,7 @@
 //! The `teleprompt` command: render and check prompt files.
 
 mod input;
+mod report;
 
 use std::io::{ErrorKind, Write};
 use std::path::PathBuf;
@@ -57,14 +58,20 @@ enum Command {
     /// Load prompts and report every document and parse error, in all files.
     #[command(after_help = "Examples:\n  \
         teleprompt check prompts/\n  \
-        teleprompt check WORKFLOW.md --syntax go\n\n\
+        teleprompt check WORKFLOW.md --syntax go\n  \
+        teleprompt check prompts/ --format github --deny-warnings\n  \
+        teleprompt check prompts/ --format sarif > teleprompt.sarif\n\n\
         In a directory, prompt files are files with a template extension \
         (.j2, .jinja, .django, .pongo2, .gotmpl, .tmpl, .hbs, .handlebars, .prompty), \
         tokenizer_config.json and chat_template.jinja, Semantic Kernel prompt YAML \
         (a top-level template_format), and .md, .prompt and .txt files that open \
         with front matter; .gitignore is honoured.\n\
-        Exit status: 0 all prompts load; 1 some prompt has errors, or output that cannot be \
-        written; 2 a usage error.")]
+        Formats: text (reports on stderr, in colour on a terminal unless NO_COLOR is set; \
+        a summary on stdout), json ({\"valid\", \"errors\", \"warnings\"}), sarif (SARIF 2.1.0 \
+        for code scanning), github (workflow annotations); the last three print on stdout.\n\
+        Exit status: 0 all prompts load; 1 some prompt has errors (or warnings, with \
+        --deny-warnings), or output that cannot be written; 2 a usage error or a path \
+        that cannot be read.")]
     Check(CheckArgs),
     /// Print what a prompt's template reads of its data, as front matter
     /// `input.schema` to declare it.
@@ -200,6 +207,19 @@ struct CheckArgs {
     /// Prompt files and directories to check.
     #[arg(required = true, value_name = "FILE|DIR")]
     paths: Vec<PathBuf>,
+    /// Report format: text, json, sarif or github.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = report::Format::Text)]
+    format: report::Format,
+    /// Colour of the text report: auto (when stderr is a terminal and
+    /// NO_COLOR is not set), always or never.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = report::Color::Auto)]
+    color: report::Color,
+    /// Fail (status 1) when there are warnings.
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Attach KEY=VALUE to every error and warning (e.g. commit=abc123). Repeatable.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
+    labels: Vec<(String, String)>,
     #[command(flatten)]
     load: LoadArgs,
 }
@@ -300,7 +320,7 @@ fn exit_status(error: &Error) -> u8 {
 fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     let prompt = match Prompt::from_file_with(&args.file, &args.load.options()) {
         Ok(prompt) => prompt,
-        Err(error) => return Ok(fail(&error)),
+        Err(error) => return Ok(fail(&labelled(error, &args.labels))),
     };
     // Only what the prompt may read of the data file is built.
     let reads = |name: &str| prompt.reads(name);
@@ -327,7 +347,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     };
     let rendered = match rendered {
         Ok(rendered) => rendered,
-        Err(error) => return Ok(fail(&error)),
+        Err(error) => return Ok(fail(&labelled(error, &args.labels))),
     };
     for warning in rendered.warnings() {
         print_err(&format!("warning: {warning}\n"))?;
@@ -346,7 +366,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
                 json.push('\n');
                 json
             }
-            Err(error) => return Ok(fail(&error)),
+            Err(error) => return Ok(fail(&labelled(error, &args.labels))),
         },
     };
     print_out(&output)?;
@@ -409,16 +429,58 @@ fn picoschema_yaml(out: &mut String, value: &serde_json::Value, indent: usize) {
 }
 
 fn check(args: &CheckArgs) -> Result<ExitCode, WriteFailed> {
+    let problems = find_problems(args);
+    // An unreadable path is a usage error; other problems fail the check.
+    let status = if problems.errors.iter().any(|e| e.class() == ErrorClass::Io) {
+        EXIT_USAGE
+    } else if problems.valid() {
+        0
+    } else {
+        EXIT_FAILURE
+    };
+    match args.format {
+        report::Format::Text => {
+            let (stderr, stdout) = report::text(&problems, args.color.on_stderr());
+            let reported = print_err(&stderr);
+            if status == 0 {
+                reported?;
+                print_out(&stdout)?;
+            }
+            // The problems were found: a stderr that fails does not change the status.
+        }
+        format => {
+            let output = match format {
+                report::Format::Github => report::github(&problems),
+                report::Format::Sarif => pretty(&report::sarif(&problems)),
+                _ => pretty(&report::json(&problems)),
+            };
+            print_out(&output)?;
+        }
+    }
+    Ok(ExitCode::from(status))
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    let mut json = serde_json::to_string_pretty(value).unwrap_or_default();
+    json.push('\n');
+    json
+}
+
+/// Loads every prompt under the paths of `args`: load errors (the first of
+/// each file), name clashes, and the warnings of the prompts that load, each
+/// with the labels of `--label`.
+fn find_problems(args: &CheckArgs) -> report::Problems {
     let options = args.load.options();
-    let mut errors: Vec<Error> = Vec::new();
-    let mut warnings: Vec<Error> = Vec::new();
-    let mut prompts = 0;
+    let mut problems = report::Problems {
+        deny_warnings: args.deny_warnings,
+        ..report::Problems::default()
+    };
     for path in &args.paths {
         let files = if path.is_dir() {
             match prompt_files(path) {
                 Ok(files) => files,
                 Err(error) => {
-                    errors.push(error);
+                    problems.errors.push(error);
                     continue;
                 }
             }
@@ -429,40 +491,30 @@ fn check(args: &CheckArgs) -> Result<ExitCode, WriteFailed> {
         for file in files {
             match Prompt::from_file_with(&file, &options) {
                 Ok(prompt) => {
-                    warnings.extend(prompt.warnings());
+                    problems.warnings.extend(prompt.warnings());
                     loaded.push(prompt);
                 }
-                Err(error) => errors.push(error),
+                Err(error) => problems.errors.push(error),
             }
         }
-        prompts += loaded.len();
+        problems.prompts += loaded.len();
         // Prompts of one directory form a library: their names must differ.
         if let Err(clashes) = Library::from_prompts(loaded) {
-            errors.extend(clashes.0);
+            problems.errors.extend(clashes.0);
         }
     }
-    let reported = warnings
-        .iter()
-        .chain(&errors)
-        .try_for_each(|problem| print_err(&format!("{}\n", problem.report())));
-    if errors.is_empty() {
-        reported?;
-        print_out(&match warnings.len() {
-            0 => format!("ok: {prompts} prompt(s) checked, no errors\n"),
-            n => format!("ok: {prompts} prompt(s) checked, no errors, {n} warning(s)\n"),
-        })?;
-        return Ok(ExitCode::SUCCESS);
+    for problem in problems.errors.iter_mut().chain(&mut problems.warnings) {
+        *problem = labelled(problem.clone(), &args.labels);
     }
-    let files = {
-        let mut files: Vec<&str> = errors.iter().filter_map(Error::file).collect();
-        files.dedup();
-        files.len()
-    };
-    let status = errors.iter().map(exit_status).max().unwrap_or(EXIT_FAILURE);
-    // The errors were found: a stderr that fails does not change the status.
-    let _ = print_err(&format!(
-        "{} error(s) in {files} file(s); {prompts} prompt(s) loaded cleanly\n",
-        errors.len()
-    ));
-    Ok(ExitCode::from(status))
+    problems
+}
+
+/// `error` with the labels it does not carry yet.
+fn labelled(error: Error, labels: &[(String, String)]) -> Error {
+    let missing: Vec<(String, String)> = labels
+        .iter()
+        .filter(|label| !error.labels().contains(label))
+        .cloned()
+        .collect();
+    error.with_labels(&missing)
 }

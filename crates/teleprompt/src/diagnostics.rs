@@ -55,6 +55,25 @@ pub struct Location {
     pub column: usize,
 }
 
+/// A part of an [`Error::report`], for painting it (see
+/// [`Error::report_painted`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReportPart {
+    /// `error[class]`, and the carets under an error.
+    Error,
+    /// `warning`, and the carets under a warning.
+    Warning,
+    /// The rest of the headline: `: message`.
+    Headline,
+    /// `-->`, the line number and `|` bars, `=`.
+    Gutter,
+    /// `help`.
+    Help,
+    /// A label's key.
+    Label,
+}
+
 /// An error from loading or rendering a prompt.
 ///
 /// `Display` gives one line (`file:line:col: class error: message`);
@@ -74,6 +93,8 @@ struct Details {
     message: String,
     suggestion: Option<String>,
     labels: Vec<(String, String)>,
+    /// The kind of problem within the class, such as `unknown-filter`.
+    kind: Option<&'static str>,
 }
 
 impl Error {
@@ -88,6 +109,7 @@ impl Error {
             message: message.into(),
             suggestion: None,
             labels: Vec::new(),
+            kind: None,
         }))
     }
 
@@ -145,6 +167,51 @@ impl Error {
         self
     }
 
+    /// Names the kind of problem within the class (`unknown-filter`,
+    /// `front-matter`): a stable word that [`Error::rule`] joins to the class.
+    pub fn with_kind(mut self, kind: &'static str) -> Error {
+        self.0.kind = Some(kind);
+        self
+    }
+
+    /// The kind of problem within the class, where the library names one.
+    pub fn kind(&self) -> Option<&'static str> {
+        self.0.kind
+    }
+
+    /// A stable rule id for reports (SARIF, JSON, CI annotations): the class,
+    /// then the kind where there is one.
+    ///
+    /// ```
+    /// use teleprompt::{Error, ErrorClass};
+    ///
+    /// let error = Error::new(ErrorClass::Parse, "unknown filter \"uper\"").with_kind("unknown-filter");
+    /// assert_eq!(error.rule(), "parse/unknown-filter");
+    /// assert_eq!(Error::new(ErrorClass::Io, "gone").rule(), "io");
+    /// ```
+    pub fn rule(&self) -> String {
+        match self.0.kind {
+            Some(kind) => format!("{}/{kind}", self.0.class),
+            None => self.0.class.to_string(),
+        }
+    }
+
+    /// Where the underlined text ends: the line of [`Error::location`] and
+    /// the column just after the last underlined character (exclusive, as
+    /// SARIF counts it). `None` without a location.
+    pub fn end(&self) -> Option<Location> {
+        let location = self.0.location?;
+        let width = self
+            .0
+            .source_line
+            .as_ref()
+            .map_or(1, |(_, width)| (*width).max(1));
+        Some(Location {
+            line: location.line,
+            column: location.column + width,
+        })
+    }
+
     /// The class: document, parse, render, input or io.
     pub fn class(&self) -> ErrorClass {
         self.0.class
@@ -183,31 +250,61 @@ impl Error {
     /// The multi-line report: headline, `--> file:line:col`, the source line
     /// with a caret under the problem, the action, and the suggestion.
     pub fn report(&self) -> String {
+        self.report_painted(&|_, text| text.to_string())
+    }
+
+    /// [`Error::report`] with each part passed through `paint`, which may
+    /// wrap it in colour codes (the layout stays the same).
+    pub fn report_painted(&self, paint: &dyn Fn(ReportPart, &str) -> String) -> String {
         let mut out = match self.0.class {
-            ErrorClass::Warning => format!("warning: {}\n", self.0.message),
-            class => format!("error[{class}]: {}\n", self.0.message),
+            ErrorClass::Warning => format!(
+                "{}{}\n",
+                paint(ReportPart::Warning, "warning"),
+                paint(ReportPart::Headline, &format!(": {}", self.0.message))
+            ),
+            class => format!(
+                "{}{}\n",
+                paint(ReportPart::Error, &format!("error[{class}]")),
+                paint(ReportPart::Headline, &format!(": {}", self.0.message))
+            ),
         };
         let place = self.place();
         if !place.is_empty() {
-            out.push_str(&format!("  --> {place}\n"));
+            out.push_str(&format!("  {} {place}\n", paint(ReportPart::Gutter, "-->")));
         }
         if let (Some(location), Some((line, width))) = (self.0.location, &self.0.source_line) {
             let number = location.line.to_string();
             let gutter = " ".repeat(number.len());
             let line = line.replace('\t', " ");
-            out.push_str(&format!("{gutter} |\n{number} | {line}\n"));
+            let bar = paint(ReportPart::Gutter, "|");
+            let numbered = paint(ReportPart::Gutter, &format!("{number} |"));
+            out.push_str(&format!("{gutter} {bar}\n{numbered} {line}\n"));
             let caret_pad = " ".repeat(location.column.saturating_sub(1));
             let carets = "^".repeat((*width).max(1));
-            out.push_str(&format!("{gutter} | {caret_pad}{carets}\n"));
+            let part = match self.0.class {
+                ErrorClass::Warning => ReportPart::Warning,
+                _ => ReportPart::Error,
+            };
+            out.push_str(&format!(
+                "{gutter} {bar} {caret_pad}{}\n",
+                paint(part, &carets)
+            ));
         }
+        let equals = paint(ReportPart::Gutter, "=");
         if let Some(action) = &self.0.action {
-            out.push_str(&format!("  = at <{}>\n", one_line(action)));
+            out.push_str(&format!("  {equals} at <{}>\n", one_line(action)));
         }
         if let Some(suggestion) = &self.0.suggestion {
-            out.push_str(&format!("  = help: {suggestion}\n"));
+            out.push_str(&format!(
+                "  {equals} {}: {suggestion}\n",
+                paint(ReportPart::Help, "help")
+            ));
         }
         for (key, value) in &self.0.labels {
-            out.push_str(&format!("  = {key}: {value}\n"));
+            out.push_str(&format!(
+                "  {equals} {}: {value}\n",
+                paint(ReportPart::Label, key)
+            ));
         }
         out
     }
@@ -272,6 +369,8 @@ pub struct TemplateError {
     pub message: String,
     /// A fix to try.
     pub suggestion: Option<String>,
+    /// The kind of problem within the class (see [`Error::kind`]).
+    pub(crate) kind: Option<&'static str>,
     /// The error placed in another file the template includes (a partial
     /// file), reported as it is: `span` does not apply.
     pub(crate) elsewhere: Option<Box<Elsewhere>>,
@@ -294,6 +393,7 @@ impl TemplateError {
             span,
             message: message.into(),
             suggestion: None,
+            kind: None,
             elsewhere: None,
         }
     }
@@ -305,6 +405,7 @@ impl TemplateError {
             span,
             message: message.into(),
             suggestion: None,
+            kind: None,
             elsewhere: None,
         }
     }
@@ -317,8 +418,15 @@ impl TemplateError {
             span: None,
             message: error.message().to_string(),
             suggestion: None,
+            kind: error.kind(),
             elsewhere: Some(Box::new(Elsewhere { error, site })),
         }
+    }
+
+    /// Names the kind of problem (see [`Error::with_kind`]).
+    pub fn with_kind(mut self, kind: &'static str) -> TemplateError {
+        self.kind = Some(kind);
+        self
     }
 
     /// Adds a suggestion.

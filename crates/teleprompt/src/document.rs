@@ -73,6 +73,7 @@ impl Document {
                 Location { line, column },
                 message,
             )
+            .with_kind("front-matter")
         };
 
         let mut lines = text.split_inclusive('\n');
@@ -375,7 +376,9 @@ impl Document {
 
     /// A document error placed on the front matter line that sets `key`.
     pub fn key_error(&self, key: &str, message: String) -> Error {
-        let error = Error::new(ErrorClass::Document, message).with_file(&self.origin);
+        let error = Error::new(ErrorClass::Document, message)
+            .with_file(&self.origin)
+            .with_kind("front-matter-key");
         // Values carry no YAML positions, so find the key's line by its text.
         let prefix = format!("{key}:");
         let found = self.front_matter_source.as_deref().and_then(|source| {
@@ -445,9 +448,12 @@ impl Document {
                 .error
                 .with_labels(&[("included by".to_string(), site)]);
         }
-        let base = Error::new(error.class, error.message)
+        let mut base = Error::new(error.class, error.message)
             .with_file(&self.origin)
             .with_suggestion(error.suggestion);
+        if let Some(kind) = error.kind {
+            base = base.with_kind(kind);
+        }
         let Some(span) = error.span.filter(|span| span.start <= self.body.len()) else {
             return base;
         };

@@ -40,7 +40,7 @@ mod syntax;
 
 pub use crate::context::PromptContext;
 pub use crate::data::Data;
-pub use crate::diagnostics::{Error, ErrorClass, Errors, Location};
+pub use crate::diagnostics::{Error, ErrorClass, Errors, Location, ReportPart};
 pub use crate::document::Document;
 pub use crate::library::{prompt_files, Library};
 pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};

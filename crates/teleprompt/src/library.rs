@@ -67,7 +67,8 @@ impl Library {
                             existing.origin()
                         ),
                     )
-                    .with_file(prompt.origin()),
+                    .with_file(prompt.origin())
+                    .with_kind("duplicate-name"),
                 );
                 continue;
             }

@@ -402,6 +402,7 @@ impl Lowerer<'_> {
             Some(ident.span.clone()),
             format!("function {:?} not defined", ident.name),
         )
+        .with_kind("unknown-function")
         .suggest(closest(&ident.name, known).map(|c| format!("did you mean \"{c}\"?"))))
     }
 

@@ -165,6 +165,7 @@ pub(crate) fn scope_warnings(body: &str, known: &dyn Fn(&str) -> bool) -> Vec<Te
                     if block == "range" { "element" } else { "value" }
                 ),
             )
+            .with_kind("range-scope")
             .suggest(Some(format!("did you mean \"${text}\"?"))),
         );
     });

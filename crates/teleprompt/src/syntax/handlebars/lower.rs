@@ -1057,6 +1057,7 @@ impl<'t> Lowerer<'t> {
             Some(span.clone()),
             format!("there is no helper named {name:?}"),
         )
+        .with_kind("unknown-helper")
         .suggest(closest(name, known).map(|c| format!("did you mean \"{c}\"?")))
     }
 

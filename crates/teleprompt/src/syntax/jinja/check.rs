@@ -40,7 +40,7 @@ pub(super) struct Checker<'a> {
     /// Problems found on the way, each with its place and message:
     /// constant expressions too large to fold (`"x" * 100000000`),
     /// includes that cannot resolve.
-    problems: Vec<(Range<usize>, String)>,
+    problems: Vec<(Range<usize>, String, &'static str)>,
     /// Bytes and items of all the constants folded so far.
     folded_total: u128,
     /// How many operators above the one being walked continue its chain
@@ -213,8 +213,9 @@ impl<'a> Checker<'a> {
                 problems.push(unknown("function", name, Some(range), &known));
             }
         }
-        for (span, message) in &self.problems {
-            problems.push(TemplateError::parse(Some(span.clone()), message.clone()));
+        for (span, message, kind) in &self.problems {
+            problems
+                .push(TemplateError::parse(Some(span.clone()), message.clone()).with_kind(kind));
         }
         // Report the first problem in the text.
         match problems
@@ -346,6 +347,7 @@ impl<'a> Checker<'a> {
             format!(
                 "{{% {tag} %}} of {what} cannot be resolved: a Jinja prompt cannot read other template files"
             ),
+            "unresolved-include",
         ));
     }
 
@@ -377,8 +379,11 @@ impl<'a> Checker<'a> {
             }
             _ => return,
         };
-        self.problems
-            .push((full_start(expr)..expr.span().end_offset as usize, message));
+        self.problems.push((
+            full_start(expr)..expr.span().end_offset as usize,
+            message,
+            "constant-too-large",
+        ));
     }
 
     /// Wraps `expr` in the bound check.
@@ -685,6 +690,12 @@ fn name_span(body: &str, name: &str, from: usize) -> Option<Range<usize>> {
 }
 
 fn unknown(what: &str, name: &str, span: Option<Range<usize>>, known: &[&str]) -> TemplateError {
+    let kind = match what {
+        "filter" => "unknown-filter",
+        "test" => "unknown-test",
+        _ => "unknown-function",
+    };
     TemplateError::parse(span, format!("unknown {what} \"{name}\""))
+        .with_kind(kind)
         .suggest(closest(name, known.iter().copied()).map(|c| format!("did you mean \"{c}\"?")))
 }
