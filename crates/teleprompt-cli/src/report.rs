@@ -227,6 +227,15 @@ pub fn rule_description(problem: &Error) -> &'static str {
         (ErrorClass::Warning, Some("range-scope")) => {
             "A root name read inside a Go range or with, where dot is the element"
         }
+        (ErrorClass::Warning, Some("empty-message")) => {
+            "A role marker with nothing after it but another marker: its message is dropped"
+        }
+        (ErrorClass::Warning, Some("text-after-history")) => {
+            "Text right after history() with no role of its own"
+        }
+        (ErrorClass::Warning, Some("no-message")) => {
+            "An empty template: the prompt renders nothing"
+        }
         (ErrorClass::Document, _) => "The prompt file cannot be read as a prompt",
         (ErrorClass::Parse, _) => "The template cannot be compiled",
         (ErrorClass::Render, _) => "The data does not fit the template",

@@ -1,6 +1,7 @@
 //! Static analysis behind `teleprompt check` and `teleprompt inspect`: what
 //! a template reads of its data, found on its parse tree without rendering.
 
+pub(crate) mod chat;
 mod inputs;
 
 pub use inputs::{Inputs, Step};

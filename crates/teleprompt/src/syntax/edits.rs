@@ -63,6 +63,17 @@ impl Edited {
         outer
     }
 
+    /// Each edit with where its replacement stands in the rewritten text
+    /// (this rewrite's own edits, not those it was made on).
+    pub fn replacements(&self) -> impl Iterator<Item = (&Edit, Range<usize>)> {
+        let mut shift: isize = 0;
+        self.edits.iter().map(move |edit| {
+            let start = (edit.original.start as isize + shift).max(0) as usize;
+            shift += edit.replacement.len() as isize - edit.original.len() as isize;
+            (edit, start..start + edit.replacement.len())
+        })
+    }
+
     /// True when nothing was rewritten.
     pub fn is_unchanged(&self) -> bool {
         self.edits.is_empty() && self.under.as_ref().is_none_or(|under| under.is_unchanged())

@@ -47,6 +47,9 @@ pub(crate) struct Template {
     /// The body after the role readers rewrote it, to place errors on the
     /// body as written.
     source: edits::Edited,
+    /// Where closing tags (`</message>`) became role markers, in the
+    /// rewritten text.
+    closing: Vec<std::ops::Range<usize>>,
 }
 
 #[derive(Debug)]
@@ -77,8 +80,22 @@ impl Template {
                     .map(Compiled::Handlebars)
             }
         };
+        // Where `</message>` became a role marker: it ends a message, so
+        // nothing need follow it.
+        let closing = source
+            .replacements()
+            .filter(|(edit, _)| {
+                body.get(edit.original.clone())
+                    .is_some_and(|text| text.starts_with("</"))
+            })
+            .map(|(_, span)| span)
+            .collect();
         match compiled {
-            Ok(compiled) => Ok(Template { compiled, source }),
+            Ok(compiled) => Ok(Template {
+                compiled,
+                source,
+                closing,
+            }),
             Err(error) => Err(source.place(error)),
         }
     }
@@ -108,11 +125,22 @@ impl Template {
     /// top level whether or not the template reads them there.
     pub(crate) fn warnings(&self, root: &dyn Fn(&str) -> bool) -> Vec<TemplateError> {
         let found = match &self.compiled {
-            Compiled::Go(_) => go::scope_warnings(&self.source.text, root),
-            Compiled::Jinja(_) | Compiled::Handlebars(_) => Vec::new(),
+            Compiled::Go(_) => {
+                let mut found = go::scope_warnings(&self.source.text, root);
+                found.extend(go::chat_warnings(&self.source.text));
+                found
+            }
+            Compiled::Jinja(template) => template.warnings(),
+            Compiled::Handlebars(_) => handlebars::chat_warnings(&self.source.text),
         };
         found
             .into_iter()
+            .filter(|warning| {
+                // A closing tag's marker ends a message; it starts none.
+                let at = warning.span.as_ref().map(|span| span.start);
+                warning.kind != Some("empty-message")
+                    || !at.is_some_and(|at| self.closing.iter().any(|span| span.contains(&at)))
+            })
             .map(|warning| {
                 let mut warning = self.source.place(warning);
                 warning.class = crate::ErrorClass::Warning;

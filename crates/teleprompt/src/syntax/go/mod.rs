@@ -118,6 +118,64 @@ fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
     (!whole).then_some(names)
 }
 
+/// Likely mistakes of a chat prompt (see [`crate::check::chat`]).
+pub(crate) fn chat_warnings(body: &str) -> Vec<TemplateError> {
+    let Ok(tree) = parse::parse_nested(body, crate::limits::NESTING_CEILING) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    chat_list(body, &tree.root, true, &mut found);
+    found
+}
+
+fn chat_list(body: &str, list: &ast::ListNode, top: bool, out: &mut Vec<TemplateError>) {
+    use crate::check::chat::Item;
+    let mut items = Vec::new();
+    for node in &list.nodes {
+        items.push(match node {
+            ast::Node::Text(text) => {
+                let written = body.get(text.span.clone()).unwrap_or_default();
+                if written.trim().is_empty() {
+                    Item::Blank
+                } else {
+                    let start = text.span.start + written.len() - written.trim_start().len();
+                    Item::Print(start..start + written.trim().len())
+                }
+            }
+            ast::Node::Comment(_) => Item::Blank,
+            ast::Node::Action(action) if !action.pipe.decl.is_empty() => Item::Blank,
+            ast::Node::Action(action) => {
+                let head = action
+                    .pipe
+                    .cmds
+                    .first()
+                    .and_then(|command| command.args.first());
+                match head {
+                    Some(ast::Arg::Identifier(ident)) if ident.name == "role" => {
+                        Item::Role(action.span.clone())
+                    }
+                    Some(ast::Arg::Identifier(ident)) if ident.name == "history" => {
+                        Item::History(action.span.clone())
+                    }
+                    _ => Item::Print(action.span.clone()),
+                }
+            }
+            ast::Node::If(branch) | ast::Node::Range(branch) | ast::Node::With(branch) => {
+                chat_list(body, &branch.list, false, out);
+                if let Some(other) = &branch.else_list {
+                    chat_list(body, other, false, out);
+                }
+                Item::Other
+            }
+            ast::Node::Template(_)
+            | ast::Node::Block(_)
+            | ast::Node::Break(_)
+            | ast::Node::Continue(_) => Item::Other,
+        });
+    }
+    out.extend(crate::check::chat::warnings(&items, top));
+}
+
 /// What the template reads of its data (`None` if it no longer parses).
 pub(crate) fn read_inputs(body: &str) -> Option<crate::check::Inputs> {
     let tree = parse::parse_nested(body, crate::limits::NESTING_CEILING).ok()?;

@@ -37,6 +37,57 @@ use crate::engine;
 use crate::syntax::CompileOptions;
 
 /// A compiled Handlebars template, with the partial files it read.
+/// Likely mistakes of a chat prompt (see [`crate::check::chat`]).
+pub(crate) fn chat_warnings(body: &str) -> Vec<TemplateError> {
+    let Ok(tree) = parse::parse_nested(body, crate::limits::NESTING_CEILING) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    chat_nodes(&tree.nodes, true, &mut found);
+    found
+}
+
+fn chat_nodes(nodes: &[ast::Node], top: bool, out: &mut Vec<TemplateError>) {
+    use crate::check::chat::Item;
+    fn marker(call: &ast::Call) -> Option<&str> {
+        match &call.head {
+            ast::Expr::Path(path) if !path.explicit && !path.data && path.parents == 0 => {
+                match path.parts.as_slice() {
+                    [only] => Some(only.name.as_str()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    let mut items = Vec::new();
+    for node in nodes {
+        items.push(match node {
+            ast::Node::Text(text) if text.text.trim().is_empty() => Item::Blank,
+            ast::Node::Text(text) => {
+                let start = text.span.start + text.text.len() - text.text.trim_start().len();
+                Item::Print(start..start + text.text.trim().len())
+            }
+            ast::Node::Comment(_) | ast::Node::Inline(_) => Item::Blank,
+            ast::Node::Mustache(mustache) => match marker(&mustache.call) {
+                Some("role") => Item::Role(mustache.span.clone()),
+                Some("history") => Item::History(mustache.span.clone()),
+                Some("set") => Item::Blank,
+                _ => Item::Print(mustache.span.clone()),
+            },
+            ast::Node::Block(block) => {
+                chat_nodes(&block.body, false, out);
+                if let Some(inverse) = &block.inverse {
+                    chat_nodes(inverse, false, out);
+                }
+                Item::Other
+            }
+            ast::Node::Partial(_) => Item::Other,
+        });
+    }
+    out.extend(crate::check::chat::warnings(&items, top));
+}
+
 /// What the template reads of its data (`None` if it no longer parses).
 pub(crate) fn read_inputs(body: &str) -> Option<crate::check::Inputs> {
     let tree = parse::parse_nested(body, crate::limits::NESTING_CEILING).ok()?;

@@ -542,6 +542,59 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// The chat-prompt warnings of a Jinja body (see [`crate::check::chat`]).
+pub(super) fn chat_warnings(stmts: &[ast::Stmt<'_>], top: bool, out: &mut Vec<TemplateError>) {
+    use crate::check::chat::Item;
+    use ast::Stmt;
+    let marker = |expr: &ast::Expr<'_>| match expr {
+        ast::Expr::Call(call) => match &call.expr {
+            ast::Expr::Var(var) if matches!(var.id, "role" | "history") => {
+                let span = full_start(expr)..expr.span().end_offset as usize;
+                Some(if var.id == "role" {
+                    Item::Role(span)
+                } else {
+                    Item::History(span)
+                })
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut items = Vec::new();
+    for stmt in stmts {
+        let item = match stmt {
+            Stmt::EmitRaw(raw) if raw.raw.trim().is_empty() => Item::Blank,
+            Stmt::EmitRaw(raw) => {
+                // The text itself, without the whitespace around it.
+                let start =
+                    raw.span().start_offset as usize + raw.raw.len() - raw.raw.trim_start().len();
+                Item::Print(start..start + raw.raw.trim().len())
+            }
+            Stmt::EmitExpr(emit) => marker(&emit.expr).unwrap_or_else(|| {
+                Item::Print(full_start(&emit.expr)..emit.expr.span().end_offset as usize)
+            }),
+            Stmt::Set(_) | Stmt::Macro(_) | Stmt::Import(_) | Stmt::FromImport(_) => Item::Blank,
+            Stmt::IfCond(i) => {
+                chat_warnings(&i.true_body, false, out);
+                chat_warnings(&i.false_body, false, out);
+                Item::Other
+            }
+            Stmt::ForLoop(f) => {
+                chat_warnings(&f.body, false, out);
+                chat_warnings(&f.else_body, false, out);
+                Item::Other
+            }
+            Stmt::WithBlock(w) => {
+                chat_warnings(&w.body, false, out);
+                Item::Other
+            }
+            _ => Item::Other,
+        };
+        items.push(item);
+    }
+    out.extend(crate::check::chat::warnings(&items, top));
+}
+
 /// Where `expr` starts in the text: minijinja's span of a postfix
 /// expression (a filter, test, attribute, item, slice or call) starts at
 /// the postfix, after the expression it applies to.

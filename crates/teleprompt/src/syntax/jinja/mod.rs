@@ -70,6 +70,8 @@ pub(crate) struct JinjaTemplate {
     inputs: BTreeSet<String>,
     /// Bounds on a render.
     limits: crate::limits::Limits,
+    /// The delimiters and whitespace rules, to parse the body again.
+    syntax: minijinja::syntax::SyntaxConfig,
     /// Which Jinja it is (a chat template reads its messages as
     /// `transformers` hands them over).
     dialect: Dialect,
@@ -262,11 +264,33 @@ impl JinjaTemplate {
             reads,
             inputs,
             limits,
+            syntax,
             dialect,
         })
     }
 
     /// Names the template may read from the root of the data.
+    /// Likely mistakes of a chat prompt (see [`crate::check::chat`]),
+    /// placed on the body as written.
+    pub(crate) fn warnings(&self) -> Vec<TemplateError> {
+        let text = if self.source.is_unchanged() {
+            self.body.as_str()
+        } else {
+            self.source.text.as_str()
+        };
+        let Ok(ast) = machinery::parse(text, TEMPLATE_NAME, self.syntax.clone()) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        if let machinery::ast::Stmt::Template(template) = &ast {
+            check::chat_warnings(&template.children, true, &mut found);
+        }
+        found
+            .into_iter()
+            .map(|warning| self.source.place(warning))
+            .collect()
+    }
+
     /// What the template reads of its data: its top-level names.
     pub(crate) fn inputs(&self) -> crate::check::Inputs {
         let mut inputs = crate::check::Inputs::default();
