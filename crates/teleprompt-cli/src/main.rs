@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use teleprompt::context::Clock;
 use teleprompt::limits::Limits;
+use teleprompt::testing::{self, Outcome, PromptTests};
 use teleprompt::{
     prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, PromptContext,
     RenderOptions, Strictness, Syntax,
@@ -66,6 +67,20 @@ enum Command {
         Exit status: 0 all prompts load; 1 some prompt has errors, or output that cannot be \
         written; 2 a usage error.")]
     Check(CheckArgs),
+    /// Run the prompts' tests: cases in front matter `tests:` or a sibling NAME.tests.yaml.
+    #[command(after_help = "Examples:\n  \
+        teleprompt test\n  \
+        teleprompt test examples/ --syntax go\n  \
+        teleprompt test prompts/triage.md --update\n\n\
+        A case gives data (or a data file), turn, max_turns, attempt, now, time_zone, history\n\
+        and context, and expects the text (expect), the conversation (expect_messages: a list\n\
+        of role and content) or an error (expect_error: class, message_contains). A mismatch\n\
+        shows a line diff: - expected, + actual.\n\
+        --update writes what failing cases rendered into their expect / expect_messages (an\n\
+        empty `expect:` is filled in), changing nothing else in the file.\n\
+        Exit status: 0 every case passed (or was updated); 1 a case failed or a tests file\n\
+        cannot be read; 2 a usage error.")]
+    Test(TestArgs),
 }
 
 #[derive(Args)]
@@ -183,6 +198,18 @@ struct CheckArgs {
     load: LoadArgs,
 }
 
+#[derive(Args)]
+struct TestArgs {
+    /// Prompt files, tests files and directories (default: the current directory).
+    #[arg(value_name = "FILE|DIR")]
+    paths: Vec<PathBuf>,
+    /// Rewrite the expectations of failing cases with what they rendered.
+    #[arg(long)]
+    update: bool,
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
 fn parse_syntax(text: &str) -> Result<Syntax, String> {
     text.parse()
 }
@@ -225,6 +252,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Render(args) => render(&args),
         Command::Check(args) => check(&args),
+        Command::Test(args) => test(&args),
     };
     match outcome {
         Ok(status) => status,
@@ -388,4 +416,75 @@ fn check(args: &CheckArgs) -> Result<ExitCode, WriteFailed> {
         errors.len()
     ));
     Ok(ExitCode::from(status))
+}
+
+fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
+    let options = args.load.options();
+    let paths = match args.paths.is_empty() {
+        true => vec![PathBuf::from(".")],
+        false => args.paths.clone(),
+    };
+    let files = match testing::prompts_to_test(&paths) {
+        Ok(files) => files,
+        Err(error) => return Ok(fail(&error)),
+    };
+    let (mut passed, mut failed, mut updated, mut broken) = (0, 0, 0, 0);
+    for file in files {
+        let tests = match PromptTests::read(&file, &options) {
+            Ok(tests) if tests.cases.is_empty() => continue,
+            Ok(tests) => tests,
+            Err(error) => {
+                broken += 1;
+                print_err(&format!("{}\n", error.report()))?;
+                continue;
+            }
+        };
+        let prompt = Prompt::from_file_with(&file, &options);
+        let results = tests.run(prompt.as_ref());
+        let written = match args.update {
+            true => {
+                let updated = testing::update(&results);
+                for error in &updated.errors {
+                    print_err(&format!("{}\n", error.report()))?;
+                }
+                updated.cases
+            }
+            false => Vec::new(),
+        };
+        let shown = file.display();
+        for result in &results {
+            let name = &result.case.name;
+            match &result.outcome {
+                Outcome::Pass => {
+                    passed += 1;
+                    print_out(&format!("ok      {shown}: {name}\n"))?;
+                }
+                Outcome::Fail(_) if written.contains(&result.case.origin) => {
+                    updated += 1;
+                    print_out(&format!("updated {shown}: {name}\n"))?;
+                }
+                Outcome::Fail(mismatch) => {
+                    failed += 1;
+                    let report = mismatch.report();
+                    let report: String = report.lines().map(|line| format!("  {line}\n")).collect();
+                    print_out(&format!("FAIL    {shown}: {name}\n{report}"))?;
+                }
+            }
+        }
+    }
+    let mut summary = format!("{passed} passed, {failed} failed");
+    if updated > 0 {
+        summary.push_str(&format!(", {updated} updated"));
+    }
+    if broken > 0 {
+        summary.push_str(&format!(", {broken} file(s) whose tests cannot be read"));
+    }
+    if passed + failed + updated + broken == 0 {
+        summary.push_str(" (no test cases found)");
+    }
+    print_out(&format!("{summary}\n"))?;
+    Ok(match failed + broken {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::from(EXIT_FAILURE),
+    })
 }

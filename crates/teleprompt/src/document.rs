@@ -465,6 +465,8 @@ pub mod key {
     pub const JINJA: &str = "jinja";
     /// `limits` (render bounds the prompt lowers for itself)
     pub const LIMITS: &str = "limits";
+    /// `tests` (prompt tests: see [`crate::testing`])
+    pub const TESTS: &str = "tests";
 }
 
 /// The keys of the `input` section: `default` values, and `schema` (the
