@@ -25,13 +25,14 @@ const EXIT_USAGE: u8 = 2;
 #[command(
     name = "teleprompt",
     version,
-    about = "Render and check prompt files for LLM agents",
-    long_about = "Render and check prompt files for LLM agents.\n\n\
+    about = "Render, check and test prompt files for LLM agents",
+    long_about = "Render, check and test prompt files for LLM agents.\n\n\
         A prompt file is optional YAML front matter between `---` lines, then a \
         template body in Jinja, Go text/template or Handlebars syntax.",
     after_help = "Examples:\n  \
         teleprompt render examples/rapida/assistant.j2 --data examples/rapida/data.yaml\n  \
-        teleprompt check examples/"
+        teleprompt check examples/\n  \
+        teleprompt test examples/"
 )]
 struct Cli {
     #[command(subcommand)]

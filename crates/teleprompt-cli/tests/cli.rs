@@ -516,7 +516,12 @@ fn on_error_original_prints_template_and_reports() {
 
 #[test]
 fn help_has_examples() {
-    for args in [&["--help"][..], &["render", "--help"], &["check", "--help"]] {
+    for args in [
+        &["--help"][..],
+        &["render", "--help"],
+        &["check", "--help"],
+        &["test", "--help"],
+    ] {
         let output = teleprompt(args);
         assert_eq!(output.status.code(), Some(0));
         assert!(text(&output.stdout).contains("Examples:"), "{args:?}");
@@ -1220,6 +1225,12 @@ fn test_runs_the_examples_cases() {
     );
     assert!(
         stdout.contains("examples/hf/Qwen3-0.6B/tokenizer_config.json"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "ok      examples/dotprompt/support.prompt: a signed-in customer with history\n"
+        ),
         "{stdout}"
     );
     assert!(stdout.ends_with(" passed, 0 failed\n"), "{stdout}");

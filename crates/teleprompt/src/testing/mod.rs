@@ -111,7 +111,8 @@ pub struct TestCase {
     pub history: Option<Vec<ChatMessage>>,
     /// `history` as written, for a chat template (its `messages`).
     history_value: Option<Value>,
-    /// `context`: a Dotprompt template's render context (`@auth`, `@state`).
+    /// `context`: a Dotprompt template's render context (`@auth`, `@state`):
+    /// a mapping, or the path of a file holding one.
     pub context: Option<Value>,
     /// What must come out.
     pub expect: Expectation,
@@ -556,12 +557,17 @@ fn read_case(
         .transpose()?;
     let context = match case.get("context") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => Some(Value::Object(map.clone())),
+        Some(Value::String(path)) => Some(read_path("context", path)?),
+        Some(other) => Some(other.clone()),
+    };
+    let context = match context {
+        None => None,
+        Some(Value::Object(map)) => Some(Value::Object(map)),
         Some(other) => {
             return Err(fail(
                 format!(
-                    "`context` must be a mapping (auth, state, …), found {}",
-                    describe(other)
+                    "`context` must be a mapping (auth, state, …) or the path of a file holding one, found {}",
+                    describe(&other)
                 ),
                 None,
             ))
