@@ -425,12 +425,16 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
         true => vec![PathBuf::from(".")],
         false => args.paths.clone(),
     };
-    let files = match testing::prompts_to_test(&paths) {
-        Ok(files) => files,
+    let found = match testing::prompts_to_test(&paths) {
+        Ok(found) => found,
         Err(error) => return Ok(fail(&error)),
     };
     let (mut passed, mut failed, mut updated, mut broken) = (0, 0, 0, 0);
-    for file in files {
+    for error in &found.unread {
+        broken += 1;
+        print_err(&format!("{}\n", error.report()))?;
+    }
+    for file in found.prompts {
         let tests = match PromptTests::read(&file, &options) {
             Ok(tests) if tests.cases.is_empty() => continue,
             Ok(tests) => tests,

@@ -214,11 +214,14 @@ fn a_tests_file_beside_a_chat_template() {
            expect: \"<system>S\\n2031\"\n",
     )
     .unwrap();
-    let prompts = testing::prompts_to_test(std::slice::from_ref(&dir)).unwrap();
+    let found = testing::prompts_to_test(std::slice::from_ref(&dir)).unwrap();
+    assert!(found.unread.is_empty());
+    let prompts = found.prompts;
     assert_eq!(prompts, [dir.join("tiny.chat_template.jinja")]);
     // The tests file names its prompt.
-    let by_tests_file =
-        testing::prompts_to_test(&[dir.join("tiny.chat_template.tests.yaml")]).unwrap();
+    let by_tests_file = testing::prompts_to_test(&[dir.join("tiny.chat_template.tests.yaml")])
+        .unwrap()
+        .prompts;
     assert_eq!(by_tests_file, prompts);
     let tests = PromptTests::read(&prompts[0], &options()).unwrap();
     let prompt = Prompt::from_file(&prompts[0]);
@@ -438,4 +441,56 @@ fn the_readme_example_passes() {
             result.outcome
         );
     }
+}
+
+#[test]
+fn tests_files_find_their_prompts_and_unread_ones_are_reported() {
+    let dir = tempdir("finding");
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    let case = "- expect: x\n";
+    // A prompt without front matter is found by its tests file; data
+    // beside it with the same stem is not a prompt.
+    write("plain.txt", "x");
+    write("plain.json", "{}");
+    write("plain.tests.yaml", case);
+    // Two prompts with one stem: the whole file name tells them apart.
+    write("assistant.j2", "x");
+    write("assistant.django", "x");
+    write("assistant.j2.tests.yaml", case);
+    write("assistant.tests.yaml", case);
+    // A tests file of no prompt, and one shadowed by another.
+    write("ghost.tests.yaml", case);
+    write("p.hbs", "x");
+    write("p.tests.yaml", case);
+    write("p.tests.yml", case);
+    let found = testing::prompts_to_test(std::slice::from_ref(&dir)).unwrap();
+    let names: Vec<String> = found
+        .prompts
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["assistant.django", "assistant.j2", "p.hbs", "plain.txt"]
+    );
+    assert_eq!(
+        testing::tests_file(&dir.join("assistant.django")),
+        Some(dir.join("assistant.tests.yaml"))
+    );
+    let unread: Vec<String> = found.unread.iter().map(|e| e.report()).collect();
+    assert_eq!(unread.len(), 2, "{unread:#?}");
+    assert!(unread[0].contains("ghost.tests.yaml"), "{}", unread[0]);
+    assert!(unread[0].contains("belongs to no prompt"), "{}", unread[0]);
+    assert!(unread[1].contains("p.tests.yml"), "{}", unread[1]);
+    assert!(unread[1].contains("is not read"), "{}", unread[1]);
+    // Without the whole-name file, the stem is ambiguous.
+    std::fs::remove_file(dir.join("assistant.j2.tests.yaml")).unwrap();
+    let error = testing::prompt_of_tests_file(&dir.join("assistant.tests.yaml")).unwrap_err();
+    assert!(
+        error
+            .message()
+            .contains("several prompts are named \"assistant.*\" (assistant.django, assistant.j2)"),
+        "{}",
+        error.message()
+    );
 }

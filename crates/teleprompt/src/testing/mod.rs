@@ -237,34 +237,93 @@ pub fn tests_file(path: &Path) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// The prompt files that `paths` name, in order and without repeats: a
-/// folder gives its prompt files ([`crate::prompt_files`]), a tests file
-/// gives the prompt it tests, any other file is taken as a prompt. A path
-/// that does not exist is an `io` error.
-pub fn prompts_to_test(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
-    let mut files: Vec<PathBuf> = Vec::new();
+/// The prompts that `paths` name, and the tests files among them that no
+/// prompt reads.
+#[derive(Debug, Default)]
+pub struct ToTest {
+    /// The prompt files, in order and without repeats.
+    pub prompts: Vec<PathBuf>,
+    /// A `document` error for each tests file found in a folder that no
+    /// prompt reads (no prompt of its name, or another tests file of the
+    /// same prompt is read instead): its cases would never run.
+    pub unread: Vec<Error>,
+}
+
+/// The prompt files that `paths` name: a folder gives its prompt files
+/// ([`crate::prompt_files`]) and the prompts of the tests files in it, a
+/// tests file gives the prompt it tests, any other file is taken as a
+/// prompt. A path that does not exist is an `io` error.
+pub fn prompts_to_test(paths: &[PathBuf]) -> Result<ToTest, Error> {
+    let mut found = ToTest::default();
+    let add = |file: PathBuf, found: &mut ToTest| {
+        if !found.prompts.contains(&file) {
+            found.prompts.push(file);
+        }
+    };
     for path in paths {
-        let found = if path.is_dir() {
-            crate::prompt_files(path)?
+        if path.is_dir() {
+            for file in crate::prompt_files(path)? {
+                add(file, &mut found);
+            }
+            for tests in tests_files(path)? {
+                match prompt_of_tests_file(&tests) {
+                    Ok(prompt) if tests_file(&prompt).as_ref() == Some(&tests) => {
+                        add(prompt, &mut found)
+                    }
+                    Ok(prompt) => found.unread.push(
+                        Error::new(
+                            ErrorClass::Document,
+                            format!(
+                                "this tests file is not read: {} reads {}",
+                                prompt.display(),
+                                tests_file(&prompt)
+                                    .map(|other| other.display().to_string())
+                                    .unwrap_or_default()
+                            ),
+                        )
+                        .with_file(tests.display().to_string()),
+                    ),
+                    Err(error) => found.unread.push(error),
+                }
+            }
         } else if is_tests_file(path) {
-            vec![prompt_of_tests_file(path)?]
+            add(prompt_of_tests_file(path)?, &mut found);
         } else if path.exists() {
-            vec![path.clone()]
+            add(path.clone(), &mut found);
         } else {
             return Err(Error::new(ErrorClass::Io, "no such file or directory")
                 .with_file(path.display().to_string()));
-        };
-        for file in found {
-            if !files.contains(&file) {
-                files.push(file);
-            }
+        }
+    }
+    Ok(found)
+}
+
+/// The tests files under `dir`, sorted, honouring `.gitignore`.
+fn tests_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    let walker = ignore::WalkBuilder::new(dir)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|error| {
+            Error::new(
+                ErrorClass::Io,
+                format!("cannot read the directory: {error}"),
+            )
+            .with_file(dir.display().to_string())
+        })?;
+        if entry.file_type().is_some_and(|kind| kind.is_file()) && is_tests_file(entry.path()) {
+            files.push(entry.into_path());
         }
     }
     Ok(files)
 }
 
 /// The prompt a tests file belongs to: `NAME.tests.yaml` beside the file
-/// `NAME`, or beside a prompt whose stem is NAME.
+/// `NAME`, else beside the one prompt whose stem is NAME (data files and
+/// prompts with a tests file of their whole name left out). No such
+/// prompt, or several, is a `document` error.
 pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
     let origin = path.display().to_string();
     let dir = match path.parent() {
@@ -282,19 +341,68 @@ pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
     if whole.is_file() {
         return Ok(whole);
     }
-    crate::prompt_files(dir)?
-        .into_iter()
-        .filter(|prompt| prompt.parent() == Some(dir))
-        .find(|prompt| document::file_stem(prompt) == base)
-        .ok_or_else(|| {
-            Error::new(
-                ErrorClass::Io,
-                format!(
-                    "no prompt file named \"{base}\" or \"{base}.*\" is beside this tests file"
-                ),
-            )
-            .with_file(origin)
+    let entries = std::fs::read_dir(dir).map_err(|error| {
+        Error::new(
+            ErrorClass::Io,
+            format!("cannot read the directory: {error}"),
+        )
+        .with_file(dir.display().to_string())
+    })?;
+    let mut candidates: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|file| file.is_file() && !is_tests_file(file))
+        .filter(|file| document::file_stem(file) == base)
+        .filter(|file| could_be_prompt(file))
+        .filter(|file| {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            ["yaml", "yml"]
+                .iter()
+                .all(|ext| !dir.join(format!("{name}.tests.{ext}")).is_file())
         })
+        .collect();
+    candidates.sort();
+    match candidates.len() {
+        1 => Ok(candidates.remove(0)),
+        0 => Err(Error::new(
+            ErrorClass::Document,
+            format!("this tests file belongs to no prompt: no prompt file named \"{base}\" or \"{base}.*\" is beside it"),
+        )
+        .with_file(origin)),
+        _ => Err(Error::new(
+            ErrorClass::Document,
+            format!(
+                "several prompts are named \"{base}.*\" ({}): name the tests file after the whole file name, as {}",
+                candidates
+                    .iter()
+                    .filter_map(|file| file.file_name())
+                    .map(|name| name.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                candidates
+                    .first()
+                    .and_then(|file| file.file_name())
+                    .map(|name| format!("{}.tests.yaml", name.to_string_lossy()))
+                    .unwrap_or_default()
+            ),
+        )
+        .with_file(origin)),
+    }
+}
+
+/// Whether `file` may be a prompt rather than data beside it: any file but
+/// JSON and YAML, except a tokenizer config and Semantic Kernel's prompt
+/// YAML.
+fn could_be_prompt(file: &Path) -> bool {
+    let ext = file
+        .extension()
+        .map(|ext| ext.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "json" => Syntax::from_path(file).is_some(),
+        "yaml" | "yml" => crate::library::is_sk_prompt_yaml(file),
+        _ => true,
+    }
 }
 
 /// Whether `path` names a tests file (`*.tests.yaml`, `*.tests.yml`).
