@@ -156,11 +156,12 @@ fn rewrite(
     // Block scalars first; quoted strings when the text does not fit one.
     for quoted in [false, true] {
         let edited = edit_lines(&normal, front_matter, index, key, value, quoted)?;
+        let edited = match crlf {
+            true => edited.replace('\n', "\r\n"),
+            false => edited,
+        };
         if read(origin, &edited, front_matter).ok().as_ref() == Some(&want) {
-            return Ok(match crlf {
-                true => edited.replace('\n', "\r\n"),
-                false => edited,
-            });
+            return Ok(edited);
         }
     }
     Err("the edited file would not read back as intended".to_string())
@@ -382,6 +383,58 @@ mod tests {
             out,
             "- name: b\n  expect_messages:\n    - role: system\n      content: |+\n        Be brief.\n\n    - role: user\n      content: \"hi\"\n"
         );
+    }
+
+    #[test]
+    fn any_text_is_written_so_that_it_reads_back() {
+        let texts = [
+            "",
+            " ",
+            "\n",
+            "\n\n",
+            "a",
+            "  lead\n",
+            "\tTab\n",
+            "trail  \n",
+            "a\n\n\n",
+            "\n\nstart",
+            "# not a comment\n",
+            "---\n",
+            "---",
+            "- item\n",
+            "key: value\n",
+            "'quoted'\n",
+            "\"dq\"\n",
+            "é ü 中文\n",
+            "a\r\nb",
+            "\u{7}bell\n",
+            "x\u{85}y\n",
+            "x\u{2028}y\n",
+            "line\n  indented\n\nend",
+            "   \n  \n",
+            "\u{feff}bom\n",
+            "a\\b\n",
+        ];
+        let layouts = [
+            (true, "---\ntests:\n  - name: a\n    expect: old\n  - expect: |\n      other\n---\nbody\n"),
+            (true, "---\ntests:\n- expect: old\n  name: a\nafter: 1\n---\nbody\n"),
+            (false, "- name: a\n  expect: |\n    old\n\n# next\n- expect: other\n"),
+            (false, "-   expect:\n    name: a\n"),
+        ];
+        let crlf = layouts.map(|(front_matter, file)| (front_matter, file.replace('\n', "\r\n")));
+        for text in texts {
+            for (front_matter, file) in layouts
+                .iter()
+                .copied()
+                .chain(crlf.iter().map(|(f, t)| (*f, t.as_str())))
+            {
+                let out = rewrite("t", file, front_matter, 0, "expect", &json!(text));
+                assert!(out.is_ok(), "{text:?} in {file:?}: {out:?}");
+                let messages = json!([{"role": "user", "content": text}]);
+                let out = rewrite("t", file, front_matter, 0, "expect", &messages);
+                assert!(out.is_ok(), "messages {text:?} in {file:?}: {out:?}");
+            }
+        }
     }
 
     #[test]
