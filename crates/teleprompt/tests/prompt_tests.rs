@@ -494,3 +494,18 @@ fn tests_files_find_their_prompts_and_unread_ones_are_reported() {
         error.message()
     );
 }
+
+#[test]
+fn unreadable_front_matter_without_tests_is_left_to_check() {
+    let dir = tempdir("broken-front-matter");
+    std::fs::write(dir.join("a.j2"), "---\nname: [unclosed\n---\nx").unwrap();
+    let tests = PromptTests::read(dir.join("a.j2"), &options()).unwrap();
+    assert!(tests.cases.is_empty());
+    std::fs::write(
+        dir.join("b.j2"),
+        "---\nname: [unclosed\ntests:\n  - expect: x\n---\nx",
+    )
+    .unwrap();
+    let error = PromptTests::read(dir.join("b.j2"), &options()).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Document);
+}

@@ -175,7 +175,18 @@ impl PromptTests {
         if has_front_matter(path) {
             let bytes = limits::read_file(path, max, limits::Input::Template)?;
             let source = String::from_utf8_lossy(&bytes);
-            cases = front_matter_cases(path, &origin, &source, options)?;
+            cases = match front_matter_cases(path, &origin, &source, options) {
+                Ok(cases) => cases,
+                // Front matter that cannot be read is `check`'s to report,
+                // unless it holds cases that would not run.
+                Err(error)
+                    if error.message().starts_with("test case")
+                        || source.lines().any(|line| line.starts_with("tests:")) =>
+                {
+                    return Err(error)
+                }
+                Err(_) => Vec::new(),
+            };
         }
         if let Some(file) = tests_file(path) {
             cases.extend(file_cases(&file, options)?);
