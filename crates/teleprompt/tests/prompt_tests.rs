@@ -234,6 +234,22 @@ fn a_tests_file_beside_a_chat_template() {
         );
         assert!(!result.case.origin.front_matter);
     }
+    // A turn means nothing to a chat template: the case says so.
+    std::fs::write(
+        dir.join("tiny.chat_template.tests.yaml"),
+        "- turn: 2\n  expect: x\n",
+    )
+    .unwrap();
+    let tests = PromptTests::read(&prompts[0], &options()).unwrap();
+    let results = tests.run(prompt.as_ref());
+    let Outcome::Fail(Mismatch::Error(error)) = &results[0].outcome else {
+        panic!("{:?}", results[0].outcome);
+    };
+    assert!(
+        error.message().contains("`turn` has no meaning here"),
+        "{}",
+        error.message()
+    );
 }
 
 fn document_error(source: &str) -> teleprompt::Error {

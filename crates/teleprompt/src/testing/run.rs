@@ -185,6 +185,24 @@ pub fn run_case<'a>(prompt: Result<&Prompt, &Error>, case: &'a TestCase) -> Case
 
 fn render(prompt: &Prompt, case: &TestCase) -> Result<Rendered, Error> {
     if TestCase::is_chat_template(prompt) {
+        // What transformers gives a chat template: the data and the clock.
+        let unused = [
+            ("turn", case.turn.is_some()),
+            ("max_turns", case.max_turns.is_some()),
+            ("attempt", case.attempt.is_some()),
+            ("time_zone", case.time_zone.is_some()),
+            ("context", case.context.is_some()),
+        ];
+        if let Some((key, _)) = unused.iter().find(|(_, set)| *set) {
+            return Err(Error::new(
+                crate::ErrorClass::Input,
+                format!(
+                    "a chat template renders from its data alone: `{key}` has no meaning here \
+                     (give `messages`, `tools`, `add_generation_prompt`, … in `data`, or `history`)"
+                ),
+            )
+            .with_file(prompt.origin()));
+        }
         let options = RenderOptions {
             clock: case.now.unwrap_or_default(),
             ..RenderOptions::default()
