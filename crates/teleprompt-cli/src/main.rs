@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use teleprompt::context::Clock;
 use teleprompt::limits::Limits;
+use teleprompt::testing::{self, Outcome, PromptTests};
 use teleprompt::{
     prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, PromptContext,
     RenderOptions, Strictness, Syntax,
@@ -25,13 +26,14 @@ const EXIT_USAGE: u8 = 2;
 #[command(
     name = "teleprompt",
     version,
-    about = "Render and check prompt files for LLM agents",
-    long_about = "Render and check prompt files for LLM agents.\n\n\
+    about = "Render, check and test prompt files for LLM agents",
+    long_about = "Render, check and test prompt files for LLM agents.\n\n\
         A prompt file is optional YAML front matter between `---` lines, then a \
         template body in Jinja, Go text/template or Handlebars syntax.",
     after_help = "Examples:\n  \
         teleprompt render examples/rapida/assistant.j2 --data examples/rapida/data.yaml\n  \
-        teleprompt check examples/"
+        teleprompt check examples/\n  \
+        teleprompt test examples/"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -83,6 +85,20 @@ enum Command {
         namespaces (system, run, attempt, …) are not inputs and are left out.\n\
         Exit status: 0 printed; 1 the prompt does not load; 2 a usage error.")]
     Inspect(InspectArgs),
+    /// Run the prompts' tests: cases in front matter `tests:` or a sibling NAME.tests.yaml.
+    #[command(after_help = "Examples:\n  \
+        teleprompt test\n  \
+        teleprompt test examples/ --syntax go\n  \
+        teleprompt test prompts/triage.md --update\n\n\
+        A case gives data (or a data file), turn, max_turns, attempt, now, time_zone, history\n\
+        and context, and expects the text (expect), the conversation (expect_messages: a list\n\
+        of role and content) or an error (expect_error: class, message_contains). A mismatch\n\
+        shows a line diff: - expected, + actual.\n\
+        --update writes what failing cases rendered into their expect / expect_messages (an\n\
+        empty `expect:` is filled in), changing nothing else in the file.\n\
+        Exit status: 0 every case passed (or was updated); 1 a case failed or a tests file\n\
+        cannot be read; 2 a usage error.")]
+    Test(TestArgs),
 }
 
 #[derive(Args)]
@@ -224,6 +240,18 @@ struct CheckArgs {
     load: LoadArgs,
 }
 
+#[derive(Args)]
+struct TestArgs {
+    /// Prompt files, tests files and directories (default: the current directory).
+    #[arg(value_name = "FILE|DIR")]
+    paths: Vec<PathBuf>,
+    /// Rewrite the expectations of failing cases with what they rendered.
+    #[arg(long)]
+    update: bool,
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
 fn parse_syntax(text: &str) -> Result<Syntax, String> {
     text.parse()
 }
@@ -267,6 +295,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render(&args),
         Command::Check(args) => check(&args),
         Command::Inspect(args) => inspect(&args),
+        Command::Test(args) => test(&args),
     };
     match outcome {
         Ok(status) => status,
@@ -517,4 +546,79 @@ fn labelled(error: Error, labels: &[(String, String)]) -> Error {
         .cloned()
         .collect();
     error.with_labels(&missing)
+}
+
+fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
+    let options = args.load.options();
+    let paths = match args.paths.is_empty() {
+        true => vec![PathBuf::from(".")],
+        false => args.paths.clone(),
+    };
+    let found = match testing::prompts_to_test(&paths) {
+        Ok(found) => found,
+        Err(error) => return Ok(fail(&error)),
+    };
+    let (mut passed, mut failed, mut updated, mut broken) = (0, 0, 0, 0);
+    for error in &found.unread {
+        broken += 1;
+        print_err(&format!("{}\n", error.report()))?;
+    }
+    for file in found.prompts {
+        let tests = match PromptTests::read(&file, &options) {
+            Ok(tests) if tests.cases.is_empty() => continue,
+            Ok(tests) => tests,
+            Err(error) => {
+                broken += 1;
+                print_err(&format!("{}\n", error.report()))?;
+                continue;
+            }
+        };
+        let prompt = Prompt::from_file_with(&file, &options);
+        let results = tests.run(prompt.as_ref());
+        let written = match args.update {
+            true => {
+                let updated = testing::update(&results);
+                for error in &updated.errors {
+                    print_err(&format!("{}\n", error.report()))?;
+                }
+                updated.cases
+            }
+            false => Vec::new(),
+        };
+        let shown = file.display();
+        for result in &results {
+            let name = &result.case.name;
+            match &result.outcome {
+                Outcome::Pass => {
+                    passed += 1;
+                    print_out(&format!("ok      {shown}: {name}\n"))?;
+                }
+                Outcome::Fail(_) if written.contains(&result.case.origin) => {
+                    updated += 1;
+                    print_out(&format!("updated {shown}: {name}\n"))?;
+                }
+                Outcome::Fail(mismatch) => {
+                    failed += 1;
+                    let report = mismatch.report();
+                    let report: String = report.lines().map(|line| format!("  {line}\n")).collect();
+                    print_out(&format!("FAIL    {shown}: {name}\n{report}"))?;
+                }
+            }
+        }
+    }
+    let mut summary = format!("{passed} passed, {failed} failed");
+    if updated > 0 {
+        summary.push_str(&format!(", {updated} updated"));
+    }
+    if broken > 0 {
+        summary.push_str(&format!(", {broken} file(s) whose tests cannot be read"));
+    }
+    if passed + failed + updated + broken == 0 {
+        summary.push_str(" (no test cases found)");
+    }
+    print_out(&format!("{summary}\n"))?;
+    Ok(match failed + broken {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::from(EXIT_FAILURE),
+    })
 }

@@ -547,7 +547,12 @@ fn on_error_original_prints_template_and_reports() {
 
 #[test]
 fn help_has_examples() {
-    for args in [&["--help"][..], &["render", "--help"], &["check", "--help"]] {
+    for args in [
+        &["--help"][..],
+        &["render", "--help"],
+        &["check", "--help"],
+        &["test", "--help"],
+    ] {
         let output = teleprompt(args);
         assert_eq!(output.status.code(), Some(0));
         assert!(text(&output.stdout).contains("Examples:"), "{args:?}");
@@ -1228,4 +1233,137 @@ fn workspace_reads_stay_inside_the_workspace() {
             "{stderr}"
         );
     }
+}
+
+#[test]
+fn test_runs_the_examples_cases() {
+    let output = teleprompt(&["test", "examples/"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains("ok      examples/sortie/WORKFLOW.md: continuation\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("ok      examples/rapida/assistant.j2: a Spanish caller, mid-conversation\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("examples/hf/Qwen3-0.6B/tokenizer_config.json"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "ok      examples/dotprompt/support.prompt: a signed-in customer with history\n"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with(" passed, 0 failed\n"), "{stdout}");
+    // A tests file names its prompt.
+    let output = teleprompt(&["test", "examples/sortie/WORKFLOW.tests.yaml"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(text(&output.stdout).ends_with("4 passed, 0 failed\n"));
+}
+
+const GREETING: &str = "---\nsyntax: jinja\ntests:\n  - name: same\n    data: {who: Ada}\n    expect: |\n      Hello Ada,\n      welcome.\n  - name: changed\n    data: {who: Bob}\n    now: 2026-01-05T09:00:00Z\n    expect: |\n      Hello Bob,\n      welcome.\n---\nHello {{ who }},\n{% if who == 'Bob' %}good {{ system.day_of_week }}{% else %}welcome{% endif %}.\n";
+
+#[test]
+fn test_shows_a_diff_and_fails_then_update_records_the_output() {
+    let dir = tempdir("prompt-test-update");
+    let file = dir.join("greeting.j2");
+    std::fs::write(&file, GREETING).unwrap();
+    let path = file.to_str().unwrap();
+    let output = teleprompt(&["test", path]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!("ok      {path}: same\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("FAIL    {path}: changed\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  -welcome.\n  +good Monday.\n"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("1 passed, 1 failed\n"), "{stdout}");
+
+    let output = teleprompt(&["test", "--update", path]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("updated {path}: changed\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("1 passed, 0 failed, 1 updated\n"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        GREETING.replace(
+            "Hello Bob,\n      welcome.",
+            "Hello Bob,\n      good Monday."
+        )
+    );
+    let output = teleprompt(&["test", path]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(text(&output.stdout).ends_with("2 passed, 0 failed\n"));
+}
+
+#[test]
+fn test_reports_a_misspelled_case_key() {
+    let dir = tempdir("prompt-test-typo");
+    std::fs::write(dir.join("p.j2"), "Hi {{ who }}").unwrap();
+    std::fs::write(
+        dir.join("p.tests.yaml"),
+        "- name: one\n  data: {who: A}\n  expect: Hi A\n- name: two\n  dta: {who: B}\n  expect: Hi B\n",
+    )
+    .unwrap();
+    let output = teleprompt(&["test", dir.to_str().unwrap()]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr.contains("error[document]: test case 2 (\"two\"): unknown key `dta`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("p.tests.yaml:5:1"), "{stderr}");
+    assert!(stderr.contains("did you mean \"data\"?"), "{stderr}");
+    assert!(text(&output.stdout)
+        .ends_with("0 passed, 0 failed, 1 file(s) whose tests cannot be read\n"));
+}
+
+#[test]
+fn test_defaults_to_the_current_directory_and_a_missing_path_is_usage() {
+    let dir = tempdir("prompt-test-cwd");
+    std::fs::write(
+        dir.join("p.j2"),
+        "---\ntests: [{data: {who: A}, expect: Hi A}]\n---\nHi {{ who }}",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .arg("test")
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        "ok      ./p.j2: case 1\n1 passed, 0 failed\n"
+    );
+    let output = teleprompt(&["test", "no/such/prompts"]);
+    assert_eq!(output.status.code(), Some(2));
 }

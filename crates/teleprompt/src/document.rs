@@ -491,6 +491,8 @@ pub mod key {
     pub const JINJA: &str = "jinja";
     /// `limits` (render bounds the prompt lowers for itself)
     pub const LIMITS: &str = "limits";
+    /// `tests` (prompt tests: see [`crate::testing`])
+    pub const TESTS: &str = "tests";
 
     /// Every key teleprompt reads.
     pub const ALL: &[&str] = &[
@@ -505,6 +507,7 @@ pub mod key {
         CONTINUATION_PROMPT,
         JINJA,
         LIMITS,
+        TESTS,
     ];
 
     /// Keys other prompt formats put in front matter, kept as metadata

@@ -37,6 +37,7 @@ pub mod messages;
 mod options;
 mod prompt;
 mod syntax;
+pub mod testing;
 
 pub use crate::context::PromptContext;
 pub use crate::data::Data;

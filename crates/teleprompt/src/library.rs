@@ -157,7 +157,7 @@ fn has_text_extension(path: &Path) -> bool {
 
 /// A YAML file with a top-level `template_format:` key: a Semantic
 /// Kernel prompt, not data. Read whole only up to 64 KiB.
-fn is_sk_prompt_yaml(path: &Path) -> bool {
+pub(crate) fn is_sk_prompt_yaml(path: &Path) -> bool {
     use std::io::Read;
     let mut head = Vec::new();
     let Ok(file) = std::fs::File::open(path) else {
