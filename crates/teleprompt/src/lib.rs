@@ -35,6 +35,7 @@ pub mod limits;
 pub mod messages;
 mod options;
 mod prompt;
+pub mod schema;
 mod syntax;
 
 pub use crate::context::PromptContext;
