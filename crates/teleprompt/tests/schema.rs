@@ -1,0 +1,90 @@
+//! Declared inputs (`input.schema`) through the library's render paths:
+//! a turn's context namespaces are not inputs, a turn's errors carry its
+//! labels, the Dotprompt example's schema is enforced, and a data file
+//! keeps the declared inputs the template does not read.
+
+use serde_json::json;
+use teleprompt::context::{Clock, Namespace};
+use teleprompt::{ErrorClass, LoadOptions, Prompt, PromptContext};
+
+fn prompt(source: &str) -> Prompt {
+    Prompt::from_source("task.md", source, &LoadOptions::default()).unwrap()
+}
+
+const TASK: &str = "---\nsyntax: jinja\ninput:\n  schema:\n    issue:\n      title: string\n---\n\
+{{ issue.title }} at {{ system.current_date }} by {{ assistant.name }}";
+
+#[test]
+fn a_turn_checks_its_args_and_not_the_context_namespaces() {
+    let prompt = prompt(TASK);
+    let context = PromptContext::new()
+        .clock(Clock::Fixed("2026-01-02T03:04:05Z".parse().unwrap()))
+        .namespace(Namespace::Assistant, json!({"name": "Ava"}))
+        .unwrap()
+        .args(json!({"issue": {"title": "Fix login"}}))
+        .unwrap();
+    let rendered = prompt.render_turn(&context).unwrap();
+    assert_eq!(rendered.text(), "Fix login at 2026-01-02 by Ava");
+
+    let context = PromptContext::new()
+        .args(json!({"issue": {"title": 5}}))
+        .unwrap()
+        .label("issue", "ABC-1");
+    let error = prompt.render_turn(&context).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Input);
+    assert_eq!(
+        error.message(),
+        "the data does not fit the prompt's declared inputs (`input.schema`):\n  \
+         issue.title: expected string, found 5"
+    );
+    assert_eq!(error.location().map(|at| at.line), Some(3));
+    assert_eq!(
+        error.labels(),
+        &[("issue".to_string(), "ABC-1".to_string())]
+    );
+}
+
+#[test]
+fn the_dotprompt_example_enforces_its_schema() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/dotprompt/support.prompt"
+    );
+    let prompt = Prompt::from_file(path).unwrap();
+    let schema = prompt
+        .input_schema()
+        .expect("support.prompt declares its inputs");
+    assert!(schema.is_picoschema());
+    let error = prompt.render(json!({"customer": "Ada"})).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Input);
+    assert!(
+        error
+            .message()
+            .ends_with("\n  question: missing (declared string)"),
+        "{}",
+        error.message()
+    );
+    let error = prompt
+        .render(json!({"customer": "Ada", "question": "Why?", "product": 7}))
+        .unwrap_err();
+    assert!(
+        error
+            .message()
+            .ends_with("\n  product: expected string or null, found 7"),
+        "{}",
+        error.message()
+    );
+}
+
+#[test]
+fn declared_inputs_are_kept_when_a_data_file_is_read() {
+    let prompt = prompt(
+        "---\nsyntax: jinja\ninput:\n  schema:\n    name: string\n    unused: integer\n---\n{{ name }}",
+    );
+    assert!(prompt.reads("unused"));
+    assert!(!prompt.reads("other"));
+    let error = prompt.render(json!({"name": "Ada"})).unwrap_err();
+    assert!(error
+        .message()
+        .ends_with("unused: missing (declared integer)"));
+}
