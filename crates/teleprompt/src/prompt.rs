@@ -504,9 +504,15 @@ impl Prompt {
         }
         let mut message =
             String::from("the data does not fit the prompt's declared inputs (`input.schema`):");
-        for violation in &violations {
+        for violation in violations.iter().take(crate::schema::MAX_VIOLATIONS) {
             message.push_str("\n  ");
             message.push_str(&violation.to_string());
+        }
+        if violations.len() > crate::schema::MAX_VIOLATIONS {
+            message.push_str(&format!(
+                "\n  … and more (the first {} are shown)",
+                crate::schema::MAX_VIOLATIONS
+            ));
         }
         Err(self.document.place_on_key(
             Error::new(ErrorClass::Input, message),

@@ -88,3 +88,62 @@ fn declared_inputs_are_kept_when_a_data_file_is_read() {
         .message()
         .ends_with("unused: missing (declared integer)"));
 }
+
+#[test]
+fn a_flood_of_violations_gives_a_short_error() {
+    let prompt =
+        prompt("---\nsyntax: jinja\ninput:\n  schema:\n    ids(array): integer\n---\n{{ ids }}");
+    let ids: Vec<String> = (0..100_000).map(|i| i.to_string()).collect();
+    let error = prompt.render(json!({ "ids": ids })).unwrap_err();
+    let lines: Vec<&str> = error.message().lines().collect();
+    assert_eq!(lines.len(), 1 + 50 + 1, "{}", error.message());
+    assert_eq!(lines[1], "  ids[0]: expected integer, found \"0\"");
+    assert_eq!(lines[51], "  … and more (the first 50 are shown)");
+}
+
+#[test]
+fn schemas_never_reach_outside_the_file() {
+    for reference in [
+        "https://example.com/person.json",
+        "file:///etc/passwd",
+        "other.json",
+    ] {
+        let source = format!(
+            "---\nsyntax: jinja\ninput:\n  schema:\n    type: object\n    properties:\n      p: {{$ref: \"{reference}\"}}\n---\n{{{{ p }}}}"
+        );
+        let error = Prompt::from_source("task.md", &source, &LoadOptions::default()).unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Document, "{reference}: {error}");
+        assert!(
+            error
+                .message()
+                .starts_with("`input.schema` is not a valid JSON Schema"),
+            "{reference}: {error}"
+        );
+    }
+}
+
+#[test]
+fn each_input_is_checked_with_the_shared_definitions() {
+    // No keyword beyond `properties` at the top: each input on its own,
+    // with the top level's `$defs`.
+    let prompt = prompt(
+        "---\nsyntax: jinja\ninput:\n  schema:\n    $defs:\n      person:\n        type: object\n        properties: {name: {type: string}}\n        additionalProperties: false\n    properties:\n      author: {$ref: \"#/$defs/person\"}\n---\n{{ author.name }}",
+    );
+    assert_eq!(
+        prompt
+            .render(json!({"author": {"name": "Ada"}}))
+            .unwrap()
+            .text(),
+        "Ada"
+    );
+    let error = prompt
+        .render(json!({"author": {"nmae": "Ada"}}))
+        .unwrap_err();
+    assert!(
+        error
+            .message()
+            .ends_with("\n  author.nmae: not declared: did you mean \"author.name\"?"),
+        "{}",
+        error.message()
+    );
+}

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-pub use validate::Violation;
+pub use validate::{Violation, MAX_VIOLATIONS};
 
 /// The keywords that mark `input.schema` as JSON Schema rather than
 /// Picoschema (a Picoschema field is never named like them: `type` and
@@ -164,11 +164,12 @@ impl InputSchema {
         self.inner.defaults.as_ref()
     }
 
-    /// Every way `root` (the data, defaults applied) does not fit.
+    /// Every way `root` (the data, defaults applied) does not fit, up to
+    /// [`MAX_VIOLATIONS`] (one more when there are more).
     pub fn check(&self, root: crate::data::View<'_>) -> Vec<Violation> {
         match &self.inner.whole {
             None => validate::each_input(&self.inner.inputs, &self.inner.json, root),
-            Some(whole) => validate::whole(whole, &self.inner.inputs, root),
+            Some(whole) => validate::whole(whole, &self.inner.json, &self.inner.inputs, root),
         }
     }
 }

@@ -13,6 +13,14 @@ use serde_json::{Map, Value};
 use crate::data::View;
 use crate::diagnostics::closest;
 
+/// The violations one check reports at most (one more is collected, to
+/// tell that there are more): data with a million wrong items gives a
+/// short error.
+pub const MAX_VIOLATIONS: usize = 50;
+
+/// How many values of an enum a message lists.
+const MAX_LISTED: usize = 20;
+
 /// One way the data does not fit the declared inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
@@ -121,6 +129,9 @@ pub(crate) fn each_input(inputs: &[Input], json: &Value, root: View<'_>) -> Vec<
             Cow::Borrowed(view.value())
         };
         for error in validator.iter_errors(&value) {
+            if found.len() > MAX_VIOLATIONS {
+                return found;
+            }
             found.extend(violations(&error, Some(&input.name), &value, &input.schema));
         }
     }
@@ -128,7 +139,12 @@ pub(crate) fn each_input(inputs: &[Input], json: &Value, root: View<'_>) -> Vec<
 }
 
 /// Checks the declared part of the data against the whole schema.
-pub(crate) fn whole(validator: &Validator, inputs: &[Input], root: View<'_>) -> Vec<Violation> {
+pub(crate) fn whole(
+    validator: &Validator,
+    json: &Value,
+    inputs: &[Input],
+    root: View<'_>,
+) -> Vec<Violation> {
     let mut declared = Map::new();
     for input in inputs {
         if let Some(view) = root.get(&input.name) {
@@ -138,6 +154,9 @@ pub(crate) fn whole(validator: &Validator, inputs: &[Input], root: View<'_>) -> 
     let value = Value::Object(declared);
     let mut found = Vec::new();
     for error in validator.iter_errors(&value) {
+        if found.len() > MAX_VIOLATIONS {
+            break;
+        }
         if let ValidationErrorKind::Required { property } = error.kind() {
             if let Some(name) = property
                 .as_str()
@@ -153,7 +172,7 @@ pub(crate) fn whole(validator: &Validator, inputs: &[Input], root: View<'_>) -> 
                 continue;
             }
         }
-        found.extend(violations(&error, None, &value, &Value::Bool(true)));
+        found.extend(violations(&error, None, &value, json));
     }
     found
 }
@@ -194,7 +213,7 @@ fn violations(
 ) -> Vec<Violation> {
     let (path, at) = data_path(prefix, error.instance_path().as_str(), value);
     let keyword_parent = parent_pointer(error.schema_path().as_str());
-    let schema_here = schema.pointer(keyword_parent);
+    let schema_here = schema_at(schema, keyword_parent);
     let one = |message: String| {
         vec![Violation {
             path: path.clone(),
@@ -225,10 +244,13 @@ fn violations(
             let declared = schema_here
                 .and_then(|here| here.get("properties"))
                 .and_then(|properties| properties.get(name))
-                .map_or_else(|| "a value".to_string(), describe_schema);
+                .map(describe_schema);
             vec![Violation {
                 path: child(&path, name),
-                message: format!("missing (declared {declared})"),
+                message: match declared {
+                    Some(declared) => format!("missing (declared {declared})"),
+                    None => "missing (required)".to_string(),
+                },
             }]
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
@@ -300,6 +322,24 @@ fn child(parent: &str, name: &str) -> String {
     }
 }
 
+/// The schema at a schema path, following local references (`$ref:
+/// "#/$defs/person"`) where the path goes through them.
+fn schema_at<'s>(root: &'s Value, pointer: &str) -> Option<&'s Value> {
+    let mut here = root;
+    for raw in pointer.split('/').skip(1) {
+        let segment = raw.replace("~1", "/").replace("~0", "~");
+        let target = match (segment.as_str(), here.get("$ref")) {
+            ("$ref", Some(Value::String(reference))) => root.pointer(reference.strip_prefix('#')?),
+            _ => match here {
+                Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
+                other => other.get(&segment),
+            },
+        };
+        here = target?;
+    }
+    Some(here)
+}
+
 /// The pointer to the schema object holding a keyword's pointer.
 fn parent_pointer(pointer: &str) -> &str {
     pointer.rfind('/').map_or("", |slash| &pointer[..slash])
@@ -354,7 +394,13 @@ pub(crate) fn describe_schema(schema: &Value) -> String {
 /// The values of a list, shown and joined: `"a", "b"`.
 fn list(options: &Value) -> String {
     match options {
-        Value::Array(values) => values.iter().map(show).collect::<Vec<_>>().join(", "),
+        Value::Array(values) => {
+            let mut shown: Vec<String> = values.iter().take(MAX_LISTED).map(show).collect();
+            if values.len() > MAX_LISTED {
+                shown.push(format!("… ({} in all)", values.len()));
+            }
+            shown.join(", ")
+        }
         other => show(other),
     }
 }
