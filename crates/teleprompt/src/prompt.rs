@@ -358,9 +358,12 @@ impl Prompt {
         Ok(rendered)
     }
 
-    fn render_data(&self, data: &Data, turn: Turn) -> Result<Rendered, Error> {
+    fn render_data(&self, data: &Data, mut turn: Turn) -> Result<Rendered, Error> {
         self.check_required(data)?;
         self.check_schema(data)?;
+        if let Some(schema) = &self.schema {
+            turn.warnings.extend(schema.near_misses(data.root()));
+        }
         let markers = Markers::new();
         let env = syntax::RenderEnv {
             now: turn

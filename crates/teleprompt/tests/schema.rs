@@ -147,3 +147,27 @@ fn each_input_is_checked_with_the_shared_definitions() {
         error.message()
     );
 }
+
+#[test]
+fn a_misspelled_optional_input_is_a_warning() {
+    let prompt = prompt(
+        "---\nsyntax: jinja\ninput:\n  schema:\n    name: string\n    tone?: string\n---\n{{ name }}{% if tone %} ({{ tone }}){% endif %}",
+    );
+    let rendered = prompt
+        .render(json!({"name": "Ada", "tnoe": "dry", "ticket": 1}))
+        .unwrap();
+    assert_eq!(rendered.text(), "Ada");
+    assert_eq!(
+        rendered.warnings(),
+        &[
+            "the data has \"tnoe\", which the prompt does not declare, and lacks the optional \
+           input \"tone\": did you mean \"tone\"?"
+                .to_string()
+        ]
+    );
+    let rendered = prompt
+        .render(json!({"name": "Ada", "tone": "dry"}))
+        .unwrap();
+    assert_eq!(rendered.text(), "Ada (dry)");
+    assert!(rendered.warnings().is_empty());
+}

@@ -174,6 +174,35 @@ impl InputSchema {
     }
 }
 
+impl InputSchema {
+    /// Warnings for data keys that look like a misspelled optional input
+    /// (`tnoe` when `tone?` is declared and absent): not errors, since the
+    /// host's data may hold keys of its own.
+    pub fn near_misses(&self, root: crate::data::View<'_>) -> Vec<String> {
+        let inputs = &self.inner.inputs;
+        let absent: Vec<&str> = inputs
+            .iter()
+            .filter(|input| !input.required && root.get(&input.name).is_none())
+            .map(|input| input.name.as_str())
+            .collect();
+        if absent.is_empty() {
+            return Vec::new();
+        }
+        root.keys()
+            .into_iter()
+            .filter(|key| !self.declares(key))
+            .filter_map(|key| {
+                crate::diagnostics::closest(key, absent.iter().copied()).map(|near| {
+                    format!(
+                        "the data has \"{key}\", which the prompt does not declare, and lacks \
+                         the optional input \"{near}\": did you mean \"{near}\"?"
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
 fn is_json_schema(map: &Map<String, Value>) -> bool {
     let typed = matches!(
         map.get("type"),
