@@ -236,6 +236,12 @@ pub fn rule_description(problem: &Error) -> &'static str {
         (ErrorClass::Warning, Some("no-message")) => {
             "An empty template: the prompt renders nothing"
         }
+        (ErrorClass::Warning, Some("undeclared-input")) => {
+            "The template reads a name that input.schema does not declare"
+        }
+        (ErrorClass::Warning, Some("unused-input")) => {
+            "input.schema declares an input the template never reads"
+        }
         (ErrorClass::Document, _) => "The prompt file cannot be read as a prompt",
         (ErrorClass::Parse, _) => "The template cannot be compiled",
         (ErrorClass::Render, _) => "The data does not fit the template",

@@ -43,8 +43,11 @@ pub struct Metadata {
     pub strict: Option<Strictness>,
     /// `on_error`.
     pub on_error: Option<OnError>,
-    /// `input.default`: values merged under the runtime data.
+    /// `input.default`: values merged under the runtime data (with the
+    /// `default`s of `input.schema` under them).
     pub defaults: Option<Value>,
+    /// `input.schema`: the declared inputs the data is checked against.
+    pub schema: Option<crate::schema::InputSchema>,
     /// `messages`: how the template text marks roles besides `role` calls.
     pub messages: Option<MessageReader>,
     /// `default_role`: the role of text before the first role marker.
@@ -254,21 +257,31 @@ impl Document {
             "system, developer, user, assistant, tool",
         )?
         .and_then(|s| Role::parse(&s));
-        let defaults = match self.section(key::INPUT, INPUT_KEYS)? {
-            None => None,
-            Some(input) => match input.get("default") {
-                None | Some(Value::Null) => None,
-                Some(Value::Object(defaults)) => Some(Value::Object(expand_dotted(defaults))),
-                Some(other) => {
-                    return Err(self.key_error(
-                        key::INPUT,
-                        format!(
-                            "`input.default` must be a mapping of names to values, found {}",
-                            describe(other)
-                        ),
-                    ))
-                }
-            },
+        let input = self.section(key::INPUT, INPUT_KEYS)?;
+        let defaults = match input.and_then(|input| input.get("default")) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(defaults)) => Some(Value::Object(expand_dotted(defaults))),
+            Some(other) => {
+                return Err(self.key_error(
+                    key::INPUT,
+                    format!(
+                        "`input.default` must be a mapping of names to values, found {}",
+                        describe(other)
+                    ),
+                ))
+            }
+        };
+        let schema = match input.and_then(|input| input.get("schema")) {
+            None | Some(Value::Null) => None,
+            Some(schema) => Some(
+                crate::schema::InputSchema::new(schema)
+                    .map_err(|message| self.key_error(key::INPUT, message))?,
+            ),
+        };
+        // The schema's own defaults sit under `input.default`.
+        let defaults = match (defaults, schema.as_ref().and_then(|s| s.defaults())) {
+            (Some(own), Some(declared)) => Some(crate::data::merge_under(own, declared)),
+            (own, declared) => own.or_else(|| declared.cloned()),
         };
         let jinja = match self.section(key::JINJA, JinjaOptions::KEYS)? {
             None => JinjaOptions::default(),
@@ -318,6 +331,7 @@ impl Document {
             strict,
             on_error,
             defaults,
+            schema,
             messages,
             default_role,
             continuation_prompt: text(key::CONTINUATION_PROMPT)?,
@@ -376,9 +390,16 @@ impl Document {
 
     /// A document error placed on the front matter line that sets `key`.
     pub fn key_error(&self, key: &str, message: String) -> Error {
-        let error = Error::new(ErrorClass::Document, message)
-            .with_file(&self.origin)
-            .with_kind("front-matter-key");
+        self.place_on_key(
+            Error::new(ErrorClass::Document, message).with_kind("front-matter-key"),
+            key,
+        )
+    }
+
+    /// `error` placed on the front matter line that sets `key` (in this
+    /// file, without a place when the file has no such line).
+    pub fn place_on_key(&self, error: Error, key: &str) -> Error {
+        let error = error.with_file(&self.origin);
         // Values carry no YAML positions, so find the key's line by its text.
         let prefix = format!("{key}:");
         let found = self.front_matter_source.as_deref().and_then(|source| {
@@ -479,7 +500,7 @@ pub mod key {
     pub const STRICT: &str = "strict";
     /// `on_error`
     pub const ON_ERROR: &str = "on_error";
-    /// `input` (with `input.default`)
+    /// `input` (with `input.default` and `input.schema`)
     pub const INPUT: &str = "input";
     /// `messages`
     pub const MESSAGES: &str = "messages";
@@ -562,8 +583,7 @@ pub mod key {
 }
 
 /// The keys of the `input` section: `default` values, and `schema` (the
-/// declared inputs; read by a later release, accepted now so that
-/// Dotprompt files load).
+/// declared inputs, see [`crate::schema`]).
 const INPUT_KEYS: &[&str] = &["default", "schema"];
 
 fn is_fence(line: &str) -> bool {

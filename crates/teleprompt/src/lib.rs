@@ -36,6 +36,7 @@ pub mod limits;
 pub mod messages;
 mod options;
 mod prompt;
+pub mod schema;
 mod syntax;
 pub mod testing;
 

@@ -37,6 +37,9 @@ pub struct Prompt {
     /// Inputs the data must hold (a Semantic Kernel prompt's required
     /// `input_variables` without a default).
     required: Vec<String>,
+    /// The declared inputs (`input.schema`) the data is checked against
+    /// before each render.
+    schema: Option<crate::schema::InputSchema>,
     /// Messages by Dotprompt's rules (`messages: dotprompt`, `.prompt`
     /// files): text kept as rendered.
     dotprompt: bool,
@@ -252,6 +255,7 @@ impl Prompt {
             template,
             tool_use,
             required,
+            schema: metadata.schema,
             dotprompt,
         })
     }
@@ -338,7 +342,7 @@ impl Prompt {
                 label(Error::new(ErrorClass::Input, error.to_string()).with_suggestion(Some(rule)))
             })?;
         }
-        let reads = |name: &str| self.template.reads(name);
+        let reads = |name: &str| self.reads(name);
         let built = context
             .build_with_defaults(&reads, self.defaults.clone())
             .map_err(label)?;
@@ -354,8 +358,12 @@ impl Prompt {
         Ok(rendered)
     }
 
-    fn render_data(&self, data: &Data, turn: Turn) -> Result<Rendered, Error> {
+    fn render_data(&self, data: &Data, mut turn: Turn) -> Result<Rendered, Error> {
         self.check_required(data)?;
+        self.check_schema(data)?;
+        if let Some(schema) = &self.schema {
+            turn.warnings.extend(schema.near_misses(data.root()));
+        }
         let markers = Markers::new();
         let env = syntax::RenderEnv {
             now: turn
@@ -486,6 +494,35 @@ impl Prompt {
         )))
     }
 
+    /// The data against the declared inputs (`input.schema`): every
+    /// violation, one per line, in one `input` error placed on the front
+    /// matter's `input` key.
+    fn check_schema(&self, data: &Data) -> Result<(), Error> {
+        let Some(schema) = &self.schema else {
+            return Ok(());
+        };
+        let violations = schema.check(data.root());
+        if violations.is_empty() {
+            return Ok(());
+        }
+        let mut message =
+            String::from("the data does not fit the prompt's declared inputs (`input.schema`):");
+        for violation in violations.iter().take(crate::schema::MAX_VIOLATIONS) {
+            message.push_str("\n  ");
+            message.push_str(&violation.to_string());
+        }
+        if violations.len() > crate::schema::MAX_VIOLATIONS {
+            message.push_str(&format!(
+                "\n  … and more (the first {} are shown)",
+                crate::schema::MAX_VIOLATIONS
+            ));
+        }
+        Err(self.document.place_on_key(
+            Error::new(ErrorClass::Input, message),
+            crate::document::key::INPUT,
+        ))
+    }
+
     /// Likely mistakes that neither stop loading nor rendering, each placed
     /// in the file (class [`ErrorClass::Warning`]): in Go syntax, a root
     /// name such as `.issue` read inside `range` or `with`, where dot is
@@ -507,12 +544,65 @@ impl Prompt {
                     .defaults
                     .as_deref()
                     .is_some_and(|defaults| defaults.get(name).is_some())
+                || self
+                    .schema
+                    .as_ref()
+                    .is_some_and(|schema| schema.declares(name))
         };
-        self.template
+        let mut warnings: Vec<Error> = self
+            .template
             .warnings(&root)
             .into_iter()
             .map(|warning| self.document.locate(warning))
-            .collect()
+            .collect();
+        warnings.extend(self.declared_input_warnings());
+        warnings
+    }
+
+    /// With `input.schema`: a name the template reads that is not declared
+    /// (with the declared name it likely meant), and a declared input it
+    /// never reads. Placed on the front matter's `input` line.
+    fn declared_input_warnings(&self) -> Vec<Error> {
+        let (Some(schema), Some(inputs)) = (&self.schema, self.inputs()) else {
+            return Vec::new();
+        };
+        let warning = |message: String, kind: &'static str, suggestion: Option<String>| {
+            self.document.place_on_key(
+                Error::new(ErrorClass::Warning, message)
+                    .with_kind(kind)
+                    .with_suggestion(suggestion),
+                crate::document::key::INPUT,
+            )
+        };
+        let defaulted = |name: &str| {
+            self.defaults
+                .as_deref()
+                .is_some_and(|defaults| defaults.get(name).is_some())
+        };
+        let mut found = Vec::new();
+        for name in inputs.names() {
+            if schema.declares(name) || defaulted(name) {
+                continue;
+            }
+            let meant = crate::diagnostics::closest(name, schema.names());
+            found.push(warning(
+                format!("the template reads `{name}`, which input.schema does not declare"),
+                "undeclared-input",
+                meant.map(|meant| format!("did you mean `{meant}`?")),
+            ));
+        }
+        if !inputs.reads_whole() {
+            for name in schema.names() {
+                if inputs.names().all(|read| read != name) {
+                    found.push(warning(
+                        format!("input `{name}` is declared but the template never reads it"),
+                        "unused-input",
+                        None,
+                    ));
+                }
+            }
+        }
+        found
     }
 
     /// What the template reads of the data the host passes (the prompt
@@ -531,11 +621,17 @@ impl Prompt {
 
     /// Whether a render may read `name` from the top level of the data:
     /// false only when the template certainly never does (true whenever it
-    /// cannot tell, e.g. when it walks the whole data). Reading a data file
+    /// cannot tell, e.g. when it walks the whole data), and true for a
+    /// declared input, which is checked before rendering. Reading a data file
     /// with it ([`crate::data::read_file_keeping`]) builds only what the
     /// prompt may read.
     pub fn reads(&self, name: &str) -> bool {
-        self.template.reads(name)
+        self.template.reads(name) || self.schema.as_ref().is_some_and(|s| s.declares(name))
+    }
+
+    /// The declared inputs (front matter `input.schema`), if any.
+    pub fn input_schema(&self) -> Option<&crate::schema::InputSchema> {
+        self.schema.as_ref()
     }
 
     /// The prompt's name: front matter `name`, else the file stem.

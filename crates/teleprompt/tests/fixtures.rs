@@ -14,8 +14,9 @@
 //! - `=== output` — the exact rendered text.
 //! - `=== warnings` — the prompt's warnings (`Prompt::warnings`), one per
 //!   line as `LINE:COL message`; an empty section expects none.
-//! - `=== error` — `CLASS [LINE:COL]`, then the exact message, then
-//!   optional `help: SUGGESTION` and `at: ACTION` lines.
+//! - `=== error` — `CLASS [LINE:COL]`, then the exact message (all the
+//!   lines up to the first `help:` or `at:` line), then optional
+//!   `help: SUGGESTION` and `at: ACTION` lines.
 //!
 //! With both `output` and `error`, the render must recover (`on_error:
 //! original`): return the output and carry the error. A marker ending in
@@ -187,7 +188,23 @@ fn check_error(expected: &str, error: &Error) -> Result<(), String> {
             return mismatch("location", place, &got);
         }
     }
-    if let Some(message) = lines.next() {
+    // The message runs to the first `help:` or `at:` line (a message of
+    // several lines, such as a list of input violations, included).
+    let mut lines = lines.peekable();
+    let mut message: Option<String> = None;
+    while let Some(line) = lines.next_if(|line| {
+        message.is_none() || !(line.starts_with("help: ") || line.starts_with("at: "))
+    }) {
+        match &mut message {
+            None => message = Some(line.to_string()),
+            Some(message) => {
+                message.push('\n');
+                message.push_str(line);
+            }
+        }
+    }
+    if let Some(message) = message {
+        let message = message.trim_end_matches('\n');
         if message != error.message() {
             return mismatch("message", message, error.message());
         }

@@ -2,8 +2,9 @@
 //! `dotprompt` npm package 1.1.2).
 //!
 //! - The body is Handlebars; the front matter's `model`, `config`, `tools`,
-//!   `output`, … stay metadata for the host; `input.schema` (Picoschema) is
-//!   accepted, not validated yet; `input.default` sits under the data.
+//!   `output`, … stay metadata for the host; `input.schema` (Picoschema)
+//!   is checked before each render ([`crate::schema`]); `input.default`
+//!   sits under the data.
 //! - As Dotprompt, the template is the body trimmed of whitespace at both
 //!   ends when the file has front matter.
 //! - Messages follow Dotprompt's rules (see [`MessageReader::Dotprompt`]):
