@@ -109,9 +109,20 @@ impl Library {
 /// top-level `template_format`). Dotprompt partials (`_name.prompt`) are
 /// not prompts: the prompts that use them read them.
 pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    files_under(dir, |path| {
+        !is_dotprompt_partial(path)
+            && (Syntax::from_path(path).is_some()
+                || (has_text_extension(path) && opens_with_front_matter(path))
+                || (crate::syntax::handlebars::sk::is_sk_prompt(&path.to_string_lossy())
+                    && is_sk_prompt_yaml(path)))
+    })
+}
+
+/// The regular files under `dir` that `keep` accepts, sorted by name.
+/// `.gitignore` counts even outside a git repository, as it does for the
+/// workspace file list.
+pub(crate) fn files_under(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
-    // .gitignore counts even outside a git repository, as it does for the
-    // workspace file list.
     let walker = ignore::WalkBuilder::new(dir)
         .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b))
@@ -124,19 +135,8 @@ pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             )
             .with_file(dir.display().to_string())
         })?;
-        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-            continue;
-        }
-        let path = entry.into_path();
-        if is_dotprompt_partial(&path) {
-            continue;
-        }
-        if Syntax::from_path(&path).is_some()
-            || (has_text_extension(&path) && opens_with_front_matter(&path))
-            || (crate::syntax::handlebars::sk::is_sk_prompt(&path.to_string_lossy())
-                && is_sk_prompt_yaml(&path))
-        {
-            files.push(path);
+        if entry.file_type().is_some_and(|kind| kind.is_file()) && keep(entry.path()) {
+            files.push(entry.into_path());
         }
     }
     Ok(files)

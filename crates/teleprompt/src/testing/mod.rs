@@ -309,34 +309,8 @@ pub fn prompts_to_test(paths: &[PathBuf]) -> Result<ToTest, Error> {
     Ok(found)
 }
 
-/// The tests files under `dir`, sorted, honouring `.gitignore`.
-fn tests_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut files = Vec::new();
-    let walker = ignore::WalkBuilder::new(dir)
-        .require_git(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
-    for entry in walker {
-        let entry = entry.map_err(|error| {
-            Error::new(
-                ErrorClass::Io,
-                format!("cannot read the directory: {error}"),
-            )
-            .with_file(dir.display().to_string())
-        })?;
-        if entry.file_type().is_some_and(|kind| kind.is_file()) && is_tests_file(entry.path()) {
-            files.push(entry.into_path());
-        }
-    }
-    Ok(files)
-}
-
-/// The prompt a tests file belongs to: `NAME.tests.yaml` beside the file
-/// `NAME`, else beside the one prompt whose stem is NAME (data files and
-/// prompts with a tests file of their whole name left out). No such
-/// prompt, or several, is a `document` error.
-pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
-    let origin = path.display().to_string();
+/// The folder a file is in (`.` for a bare name) and its file name.
+fn folder_and_name(path: &Path) -> (&Path, String) {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -345,6 +319,21 @@ pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
+    (dir, name)
+}
+
+/// The tests files under `dir`, sorted, honouring `.gitignore`.
+fn tests_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    crate::library::files_under(dir, is_tests_file)
+}
+
+/// The prompt a tests file belongs to: `NAME.tests.yaml` beside the file
+/// `NAME`, else beside the one prompt whose stem is NAME (data files and
+/// prompts with a tests file of their whole name left out). No such
+/// prompt, or several, is a `document` error.
+pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
+    let origin = path.display().to_string();
+    let (dir, name) = folder_and_name(path);
     let base = name
         .rsplit_once(".tests.")
         .map_or(name.as_str(), |(base, _)| base);

@@ -104,14 +104,7 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
     let io = |error: std::io::Error| {
         Error::new(ErrorClass::Io, format!("cannot write the file: {error}")).with_file(&origin)
     };
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let (dir, name) = super::folder_and_name(path);
     let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = (|| {
         let mut file = std::fs::OpenOptions::new()
