@@ -496,8 +496,8 @@ fn pretty(value: &serde_json::Value) -> String {
 }
 
 /// Loads every prompt under the paths of `args`: load errors (the first of
-/// each file), name clashes, and the warnings of the prompts that load, each
-/// with the labels of `--label`.
+/// each file), malformed test cases, name clashes, and the warnings of the
+/// prompts that load, each with the labels of `--label`.
 fn find_problems(args: &CheckArgs) -> report::Problems {
     let options = args.load.options();
     let mut problems = report::Problems {
@@ -521,6 +521,11 @@ fn find_problems(args: &CheckArgs) -> report::Problems {
             match Prompt::from_file_with(&file, &options) {
                 Ok(prompt) => {
                     problems.warnings.extend(prompt.warnings());
+                    // Its test cases, read (not run): a malformed case is
+                    // an error here too.
+                    if let Err(error) = testing::PromptTests::read(&file, &options) {
+                        problems.errors.push(error);
+                    }
                     loaded.push(prompt);
                 }
                 Err(error) => problems.errors.push(error),

@@ -463,6 +463,25 @@ fn inspect_prints_the_inputs_as_picoschema_and_json_schema() {
 }
 
 #[test]
+fn check_reads_test_cases_and_reports_a_malformed_one() {
+    let dir = tempdir("check-tests");
+    let prompt = dir.join("p.j2");
+    std::fs::write(
+        &prompt,
+        "---\ntests:\n  - name: a\n    dta: {}\n    expect: x\n---\nx\n",
+    )
+    .unwrap();
+    let output = teleprompt(&["check", prompt.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("test case 1 (\"a\"): unknown key `dta`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean \"data\"?"), "{stderr}");
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for args in [
         &["render"][..],
