@@ -242,6 +242,9 @@ pub fn rule_description(problem: &Error) -> &'static str {
         (ErrorClass::Warning, Some("unused-input")) => {
             "input.schema declares an input the template never reads"
         }
+        (ErrorClass::Warning, Some("printed-structure")) => {
+            "A mapping or list printed as it is where its keys are read too"
+        }
         (ErrorClass::Document, _) => "The prompt file cannot be read as a prompt",
         (ErrorClass::Parse, _) => "The template cannot be compiled",
         (ErrorClass::Render, _) => "The data does not fit the template",

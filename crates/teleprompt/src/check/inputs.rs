@@ -39,6 +39,9 @@ pub struct Inputs {
     /// True when the template uses the value whole (prints it, passes it
     /// to `toJSON`): it may need keys not listed.
     whole: bool,
+    /// Where the template first prints the value as it is (`{{ .issue }}`),
+    /// in the template text.
+    printed: Option<std::ops::Range<usize>>,
 }
 
 impl Inputs {
@@ -63,6 +66,58 @@ impl Inputs {
             };
         }
         node.whole = true;
+    }
+
+    /// Notes that the template prints the value at `path` as it is, at
+    /// `span` of its text.
+    pub(crate) fn add_printed(&mut self, path: &[Step], span: std::ops::Range<usize>) {
+        self.add_whole(path);
+        let mut node = self;
+        for step in path {
+            node = match step {
+                Step::Key(key) => node.fields.entry(key.clone()).or_default(),
+                Step::Each => node.items.get_or_insert_with(Box::default),
+            };
+        }
+        node.printed.get_or_insert(span);
+    }
+
+    /// Values the template prints as they are while it also reads their
+    /// keys or walks them as lists: a mapping or list printed whole, most
+    /// likely by mistake (Go prints `map[…]`, Handlebars `[object
+    /// Object]`). Each with its path (`issue.labels`) and where it prints.
+    pub(crate) fn printed_structures(&self) -> Vec<(String, std::ops::Range<usize>)> {
+        let mut found = Vec::new();
+        self.collect_printed(&mut String::new(), &mut found);
+        found.sort_by_key(|(_, span)| span.start);
+        found
+    }
+
+    fn collect_printed(
+        &self,
+        path: &mut String,
+        found: &mut Vec<(String, std::ops::Range<usize>)>,
+    ) {
+        if let Some(span) = &self.printed {
+            if !self.fields.is_empty() || self.items.is_some() {
+                found.push((path.clone(), span.clone()));
+            }
+        }
+        for (name, inner) in &self.fields {
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(name);
+            inner.collect_printed(path, found);
+            path.truncate(len);
+        }
+        if let Some(items) = &self.items {
+            let len = path.len();
+            path.push_str("[]");
+            items.collect_printed(path, found);
+            path.truncate(len);
+        }
     }
 
     /// The top-level names read.

@@ -128,10 +128,15 @@ impl Template {
             Compiled::Go(_) => {
                 let mut found = go::scope_warnings(&self.source.text, root);
                 found.extend(go::chat_warnings(&self.source.text));
+                found.extend(self.printed_structure_warnings("{{ toJSON $.", " }}"));
                 found
             }
             Compiled::Jinja(template) => template.warnings(),
-            Compiled::Handlebars(_) => handlebars::chat_warnings(&self.source.text),
+            Compiled::Handlebars(_) => {
+                let mut found = handlebars::chat_warnings(&self.source.text);
+                found.extend(self.printed_structure_warnings("{{json @root.", "}}"));
+                found
+            }
         };
         found
             .into_iter()
@@ -145,6 +150,34 @@ impl Template {
                 let mut warning = self.source.place(warning);
                 warning.class = crate::ErrorClass::Warning;
                 warning
+            })
+            .collect()
+    }
+
+    /// A mapping or list printed as it is where the template also reads
+    /// its keys: Go prints `map[…]`, Handlebars `[object Object]`. The
+    /// suggestion prints it as JSON (`open` + path + `close`).
+    fn printed_structure_warnings(&self, open: &str, close: &str) -> Vec<TemplateError> {
+        let Some(inputs) = self.inputs() else {
+            return Vec::new();
+        };
+        inputs
+            .printed_structures()
+            .into_iter()
+            // A list's element read both whole and by its keys is most
+            // often `.issue.…` inside a `range` (warned on its own).
+            .filter(|(path, _)| !path.contains("[]"))
+            .map(|(path, span)| {
+                TemplateError::parse(
+                    Some(span),
+                    format!(
+                        "`{path}` is printed as it is, but the template also reads its keys or items: a mapping or list prints as the engine's raw form, not as text"
+                    ),
+                )
+                .suggest(Some(format!(
+                    "print it as JSON: {open}{path}{close}, or print its fields"
+                )))
+                .with_kind("printed-structure")
             })
             .collect()
     }

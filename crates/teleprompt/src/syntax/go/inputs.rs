@@ -38,6 +38,12 @@ impl<'t> Walk<'t> {
             match node {
                 Node::Action(action) => {
                     let place = self.pipe(&action.pipe, dot, false);
+                    if action.pipe.decl.is_empty() {
+                        // A path printed as it is.
+                        if let Some(path) = &place {
+                            self.inputs.add_printed(path, action.span.clone());
+                        }
+                    }
                     self.declare(&action.pipe, place);
                 }
                 Node::If(branch) => {

@@ -40,7 +40,26 @@ impl Walk {
     fn nodes(&mut self, nodes: &[Node], stack: &mut Vec<Place>) {
         for node in nodes {
             match node {
-                Node::Mustache(mustache) => self.call(&mustache.call, stack, false),
+                Node::Mustache(mustache) => {
+                    self.call(&mustache.call, stack, false);
+                    // A bare path printed as it is.
+                    let call = &mustache.call;
+                    if call.params.is_empty() && call.hash.is_empty() {
+                        if let Expr::Path(path) = &call.head {
+                            let helper = !path.explicit
+                                && !path.data
+                                && path.parents == 0
+                                && path.parts.len() == 1
+                                && path
+                                    .parts
+                                    .first()
+                                    .is_some_and(|part| self.helpers.contains(part.name.as_str()));
+                            if let (false, Some(place)) = (helper, self.path(path, stack)) {
+                                self.inputs.add_printed(&place, mustache.span.clone());
+                            }
+                        }
+                    }
+                }
                 Node::Block(block) => {
                     let name = match &block.call.head {
                         Expr::Path(path)
