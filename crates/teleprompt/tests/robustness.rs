@@ -482,3 +482,31 @@ fn a_history_with_a_duplicate_key_is_refused() {
         "{error}"
     );
 }
+
+/// Found by the `jinja_template` fuzz target: `toJSON` with a huge indent
+/// built the indent string before anything was printed and aborted on the
+/// allocation.
+#[test]
+fn a_huge_to_json_indent_is_the_output_limit() {
+    let load = |body: &str| {
+        let options = LoadOptions {
+            syntax: Some(Syntax::Jinja),
+            ..LoadOptions::default()
+        };
+        Prompt::from_source("t.j2", body, &options).unwrap()
+    };
+    // No item goes on a line of its own: the indent is never written.
+    let scalar = load("{{ 'a'|toJSON(1e13) }} {{ []|toJSON(indent=10000000000000) }}");
+    assert_eq!(
+        scalar.render(serde_json::json!({})).unwrap().text(),
+        "\"a\" []"
+    );
+    let list = load("{{ [1, {'k': [2]}]|toJSON(10000000000000) }}");
+    let error = list.render(serde_json::json!({})).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Render, "{error}");
+    let small = load("{{ [1]|toJSON(2) }}");
+    assert_eq!(
+        small.render(serde_json::json!({})).unwrap().text(),
+        "[\n  1\n]"
+    );
+}
