@@ -510,3 +510,24 @@ fn a_huge_to_json_indent_is_the_output_limit() {
         "[\n  1\n]"
     );
 }
+
+/// Found by the `render_data` fuzz target: a dotted key of 100,000 parts
+/// (`--set`, args, front matter defaults) built data 100,000 deep, which
+/// overflowed the stack when it was copied or dropped.
+#[test]
+fn a_dotted_key_of_many_parts_stays_one_key() {
+    use teleprompt::data::{insert_dotted, MAX_DOTTED_PARTS};
+    let mut map = serde_json::Map::new();
+    let deep = "a.".repeat(100_000) + "b";
+    insert_dotted(&mut map, &deep, serde_json::json!(1), true);
+    assert_eq!(map.get(&deep), Some(&serde_json::json!(1)));
+    let limit = vec!["k"; MAX_DOTTED_PARTS].join(".");
+    insert_dotted(&mut map, &limit, serde_json::json!(2), true);
+    let mut value = &serde_json::Value::Object(map.clone());
+    for _ in 0..MAX_DOTTED_PARTS {
+        value = &value["k"];
+    }
+    assert_eq!(value, &serde_json::json!(2));
+    let context = teleprompt::PromptContext::new().args(serde_json::json!({ deep.clone(): 1 }));
+    drop(context.unwrap());
+}
