@@ -531,3 +531,25 @@ fn a_dotted_key_of_many_parts_stays_one_key() {
     let context = teleprompt::PromptContext::new().args(serde_json::json!({ deep.clone(): 1 }));
     drop(context.unwrap());
 }
+
+/// Found by the `jinja_template` fuzz target: `replace` on a value that is
+/// not a string (a list, read as its text) skipped the size check and
+/// built gigabytes.
+#[test]
+fn replace_on_a_list_is_checked_like_on_a_string() {
+    let options = LoadOptions {
+        syntax: Some(Syntax::Jinja),
+        ..LoadOptions::default()
+    };
+    let body = r#"{{ ("ax" * 1000)|list|replace("x", "y" * 10000000)|length }}"#;
+    let prompt = Prompt::from_source("t.j2", body, &options).unwrap();
+    let started = std::time::Instant::now();
+    let error = prompt.render(serde_json::json!({})).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Render, "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    let small = Prompt::from_source("t.j2", "{{ [1, 2]|replace('1', 'one') }}", &options).unwrap();
+    assert_eq!(
+        small.render(serde_json::json!({})).unwrap().text(),
+        "[one, 2]"
+    );
+}
