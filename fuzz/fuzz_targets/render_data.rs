@@ -308,8 +308,8 @@ fn string(u: &mut Unstructured) -> Result<String> {
             2 => 100_000,
             _ => 1,
         };
-        // Long, not huge: at most about a megabyte per piece.
-        let times = times.min((1 << 20) / piece.len().max(1)).max(1);
+        // Long, not huge: at most 256 KB per piece.
+        let times = times.min((256 << 10) / piece.len().max(1)).max(1);
         text.push_str(&piece.repeat(times));
     }
     Ok(text)
@@ -416,6 +416,18 @@ fn messages(u: &mut Unstructured, depth: u32) -> Result<Value> {
 }
 
 fn render(prompt: &Prompt, context: &PromptContext) {
+    if std::env::var_os("RENDER_DATA_DEBUG").is_some() {
+        // To see what a slow or failing input renders: the prompt and its data.
+        let data = context
+            .build(&|_| true)
+            .map(|built| built.data.root().to_json());
+        let text = format!("{data:?}");
+        eprintln!(
+            "{}: {}",
+            prompt.origin(),
+            &text[..text.floor_char_boundary(4000)]
+        );
+    }
     if let Ok(rendered) = prompt.render_turn(context) {
         for format in OutputFormat::ALL {
             let _ = rendered.to_format(format);
