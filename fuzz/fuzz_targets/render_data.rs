@@ -304,12 +304,13 @@ fn string(u: &mut Unstructured) -> Result<String> {
         };
         let times = match u.int_in_range(0..=15)? {
             0 => 100,
-            1 => 10_000,
-            2 => 100_000,
+            1 => 1_000,
+            2 => 10_000,
             _ => 1,
         };
-        // Long, not huge: at most 256 KB per piece.
-        let times = times.min((256 << 10) / piece.len().max(1)).max(1);
+        // Long, not huge: at most 64 KB per piece (the huge values come
+        // from the counts and widths the prompts apply to them).
+        let times = times.min((64 << 10) / piece.len().max(1)).max(1);
         text.push_str(&piece.repeat(times));
     }
     Ok(text)
