@@ -21,6 +21,7 @@ use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Number, Value};
 use teleprompt::data::{insert_dotted, parse_text, Format};
+use teleprompt::limits::Limits;
 use teleprompt::messages::{history_from_value, parse_history, validate_history};
 use teleprompt::{LoadOptions, OutputFormat, Prompt, PromptContext, Strictness, Syntax};
 
@@ -195,6 +196,12 @@ fn prompts() -> &'static [Prompt] {
                     syntax,
                     strict,
                     include_root: root.map(|root| examples.join(root)),
+                    // A small output budget: the limits are reached after
+                    // a megabyte, not after 64 MiB of loop iterations.
+                    limits: Limits {
+                        max_output: 1 << 20,
+                        ..Limits::default()
+                    },
                     ..LoadOptions::default()
                 };
                 match Prompt::from_source(origin, source, &options) {
