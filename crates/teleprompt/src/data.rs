@@ -298,11 +298,20 @@ pub fn describe(value: &Value) -> &'static str {
     }
 }
 
+/// The most parts a dotted path of [`insert_dotted`] is split into: data
+/// is read at most 128 deep, as JSON is, since copying, printing and
+/// dropping a value recurse.
+pub const MAX_DOTTED_PARTS: usize = 128;
+
 /// Sets `value` at a dotted path (`issue.title`) in `map`, creating maps
 /// on the way. With `overwrite` the value replaces whatever is there (a
-/// leaf in the way included); without, an existing value is kept.
+/// leaf in the way included); without, an existing value is kept. A path of
+/// more than [`MAX_DOTTED_PARTS`] parts is not split: it is one key.
 pub fn insert_dotted(map: &mut Map<String, Value>, dotted: &str, value: Value, overwrite: bool) {
-    let mut parts = dotted.split('.').peekable();
+    let too_deep = dotted.split('.').nth(MAX_DOTTED_PARTS).is_some();
+    let mut parts = dotted
+        .splitn(if too_deep { 1 } else { MAX_DOTTED_PARTS }, '.')
+        .peekable();
     let mut current = map;
     while let Some(part) = parts.next() {
         if parts.peek().is_none() {

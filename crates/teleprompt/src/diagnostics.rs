@@ -436,14 +436,27 @@ impl TemplateError {
     }
 }
 
+/// The longest name, in characters, that [`closest`] looks for typos of:
+/// the edit distance takes time in the product of the two lengths, and
+/// names come from data (a key of a megabyte took seconds).
+pub const MAX_TYPO_NAME: usize = 256;
+
 /// The candidate closest to `name`, if one is close enough to be a likely
-/// typo (same letters in another case, or a small edit distance).
+/// typo (same letters in another case, or a small edit distance). Names
+/// longer than [`MAX_TYPO_NAME`] characters have none.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let length = name.chars().count();
+    if length > MAX_TYPO_NAME {
+        return None;
+    }
     let lower = name.to_lowercase();
-    let limit = (name.chars().count() / 3).clamp(1, 3);
+    let limit = (length / 3).clamp(1, 3);
     candidates
         .into_iter()
         .filter(|candidate| *candidate != name)
+        // A length further off than the limit is further off in edits too.
+        .filter(|candidate| candidate.len().abs_diff(name.len()) <= 4 * limit)
+        .filter(|candidate| candidate.chars().count().abs_diff(length) <= limit)
         .map(|candidate| {
             let distance = if candidate.to_lowercase() == lower {
                 0
@@ -480,6 +493,21 @@ mod tests {
         assert_eq!(closest("titl", names), Some("title"));
         assert_eq!(closest("Labels", names), Some("labels"));
         assert_eq!(closest("zzz", names), None);
+    }
+
+    /// Found by the `render_data` fuzz target: a data key of a megabyte
+    /// made one suggestion take seconds.
+    #[test]
+    fn closest_is_quick_on_long_names() {
+        let long = "ab".repeat(500_000);
+        let near = format!("{long}c");
+        let started = std::time::Instant::now();
+        assert_eq!(closest(&near, [long.as_str(), "title"]), None);
+        assert_eq!(closest("title", [long.as_str(), "titl"]), Some("titl"));
+        assert!(started.elapsed() < std::time::Duration::from_millis(100));
+        let edge = "x".repeat(MAX_TYPO_NAME);
+        let typo = format!("{}y", &edge[1..]);
+        assert_eq!(closest(&typo, [edge.as_str()]), Some(edge.as_str()));
     }
 
     #[test]

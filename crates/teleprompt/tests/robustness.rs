@@ -482,3 +482,74 @@ fn a_history_with_a_duplicate_key_is_refused() {
         "{error}"
     );
 }
+
+/// Found by the `jinja_template` fuzz target: `toJSON` with a huge indent
+/// built the indent string before anything was printed and aborted on the
+/// allocation.
+#[test]
+fn a_huge_to_json_indent_is_the_output_limit() {
+    let load = |body: &str| {
+        let options = LoadOptions {
+            syntax: Some(Syntax::Jinja),
+            ..LoadOptions::default()
+        };
+        Prompt::from_source("t.j2", body, &options).unwrap()
+    };
+    // No item goes on a line of its own: the indent is never written.
+    let scalar = load("{{ 'a'|toJSON(1e13) }} {{ []|toJSON(indent=10000000000000) }}");
+    assert_eq!(
+        scalar.render(serde_json::json!({})).unwrap().text(),
+        "\"a\" []"
+    );
+    let list = load("{{ [1, {'k': [2]}]|toJSON(10000000000000) }}");
+    let error = list.render(serde_json::json!({})).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Render, "{error}");
+    let small = load("{{ [1]|toJSON(2) }}");
+    assert_eq!(
+        small.render(serde_json::json!({})).unwrap().text(),
+        "[\n  1\n]"
+    );
+}
+
+/// Found by the `render_data` fuzz target: a dotted key of 100,000 parts
+/// (`--set`, args, front matter defaults) built data 100,000 deep, which
+/// overflowed the stack when it was copied or dropped.
+#[test]
+fn a_dotted_key_of_many_parts_stays_one_key() {
+    use teleprompt::data::{insert_dotted, MAX_DOTTED_PARTS};
+    let mut map = serde_json::Map::new();
+    let deep = "a.".repeat(100_000) + "b";
+    insert_dotted(&mut map, &deep, serde_json::json!(1), true);
+    assert_eq!(map.get(&deep), Some(&serde_json::json!(1)));
+    let limit = vec!["k"; MAX_DOTTED_PARTS].join(".");
+    insert_dotted(&mut map, &limit, serde_json::json!(2), true);
+    let mut value = &serde_json::Value::Object(map.clone());
+    for _ in 0..MAX_DOTTED_PARTS {
+        value = &value["k"];
+    }
+    assert_eq!(value, &serde_json::json!(2));
+    let context = teleprompt::PromptContext::new().args(serde_json::json!({ deep.clone(): 1 }));
+    drop(context.unwrap());
+}
+
+/// Found by the `jinja_template` fuzz target: `replace` on a value that is
+/// not a string (a list, read as its text) skipped the size check and
+/// built gigabytes.
+#[test]
+fn replace_on_a_list_is_checked_like_on_a_string() {
+    let options = LoadOptions {
+        syntax: Some(Syntax::Jinja),
+        ..LoadOptions::default()
+    };
+    let body = r#"{{ ("ax" * 1000)|list|replace("x", "y" * 10000000)|length }}"#;
+    let prompt = Prompt::from_source("t.j2", body, &options).unwrap();
+    let started = std::time::Instant::now();
+    let error = prompt.render(serde_json::json!({})).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Render, "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    let small = Prompt::from_source("t.j2", "{{ [1, 2]|replace('1', 'one') }}", &options).unwrap();
+    assert_eq!(
+        small.render(serde_json::json!({})).unwrap().text(),
+        "[one, 2]"
+    );
+}

@@ -864,6 +864,12 @@ fn write_shortest_g(out: &mut String, v: f64) {
     }
 }
 
+/// The most digits asked of Rust's float formatting, which panics on a
+/// precision past 65,535 (Go's `printf` allows 1,000,000). A `f64` written
+/// exactly has at most 1,074 digits after the point and 767 significant
+/// ones: every digit past this many is a zero, added by hand.
+const MAX_EXACT_DIGITS: usize = 1100;
+
 /// `strconv.FormatFloat(v, verb, prec, 64)`; `None` is the shortest
 /// representation that reads back exactly (precision -1).
 pub(crate) fn format_float(v: f64, verb: char, prec: Option<usize>) -> String {
@@ -882,7 +888,11 @@ pub(crate) fn format_float(v: f64, verb: char, prec: Option<usize>) -> String {
             format!("{sign}{}", fmt_e(&digits, exp, prec, verb))
         }
         'f' | 'F' => match prec {
-            Some(p) => format!("{sign}{a:.p$}"),
+            Some(p) => {
+                let mut text = format!("{sign}{a:.*}", p.min(MAX_EXACT_DIGITS));
+                text.extend(std::iter::repeat_n('0', p.saturating_sub(MAX_EXACT_DIGITS)));
+                text
+            }
             None => {
                 let (digits, exp) = decimal_digits(a, None);
                 format!("{sign}{}", fmt_f(&digits, exp, None))
@@ -942,7 +952,7 @@ pub(crate) fn format_float(v: f64, verb: char, prec: Option<usize>) -> String {
 /// shortest when `None`.
 fn decimal_digits(a: f64, sig: Option<usize>) -> (Vec<u8>, i64) {
     let text = match sig {
-        Some(n) => format!("{:.*e}", n.saturating_sub(1), a),
+        Some(n) => format!("{:.*e}", n.min(MAX_EXACT_DIGITS).saturating_sub(1), a),
         None => format!("{a:e}"),
     };
     let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
@@ -1085,6 +1095,25 @@ mod tests {
         let mut out = String::new();
         sprintf(&mut out, format, args);
         out
+    }
+
+    /// Found by the `go_template` fuzz target: a precision past 65,535
+    /// (Go allows 1,000,000) panicked in Rust's float formatting.
+    #[test]
+    fn a_float_precision_past_rusts_limit_pads_with_zeros() {
+        let args = [Value::Float(1.5)];
+        assert_eq!(printf("%.100000g", &args), "1.5");
+        let e = printf("%.100000e", &args);
+        assert_eq!(e.len(), 100_006);
+        assert!(
+            e.starts_with("1.500") && e.ends_with("00e+00"),
+            "{}",
+            &e[..10]
+        );
+        assert_eq!(printf("%.70000f", &args).len(), 70_002);
+        let third = printf("%.70000f", &[Value::Float(1.0 / 3.0)]);
+        assert_eq!(third[..1100], format!("{:.1098}", 1.0f64 / 3.0));
+        assert!(third[1100..].bytes().all(|b| b == b'0'));
     }
 
     #[test]

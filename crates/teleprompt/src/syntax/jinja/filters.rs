@@ -157,9 +157,36 @@ pub(super) fn to_json_filter(
     kwargs.assert_all_used()?;
     let json = to_json_value(value)?;
     Ok(match indent {
-        Some(indent) => functions::to_json_pretty(&json, indent),
+        Some(indent) => {
+            // Checked before it is built: `toJSON(10**13)` is the output-limit
+            // error, not an indent string of 10 TB.
+            let compact = functions::to_json(&json);
+            match indented_extra(&json, 0, indent) {
+                // A value with no item on a line of its own is its compact text.
+                0 => compact,
+                extra => {
+                    super::python::Out::new().reserve(compact.len().saturating_add(extra))?;
+                    functions::to_json_pretty(&json, indent)
+                }
+            }
+        }
         None => functions::to_json(&json),
     })
+}
+
+/// The bytes indenting adds to `value`'s compact JSON at `level`: each item
+/// of a non-empty list or map on a line of its own, one indent deeper, its
+/// closing bracket on its own line (and `": "` for `":"`).
+fn indented_extra(value: &serde_json::Value, level: usize, indent: usize) -> usize {
+    let line = |level: usize| indent.saturating_mul(level).saturating_add(2);
+    let items: Box<dyn Iterator<Item = &serde_json::Value>> = match value {
+        serde_json::Value::Array(items) if !items.is_empty() => Box::new(items.iter()),
+        serde_json::Value::Object(map) if !map.is_empty() => Box::new(map.values()),
+        _ => return 0,
+    };
+    items
+        .map(|item| line(level + 1).saturating_add(indented_extra(item, level + 1, indent)))
+        .fold(line(level), usize::saturating_add)
 }
 
 /// Jinja2 filters minijinja keeps in minijinja-contrib: `truncate`,

@@ -16,6 +16,8 @@
 //!   grown a little on each of a million loop passes stops too, instead of
 //!   copying for minutes.
 
+use std::borrow::Cow;
+
 use minijinja::value::{Rest, Value as JValue, ValueKind};
 use minijinja::{Environment, Error, State};
 
@@ -61,9 +63,8 @@ pub(super) fn guard_filters(env: &mut Environment<'static>) {
             name,
             move |state: &mut State, args: Rest<JValue>| -> Result<JValue, Error> {
                 if let Some((value, rest)) = args.0.split_first() {
-                    if let Some(text) = value.as_str() {
-                        reserve(predict(text, rest))?;
-                    }
+                    // The filter reads any value as its text (`[…]|list|replace`).
+                    reserve(predict(&as_text(value), rest))?;
                 }
                 let result = builtin.call(state, &args.0)?;
                 counted(result)
@@ -155,14 +156,21 @@ fn reserve(bytes: usize) -> Result<(), Error> {
     Out::new().reserve(bytes)
 }
 
+/// A value as the filters read it: a string as it is, anything else as
+/// it prints.
+fn as_text(value: &JValue) -> Cow<'_, str> {
+    match value.as_str() {
+        Some(text) => Cow::Borrowed(text),
+        None => Cow::Owned(value.to_string()),
+    }
+}
+
 /// `text.replace(old, new[, count])`.
 fn replaced_size(text: &str, args: &[JValue]) -> usize {
-    let (Some(old), Some(new)) = (
-        args.first().and_then(JValue::as_str),
-        args.get(1).and_then(JValue::as_str),
-    ) else {
+    let (Some(old), Some(new)) = (args.first().map(as_text), args.get(1).map(as_text)) else {
         return 0;
     };
+    let (old, new) = (old.as_ref(), new.as_ref());
     if new.len() <= old.len() {
         return text.len();
     }
