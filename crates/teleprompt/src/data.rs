@@ -147,13 +147,15 @@ pub struct View<'a> {
 }
 
 /// The lower layers' objects under a view: mostly none or one, kept
-/// without an allocation (a view is made on every lookup).
+/// without an allocation (a view is made on every lookup); more are shared,
+/// so that copying a view (the root's, passed to every template call) does
+/// not allocate.
 #[derive(Clone, Debug, Default)]
 enum Below<'a> {
     #[default]
     None,
     One(&'a Value),
-    Many(Vec<&'a Value>),
+    Many(Arc<[&'a Value]>),
 }
 
 impl<'a> Below<'a> {
@@ -164,8 +166,7 @@ impl<'a> Below<'a> {
         let Some(second) = values.next() else {
             return Below::One(first);
         };
-        let mut many = vec![first, second];
-        many.extend(values);
+        let many: Arc<[&'a Value]> = [first, second].into_iter().chain(values).collect();
         Below::Many(many)
     }
 

@@ -375,7 +375,7 @@ impl<'a> Renderer<'a> {
             return Err(TemplateError::render(
                 Some(span.range()),
                 format!(
-                    "the render took more than {} steps (loop passes and template calls; the limit max_steps): is a loop unbounded, or do templates call each other too many times?",
+                    "the render took more than {} steps (loop passes, template calls and function calls; the limit max_steps): is a loop unbounded, or do templates call each other too many times?",
                     self.program.limits.max_steps
                 ),
             )
@@ -1245,6 +1245,7 @@ impl<'a> Renderer<'a> {
         span: Span,
         dot: &Value<'a>,
     ) -> Result<()> {
+        self.tick(span)?;
         let base = self.push_args(args, dot)?;
         let values = std::mem::take(&mut self.args);
         let slice = values.get(base..).unwrap_or(&[]);
@@ -1262,6 +1263,9 @@ impl<'a> Renderer<'a> {
         dot: &Value<'a>,
         test: bool,
     ) -> Result<Value<'a>> {
+        // A function call is a step, as a loop pass and a template call
+        // are: recursion that calls functions on the way costs its share.
+        self.tick(span)?;
         match func {
             Func::And | Func::Or => {
                 let mut last = Value::Missing;

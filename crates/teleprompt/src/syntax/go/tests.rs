@@ -173,7 +173,8 @@ fn bounds() {
     )
     .unwrap_err();
     assert!(
-        e.message.contains("steps (loop passes and template calls;"),
+        e.message
+            .contains("steps (loop passes, template calls and function calls;"),
         "{}",
         e.message
     );

@@ -218,6 +218,25 @@ fn write_repr(out: &mut Out, value: &JValue, depth: usize) -> Result<(), minijin
 /// Writes a number as Python prints it: integers of any size as they are,
 /// floats as `repr(float)`.
 fn write_number(out: &mut Out, value: &JValue) -> Result<(), minijinja::Error> {
+    if let Some(i) = value.as_i64().filter(|_| value.is_integer()) {
+        // The common case without an allocation: a big structure printed
+        // whole is mostly small integers.
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = i.unsigned_abs();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if i < 0 {
+            out.push('-')?;
+        }
+        return out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    }
     if value.is_integer() {
         return out.push_str(&value.to_string());
     }
