@@ -196,10 +196,14 @@ fn prompts() -> &'static [Prompt] {
                     syntax,
                     strict,
                     include_root: root.map(|root| examples.join(root)),
-                    // A small output budget: the limits are reached after
-                    // a megabyte, not after 64 MiB of loop iterations.
+                    // Small budgets: the limits are reached after 64 KiB
+                    // of output and 200,000 steps, not after 64 MiB and
+                    // millions of loop passes, so that an input costs
+                    // milliseconds and the paths past a limit run often.
                     limits: Limits {
-                        max_output: 1 << 20,
+                        max_output: 64 << 10,
+                        max_value_bytes: 256 << 10,
+                        max_steps: 200_000,
                         ..Limits::default()
                     },
                     ..LoadOptions::default()

@@ -108,6 +108,9 @@ struct InspectArgs {
     /// picoschema (front matter YAML) or json-schema.
     #[arg(long, value_name = "FORMAT", default_value = "picoschema", value_parser = ["picoschema", "json-schema"])]
     format: String,
+    /// A KEY=VALUE pair shown on every error (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
+    labels: Vec<(String, String)>,
     #[command(flatten)]
     load: LoadArgs,
 }
@@ -248,6 +251,9 @@ struct TestArgs {
     /// Rewrite the expectations of failing cases with what they rendered.
     #[arg(long)]
     update: bool,
+    /// A KEY=VALUE pair shown on every error (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
+    labels: Vec<(String, String)>,
     #[command(flatten)]
     load: LoadArgs,
 }
@@ -405,7 +411,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
 fn inspect(args: &InspectArgs) -> Result<ExitCode, WriteFailed> {
     let prompt = match Prompt::from_file_with(&args.file, &args.load.options()) {
         Ok(prompt) => prompt,
-        Err(error) => return Ok(fail(&error)),
+        Err(error) => return Ok(fail(&labelled(error, &args.labels))),
     };
     let Some(inputs) = prompt.inputs() else {
         print_err(&format!(
@@ -561,12 +567,15 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
     };
     let found = match testing::prompts_to_test(&paths) {
         Ok(found) => found,
-        Err(error) => return Ok(fail(&error)),
+        Err(error) => return Ok(fail(&labelled(error, &args.labels))),
     };
     let (mut passed, mut failed, mut updated, mut broken) = (0, 0, 0, 0);
     for error in &found.unread {
         broken += 1;
-        print_err(&format!("{}\n", error.report()))?;
+        print_err(&format!(
+            "{}\n",
+            labelled(error.clone(), &args.labels).report()
+        ))?;
     }
     for file in found.prompts {
         let tests = match PromptTests::read(&file, &options) {
@@ -574,7 +583,10 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
             Ok(tests) => tests,
             Err(error) => {
                 broken += 1;
-                print_err(&format!("{}\n", error.report()))?;
+                print_err(&format!(
+                    "{}\n",
+                    labelled(error.clone(), &args.labels).report()
+                ))?;
                 continue;
             }
         };
@@ -584,7 +596,10 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
             true => {
                 let updated = testing::update(&results);
                 for error in &updated.errors {
-                    print_err(&format!("{}\n", error.report()))?;
+                    print_err(&format!(
+                        "{}\n",
+                        labelled(error.clone(), &args.labels).report()
+                    ))?;
                 }
                 updated.cases
             }
@@ -605,7 +620,11 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
                 Outcome::Fail(mismatch) => {
                     failed += 1;
                     let report = mismatch.report();
-                    let report: String = report.lines().map(|line| format!("  {line}\n")).collect();
+                    let mut report: String =
+                        report.lines().map(|line| format!("  {line}\n")).collect();
+                    for (key, value) in &args.labels {
+                        report.push_str(&format!("    = {key}: {value}\n"));
+                    }
                     print_out(&format!("FAIL    {shown}: {name}\n{report}"))?;
                 }
             }

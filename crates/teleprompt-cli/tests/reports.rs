@@ -531,3 +531,34 @@ fn an_unreadable_path_is_a_usage_error_in_every_format() {
     assert_valid_sarif(&sarif);
     assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "io");
 }
+
+#[test]
+fn labels_ride_on_the_errors_of_test_and_inspect() {
+    let dir = tempdir("reports-labels-test");
+    fs::write(dir.join("bad.j2"), "Hi {{ name | uper }}\n").expect("write");
+    let inspect = teleprompt_in(
+        &dir,
+        &["inspect", "bad.j2", "--label", "issue=PROJ-42"],
+        &[],
+    );
+    assert_eq!(inspect.status.code(), Some(1));
+    assert!(
+        text(&inspect.stderr).contains("  = issue: PROJ-42\n"),
+        "{}",
+        text(&inspect.stderr)
+    );
+    // A case that fails and a tests file that cannot be read.
+    fs::write(dir.join("hi.j2"), "Hi {{ name }}\n").expect("write");
+    fs::write(
+        dir.join("hi.tests.yaml"),
+        "- name: greets\n  data: {name: Ada}\n  expect: \"Hello Ada\\n\"\n",
+    )
+    .expect("write");
+    fs::write(dir.join("other.j2"), "{{ x }}\n").expect("write");
+    fs::write(dir.join("other.tests.yaml"), "- name: [\n").expect("write");
+    let test = teleprompt_in(&dir, &["test", ".", "--label", "issue=PROJ-42"], &[]);
+    assert_eq!(test.status.code(), Some(1));
+    let out = format!("{}{}", text(&test.stdout), text(&test.stderr));
+    assert!(out.contains("FAIL    ./hi.j2: greets"), "{out}");
+    assert_eq!(out.matches("= issue: PROJ-42\n").count(), 2, "{out}");
+}
