@@ -605,7 +605,7 @@ fn linenumbers(value: &Value, _: &Value) -> Result<Value, Error> {
 
 fn ljust(value: &Value, argument: &Value) -> Result<Value, Error> {
     let width = to_integer(argument);
-    let times = checked_width(width, (width - length_of(value)).max(0))?;
+    let times = checked_width(width, width.saturating_sub(length_of(value)).max(0))?;
     text(format!("{}{}", to_string(value), " ".repeat(times)))
 }
 
