@@ -74,8 +74,13 @@ pub(crate) fn warnings(items: &[Item], top: bool) -> Vec<TemplateError> {
     }
     if top && items.iter().all(|item| *item == Item::Blank) {
         found.push(
-            TemplateError::parse(None, "the template is empty: the prompt renders no message")
-                .with_kind("no-message"),
+            // Placed where the body starts, so that reports (a GitHub
+            // annotation, SARIF) can point at a line.
+            TemplateError::parse(
+                Some(0..0),
+                "the template is empty: the prompt renders no message",
+            )
+            .with_kind("no-message"),
         );
     }
     found
