@@ -114,6 +114,20 @@ impl Inputs {
         }
     }
 
+    /// Moves every span by `place` (from the text parsed to the text
+    /// written).
+    pub(crate) fn map_spans(&mut self, place: &dyn Fn(usize) -> usize) {
+        for span in [&mut self.first, &mut self.printed].into_iter().flatten() {
+            *span = place(span.start)..place(span.end);
+        }
+        for inner in self.fields.values_mut() {
+            inner.map_spans(place);
+        }
+        if let Some(items) = &mut self.items {
+            items.map_spans(place);
+        }
+    }
+
     /// The keys read of this value, each with what is read of it.
     pub(crate) fn fields(&self) -> impl Iterator<Item = (&str, &Inputs)> {
         self.fields
