@@ -526,7 +526,9 @@ impl Prompt {
     /// Likely mistakes that neither stop loading nor rendering, each placed
     /// in the file (class [`ErrorClass::Warning`]): in Go syntax, a root
     /// name such as `.issue` read inside `range` or `with`, where dot is
-    /// the element (`did you mean "$.issue.title"?`).
+    /// the element (`did you mean "$.issue.title"?`); a mapping printed as
+    /// it is; with `input.schema`, a path read that it does not declare
+    /// and a declared input never read.
     pub fn warnings(&self) -> Vec<Error> {
         // Names that are the top level of what a render sees, whatever the
         // template reads: the prompt context's own namespaces (those no
@@ -621,8 +623,8 @@ impl Prompt {
 
     /// What the template reads of the data the host passes (the prompt
     /// context's namespaces, `system`, `run`, …, left out): paths with
-    /// their nesting and lists for Go and Handlebars, the top-level names
-    /// for Jinja (`None` only if the template no longer parses).
+    /// their nesting and the lists walked, in every syntax (`None` only if
+    /// the template no longer parses).
     /// `teleprompt inspect` prints it as Picoschema and JSON Schema for
     /// front matter `input.schema`.
     pub fn inputs(&self) -> Option<crate::check::Inputs> {

@@ -110,8 +110,8 @@ impl Template {
         }
     }
 
-    /// What the template reads of its data, where the front end can tell
-    /// (Go and Handlebars: paths; Jinja: the top-level names).
+    /// What the template reads of its data: paths, each with where it is
+    /// first read in the template's text (`source.text`).
     pub(crate) fn inputs(&self) -> Option<crate::check::Inputs> {
         match &self.compiled {
             Compiled::Go(_) => go::read_inputs(&self.source.text),
