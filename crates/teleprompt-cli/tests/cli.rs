@@ -463,6 +463,26 @@ fn inspect_prints_the_inputs_as_picoschema_and_json_schema() {
 }
 
 #[test]
+fn inspect_prints_jinja_paths_with_their_nesting() {
+    let dir = tempdir("inspect-jinja");
+    let prompt = dir.join("triage.j2");
+    std::fs::write(
+        &prompt,
+        "{{ issue.title }}{% for l in issue.labels %}{{ l.name }}{% endfor %}\n\
+         {% set who = issue['author'] %}{{ who.login }}{{ loop_count }}\n\
+         {% macro show(x) %}{{ x.ignored }}{% endmacro %}{{ show(issue) }}\n",
+    )
+    .unwrap();
+    let output = teleprompt(&["inspect", prompt.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        "input:\n  schema:\n    issue(object):\n      author(object):\n        login: any\n      \
+         labels(array):\n        name: any\n      title: any\n    loop_count: any\n"
+    );
+}
+
+#[test]
 fn check_reads_test_cases_and_reports_a_malformed_one() {
     let dir = tempdir("check-tests");
     let prompt = dir.join("p.j2");

@@ -526,7 +526,9 @@ impl Prompt {
     /// Likely mistakes that neither stop loading nor rendering, each placed
     /// in the file (class [`ErrorClass::Warning`]): in Go syntax, a root
     /// name such as `.issue` read inside `range` or `with`, where dot is
-    /// the element (`did you mean "$.issue.title"?`).
+    /// the element (`did you mean "$.issue.title"?`); a mapping printed as
+    /// it is; with `input.schema`, a path read that it does not declare
+    /// and a declared input never read.
     pub fn warnings(&self) -> Vec<Error> {
         // Names that are the top level of what a render sees, whatever the
         // template reads: the prompt context's own namespaces (those no
@@ -549,9 +551,14 @@ impl Prompt {
                     .as_ref()
                     .is_some_and(|schema| schema.declares(name))
         };
+        let structured = |path: &[crate::check::Step]| {
+            self.schema
+                .as_ref()
+                .is_some_and(|schema| schema.declares_structure(path))
+        };
         let mut warnings: Vec<Error> = self
             .template
-            .warnings(&root)
+            .warnings(&root, &structured)
             .into_iter()
             .map(|warning| self.document.locate(warning))
             .collect();
@@ -559,20 +566,18 @@ impl Prompt {
         warnings
     }
 
-    /// With `input.schema`: a name the template reads that is not declared
-    /// (with the declared name it likely meant), and a declared input it
-    /// never reads. Placed on the front matter's `input` line.
+    /// With `input.schema`: a path the template reads that the schema
+    /// does not declare (a top-level name, or a key of an object the schema
+    /// closes: see [`crate::schema`]), with the declared path it likely
+    /// meant, placed where the template first reads it; and a declared
+    /// input it never reads, placed on the front matter's `input` line.
     fn declared_input_warnings(&self) -> Vec<Error> {
         let (Some(schema), Some(inputs)) = (&self.schema, self.inputs()) else {
             return Vec::new();
         };
-        let warning = |message: String, kind: &'static str, suggestion: Option<String>| {
-            self.document.place_on_key(
-                Error::new(ErrorClass::Warning, message)
-                    .with_kind(kind)
-                    .with_suggestion(suggestion),
-                crate::document::key::INPUT,
-            )
+        let on_input_line = |error: Error| {
+            self.document
+                .place_on_key(error, crate::document::key::INPUT)
         };
         let defaulted = |name: &str| {
             self.defaults
@@ -580,24 +585,35 @@ impl Prompt {
                 .is_some_and(|defaults| defaults.get(name).is_some())
         };
         let mut found = Vec::new();
-        for name in inputs.names() {
-            if schema.declares(name) || defaulted(name) {
-                continue;
-            }
-            let meant = crate::diagnostics::closest(name, schema.names());
-            found.push(warning(
-                format!("the template reads `{name}`, which input.schema does not declare"),
-                "undeclared-input",
-                meant.map(|meant| format!("did you mean `{meant}`?")),
-            ));
+        for read in schema.undeclared_reads(&inputs, &defaulted) {
+            let message = format!(
+                "the template reads `{}`, which input.schema does not declare",
+                read.path
+            );
+            let suggestion = read.meant.map(|meant| format!("did you mean `{meant}`?"));
+            found.push(match read.span {
+                Some(span) => {
+                    let warning = crate::diagnostics::TemplateError::parse(Some(span), message)
+                        .suggest(suggestion)
+                        .with_kind("undeclared-input");
+                    self.document.locate(self.template.place_warning(warning))
+                }
+                None => on_input_line(
+                    Error::new(ErrorClass::Warning, message)
+                        .with_kind("undeclared-input")
+                        .with_suggestion(suggestion),
+                ),
+            });
         }
         if !inputs.reads_whole() {
             for name in schema.names() {
                 if inputs.names().all(|read| read != name) {
-                    found.push(warning(
-                        format!("input `{name}` is declared but the template never reads it"),
-                        "unused-input",
-                        None,
+                    found.push(on_input_line(
+                        Error::new(
+                            ErrorClass::Warning,
+                            format!("input `{name}` is declared but the template never reads it"),
+                        )
+                        .with_kind("unused-input"),
                     ));
                 }
             }
@@ -607,8 +623,8 @@ impl Prompt {
 
     /// What the template reads of the data the host passes (the prompt
     /// context's namespaces, `system`, `run`, …, left out): paths with
-    /// their nesting and lists for Go and Handlebars, the top-level names
-    /// for Jinja (`None` only if the template no longer parses).
+    /// their nesting and the lists walked, in every syntax (`None` only if
+    /// the template no longer parses).
     /// `teleprompt inspect` prints it as Picoschema and JSON Schema for
     /// front matter `input.schema`.
     pub fn inputs(&self) -> Option<crate::check::Inputs> {

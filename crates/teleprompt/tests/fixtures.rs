@@ -13,7 +13,9 @@
 //!   `template_name: NAME`, `context: JSON` (a Dotprompt render context).
 //! - `=== output` — the exact rendered text.
 //! - `=== warnings` — the prompt's warnings (`Prompt::warnings`), one per
-//!   line as `LINE:COL message`; an empty section expects none.
+//!   line as `LINE:COL message`, or `LINE:COL [RULE] message` to check the
+//!   rule too; a line `help: SUGGESTION` after one checks its suggestion;
+//!   an empty section expects none.
 //! - `=== error` — `CLASS [LINE:COL]`, then the exact message (all the
 //!   lines up to the first `help:` or `at:` line), then optional
 //!   `help: SUGGESTION` and `at: ACTION` lines.
@@ -228,27 +230,54 @@ fn check_error(expected: &str, error: &Error) -> Result<(), String> {
 }
 
 /// Checks a prompt's warnings against a `=== warnings` section: one line
-/// each, `LINE:COL message`, in order; an empty section expects none.
+/// each, `LINE:COL message` or `LINE:COL [RULE] message` (then the rule is
+/// compared too), optionally followed by a line `help: SUGGESTION`; in
+/// order; an empty section expects none.
 fn check_warnings(expected: &str, warnings: &[Error]) -> Result<(), String> {
-    let got: Vec<String> = warnings
+    let mut want: Vec<(String, Option<String>)> = Vec::new();
+    for line in expected.lines().filter(|line| !line.trim().is_empty()) {
+        match (line.trim_start().strip_prefix("help: "), want.last_mut()) {
+            (Some(help), Some((_, slot @ None))) => *slot = Some(help.to_string()),
+            _ => want.push((line.to_string(), None)),
+        }
+    }
+    let got: Vec<(String, Option<String>)> = warnings
         .iter()
-        .map(|warning| {
+        .enumerate()
+        .map(|(index, warning)| {
             let at = warning
                 .location()
                 .map(|at| format!("{}:{}", at.line, at.column))
                 .unwrap_or_else(|| "no location".into());
-            format!("{at} {}", warning.message())
+            let expected = want.get(index);
+            let with_rule = expected.is_some_and(|(line, _)| {
+                line.split_once(' ')
+                    .is_some_and(|(_, rest)| rest.starts_with('['))
+            });
+            let line = match (with_rule, warning.kind()) {
+                (true, Some(kind)) => format!("{at} [{kind}] {}", warning.message()),
+                _ => format!("{at} {}", warning.message()),
+            };
+            let help = expected
+                .and_then(|(_, help)| help.as_ref())
+                .and(warning.suggestion().map(str::to_string));
+            (line, help)
         })
         .collect();
-    let want: Vec<&str> = expected
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .collect();
     if got != want {
+        let show = |list: &[(String, Option<String>)]| {
+            list.iter()
+                .map(|(line, help)| match help {
+                    Some(help) => format!("{line}\nhelp: {help}"),
+                    None => line.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
         return Err(format!(
             "warnings differ\n--- expected\n{}\n--- got\n{}\n---",
-            want.join("\n"),
-            got.join("\n")
+            show(&want),
+            show(&got)
         ));
     }
     Ok(())

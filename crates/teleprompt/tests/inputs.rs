@@ -68,13 +68,17 @@ fn handlebars_paths_follow_each_with_parents_root_and_block_params() {
 }
 
 #[test]
-fn jinja_names_leave_out_locals_functions_and_namespaces() {
+fn jinja_paths_leave_out_locals_functions_and_namespaces() {
     let body = "{% set greeting = 'Hi' %}{{ greeting }} {{ user.name }}\n\
                 {% for doc in documents %}{{ loop.index }} {{ doc.title }}{% endfor %}\n\
                 {{ range(3)|list }} {{ system.current_date }} {% if tools is defined %}{{ tools|tojson }}{% endif %}";
     assert_eq!(
         picoschema(Syntax::Jinja, body),
-        json!({"documents": "any", "tools": "any", "user": "any"})
+        json!({
+            "documents(array)": {"title": "any"},
+            "tools": "any",
+            "user(object)": {"name": "any"},
+        })
     );
 }
 

@@ -42,6 +42,10 @@ pub struct Inputs {
     /// Where the template first prints the value as it is (`{{ .issue }}`),
     /// in the template text.
     printed: Option<std::ops::Range<usize>>,
+    /// Where the template first reads the value (the span of the path
+    /// that reaches it, or of an expression reaching through it), in the
+    /// template text: where a warning about the path is placed.
+    first: Option<std::ops::Range<usize>>,
 }
 
 impl Inputs {
@@ -68,10 +72,35 @@ impl Inputs {
         node.whole = true;
     }
 
+    /// Notes that the template reads `path` at `span` of its text (`whole`:
+    /// it uses the value whole); each step keeps the first place it is
+    /// read at.
+    pub(crate) fn add_at(&mut self, path: &[Step], span: std::ops::Range<usize>, whole: bool) {
+        let mut node = self;
+        for step in path {
+            node = match step {
+                Step::Key(key) => node.fields.entry(key.clone()).or_default(),
+                Step::Each => node.items.get_or_insert_with(Box::default),
+            };
+            node.note_first(&span);
+        }
+        node.whole |= whole;
+    }
+
+    fn note_first(&mut self, span: &std::ops::Range<usize>) {
+        if self
+            .first
+            .as_ref()
+            .is_none_or(|first| span.start < first.start)
+        {
+            self.first = Some(span.clone());
+        }
+    }
+
     /// Notes that the template prints the value at `path` as it is, at
     /// `span` of its text.
+    /// (Where it is first read is noted apart, with the path's own span.)
     pub(crate) fn add_printed(&mut self, path: &[Step], span: std::ops::Range<usize>) {
-        self.add_whole(path);
         let mut node = self;
         for step in path {
             node = match step {
@@ -79,44 +108,81 @@ impl Inputs {
                 Step::Each => node.items.get_or_insert_with(Box::default),
             };
         }
-        node.printed.get_or_insert(span);
+        node.whole = true;
+        if node.printed.as_ref().is_none_or(|at| span.start < at.start) {
+            node.printed = Some(span);
+        }
+    }
+
+    /// Moves every span by `place` (from the text parsed to the text
+    /// written).
+    pub(crate) fn map_spans(&mut self, place: &dyn Fn(usize) -> usize) {
+        for span in [&mut self.first, &mut self.printed].into_iter().flatten() {
+            *span = place(span.start)..place(span.end);
+        }
+        for inner in self.fields.values_mut() {
+            inner.map_spans(place);
+        }
+        if let Some(items) = &mut self.items {
+            items.map_spans(place);
+        }
+    }
+
+    /// The keys read of this value, each with what is read of it.
+    pub(crate) fn fields(&self) -> impl Iterator<Item = (&str, &Inputs)> {
+        self.fields
+            .iter()
+            .map(|(name, inner)| (name.as_str(), inner))
+    }
+
+    /// What is read of each element, when the value is walked as a list.
+    pub(crate) fn items(&self) -> Option<&Inputs> {
+        self.items.as_deref()
+    }
+
+    /// Where the template first reads this value, if the syntax told.
+    pub(crate) fn first(&self) -> Option<&std::ops::Range<usize>> {
+        self.first.as_ref()
     }
 
     /// Values the template prints as they are while it also reads their
-    /// keys or walks them as lists: a mapping or list printed whole, most
-    /// likely by mistake (Go prints `map[…]`, Handlebars `[object
-    /// Object]`). Each with its path (`issue.labels`) and where it prints.
-    pub(crate) fn printed_structures(&self) -> Vec<(String, std::ops::Range<usize>)> {
+    /// keys or walks them as lists, or that `structured` says are mappings
+    /// or lists (the declared inputs do): a mapping or list printed whole,
+    /// most likely by mistake (Go prints `map[…]`, Handlebars `[object
+    /// Object]`, Jinja a Python dict). Each with its path (`issue.labels`),
+    /// where it prints, and whether the template reads inside it (else
+    /// only `structured` said so).
+    pub(crate) fn printed_structures(
+        &self,
+        structured: &dyn Fn(&[Step]) -> bool,
+    ) -> Vec<(String, std::ops::Range<usize>, bool)> {
         let mut found = Vec::new();
-        self.collect_printed(&mut String::new(), &mut found);
-        found.sort_by_key(|(_, span)| span.start);
+        self.collect_printed(&mut Vec::new(), structured, &mut found);
+        found.sort_by_key(|(_, span, _)| span.start);
         found
     }
 
     fn collect_printed(
         &self,
-        path: &mut String,
-        found: &mut Vec<(String, std::ops::Range<usize>)>,
+        path: &mut Vec<Step>,
+        structured: &dyn Fn(&[Step]) -> bool,
+        found: &mut Vec<(String, std::ops::Range<usize>, bool)>,
     ) {
         if let Some(span) = &self.printed {
-            if !self.fields.is_empty() || self.items.is_some() {
-                found.push((path.clone(), span.clone()));
+            let inside = !self.fields.is_empty() || self.items.is_some();
+            if inside || structured(path) {
+                found.push((dotted(path), span.clone(), inside));
             }
         }
         for (name, inner) in &self.fields {
-            let len = path.len();
-            if !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(name);
-            inner.collect_printed(path, found);
-            path.truncate(len);
+            path.push(Step::Key(name.clone()));
+            inner.collect_printed(path, structured, found);
+            path.pop();
         }
         if let Some(items) = &self.items {
-            let len = path.len();
-            path.push_str("[]");
-            items.collect_printed(path, found);
-            path.truncate(len);
+            path.push(Step::Each);
+            items.collect_printed(path, structured, found);
+            path.pop();
         }
     }
 
@@ -199,6 +265,24 @@ impl Inputs {
             .collect();
         json!({"type": "object", "properties": properties})
     }
+}
+
+/// A path as the warnings write it: keys joined by `.`, a list's
+/// elements as `[]` (`issue.labels[].name`).
+pub(crate) fn dotted(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Step::Each => out.push_str("[]"),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,4 +4,5 @@
 pub(crate) mod chat;
 mod inputs;
 
+pub(crate) use inputs::dotted;
 pub use inputs::{Inputs, Step};

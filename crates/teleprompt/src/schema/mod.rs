@@ -21,6 +21,7 @@
 //! # Ok::<(), teleprompt::Error>(())
 //! ```
 
+mod paths;
 pub mod picoschema;
 mod validate;
 

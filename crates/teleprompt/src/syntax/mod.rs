@@ -110,8 +110,8 @@ impl Template {
         }
     }
 
-    /// What the template reads of its data, where the front end can tell
-    /// (Go and Handlebars: paths; Jinja: the top-level names).
+    /// What the template reads of its data: paths, each with where it is
+    /// first read in the template's text (`source.text`).
     pub(crate) fn inputs(&self) -> Option<crate::check::Inputs> {
         match &self.compiled {
             Compiled::Go(_) => go::read_inputs(&self.source.text),
@@ -122,19 +122,28 @@ impl Template {
 
     /// Likely mistakes that do not stop the template, placed on the body as
     /// written (class `Warning`). `root` says which names are the data's
-    /// top level whether or not the template reads them there.
-    pub(crate) fn warnings(&self, root: &dyn Fn(&str) -> bool) -> Vec<TemplateError> {
+    /// top level whether or not the template reads them there;
+    /// `structured`, which paths are mappings or lists (declared so).
+    pub(crate) fn warnings(
+        &self,
+        root: &dyn Fn(&str) -> bool,
+        structured: &dyn Fn(&[crate::check::Step]) -> bool,
+    ) -> Vec<TemplateError> {
         let found = match &self.compiled {
             Compiled::Go(_) => {
                 let mut found = go::scope_warnings(&self.source.text, root);
                 found.extend(go::chat_warnings(&self.source.text));
-                found.extend(self.printed_structure_warnings("{{ toJSON $.", " }}"));
+                found.extend(self.printed_structure_warnings("{{ toJSON $.", " }}", structured));
                 found
             }
-            Compiled::Jinja(template) => template.warnings(),
+            Compiled::Jinja(template) => {
+                let mut found = template.warnings();
+                found.extend(self.printed_structure_warnings("{{ ", "|tojson }}", structured));
+                found
+            }
             Compiled::Handlebars(_) => {
                 let mut found = handlebars::chat_warnings(&self.source.text);
-                found.extend(self.printed_structure_warnings("{{json @root.", "}}"));
+                found.extend(self.printed_structure_warnings("{{json @root.", "}}", structured));
                 found
             }
         };
@@ -154,24 +163,43 @@ impl Template {
             .collect()
     }
 
+    /// Places a warning found on the template's text (a span of what
+    /// [`Template::inputs`] reports) on the body as written.
+    pub(crate) fn place_warning(&self, warning: TemplateError) -> TemplateError {
+        let mut warning = self.source.place(warning);
+        warning.class = crate::ErrorClass::Warning;
+        warning
+    }
+
     /// A mapping or list printed as it is where the template also reads
-    /// its keys: Go prints `map[…]`, Handlebars `[object Object]`. The
-    /// suggestion prints it as JSON (`open` + path + `close`).
-    fn printed_structure_warnings(&self, open: &str, close: &str) -> Vec<TemplateError> {
+    /// its keys, or where `structured` says it is one: Go prints `map[…]`,
+    /// Handlebars `[object Object]`, Jinja a Python dict. The suggestion
+    /// prints it as JSON (`open` + path + `close`).
+    fn printed_structure_warnings(
+        &self,
+        open: &str,
+        close: &str,
+        structured: &dyn Fn(&[crate::check::Step]) -> bool,
+    ) -> Vec<TemplateError> {
         let Some(inputs) = self.inputs() else {
             return Vec::new();
         };
         inputs
-            .printed_structures()
+            .printed_structures(structured)
             .into_iter()
             // A list's element read both whole and by its keys is most
             // often `.issue.…` inside a `range` (warned on its own).
-            .filter(|(path, _)| !path.contains("[]"))
-            .map(|(path, span)| {
+            .filter(|(path, _, _)| !path.contains("[]"))
+            .map(|(path, span, inside)| {
+                let why = if inside {
+                    "the template also reads its keys or items"
+                } else {
+                    "input.schema declares it a mapping or list"
+                };
                 TemplateError::parse(
                     Some(span),
                     format!(
-                        "`{path}` is printed as it is, but the template also reads its keys or items: a mapping or list prints as the engine's raw form, not as text"
+                        "`{path}` is printed as it is, but {why}: a mapping or list prints as the engine's raw form, not as text"
                     ),
                 )
                 .suggest(Some(format!(

@@ -132,11 +132,7 @@ impl<'t> Walk<'t> {
                     place = path.clone();
                 }
                 if let Some(path) = path {
-                    if single && walked {
-                        self.inputs.add(&path);
-                    } else {
-                        self.inputs.add_whole(&path);
-                    }
+                    self.inputs.add_at(&path, arg.span(), !(single && walked));
                 }
             }
         }

@@ -154,11 +154,7 @@ impl Walk {
         match expr {
             Expr::Path(path) => {
                 let place = self.path(path, stack)?;
-                if walked {
-                    self.inputs.add(&place);
-                } else {
-                    self.inputs.add_whole(&place);
-                }
+                self.inputs.add_at(&place, path.span.clone(), !walked);
                 Some(place)
             }
             Expr::Sub(call) => {

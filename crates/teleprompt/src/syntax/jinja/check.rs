@@ -598,7 +598,7 @@ pub(super) fn chat_warnings(stmts: &[ast::Stmt<'_>], top: bool, out: &mut Vec<Te
 /// Where `expr` starts in the text: minijinja's span of a postfix
 /// expression (a filter, test, attribute, item, slice or call) starts at
 /// the postfix, after the expression it applies to.
-fn full_start(expr: &ast::Expr<'_>) -> usize {
+pub(super) fn full_start(expr: &ast::Expr<'_>) -> usize {
     use ast::Expr;
     let own = expr.span().start_offset as usize;
     let base = match expr {

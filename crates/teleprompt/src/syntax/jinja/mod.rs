@@ -21,6 +21,7 @@ mod errors;
 mod filters;
 mod growth;
 pub(crate) mod hf;
+mod inputs;
 mod names;
 mod nesting;
 pub(crate) mod prompty;
@@ -65,9 +66,9 @@ pub(crate) struct JinjaTemplate {
     /// Names the template reads at any level (an over-approximation of the
     /// root names it uses).
     reads: BTreeSet<String>,
-    /// The top-level names it reads from the data (not its own variables
-    /// or functions).
-    inputs: BTreeSet<String>,
+    /// What it reads from the data (not its own variables or functions),
+    /// placed in the body it was given.
+    inputs: crate::check::Inputs,
     /// Bounds on a render.
     limits: crate::limits::Limits,
     /// The delimiters and whitespace rules, to parse the body again.
@@ -238,7 +239,10 @@ impl JinjaTemplate {
                 .verdict(text, &functions, &filters)
                 .and_then(|()| checker.host_calls(text, &hosts))
                 .map_err(|error| translated.place(error))?;
-            let inputs = checker.inputs(&functions);
+            let mut inputs = inputs::inputs(&ast, &checker.inputs(&functions));
+            if !translated.is_unchanged() {
+                inputs.map_spans(&|offset| translated.to_original(offset));
+            }
             let mut edits = checker.bounds;
             // Only plain Jinja bodies take pongo2's autoescape spellings: a
             // dialect's translation has made its own.
@@ -291,13 +295,10 @@ impl JinjaTemplate {
             .collect()
     }
 
-    /// What the template reads of its data: its top-level names.
+    /// What the template reads of its data: paths with their nesting and
+    /// the lists `for` walks (see `inputs`).
     pub(crate) fn inputs(&self) -> crate::check::Inputs {
-        let mut inputs = crate::check::Inputs::default();
-        for name in &self.inputs {
-            inputs.add(&[crate::check::Step::Key(name.clone())]);
-        }
-        inputs
+        self.inputs.clone()
     }
 
     pub(crate) fn reads(&self) -> &BTreeSet<String> {

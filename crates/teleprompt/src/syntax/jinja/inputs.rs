@@ -1,0 +1,348 @@
+//! What a Jinja template reads of its data, found on minijinja's AST:
+//! attribute and string-subscript chains (`issue.title`,
+//! `issue['title']`) from the data's names, with `for x in PATH` binding
+//! `x` to PATH's elements, and `set x = PATH` / `with x = PATH` making `x`
+//! another name for PATH.
+//!
+//! Conservative where it cannot tell: a method call (`issue.items()`,
+//! `title.upper()`), a filter, an index that is not a string literal
+//! (`labels[0]`, `row[key]`) or a slice reads the path before it whole and
+//! nothing further; the template's own names (macros, their arguments,
+//! `loop`, `caller`, imports, anything `set` to a computed value) are not
+//! data. The walk follows the tree as the load-time check does, whose
+//! depth [`super::nesting`] bounds before it is parsed.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+
+use minijinja::machinery::ast;
+
+use super::check::full_start;
+use crate::check::{Inputs, Step};
+
+/// Where a name points: a path from the root, or somewhere the walk cannot
+/// follow (a computed value, a macro).
+type Place = Option<Vec<Step>>;
+
+/// The paths `template` reads; `data` names the top-level names that may
+/// be data (read, and never the template's own variable or a function).
+pub(super) fn inputs(template: &ast::Stmt<'_>, data: &BTreeSet<String>) -> Inputs {
+    let mut walk = Walk {
+        data,
+        inputs: Inputs::default(),
+        scopes: vec![HashMap::new()],
+    };
+    walk.stmt(template);
+    let mut inputs = walk.inputs;
+    // A data name the walk did not meet on a path is still read.
+    for name in data {
+        if !inputs.names().any(|read| read == name) {
+            inputs.add(&[Step::Key(name.clone())]);
+        }
+    }
+    inputs
+}
+
+struct Walk<'d, 'a> {
+    data: &'d BTreeSet<String>,
+    inputs: Inputs,
+    /// The template's own names in scope, innermost last.
+    scopes: Vec<HashMap<&'a str, Place>>,
+}
+
+fn span(expr: &ast::Expr<'_>) -> Range<usize> {
+    full_start(expr)..expr.span().end_offset as usize
+}
+
+impl<'a> Walk<'_, 'a> {
+    fn body(&mut self, stmts: &[ast::Stmt<'a>]) {
+        for stmt in stmts {
+            self.stmt(stmt);
+        }
+    }
+
+    /// Walks `body` in a scope of its own, with `names` bound.
+    fn scoped(&mut self, names: HashMap<&'a str, Place>, walk: impl FnOnce(&mut Self)) {
+        self.scopes.push(names);
+        walk(self);
+        self.scopes.pop();
+    }
+
+    fn bind(&mut self, name: &'a str, place: Place) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name, place);
+        }
+    }
+
+    /// Binds an assignment target: a name to `place`, the names of a
+    /// tuple to nothing the walk follows.
+    fn bind_target(&mut self, target: &ast::Expr<'a>, place: Place) {
+        match target {
+            ast::Expr::Var(var) => self.bind(var.id, place),
+            ast::Expr::List(list) => {
+                for item in &list.items {
+                    self.bind_target(item, None);
+                }
+            }
+            ast::Expr::Tuple(tuple) => {
+                for item in &tuple.items {
+                    self.bind_target(item, None);
+                }
+            }
+            // `set ns.count = …`: an attribute of the template's own
+            // namespace.
+            _ => {}
+        }
+    }
+
+    fn stmt(&mut self, stmt: &ast::Stmt<'a>) {
+        use ast::Stmt;
+        match stmt {
+            Stmt::Template(t) => self.body(&t.children),
+            Stmt::EmitExpr(e) => {
+                if let Some(path) = self.value(&e.expr) {
+                    let at = span(&e.expr);
+                    self.inputs.add_at(&path, at.clone(), true);
+                    self.inputs.add_printed(&path, at);
+                }
+            }
+            Stmt::EmitRaw(_) | Stmt::Continue(_) | Stmt::Break(_) => {}
+            Stmt::ForLoop(f) => {
+                let each = self.walked(&f.iter).map(|mut path| {
+                    path.push(Step::Each);
+                    path
+                });
+                let mut names = HashMap::new();
+                names.insert("loop", None);
+                self.scoped(names, |walk| {
+                    walk.bind_target(&f.target, each);
+                    walk.opt(&f.filter_expr);
+                    walk.body(&f.body);
+                });
+                self.body(&f.else_body);
+            }
+            Stmt::IfCond(i) => {
+                self.read(&i.expr, true);
+                self.body(&i.true_body);
+                self.body(&i.false_body);
+            }
+            Stmt::WithBlock(w) => {
+                self.scoped(HashMap::new(), |walk| {
+                    for (target, value) in &w.assignments {
+                        let place = walk.walked(value);
+                        walk.bind_target(target, place);
+                    }
+                    walk.body(&w.body);
+                });
+            }
+            Stmt::Set(s) => {
+                let place = self.walked(&s.expr);
+                self.bind_target(&s.target, place);
+            }
+            Stmt::SetBlock(s) => {
+                self.bind_target(&s.target, None);
+                self.opt(&s.filter);
+                self.body(&s.body);
+            }
+            Stmt::AutoEscape(a) => {
+                self.read(&a.enabled, true);
+                self.body(&a.body);
+            }
+            Stmt::FilterBlock(f) => {
+                self.read(&f.filter, true);
+                self.body(&f.body);
+            }
+            Stmt::Block(b) => self.body(&b.body),
+            Stmt::Import(i) => {
+                self.read(&i.expr, true);
+                self.bind_target(&i.name, None);
+            }
+            Stmt::FromImport(i) => {
+                self.read(&i.expr, true);
+                for (name, alias) in &i.names {
+                    self.bind_target(alias.as_ref().unwrap_or(name), None);
+                }
+            }
+            Stmt::Extends(e) => self.read(&e.name, true),
+            Stmt::Include(i) => self.read(&i.name, true),
+            Stmt::Macro(m) => {
+                self.bind(m.name, None);
+                self.macro_decl(m);
+            }
+            Stmt::CallBlock(c) => {
+                self.call(&c.call);
+                self.macro_decl(&c.macro_decl);
+            }
+            Stmt::Do(d) => self.call(&d.call),
+        }
+    }
+
+    fn macro_decl(&mut self, m: &ast::Macro<'a>) {
+        for default in &m.defaults {
+            self.read(default, true);
+        }
+        let mut names: HashMap<&'a str, Place> = ["caller", "varargs", "kwargs"]
+            .into_iter()
+            .map(|name| (name, None))
+            .collect();
+        for arg in &m.args {
+            if let ast::Expr::Var(var) = arg {
+                names.insert(var.id, None);
+            }
+        }
+        self.scoped(names, |walk| walk.body(&m.body));
+    }
+
+    fn opt(&mut self, expr: &Option<ast::Expr<'a>>) {
+        if let Some(expr) = expr {
+            self.read(expr, true);
+        }
+    }
+
+    /// Notes what `expr` reads (`whole`: its value is used as it is).
+    fn read(&mut self, expr: &ast::Expr<'a>, whole: bool) {
+        if let Some(path) = self.value(expr) {
+            self.inputs.add_at(&path, span(expr), whole);
+        }
+    }
+
+    /// Notes what `expr` reads when its value is walked further (a `for`
+    /// over it, a name bound to it); returns its path.
+    fn walked(&mut self, expr: &ast::Expr<'a>) -> Place {
+        let place = self.value(expr);
+        if let Some(path) = &place {
+            self.inputs.add_at(path, span(expr), false);
+        }
+        place
+    }
+
+    /// Where a name points: the innermost binding, else the data's name.
+    fn lookup(&self, name: &str) -> Place {
+        for scope in self.scopes.iter().rev() {
+            if let Some(place) = scope.get(name) {
+                return place.clone();
+            }
+        }
+        self.data
+            .contains(name)
+            .then(|| vec![Step::Key(name.to_string())])
+    }
+
+    fn call(&mut self, call: &ast::Call<'a>) {
+        match &call.expr {
+            // A macro's or function's name is not data.
+            ast::Expr::Var(_) => {}
+            // A method: what it is called on is used whole.
+            ast::Expr::GetAttr(method) => self.read(&method.expr, true),
+            other => self.read(other, true),
+        }
+        for arg in &call.args {
+            match arg {
+                ast::CallArg::Pos(e)
+                | ast::CallArg::Kwarg(_, e)
+                | ast::CallArg::PosSplat(e)
+                | ast::CallArg::KwargSplat(e) => self.read(e, true),
+            }
+        }
+    }
+
+    /// The path `expr` is, if it is one (not itself noted), noting what
+    /// its parts read.
+    fn value(&mut self, expr: &ast::Expr<'a>) -> Place {
+        use ast::Expr;
+        match expr {
+            Expr::Var(var) => self.lookup(var.id),
+            Expr::GetAttr(g) => self.value(&g.expr).map(|mut path| {
+                path.push(Step::Key(g.name.to_string()));
+                path
+            }),
+            Expr::GetItem(g) => match &g.subscript_expr {
+                Expr::Const(c) if c.value.as_str().is_some() => {
+                    let key = c.value.as_str().unwrap_or_default().to_string();
+                    self.value(&g.expr).map(|mut path| {
+                        path.push(Step::Key(key));
+                        path
+                    })
+                }
+                subscript => {
+                    self.read(&g.expr, true);
+                    self.read(subscript, true);
+                    None
+                }
+            },
+            Expr::Const(_) => None,
+            Expr::Slice(s) => {
+                self.read(&s.expr, true);
+                self.opt(&s.start);
+                self.opt(&s.stop);
+                self.opt(&s.step);
+                None
+            }
+            Expr::UnaryOp(u) => {
+                self.read(&u.expr, true);
+                None
+            }
+            Expr::BinOp(b) => {
+                self.read(&b.left, true);
+                self.read(&b.right, true);
+                None
+            }
+            Expr::Compare(c) => {
+                self.read(&c.expr, true);
+                for op in &c.ops {
+                    self.read(&op.expr, true);
+                }
+                None
+            }
+            Expr::IfExpr(i) => {
+                self.read(&i.test_expr, true);
+                self.read(&i.true_expr, true);
+                self.opt(&i.false_expr);
+                None
+            }
+            Expr::Filter(f) => {
+                self.opt(&f.expr);
+                for arg in &f.args {
+                    match arg {
+                        ast::CallArg::Pos(e)
+                        | ast::CallArg::Kwarg(_, e)
+                        | ast::CallArg::PosSplat(e)
+                        | ast::CallArg::KwargSplat(e) => self.read(e, true),
+                    }
+                }
+                None
+            }
+            Expr::Test(t) => {
+                // `x is defined` asks only whether it is there.
+                let whole = !matches!(t.name, "defined" | "undefined" | "none");
+                self.read(&t.expr, whole);
+                for arg in &t.args {
+                    match arg {
+                        ast::CallArg::Pos(e)
+                        | ast::CallArg::Kwarg(_, e)
+                        | ast::CallArg::PosSplat(e)
+                        | ast::CallArg::KwargSplat(e) => self.read(e, true),
+                    }
+                }
+                None
+            }
+            Expr::Call(c) => {
+                self.call(c);
+                None
+            }
+            Expr::List(l) => {
+                l.items.iter().for_each(|item| self.read(item, true));
+                None
+            }
+            Expr::Tuple(t) => {
+                t.items.iter().for_each(|item| self.read(item, true));
+                None
+            }
+            Expr::Map(m) => {
+                m.keys.iter().for_each(|key| self.read(key, true));
+                m.values.iter().for_each(|value| self.read(value, true));
+                None
+            }
+        }
+    }
+}
