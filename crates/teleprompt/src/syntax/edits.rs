@@ -113,6 +113,8 @@ impl Edited {
             if let Some(elsewhere) = &mut error.elsewhere {
                 elsewhere.site = elsewhere.site.take().map(place);
             }
+            let others = std::mem::take(&mut error.others);
+            error.others = others.into_iter().map(|other| self.place(other)).collect();
         }
         error
     }
