@@ -568,6 +568,12 @@ impl Found {
         }
     }
 
+    /// Whether no more errors are kept (those noted from now on are only
+    /// counted): a front end need not look for suggestions for them.
+    pub(crate) fn is_full(&self) -> bool {
+        self.errors.len() >= MAX_ERRORS_PER_FILE
+    }
+
     /// Each error passed through `f` (placing it in another text).
     pub(crate) fn map(mut self, f: impl Fn(TemplateError) -> TemplateError) -> Found {
         self.errors = self.errors.into_iter().map(f).collect();

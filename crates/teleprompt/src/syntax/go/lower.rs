@@ -433,15 +433,19 @@ impl Lowerer<'_> {
             // `Host::table` keeps the table within u16.
             return Ok(Func::Host(u16::try_from(index).unwrap_or(u16::MAX)));
         }
-        let known = Func::go_names()
-            .map(|(name, _)| name)
-            .chain(self.hosts.iter().map(|host| &*host.name));
-        Err(TemplateError::parse(
+        let error = TemplateError::parse(
             Some(ident.span.clone()),
             format!("function {:?} not defined", ident.name),
         )
-        .with_kind("unknown-function")
-        .suggest(closest(&ident.name, known).map(|c| format!("did you mean \"{c}\"?"))))
+        .with_kind("unknown-function");
+        if self.found.borrow().is_full() {
+            // Only counted: no suggestion to look for.
+            return Err(error);
+        }
+        let known = Func::go_names()
+            .map(|(name, _)| name)
+            .chain(self.hosts.iter().map(|host| &*host.name));
+        Err(error.suggest(closest(&ident.name, known).map(|c| format!("did you mean \"{c}\"?"))))
     }
 
     fn keys(fields: &[Ident]) -> Box<[Key]> {

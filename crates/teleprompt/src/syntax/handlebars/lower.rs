@@ -1065,18 +1065,22 @@ impl<'t> Lowerer<'t> {
     }
 
     fn unknown_helper(&self, name: &str, span: &Span) -> TemplateError {
+        let error = TemplateError::parse(
+            Some(span.clone()),
+            format!("there is no helper named {name:?}"),
+        )
+        .with_kind("unknown-helper");
+        if self.found.borrow().is_full() {
+            // Only counted: no suggestion to look for.
+            return error;
+        }
         let known = helpers()
             .map(|(n, _)| n)
             .chain(BLOCK_HELPERS.iter().copied())
             .chain(VARIABLE_HELPERS.iter().copied())
             .chain(["log"])
             .chain(self.hosts.iter().map(|host| &*host.name));
-        TemplateError::parse(
-            Some(span.clone()),
-            format!("there is no helper named {name:?}"),
-        )
-        .with_kind("unknown-helper")
-        .suggest(closest(name, known).map(|c| format!("did you mean \"{c}\"?")))
+        error.suggest(closest(name, known).map(|c| format!("did you mean \"{c}\"?")))
     }
 
     /// A call or a value. `top`: in a mustache, where a lone name that is
