@@ -361,7 +361,7 @@ fn limits_come_from_the_host_and_the_front_matter_only_lowers_them() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
     assert!(
-        stderr.contains("`limits.max_steps: 20000000` is above the limit the host set (10000000)"),
+        stderr.contains("`limits.max_steps: 20000000` is above the limit the host set (5000000)"),
         "{stderr}"
     );
     assert!(
