@@ -477,10 +477,9 @@ pub struct TemplateError {
     /// The error placed in another file the template includes (a partial
     /// file), reported as it is: `span` does not apply.
     pub(crate) elsewhere: Option<Box<Elsewhere>>,
-    /// Further errors found with this one (see [`Error::others`]).
-    pub(crate) others: Vec<TemplateError>,
-    /// How many more were found beyond those kept.
-    pub(crate) omitted: usize,
+    /// Further errors found with this one (see [`Error::others`]), boxed
+    /// to keep `Result`s small.
+    pub(crate) related: Option<Box<Found>>,
 }
 
 /// An error inside a file a template includes, already placed in that file.
@@ -502,8 +501,7 @@ impl TemplateError {
             suggestion: None,
             kind: None,
             elsewhere: None,
-            others: Vec::new(),
-            omitted: 0,
+            related: None,
         }
     }
 
@@ -516,8 +514,7 @@ impl TemplateError {
             suggestion: None,
             kind: None,
             elsewhere: None,
-            others: Vec::new(),
-            omitted: 0,
+            related: None,
         }
     }
 
@@ -531,8 +528,7 @@ impl TemplateError {
             suggestion: None,
             kind: error.kind(),
             elsewhere: Some(Box::new(Elsewhere { error, site })),
-            others: Vec::new(),
-            omitted: 0,
+            related: None,
         }
     }
 
@@ -552,10 +548,12 @@ impl TemplateError {
 /// Errors a front end found that do not stop it (unknown names, wrong
 /// argument counts, unresolvable templates): it goes on past each one, so
 /// that a file reports all of them, up to [`MAX_ERRORS_PER_FILE`].
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Found {
-    errors: Vec<TemplateError>,
-    more: usize,
+    /// The errors kept.
+    pub(crate) errors: Vec<TemplateError>,
+    /// How many more were found beyond those kept.
+    pub(crate) more: usize,
 }
 
 impl Found {
@@ -587,8 +585,13 @@ impl Found {
         errors.sort_by_key(|error| error.span.as_ref().map_or(usize::MAX, |span| span.start));
         let mut errors = errors.into_iter();
         let mut first = errors.next()?;
-        first.others.extend(errors);
-        first.omitted += self.more;
+        let errors: Vec<TemplateError> = errors.collect();
+        if !errors.is_empty() || self.more > 0 {
+            first.related = Some(Box::new(Found {
+                errors,
+                more: self.more,
+            }));
+        }
         Some(first)
     }
 }

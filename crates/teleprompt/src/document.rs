@@ -511,12 +511,11 @@ impl Document {
 
     /// Turns a front end's error into a file-positioned [`Error`].
     pub fn locate(&self, mut error: TemplateError) -> Error {
-        let others = std::mem::take(&mut error.others);
-        let omitted = std::mem::take(&mut error.omitted);
+        let Some(related) = error.related.take() else {
+            return self.locate_one(error);
+        };
         let first = self.locate_one(error);
-        if others.is_empty() && omitted == 0 {
-            return first;
-        }
+        let (others, omitted) = (related.errors, related.more);
         let others: Vec<Error> = others.into_iter().map(|other| self.locate(other)).collect();
         first.with_others(others).with_omitted(omitted)
     }

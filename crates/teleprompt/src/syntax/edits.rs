@@ -113,8 +113,9 @@ impl Edited {
             if let Some(elsewhere) = &mut error.elsewhere {
                 elsewhere.site = elsewhere.site.take().map(place);
             }
-            let others = std::mem::take(&mut error.others);
-            error.others = others.into_iter().map(|other| self.place(other)).collect();
+            if let Some(related) = error.related.take() {
+                error.related = Some(Box::new(related.map(|other| self.place(other))));
+            }
         }
         error
     }
