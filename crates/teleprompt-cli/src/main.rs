@@ -501,8 +501,8 @@ fn pretty(value: &serde_json::Value) -> String {
     json
 }
 
-/// Loads every prompt under the paths of `args`: load errors (the first of
-/// each file), malformed test cases, name clashes, and the warnings of the
+/// Loads every prompt under the paths of `args`: load errors (every one
+/// of each file, up to the cap), malformed test cases, name clashes, and the warnings of the
 /// prompts that load, each with the labels of `--label`.
 fn find_problems(args: &CheckArgs) -> report::Problems {
     let options = args.load.options();
@@ -534,7 +534,13 @@ fn find_problems(args: &CheckArgs) -> report::Problems {
                     }
                     loaded.push(prompt);
                 }
-                Err(error) => problems.errors.push(error),
+                Err(error) => {
+                    // Every error of the file (up to the cap), and its
+                    // warnings when they could still be computed.
+                    problems.warnings.extend(error.warnings().iter().cloned());
+                    problems.omitted += error.omitted();
+                    problems.errors.extend(error.all());
+                }
             }
         }
         problems.prompts += loaded.len();

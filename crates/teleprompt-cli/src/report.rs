@@ -54,6 +54,9 @@ pub struct Problems {
     pub errors: Vec<Error>,
     /// Likely mistakes; they fail the check only with `--deny-warnings`.
     pub warnings: Vec<Error>,
+    /// Errors found beyond the cap of a file ([`teleprompt::MAX_ERRORS_PER_FILE`]),
+    /// not in `errors` (a note there says how many).
+    pub omitted: usize,
     /// Prompts that loaded.
     pub prompts: usize,
     /// Whether warnings fail the check.
@@ -70,6 +73,17 @@ impl Problems {
     fn all(&self) -> impl Iterator<Item = (&'static str, &Error)> {
         let warnings = self.warnings.iter().map(|warning| ("warning", warning));
         warnings.chain(self.errors.iter().map(|error| ("error", error)))
+    }
+
+    /// How many errors were found, those past a file's cap included (the
+    /// notes that count them are not errors of their own).
+    fn error_count(&self) -> usize {
+        let notes = self
+            .errors
+            .iter()
+            .filter(|error| error.kind() == Some("too-many-errors"))
+            .count();
+        self.errors.len() - notes + self.omitted
     }
 
     /// The files with errors, each counted once.
@@ -100,7 +114,7 @@ pub fn text(problems: &Problems, color: bool) -> (String, String) {
         let _ = writeln!(
             stderr,
             "{} error(s) in {} file(s); {prompts} prompt(s) loaded cleanly",
-            problems.errors.len(),
+            problems.error_count(),
             problems.files_with_errors()
         );
     } else if !problems.valid() {

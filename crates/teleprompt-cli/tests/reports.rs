@@ -562,3 +562,93 @@ fn labels_ride_on_the_errors_of_test_and_inspect() {
     assert!(out.contains("FAIL    ./hi.j2: greets"), "{out}");
     assert_eq!(out.matches("= issue: PROJ-42\n").count(), 2, "{out}");
 }
+
+/// Issue 8: `check` reports every error of every file, not the first of
+/// each: two unknown names per syntax, each with its place, and the
+/// warning of a file whose only errors do not stop compiling.
+#[test]
+fn check_json_lists_every_error_of_every_file() {
+    let dir = tempdir("every-error");
+    fs::write(dir.join("two.j2"), "{{ x | uper }}\n{{ y | lowr }}").expect("write");
+    fs::write(dir.join("two.gotmpl"), "{{ uper .x }}\n{{ lowr .y }}").expect("write");
+    fs::write(dir.join("two.hbs"), "{{uper x}}\n{{lowr y}}").expect("write");
+    fs::write(
+        dir.join("scope.gotmpl"),
+        "{{ .issue.title }}\n{{range .items}}{{.issue.title}}{{end}}\n{{ uper .x }}",
+    )
+    .expect("write");
+    let (output, json) = json_output(&dir, &["check", ".", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{json}");
+    let errors: Vec<(String, String, i64, i64)> = json["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|error| {
+            (
+                error["file"].as_str().unwrap_or_default().to_string(),
+                error["rule"].as_str().unwrap_or_default().to_string(),
+                error["line"].as_i64().unwrap_or_default(),
+                error["column"].as_i64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    for (file, rule, column) in [
+        ("two.j2", "parse/unknown-filter", 8),
+        ("two.gotmpl", "parse/unknown-function", 4),
+        ("two.hbs", "parse/unknown-helper", 3),
+    ] {
+        for line in [1, 2] {
+            assert!(
+                errors.iter().any(|(f, r, l, c)| f.ends_with(file)
+                    && r == rule
+                    && *l == line
+                    && *c == column),
+                "{file}:{line}:{column} {rule} missing from {errors:?}"
+            );
+        }
+    }
+    assert!(errors.iter().any(|(f, r, l, _)| f.ends_with("scope.gotmpl")
+        && r == "parse/unknown-function"
+        && *l == 3));
+    assert_eq!(errors.len(), 7, "{errors:?}");
+    let warnings = json["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings
+            .iter()
+            .any(|warning| warning["rule"] == "warning/range-scope"
+                && warning["file"]
+                    .as_str()
+                    .is_some_and(|f| f.ends_with("scope.gotmpl"))),
+        "{warnings:?}"
+    );
+}
+
+/// A hostile file of 10,000 unknown function calls reports at most
+/// `MAX_ERRORS_PER_FILE` errors and says how many more there were, quickly.
+#[test]
+fn check_caps_the_errors_of_a_hostile_file() {
+    let dir = tempdir("every-error-hostile");
+    let body: String = (0..10_000)
+        .map(|i| format!("{{{{ nope{i} .x }}}}\n"))
+        .collect();
+    fs::write(dir.join("many.gotmpl"), body).expect("write");
+    let started = std::time::Instant::now();
+    let (output, json) = json_output(&dir, &["check", "many.gotmpl", "--format", "json"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(output.status.code(), Some(1));
+    let errors = json["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 101, "100 errors and the note");
+    let note = errors.last().expect("note");
+    assert_eq!(note["rule"], "parse/too-many-errors");
+    assert_eq!(
+        note["message"],
+        "9900 more errors in this file not shown (at most 100 are reported per file)"
+    );
+    // The text summary counts them all.
+    let text_run = teleprompt_in(&dir, &["check", "many.gotmpl"], &[]);
+    assert!(
+        text(&text_run.stderr).contains("10000 error(s) in 1 file(s)"),
+        "{}",
+        text(&text_run.stderr)
+    );
+}

@@ -95,7 +95,18 @@ struct Details {
     labels: Vec<(String, String)>,
     /// The kind of problem within the class, such as `unknown-filter`.
     kind: Option<&'static str>,
+    /// Further errors found in the same file with this one (at most
+    /// [`MAX_ERRORS_PER_FILE`] in all).
+    others: Vec<Error>,
+    /// How many more errors the file has beyond those kept.
+    omitted: usize,
+    /// The file's warnings, where they could be computed despite the errors.
+    warnings: Vec<Error>,
 }
+
+/// The most errors kept for one file: a file with more reports these and
+/// says how many more there were ([`Error::omitted`]).
+pub const MAX_ERRORS_PER_FILE: usize = 100;
 
 impl Error {
     /// A new error with a class and message and no location.
@@ -110,7 +121,99 @@ impl Error {
             suggestion: None,
             labels: Vec::new(),
             kind: None,
+            others: Vec::new(),
+            omitted: 0,
+            warnings: Vec::new(),
         }))
+    }
+
+    /// Further errors found in the same file with this one, in the order of
+    /// the file (loading stops at the first error, but the front ends go on
+    /// past unknown names, wrong argument counts and unresolvable
+    /// templates to find the rest). Empty for most errors.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    ///
+    /// let error = Prompt::from_source("two.j2", "{{ x | uper }}\n{{ y | lowr }}", &LoadOptions::default())
+    ///     .unwrap_err();
+    /// assert_eq!(error.rule(), "parse/unknown-filter");
+    /// assert_eq!(error.others().len(), 1);
+    /// assert_eq!(error.others()[0].location().map(|at| at.line), Some(2));
+    /// ```
+    pub fn others(&self) -> &[Error] {
+        &self.0.others
+    }
+
+    /// How many errors of the file were found beyond this one and
+    /// [`Error::others`], which hold at most [`MAX_ERRORS_PER_FILE`].
+    pub fn omitted(&self) -> usize {
+        self.0.omitted
+    }
+
+    /// The warnings of the file this error stopped, where they could still
+    /// be computed (its template compiled, but for unknown names and the
+    /// like); empty otherwise.
+    pub fn warnings(&self) -> &[Error] {
+        &self.0.warnings
+    }
+
+    /// This error and every other one found with it, each alone (without
+    /// others or warnings), in order; when errors were omitted, a last
+    /// one of kind `too-many-errors` says how many.
+    pub fn all(&self) -> Vec<Error> {
+        let mut first = self.clone();
+        let others = std::mem::take(&mut first.0.others);
+        first.0.omitted = 0;
+        first.0.warnings = Vec::new();
+        let mut all = Vec::with_capacity(others.len() + 2);
+        all.push(first);
+        all.extend(others);
+        if self.0.omitted > 0 {
+            let mut note = Error::new(
+                self.0.class,
+                format!(
+                    "{} more error{} in this file not shown (at most {MAX_ERRORS_PER_FILE} are reported per file)",
+                    self.0.omitted,
+                    if self.0.omitted == 1 { "" } else { "s" }
+                ),
+            )
+            .with_kind("too-many-errors");
+            note.0.file = self.0.file.clone();
+            all.push(note);
+        }
+        all
+    }
+
+    /// Attaches further errors of the same file (see [`Error::others`]),
+    /// keeping at most [`MAX_ERRORS_PER_FILE`] in all and counting the rest.
+    pub fn with_others(mut self, others: impl IntoIterator<Item = Error>) -> Error {
+        for other in others {
+            let mut other = other;
+            let nested = std::mem::take(&mut other.0.others);
+            let more = std::mem::take(&mut other.0.omitted);
+            for error in std::iter::once(other).chain(nested) {
+                if self.0.others.len() + 1 < MAX_ERRORS_PER_FILE {
+                    self.0.others.push(error);
+                } else {
+                    self.0.omitted += 1;
+                }
+            }
+            self.0.omitted += more;
+        }
+        self
+    }
+
+    /// Counts `count` more errors of the file that were not kept.
+    pub(crate) fn with_omitted(mut self, count: usize) -> Error {
+        self.0.omitted += count;
+        self
+    }
+
+    /// Attaches the warnings of the file (see [`Error::warnings`]).
+    pub(crate) fn with_warnings(mut self, warnings: Vec<Error>) -> Error {
+        self.0.warnings = warnings;
+        self
     }
 
     /// Names the file the error is about.
@@ -374,6 +477,9 @@ pub struct TemplateError {
     /// The error placed in another file the template includes (a partial
     /// file), reported as it is: `span` does not apply.
     pub(crate) elsewhere: Option<Box<Elsewhere>>,
+    /// Further errors found with this one (see [`Error::others`]), boxed
+    /// to keep `Result`s small.
+    pub(crate) related: Option<Box<Found>>,
 }
 
 /// An error inside a file a template includes, already placed in that file.
@@ -395,6 +501,7 @@ impl TemplateError {
             suggestion: None,
             kind: None,
             elsewhere: None,
+            related: None,
         }
     }
 
@@ -407,6 +514,7 @@ impl TemplateError {
             suggestion: None,
             kind: None,
             elsewhere: None,
+            related: None,
         }
     }
 
@@ -420,6 +528,7 @@ impl TemplateError {
             suggestion: None,
             kind: error.kind(),
             elsewhere: Some(Box::new(Elsewhere { error, site })),
+            related: None,
         }
     }
 
@@ -433,6 +542,57 @@ impl TemplateError {
     pub fn suggest(mut self, suggestion: Option<String>) -> TemplateError {
         self.suggestion = suggestion;
         self
+    }
+}
+
+/// Errors a front end found that do not stop it (unknown names, wrong
+/// argument counts, unresolvable templates): it goes on past each one, so
+/// that a file reports all of them, up to [`MAX_ERRORS_PER_FILE`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// The errors kept.
+    pub(crate) errors: Vec<TemplateError>,
+    /// How many more were found beyond those kept.
+    pub(crate) more: usize,
+}
+
+impl Found {
+    /// Notes an error.
+    pub(crate) fn push(&mut self, error: TemplateError) {
+        if self.errors.len() < MAX_ERRORS_PER_FILE {
+            self.errors.push(error);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Whether no more errors are kept (those noted from now on are only
+    /// counted): a front end need not look for suggestions for them.
+    pub(crate) fn is_full(&self) -> bool {
+        self.errors.len() >= MAX_ERRORS_PER_FILE
+    }
+
+    /// Each error passed through `f` (placing it in another text).
+    pub(crate) fn map(mut self, f: impl Fn(TemplateError) -> TemplateError) -> Found {
+        self.errors = self.errors.into_iter().map(f).collect();
+        self
+    }
+
+    /// The first error in the text, carrying the others in the order of
+    /// the text; `None` when there are none.
+    pub(crate) fn into_error(self) -> Option<TemplateError> {
+        let mut errors = self.errors;
+        errors.sort_by_key(|error| error.span.as_ref().map_or(usize::MAX, |span| span.start));
+        let mut errors = errors.into_iter();
+        let mut first = errors.next()?;
+        let errors: Vec<TemplateError> = errors.collect();
+        if !errors.is_empty() || self.more > 0 {
+            first.related = Some(Box::new(Found {
+                errors,
+                more: self.more,
+            }));
+        }
+        Some(first)
     }
 }
 

@@ -205,6 +205,29 @@ impl Document {
     /// Reads the known front matter keys; a bad value is a document error
     /// pointing at its key.
     pub fn metadata(&self) -> Result<Metadata, Error> {
+        self.read_metadata().map_err(|first| {
+            // Every misspelled key, not only the first found.
+            let mut all: Vec<Error> = self
+                .spelling_errors()
+                .into_iter()
+                .filter(|error| error.message() != first.message())
+                .collect();
+            all.push(first);
+            // In the order of the file (a place-less error last).
+            all.sort_by_key(|error| {
+                error
+                    .location()
+                    .map_or((usize::MAX, usize::MAX), |at| (at.line, at.column))
+            });
+            let mut all = all.into_iter();
+            match all.next() {
+                Some(first) => first.with_others(all),
+                None => Error::new(ErrorClass::Document, "front matter"),
+            }
+        })
+    }
+
+    fn read_metadata(&self) -> Result<Metadata, Error> {
         let fm = &self.front_matter;
         let text = |key: &str| -> Result<Option<String>, Error> {
             match fm.get(key) {
@@ -346,17 +369,58 @@ impl Document {
     /// front matter (Prompty's `inputs`, Dotprompt's `output`, …) are
     /// metadata whatever they look like.
     fn check_key_spelling(&self) -> Result<(), Error> {
-        for name in self.front_matter.keys() {
+        match self.misspelled_keys().next() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    fn misspelled_keys(&self) -> impl Iterator<Item = Error> + '_ {
+        self.front_matter.keys().filter_map(|name| {
             if key::ALL.contains(&name.as_str()) || key::OTHER_TOOLS.contains(&name.as_str()) {
-                continue;
+                return None;
             }
-            if let Some(meant) = closest(name, key::ALL.iter().copied()) {
-                return Err(self
-                    .key_error(name, format!("unknown front matter key `{name}`"))
-                    .with_suggestion(Some(format!("did you mean `{meant}`?"))));
+            let meant = closest(name, key::ALL.iter().copied())?;
+            Some(
+                self.key_error(name, format!("unknown front matter key `{name}`"))
+                    .with_suggestion(Some(format!("did you mean `{meant}`?"))),
+            )
+        })
+    }
+
+    /// Every misspelled key: of the front matter, and of each of
+    /// teleprompt's own sections (`input`, `jinja`, `limits`), in the
+    /// order of the file.
+    fn spelling_errors(&self) -> Vec<Error> {
+        let mut errors: Vec<Error> = self.misspelled_keys().collect();
+        for (name, known) in [
+            (key::INPUT, INPUT_KEYS),
+            (key::JINJA, JinjaOptions::KEYS),
+            (key::LIMITS, crate::limits::RENDER_LIMITS),
+        ] {
+            if let Some(Value::Object(section)) = self.front_matter.get(name) {
+                for unknown in section.keys().filter(|key| !known.contains(&key.as_str())) {
+                    errors.push(self.unknown_option(name, unknown, known));
+                }
             }
         }
-        Ok(())
+        errors.sort_by_key(|error| error.location());
+        errors
+    }
+
+    /// The error for `unknown`, a key of the section `name` that takes
+    /// only `known`.
+    fn unknown_option(&self, name: &str, unknown: &str, known: &[&str]) -> Error {
+        let suggestion = closest(unknown, known.iter().copied())
+            .map(|key| format!("did you mean \"{name}.{key}\"?"));
+        self.key_error(
+            name,
+            format!(
+                "`{name}` has no option \"{unknown}\" (it takes {})",
+                known.join(", ")
+            ),
+        )
+        .with_suggestion(suggestion)
     }
 
     /// One of teleprompt's own front matter sections (`input`, `jinja`): a
@@ -367,17 +431,7 @@ impl Document {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Object(section)) => {
                 if let Some(unknown) = section.keys().find(|key| !known.contains(&key.as_str())) {
-                    let suggestion = closest(unknown, known.iter().copied())
-                        .map(|key| format!("did you mean \"{name}.{key}\"?"));
-                    return Err(self
-                        .key_error(
-                            name,
-                            format!(
-                                "`{name}` has no option \"{unknown}\" (it takes {})",
-                                known.join(", ")
-                            ),
-                        )
-                        .with_suggestion(suggestion));
+                    return Err(self.unknown_option(name, unknown, known));
                 }
                 Ok(Some(section))
             }
@@ -456,7 +510,17 @@ impl Document {
     }
 
     /// Turns a front end's error into a file-positioned [`Error`].
-    pub fn locate(&self, error: TemplateError) -> Error {
+    pub fn locate(&self, mut error: TemplateError) -> Error {
+        let Some(related) = error.related.take() else {
+            return self.locate_one(error);
+        };
+        let first = self.locate_one(error);
+        let (others, omitted) = (related.errors, related.more);
+        let others: Vec<Error> = others.into_iter().map(|other| self.locate(other)).collect();
+        first.with_others(others).with_omitted(omitted)
+    }
+
+    fn locate_one(&self, error: TemplateError) -> Error {
         if let Some(elsewhere) = error.elsewhere {
             let site = match elsewhere.site {
                 Some(site) if site.start <= self.body.len() => {

@@ -42,7 +42,9 @@ pub mod testing;
 
 pub use crate::context::PromptContext;
 pub use crate::data::Data;
-pub use crate::diagnostics::{Error, ErrorClass, Errors, Location, ReportPart};
+pub use crate::diagnostics::{
+    Error, ErrorClass, Errors, Location, ReportPart, MAX_ERRORS_PER_FILE,
+};
 pub use crate::document::Document;
 pub use crate::library::{prompt_files, Library};
 pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};

@@ -25,7 +25,8 @@ pub struct Library {
 
 impl Library {
     /// Loads every prompt file under `dir` (see [`prompt_files`]). Fails
-    /// with every broken file, not only the first.
+    /// with every broken file, not only the first, and every error of each
+    /// (see [`Error::all`]).
     pub fn load_dir(dir: impl AsRef<Path>, options: &LoadOptions) -> Result<Library, Errors> {
         let files = prompt_files(dir.as_ref()).map_err(|error| Errors(vec![error]))?;
         // Partials resolve in the library's directory (beside each file
@@ -39,7 +40,8 @@ impl Library {
         for file in files {
             match Prompt::from_file_with(&file, &options) {
                 Ok(prompt) => prompts.push(prompt),
-                Err(error) => errors.push(error),
+                // Every error of the file, not only the first.
+                Err(error) => errors.extend(error.all()),
             }
         }
         match Library::from_prompts(prompts) {

@@ -233,16 +233,21 @@ impl Prompt {
                 &compile,
             )
             .map_err(|error| document.locate(error))
+            .map(|(template, found)| (template, found.map(|error| document.locate(error))))
         };
-        let template = compile_body(&document)?;
+        let (template, mut found) = compile_body(&document)?;
         let tool_use = match tool_use {
             Some(tool_document) => {
-                let template = compile_body(&tool_document)?;
+                let (template, more) = compile_body(&tool_document)?;
+                found = match (found, more) {
+                    (Some(first), Some(more)) => Some(first.with_others([more])),
+                    (first, more) => first.or(more),
+                };
                 Some(Box::new((tool_document, template)))
             }
             None => None,
         };
-        Ok(Prompt {
+        let prompt = Prompt {
             name: metadata.name.unwrap_or_else(|| document::file_stem(path)),
             description: metadata.description,
             syntax,
@@ -257,7 +262,13 @@ impl Prompt {
             required,
             schema: metadata.schema,
             dotprompt,
-        })
+        };
+        match found {
+            // Errors the front end went on past: the template compiled
+            // (for its warnings), but the prompt does not load.
+            Some(error) => Err(error.with_warnings(prompt.warnings())),
+            None => Ok(prompt),
+        }
     }
 
     /// A Hugging Face `tokenizer_config.json`: its chat template (the one

@@ -15,7 +15,10 @@
 //! - `=== warnings` — the prompt's warnings (`Prompt::warnings`), one per
 //!   line as `LINE:COL message`, or `LINE:COL [RULE] message` to check the
 //!   rule too; a line `help: SUGGESTION` after one checks its suggestion;
-//!   an empty section expects none.
+//!   an empty section expects none. For a prompt that does not load, the
+//!   warnings its error carries (`Error::warnings`).
+//! - `=== errors` — every error loading the prompt found (`Error::all`),
+//!   one per line as `LINE:COL RULE message`, in order.
 //! - `=== error` — `CLASS [LINE:COL]`, then the exact message (all the
 //!   lines up to the first `help:` or `at:` line), then optional
 //!   `help: SUGGESTION` and `at: ACTION` lines.
@@ -52,7 +55,7 @@ impl Case {
         let mut cases: Vec<String> = self
             .sections
             .keys()
-            .filter(|(name, _)| name != "prompt" && name != "options")
+            .filter(|(name, _)| name != "prompt" && name != "options" && name != "errors")
             .map(|(_, case)| case.clone())
             .collect();
         cases.dedup();
@@ -103,8 +106,10 @@ fn parse_case(text: &str) -> Result<Case, String> {
                     other => return Err(format!("unknown marker word `{other}`")),
                 }
             }
-            if !["prompt", "data", "options", "output", "error", "warnings"]
-                .contains(&name.as_str())
+            if ![
+                "prompt", "data", "options", "output", "error", "errors", "warnings",
+            ]
+            .contains(&name.as_str())
             {
                 return Err(format!("unknown section `{name}`"));
             }
@@ -117,12 +122,18 @@ fn parse_case(text: &str) -> Result<Case, String> {
     if case.get("prompt", "").is_none() {
         return Err("no `=== prompt` section".into());
     }
-    let cases = case.cases();
+    let mut cases = case.cases();
+    if cases.is_empty() && case.get("errors", "").is_some() {
+        cases.push(String::new());
+    }
     if cases.is_empty() {
         return Err("no `=== output` or `=== error` section".into());
     }
     for name in &cases {
-        if case.get("output", name).is_none() && case.get("error", name).is_none() {
+        if case.get("output", name).is_none()
+            && case.get("error", name).is_none()
+            && case.get("errors", "").is_none()
+        {
             return Err(format!(
                 "case `{name}` has no `=== output` or `=== error` section"
             ));
@@ -283,10 +294,42 @@ fn check_warnings(expected: &str, warnings: &[Error]) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks every error of a failed load against an `=== errors` section:
+/// one line each, `LINE:COL RULE message`, in order.
+fn check_errors(expected: &str, error: &Error) -> Result<(), String> {
+    let got: Vec<String> = error
+        .all()
+        .iter()
+        .map(|error| {
+            let at = error
+                .location()
+                .map(|at| format!("{}:{}", at.line, at.column))
+                .unwrap_or_else(|| "no location".into());
+            format!("{at} {} {}", error.rule(), error.message())
+        })
+        .collect();
+    let want: Vec<&str> = expected
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    if got != want {
+        return Err(format!(
+            "errors differ\n--- expected\n{}\n--- got\n{}\n---",
+            want.join("\n"),
+            got.join("\n")
+        ));
+    }
+    Ok(())
+}
+
 /// Runs every case of a fixture file; the failures, each with its case name.
 fn run_cases(case: &Case, syntax: Syntax) -> Result<(), String> {
-    let failures: Vec<String> = case
-        .cases()
+    let mut cases = case.cases();
+    if cases.is_empty() {
+        // Only `=== errors`: the prompt does not load.
+        cases.push(String::new());
+    }
+    let failures: Vec<String> = cases
         .iter()
         .filter_map(|name| {
             let why = run_case(case, name, syntax).err()?;
@@ -309,8 +352,16 @@ fn run_case(case: &Case, name: &str, syntax: Syntax) -> Result<(), String> {
     let expected_output = case.get("output", name);
     let expected_error = case.get("error", name);
     let prompt = Prompt::from_source(&case.prompt_file, source, &options);
-    if let (Ok(prompt), Some(expected)) = (&prompt, case.get("warnings", name)) {
-        check_warnings(expected, &prompt.warnings())?;
+    match (&prompt, case.get("warnings", name)) {
+        (Ok(prompt), Some(expected)) => check_warnings(expected, &prompt.warnings())?,
+        (Err(error), Some(expected)) => check_warnings(expected, error.warnings())?,
+        _ => {}
+    }
+    let expected_errors = case.get("errors", "");
+    match (&prompt, expected_errors) {
+        (Err(error), Some(expected)) => check_errors(expected, error)?,
+        (Ok(_), Some(_)) => return Err("expected load errors, the prompt loaded".into()),
+        _ => {}
     }
     let result = prompt.and_then(|p| p.render_with(data, &render));
     match (result, expected_output, expected_error) {
@@ -332,6 +383,7 @@ fn run_case(case: &Case, name: &str, syntax: Syntax) -> Result<(), String> {
             Err(format!("expected an error, rendered:\n{}", rendered.text()))
         }
         (Err(error), _, Some(want)) => check_error(want, &error),
+        (Err(_), _, None) if expected_errors.is_some() => Ok(()),
         (Err(error), _, None) => Err(format!("unexpected error:\n{}", error.report())),
     }
 }

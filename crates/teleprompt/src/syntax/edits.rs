@@ -113,6 +113,9 @@ impl Edited {
             if let Some(elsewhere) = &mut error.elsewhere {
                 elsewhere.site = elsewhere.site.take().map(place);
             }
+            if let Some(related) = error.related.take() {
+                error.related = Some(Box::new(related.map(|other| self.place(other))));
+            }
         }
         error
     }

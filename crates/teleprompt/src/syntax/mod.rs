@@ -60,24 +60,29 @@ enum Compiled {
 }
 
 impl Template {
+    /// Compiles a body. A front end goes on past the errors that do not
+    /// stop it (unknown names, wrong argument counts, unresolvable
+    /// templates): then the template comes with the first of them, which
+    /// carries the others, and is only good for warnings, not to render.
     pub(crate) fn compile(
         syntax: Syntax,
         body: &str,
         reader: MessageReader,
         default_role: Role,
         options: &CompileOptions,
-    ) -> Result<Template, TemplateError> {
+    ) -> Result<(Template, Option<TemplateError>), TemplateError> {
         let source = role_tags::rewrite(body, reader, syntax, default_role);
         let text = source.text.as_str();
         let compiled = match syntax {
             Syntax::Jinja | Syntax::Django | Syntax::ChatTemplate => {
-                jinja::JinjaTemplate::compile(text, jinja::Dialect::of(syntax), options)
-                    .map(|template| Compiled::Jinja(Box::new(template)))
+                jinja::JinjaTemplate::compile_all(text, jinja::Dialect::of(syntax), options)
+                    .map(|(template, found)| (Compiled::Jinja(Box::new(template)), found))
             }
-            Syntax::Go => go::compile(text, options).map(Compiled::Go),
+            Syntax::Go => go::compile_all(text, options)
+                .map(|(template, found)| (Compiled::Go(template), found)),
             Syntax::Handlebars => {
-                handlebars::compile_as(text, options, reader == MessageReader::Dotprompt)
-                    .map(Compiled::Handlebars)
+                handlebars::compile_all(text, options, reader == MessageReader::Dotprompt)
+                    .map(|(template, found)| (Compiled::Handlebars(template), found))
             }
         };
         // Where `</message>` became a role marker: it ends a message, so
@@ -91,11 +96,15 @@ impl Template {
             .map(|(_, span)| span)
             .collect();
         match compiled {
-            Ok(compiled) => Ok(Template {
-                compiled,
-                source,
-                closing,
-            }),
+            Ok((compiled, found)) => {
+                let found = found.map(|error| source.place(error));
+                let template = Template {
+                    compiled,
+                    source,
+                    closing,
+                };
+                Ok((template, found))
+            }
             Err(error) => Err(source.place(error)),
         }
     }

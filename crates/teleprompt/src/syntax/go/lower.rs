@@ -2,13 +2,14 @@
 //! variables (to frame slots, with Go's scoping) and template names, and
 //! turns pipelines into nested calls (`a | f b` is `f b a`).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::ast::*;
 use super::engine::program::{
     Block, Const, Expr, Flavor, Func, Host, Instr, Key, Program, Span as PSpan, Template,
 };
-use crate::diagnostics::{closest, TemplateError};
+use crate::diagnostics::{closest, Found, TemplateError};
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::syntax::host_calls;
 use crate::Strictness;
@@ -16,13 +17,15 @@ use crate::Strictness;
 type Result<T> = std::result::Result<T, TemplateError>;
 
 /// Lowers `tree` (parsed from `src`) to a program; names that are not
-/// built-ins resolve to the host's `functions`.
+/// built-ins resolve to the host's `functions`. Unknown functions, wrong
+/// argument counts, undefined variables and missing templates do not stop
+/// it: they are returned with a program that must not run.
 pub(crate) fn lower(
     tree: &Tree,
     src: &str,
     strictness: Strictness,
     functions: &Functions,
-) -> Result<Program> {
+) -> Result<(Program, Found)> {
     let hosts = Host::table(
         functions,
         Naming::Identifier,
@@ -60,6 +63,7 @@ pub(crate) fn lower(
         src,
         names: &names,
         hosts: &hosts,
+        found: RefCell::new(Found::default()),
     };
     let mut templates = Vec::with_capacity(chosen.len());
     for define in &chosen {
@@ -73,7 +77,8 @@ pub(crate) fn lower(
     }
     let mut scope = Scope::new();
     let body = lowerer.list(&tree.root, &mut scope)?;
-    Ok(Program {
+    let found = lowerer.found.into_inner();
+    let program = Program {
         source: src.into(),
         main: Template {
             name: "".into(),
@@ -85,7 +90,8 @@ pub(crate) fn lower(
         limits: crate::limits::Limits::default(),
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Go,
-    })
+    };
+    Ok((program, found))
 }
 
 /// Go's `IsEmptyTree`: only spaces and comments.
@@ -169,6 +175,8 @@ struct Lowerer<'t> {
     names: &'t HashMap<&'t str, usize>,
     /// Host functions, sorted by name.
     hosts: &'t [Host],
+    /// The errors lowering went on past.
+    found: RefCell<Found>,
 }
 
 fn span(range: &Span) -> PSpan {
@@ -176,6 +184,18 @@ fn span(range: &Span) -> PSpan {
 }
 
 impl Lowerer<'_> {
+    /// `result`, or `None` after noting its error: lowering goes on, with
+    /// a stand-in where the failed part would be.
+    fn soft<T>(&self, result: Result<T>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.found.borrow_mut().push(error);
+                None
+            }
+        }
+    }
+
     fn list(&self, list: &ListNode, scope: &mut Scope) -> Result<Block> {
         let mut out: Vec<Instr> = Vec::with_capacity(list.nodes.len());
         for node in &list.nodes {
@@ -221,7 +241,7 @@ impl Lowerer<'_> {
                     }),
                     Some(variable) => {
                         let slot = if pipe.is_assign {
-                            scope.lookup(variable)?
+                            self.soft(scope.lookup(variable)).unwrap_or(0)
                         } else {
                             scope.declare(&variable.name)
                         };
@@ -234,7 +254,9 @@ impl Lowerer<'_> {
                 let cond = self.pipe(&branch.pipe, scope)?;
                 let bind = match branch.pipe.decl.first() {
                     None => None,
-                    Some(variable) if branch.pipe.is_assign => Some(scope.lookup(variable)?),
+                    Some(variable) if branch.pipe.is_assign => {
+                        Some(self.soft(scope.lookup(variable)).unwrap_or(0))
+                    }
                     Some(variable) => Some(scope.declare(&variable.name)),
                 };
                 let then = self.scoped(Some(&branch.list), scope)?;
@@ -262,7 +284,7 @@ impl Lowerer<'_> {
                 let mut slots = Vec::with_capacity(2);
                 for variable in &branch.pipe.decl {
                     slots.push(if branch.pipe.is_assign {
-                        scope.lookup(variable)?
+                        self.soft(scope.lookup(variable)).unwrap_or(0)
                     } else {
                         scope.declare(&variable.name)
                     });
@@ -286,19 +308,24 @@ impl Lowerer<'_> {
                 });
             }
             Node::Template(call) | Node::Block(call) => {
-                let Some(&index) = self.names.get(call.name.as_str()) else {
-                    return Err(TemplateError::parse(
-                        Some(call.name_span.clone()),
-                        format!("no such template {:?}", call.name),
-                    )
-                    .suggest(
-                        closest(&call.name, self.names.keys().copied())
-                            .map(|c| format!("did you mean \"{c}\"?")),
-                    ));
-                };
+                let index = self.names.get(call.name.as_str()).copied();
                 let arg = match &call.pipe {
                     Some(pipe) => Some(self.pipe(pipe, scope)?),
                     None => None,
+                };
+                let Some(index) = index else {
+                    self.found.borrow_mut().push(
+                        TemplateError::parse(
+                            Some(call.name_span.clone()),
+                            format!("no such template {:?}", call.name),
+                        )
+                        .with_kind("unresolved-include")
+                        .suggest(
+                            closest(&call.name, self.names.keys().copied())
+                                .map(|c| format!("did you mean \"{c}\"?")),
+                        ),
+                    );
+                    return Ok(());
                 };
                 out.push(Instr::Call {
                     template: u32::try_from(index).unwrap_or(u32::MAX),
@@ -329,22 +356,33 @@ impl Lowerer<'_> {
             ));
         };
         if let Arg::Identifier(ident) = first {
-            let func = self.func(ident)?;
+            let func = self.soft(self.func(ident));
             let mut args = Vec::with_capacity(cmd.args.len());
             for arg in cmd.args.get(1..).unwrap_or(&[]) {
                 args.push(self.arg(arg, scope)?);
             }
             args.extend(piped);
-            check_arity(func, args.len(), &cmd.span)?;
+            let Some(func) = func else {
+                return Ok(Expr::Const(Const::Null));
+            };
+            if self
+                .soft(check_arity(func, args.len(), &cmd.span))
+                .is_none()
+            {
+                return Ok(Expr::Const(Const::Null));
+            }
             if let Some(host) = self.host(func) {
                 let given = cmd.args.get(1..).unwrap_or(&[]);
-                host_calls::check(host, &args, &[], |at| {
+                let checked = host_calls::check(host, &args, &[], |at| {
                     match at {
                         ArgAt::Positional(index) => given.get(index).map(Arg::span),
                         _ => None,
                     }
                     .unwrap_or_else(|| cmd.span.clone())
-                })?;
+                });
+                if self.soft(checked).is_none() {
+                    return Ok(Expr::Const(Const::Null));
+                }
             }
             return Ok(Expr::Call {
                 func,
@@ -395,15 +433,19 @@ impl Lowerer<'_> {
             // `Host::table` keeps the table within u16.
             return Ok(Func::Host(u16::try_from(index).unwrap_or(u16::MAX)));
         }
-        let known = Func::go_names()
-            .map(|(name, _)| name)
-            .chain(self.hosts.iter().map(|host| &*host.name));
-        Err(TemplateError::parse(
+        let error = TemplateError::parse(
             Some(ident.span.clone()),
             format!("function {:?} not defined", ident.name),
         )
-        .with_kind("unknown-function")
-        .suggest(closest(&ident.name, known).map(|c| format!("did you mean \"{c}\"?"))))
+        .with_kind("unknown-function");
+        if self.found.borrow().is_full() {
+            // Only counted: no suggestion to look for.
+            return Err(error);
+        }
+        let known = Func::go_names()
+            .map(|(name, _)| name)
+            .chain(self.hosts.iter().map(|host| &*host.name));
+        Err(error.suggest(closest(&ident.name, known).map(|c| format!("did you mean \"{c}\"?"))))
     }
 
     fn keys(fields: &[Ident]) -> Box<[Key]> {
@@ -432,7 +474,7 @@ impl Lowerer<'_> {
                 span: span(&field.span),
             },
             Arg::Variable(variable) => {
-                let slot = scope.lookup(variable)?;
+                let slot = self.soft(scope.lookup(variable)).unwrap_or(0);
                 if variable.fields.is_empty() {
                     Expr::Var(slot)
                 } else {
@@ -444,8 +486,12 @@ impl Lowerer<'_> {
                 }
             }
             Arg::Identifier(ident) => {
-                let func = self.func(ident)?;
-                check_arity(func, 0, &ident.span)?;
+                let Some(func) = self.soft(self.func(ident)) else {
+                    return Ok(Expr::Const(Const::Null));
+                };
+                if self.soft(check_arity(func, 0, &ident.span)).is_none() {
+                    return Ok(Expr::Const(Const::Null));
+                }
                 Expr::Call {
                     func,
                     args: Box::new([]),
@@ -496,5 +542,5 @@ fn check_arity(func: Func, got: usize, at: &Span) -> Result<()> {
         ),
         _ => return Ok(()),
     };
-    Err(TemplateError::parse(Some(at.clone()), message))
+    Err(TemplateError::parse(Some(at.clone()), message).with_kind("wrong-arity"))
 }

@@ -21,12 +21,28 @@ use crate::syntax::CompileOptions;
 pub(crate) type GoTemplate = engine::EngineTemplate;
 
 /// Parses and compiles a body; the strictness is fixed here.
+#[cfg(test)]
 pub(crate) fn compile(body: &str, options: &CompileOptions) -> Result<GoTemplate, TemplateError> {
+    match compile_all(body, options)? {
+        (template, None) => Ok(template),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// [`compile`], going on past the errors that do not stop it (unknown
+/// functions, wrong argument counts, missing templates): the template,
+/// and the first of those errors carrying the others. A template with
+/// errors is only for warnings: it must not render.
+pub(crate) fn compile_all(
+    body: &str,
+    options: &CompileOptions,
+) -> Result<(GoTemplate, Option<TemplateError>), TemplateError> {
     engine::check_size(body)?;
     let tree = parse::parse_nested(body, options.limits.nesting())?;
-    let mut program = lower::lower(&tree, body, options.strictness, &options.functions)?;
+    let (mut program, found) = lower::lower(&tree, body, options.strictness, &options.functions)?;
     program.limits = options.limits;
-    Ok(engine::EngineTemplate::new(program, root_reads(&tree)))
+    let template = engine::EngineTemplate::new(program, root_reads(&tree));
+    Ok((template, found.into_error()))
 }
 
 /// What dot is where a word of the template stands.

@@ -3,11 +3,12 @@
 //! context; `@index`, `@key`, `@first`, `@last` and block parameters are
 //! slots the loop sets; inline partials become named templates.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::ast::*;
 use super::files::Loaded;
-use crate::diagnostics::{closest, TemplateError};
+use crate::diagnostics::{closest, Found, TemplateError};
 use crate::engine::helpers::{Helper, HELPERS};
 use crate::engine::program::{
     Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, PartialContent, Program,
@@ -55,7 +56,7 @@ pub(crate) fn lower(
     strictness: Strictness,
     functions: &Functions,
     sk_helpers: bool,
-) -> Result<Program> {
+) -> Result<(Program, Found)> {
     let src = files.source.as_str();
     let hosts = Host::table(
         functions,
@@ -85,6 +86,7 @@ pub(crate) fn lower(
         files,
         hosts: &hosts,
         sk_helpers,
+        found: RefCell::new(Found::default()),
     };
     let mut templates = Vec::with_capacity(inlines.len() + files.partials.len());
     for inline in &inlines {
@@ -109,7 +111,8 @@ pub(crate) fn lower(
     }
     let mut scope = Scope::new(&tree.nodes);
     let body = lowerer.nodes(&tree.nodes, &mut scope)?;
-    Ok(Program {
+    let found = lowerer.found.into_inner();
+    let program = Program {
         source: src.into(),
         main: Template {
             name: "".into(),
@@ -121,7 +124,8 @@ pub(crate) fn lower(
         limits: crate::limits::Limits::default(),
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Handlebars,
-    })
+    };
+    Ok((program, found))
 }
 
 /// The inline partials `nodes` define, nested ones included.
@@ -259,6 +263,9 @@ struct Lowerer<'t> {
     hosts: &'t [Host],
     /// Semantic Kernel's meaning for `json`.
     sk_helpers: bool,
+    /// The errors lowering went on past (unknown helpers, wrong argument
+    /// counts, missing partials, `../` above the root).
+    found: RefCell<Found>,
 }
 
 fn pspan(range: &Span) -> PSpan {
@@ -279,6 +286,11 @@ fn simple_name(expr: &Expr) -> Option<&str> {
 }
 
 impl<'t> Lowerer<'t> {
+    /// Notes an error that does not stop lowering.
+    fn note(&self, error: TemplateError) {
+        self.found.borrow_mut().push(error);
+    }
+
     fn text(&self, span: &Span) -> &'t str {
         self.src.get(span.clone()).unwrap_or("")
     }
@@ -596,10 +608,11 @@ impl<'t> Lowerer<'t> {
                 )));
             }
             (None, None) => {
-                return Err(TemplateError::parse(
+                self.note(TemplateError::parse(
                     Some(partial.name_span.clone()),
                     format!("there is no partial named {:?}", partial.name),
                 )
+                .with_kind("unresolved-include")
                 .suggest(
                     closest(
                         &partial.name,
@@ -869,15 +882,20 @@ impl<'t> Lowerer<'t> {
             }
             Some(helper) if self.helper(helper).is_some() || !block.call.params.is_empty() => {
                 let known = self.helper(helper).is_some();
-                return Err(if known {
-                    TemplateError::parse(
+                if known {
+                    return Err(TemplateError::parse(
                         Some(block.call.head.span()),
                         format!("{helper} is not a block helper"),
                     )
-                    .suggest(Some(format!("write {{{{{helper} …}}}} without #")))
-                } else {
-                    self.unknown_helper(helper, &block.call.head.span())
-                });
+                    .suggest(Some(format!("write {{{{{helper} …}}}} without #"))));
+                }
+                // Go on into its arguments and blocks for more errors.
+                self.note(self.unknown_helper(helper, &block.call.head.span()));
+                for param in &block.call.params {
+                    self.expr(param, scope)?;
+                }
+                self.scoped(body, scope)?;
+                self.scoped(inverse, scope)?;
             }
             _ => {
                 allow_params(0)?;
@@ -1047,18 +1065,22 @@ impl<'t> Lowerer<'t> {
     }
 
     fn unknown_helper(&self, name: &str, span: &Span) -> TemplateError {
+        let error = TemplateError::parse(
+            Some(span.clone()),
+            format!("there is no helper named {name:?}"),
+        )
+        .with_kind("unknown-helper");
+        if self.found.borrow().is_full() {
+            // Only counted: no suggestion to look for.
+            return error;
+        }
         let known = helpers()
             .map(|(n, _)| n)
             .chain(BLOCK_HELPERS.iter().copied())
             .chain(VARIABLE_HELPERS.iter().copied())
             .chain(["log"])
             .chain(self.hosts.iter().map(|host| &*host.name));
-        TemplateError::parse(
-            Some(span.clone()),
-            format!("there is no helper named {name:?}"),
-        )
-        .with_kind("unknown-helper")
-        .suggest(closest(name, known).map(|c| format!("did you mean \"{c}\"?")))
+        error.suggest(closest(name, known).map(|c| format!("did you mean \"{c}\"?")))
     }
 
     /// A call or a value. `top`: in a mustache, where a lone name that is
@@ -1088,6 +1110,17 @@ impl<'t> Lowerer<'t> {
         let Some(func) = func else {
             if call.params.is_empty() && call.hash.is_empty() && top {
                 return self.expr(&call.head, scope);
+            }
+            if let Some(name) = name {
+                // Go on into its arguments for more errors.
+                self.note(self.unknown_helper(name, &call.head.span()));
+                for param in &call.params {
+                    self.expr(param, scope)?;
+                }
+                for pair in &call.hash {
+                    self.expr(&pair.value, scope)?;
+                }
+                return Ok(PExpr::Const(Const::Null));
             }
             return Err(match name {
                 Some(name) => self.unknown_helper(name, &call.head.span()),
@@ -1135,15 +1168,19 @@ impl<'t> Lowerer<'t> {
                 Some(max) => format!("{min} to {max}"),
                 None => format!("at least {min}"),
             };
-            return Err(TemplateError::parse(
-                Some(call.span.clone()),
-                format!(
-                    "{} takes {want} argument{}, got {}",
-                    name.unwrap_or("?"),
-                    if want == "1" { "" } else { "s" },
-                    args.len()
-                ),
-            ));
+            self.note(
+                TemplateError::parse(
+                    Some(call.span.clone()),
+                    format!(
+                        "{} takes {want} argument{}, got {}",
+                        name.unwrap_or("?"),
+                        if want == "1" { "" } else { "s" },
+                        args.len()
+                    ),
+                )
+                .with_kind("wrong-arity"),
+            );
+            return Ok(PExpr::Const(Const::Null));
         }
         Ok(PExpr::Call {
             func,
@@ -1173,14 +1210,18 @@ impl<'t> Lowerer<'t> {
                 .zip(&hash)
                 .map(|(pair, value)| (pair.key.as_str(), value))
                 .collect();
-            host_calls::check(host, &args, &named, |at| {
+            let checked = host_calls::check(host, &args, &named, |at| {
                 match at {
                     ArgAt::Positional(index) => call.params.get(index).map(Expr::span),
                     ArgAt::Named(index) => call.hash.get(index).map(|pair| pair.span.clone()),
                     ArgAt::Call => None,
                 }
                 .unwrap_or_else(|| call.span.clone())
-            })?;
+            });
+            if let Err(error) = checked {
+                self.note(error);
+                return Ok(PExpr::Const(Const::Null));
+            }
         }
         if !hash.is_empty() {
             let mut pairs = Vec::with_capacity(hash.len() * 2);
@@ -1272,16 +1313,20 @@ impl<'t> Lowerer<'t> {
                 .checked_sub(path.parents)
                 .and_then(|i| scope.contexts.get(i))
             else {
-                return Err(TemplateError::parse(
-                    Some(path.span.clone()),
-                    format!(
-                        "{} goes above the outermost context ({} level{} up, {depth} available)",
-                        self.text(&path.span),
-                        path.parents,
-                        if path.parents == 1 { "" } else { "s" }
-                    ),
-                )
-                .suggest(Some("read from the root with @root.name".to_string())));
+                self.note(
+                    TemplateError::parse(
+                        Some(path.span.clone()),
+                        format!(
+                            "{} goes above the outermost context ({} level{} up, {depth} available)",
+                            self.text(&path.span),
+                            path.parents,
+                            if path.parents == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .with_kind("above-root")
+                    .suggest(Some("read from the root with @root.name".to_string())),
+                );
+                return Ok(PExpr::Const(Const::Null));
             };
             (PExpr::Var(*slot), &path.parts)
         } else if let Some((slot, rest)) = path.parts.split_first().and_then(|(first, rest)| {

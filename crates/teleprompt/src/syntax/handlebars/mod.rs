@@ -124,11 +124,27 @@ pub(crate) fn compile(
 }
 
 /// [`compile`], with Dotprompt's helpers when `dotprompt` is set.
+#[cfg(test)]
 pub(crate) fn compile_as(
     body: &str,
     options: &CompileOptions,
     dotprompt: bool,
 ) -> Result<HandlebarsTemplate, TemplateError> {
+    match compile_all(body, options, dotprompt)? {
+        (template, None) => Ok(template),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// [`compile_as`], going on past the errors that do not stop it (unknown
+/// helpers, wrong argument counts, missing partials, `../` above the
+/// root): the template, and the first of those errors carrying the
+/// others. A template with errors is only for warnings: it must not render.
+pub(crate) fn compile_all(
+    body: &str,
+    options: &CompileOptions,
+    dotprompt: bool,
+) -> Result<(HandlebarsTemplate, Option<TemplateError>), TemplateError> {
     engine::check_size(body)?;
     let mut tree = parse::parse_nested(body, options.limits.nesting())?;
     if dotprompt {
@@ -142,7 +158,7 @@ pub(crate) fn compile_as(
         options.limits.nesting(),
     )?;
     engine::check_size(&loaded.source)?;
-    let mut program = lower::lower(
+    let (mut program, found) = lower::lower(
         &tree,
         &loaded,
         options.strictness,
@@ -150,6 +166,7 @@ pub(crate) fn compile_as(
         options.sk_helpers,
     )
     .map_err(|error| loaded.placed.place(error))?;
+    let found = found.map(|error| loaded.placed.place(error));
     program.limits = options.limits;
     let mut reads = root_reads(&tree.nodes);
     for partial in &loaded.partials {
@@ -161,10 +178,11 @@ pub(crate) fn compile_as(
             _ => None,
         };
     }
-    Ok(HandlebarsTemplate {
+    let template = HandlebarsTemplate {
         engine: engine::EngineTemplate::new(program, reads),
         files: loaded.placed,
-    })
+    };
+    Ok((template, found.into_error()))
 }
 
 /// The first key of every path (a superset of the root names read), or

@@ -104,11 +104,14 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Notes in `found` every call of a host function whose literal
+    /// arguments do not fit its signature.
     pub(super) fn host_calls(
         &self,
         body: &str,
         hosts: &[(String, Function)],
-    ) -> Result<(), TemplateError> {
+        found: &mut crate::diagnostics::Found,
+    ) {
         for call in &self.host_calls {
             if call.splat || self.locals.contains(call.name) {
                 continue;
@@ -141,12 +144,11 @@ impl<'a> Checker<'a> {
                     ArgAt::Call => None,
                 }
                 .unwrap_or_else(|| call.span.clone());
-                return Err(
-                    TemplateError::parse(Some(span), error.message).suggest(error.suggestion)
+                found.push(
+                    TemplateError::parse(Some(span), error.message).suggest(error.suggestion),
                 );
             }
         }
-        Ok(())
     }
 
     /// Notes a call of `name` that may be a host function's; `piped` is a
@@ -180,11 +182,15 @@ impl<'a> Checker<'a> {
         self.host_calls.push(call);
     }
 
+    /// Notes in `found` the names that resolve to nothing and the includes
+    /// that cannot resolve; fails with the first problem that stops the
+    /// compile (a constant too large to fold).
     pub(super) fn verdict(
         &self,
         body: &str,
         functions: &HashSet<String>,
         filters: &[&str],
+        found: &mut crate::diagnostics::Found,
     ) -> Result<(), TemplateError> {
         let mut problems: Vec<TemplateError> = Vec::new();
         for (name, from) in &self.filters {
@@ -213,18 +219,25 @@ impl<'a> Checker<'a> {
                 problems.push(unknown("function", name, Some(range), &known));
             }
         }
+        let mut stopping: Vec<TemplateError> = Vec::new();
         for (span, message, kind) in &self.problems {
-            problems
-                .push(TemplateError::parse(Some(span.clone()), message.clone()).with_kind(kind));
+            let problem = TemplateError::parse(Some(span.clone()), message.clone()).with_kind(kind);
+            match *kind {
+                "unresolved-include" => problems.push(problem),
+                _ => stopping.push(problem),
+            }
         }
-        // Report the first problem in the text.
-        match problems
+        // A problem that stops the compile: the first in the text.
+        if let Some(problem) = stopping
             .into_iter()
             .min_by_key(|problem| problem.span.as_ref().map_or(usize::MAX, |s| s.start))
         {
-            Some(problem) => Err(problem),
-            None => Ok(()),
+            return Err(problem);
         }
+        for problem in problems {
+            found.push(problem);
+        }
+        Ok(())
     }
 
     fn body(&mut self, stmts: &[ast::Stmt<'a>]) {

@@ -127,11 +127,29 @@ impl Dialect {
 }
 
 impl JinjaTemplate {
+    /// Compiles a body; its first error stops it.
+    #[cfg(test)]
     pub(crate) fn compile(
         body: &str,
         dialect: Dialect,
         options: &CompileOptions,
     ) -> Result<JinjaTemplate, TemplateError> {
+        match JinjaTemplate::compile_all(body, dialect, options)? {
+            (template, None) => Ok(template),
+            (_, Some(error)) => Err(error),
+        }
+    }
+
+    /// [`JinjaTemplate::compile`], going on past the errors that do not
+    /// stop it (unknown filters, tests and functions, includes that cannot
+    /// resolve, host function calls that do not fit): the template, and the
+    /// first of those errors carrying the others. A template with errors
+    /// is only for warnings: it must not render.
+    pub(crate) fn compile_all(
+        body: &str,
+        dialect: Dialect,
+        options: &CompileOptions,
+    ) -> Result<(JinjaTemplate, Option<TemplateError>), TemplateError> {
         let whitespace = dialect.whitespace(options.jinja);
         let syntax = minijinja::syntax::SyntaxConfig::builder()
             .trim_blocks(whitespace.trim_blocks)
@@ -222,6 +240,7 @@ impl JinjaTemplate {
 
         nesting::check(text, syntax.clone(), limits.nesting())
             .map_err(|error| translated.place(error))?;
+        let mut found = crate::diagnostics::Found::default();
         let (edits, reads, inputs) = {
             let ast = machinery::parse(text, TEMPLATE_NAME, syntax.clone()).map_err(|error| {
                 let error = unclosed_block_error(&error, text, syntax.clone())
@@ -236,9 +255,10 @@ impl JinjaTemplate {
             let mut checker = Checker::new(limits);
             checker.stmt(&ast);
             checker
-                .verdict(text, &functions, &filters)
-                .and_then(|()| checker.host_calls(text, &hosts))
+                .verdict(text, &functions, &filters, &mut found)
                 .map_err(|error| translated.place(error))?;
+            checker.host_calls(text, &hosts, &mut found);
+            found = found.map(|error| translated.place(error));
             let mut inputs = inputs::inputs(&ast, &checker.inputs(&functions));
             if !translated.is_unchanged() {
                 inputs.map_spans(&|offset| translated.to_original(offset));
@@ -261,7 +281,7 @@ impl JinjaTemplate {
         };
         env.add_template_owned(TEMPLATE_NAME, compiled)
             .map_err(|error| convert_error(&error, body, &source, None))?;
-        Ok(JinjaTemplate {
+        let template = JinjaTemplate {
             env,
             source,
             body: body.to_string(),
@@ -270,7 +290,8 @@ impl JinjaTemplate {
             limits,
             syntax,
             dialect,
-        })
+        };
+        Ok((template, found.into_error()))
     }
 
     /// Names the template may read from the root of the data.
