@@ -574,6 +574,13 @@ impl Prompt {
             .map(|warning| self.document.locate(warning))
             .collect();
         warnings.extend(self.declared_input_warnings());
+        // In the order of the file, as a reader meets them; warnings with
+        // no place come last.
+        warnings.sort_by_key(|warning| {
+            warning
+                .location()
+                .map_or((usize::MAX, usize::MAX), |at| (at.line, at.column))
+        });
         warnings
     }
 
