@@ -236,7 +236,12 @@ impl<'a> Walk<'_, 'a> {
             ast::Expr::GetAttr(method) => self.read(&method.expr, true),
             other => self.read(other, true),
         }
-        for arg in &call.args {
+        self.args(&call.args);
+    }
+
+    /// The arguments of a call, filter or test: each used whole.
+    fn args(&mut self, args: &[ast::CallArg<'a>]) {
+        for arg in args {
             match arg {
                 ast::CallArg::Pos(e)
                 | ast::CallArg::Kwarg(_, e)
@@ -302,28 +307,14 @@ impl<'a> Walk<'_, 'a> {
             }
             Expr::Filter(f) => {
                 self.opt(&f.expr);
-                for arg in &f.args {
-                    match arg {
-                        ast::CallArg::Pos(e)
-                        | ast::CallArg::Kwarg(_, e)
-                        | ast::CallArg::PosSplat(e)
-                        | ast::CallArg::KwargSplat(e) => self.read(e, true),
-                    }
-                }
+                self.args(&f.args);
                 None
             }
             Expr::Test(t) => {
                 // `x is defined` asks only whether it is there.
                 let whole = !matches!(t.name, "defined" | "undefined" | "none");
                 self.read(&t.expr, whole);
-                for arg in &t.args {
-                    match arg {
-                        ast::CallArg::Pos(e)
-                        | ast::CallArg::Kwarg(_, e)
-                        | ast::CallArg::PosSplat(e)
-                        | ast::CallArg::KwargSplat(e) => self.read(e, true),
-                    }
-                }
+                self.args(&t.args);
                 None
             }
             Expr::Call(c) => {
