@@ -1,6 +1,7 @@
 //! Template front ends, one per syntax. Each compiles a body and renders it
 //! against [`Data`], reporting errors as byte ranges in the body.
 
+pub(crate) mod builtin_types;
 pub(crate) mod edits;
 pub(crate) mod go;
 pub(crate) mod handlebars;

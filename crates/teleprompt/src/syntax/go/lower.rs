@@ -11,7 +11,7 @@ use super::engine::program::{
 };
 use crate::diagnostics::{closest, Found, TemplateError};
 use crate::functions::{ArgAt, Functions, Naming};
-use crate::syntax::host_calls;
+use crate::syntax::{builtin_types, host_calls};
 use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
@@ -371,8 +371,21 @@ impl Lowerer<'_> {
             {
                 return Ok(Expr::Const(Const::Null));
             }
+            let given = cmd.args.get(1..).unwrap_or(&[]);
+            let wrong =
+                builtin_types::check(func, &ident.name, &args, self.src, &cmd.span, |index| {
+                    builtin_types::Place {
+                        span: given.get(index).map(Arg::span),
+                        label: format!("argument {}", index + 1),
+                    }
+                });
+            if !wrong.is_empty() {
+                for error in wrong {
+                    self.found.borrow_mut().push(error);
+                }
+                return Ok(Expr::Const(Const::Null));
+            }
             if let Some(host) = self.host(func) {
-                let given = cmd.args.get(1..).unwrap_or(&[]);
                 let checked = host_calls::check(host, &args, &[], |at| {
                     match at {
                         ArgAt::Positional(index) => given.get(index).map(Arg::span),

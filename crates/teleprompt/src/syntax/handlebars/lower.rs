@@ -15,7 +15,7 @@ use crate::engine::program::{
     Span as PSpan, Template,
 };
 use crate::functions::{ArgAt, Functions, Naming};
-use crate::syntax::host_calls;
+use crate::syntax::{builtin_types, host_calls};
 use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
@@ -1180,6 +1180,41 @@ impl<'t> Lowerer<'t> {
                 )
                 .with_kind("wrong-arity"),
             );
+            return Ok(PExpr::Const(Const::Null));
+        }
+        let wrong = builtin_types::check(
+            func,
+            name.unwrap_or(func.name()),
+            &args,
+            self.src,
+            &call.span,
+            |index| {
+                // The engine's order: `join`'s separator first, `json`'s
+                // indent after the value.
+                let source = match (func, index) {
+                    (Func::Join, 0) => 1,
+                    (Func::Join, 1) => 0,
+                    _ => index,
+                };
+                match call.params.get(source) {
+                    Some(param) => builtin_types::Place {
+                        span: Some(param.span()),
+                        label: format!("argument {}", source + 1),
+                    },
+                    None => builtin_types::Place {
+                        span: call.hash.first().map(|pair| pair.value.span()),
+                        label: call.hash.first().map_or_else(
+                            || format!("argument {}", index + 1),
+                            |pair| pair.key.clone(),
+                        ),
+                    },
+                }
+            },
+        );
+        if !wrong.is_empty() {
+            for error in wrong {
+                self.note(error);
+            }
             return Ok(PExpr::Const(Const::Null));
         }
         Ok(PExpr::Call {
