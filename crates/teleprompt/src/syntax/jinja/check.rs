@@ -7,7 +7,9 @@ use std::ops::Range;
 
 use minijinja::machinery::{ast, Span};
 
+use super::arity::{arity, mismatch, Callable};
 use super::names::TESTS;
+use super::Dialect;
 use crate::diagnostics::{closest, TemplateError};
 use crate::functions::{ArgAt, Function};
 use crate::syntax::edits::Edit;
@@ -46,6 +48,23 @@ pub(super) struct Checker<'a> {
     /// How many operators above the one being walked continue its chain
     /// (`a ~ b ~ c` is `(a ~ b) ~ c`: the inner `~` is one down).
     chain: usize,
+    /// Every call of a filter, test or function by name, for its
+    /// argument count.
+    counted: Vec<Counted<'a>>,
+}
+
+/// A call by name as the template writes it, for the argument counts of
+/// the built-ins (`arity`).
+struct Counted<'a> {
+    kind: Callable,
+    name: &'a str,
+    /// Where to look for the name from, and where the call ends.
+    span: Range<usize>,
+    /// Positional arguments, without a filter's or test's input.
+    positional: usize,
+    keywords: Vec<&'a str>,
+    /// `*args` or `**kwargs`: the count is not known until rendering.
+    splat: bool,
 }
 
 /// A call (`f(a, k=b)`) or filter (`a | f(b)`) as the template writes it:
@@ -149,6 +168,72 @@ impl<'a> Checker<'a> {
                 );
             }
         }
+    }
+
+    /// Notes in `found` every call of a built-in filter, test or function
+    /// whose arguments cannot fit what it takes (`wrong-arity`).
+    pub(super) fn arity_errors(
+        &self,
+        body: &str,
+        dialect: Dialect,
+        found: &mut crate::diagnostics::Found,
+    ) {
+        for call in &self.counted {
+            if call.splat || (call.kind == Callable::Function && self.locals.contains(call.name)) {
+                continue;
+            }
+            let Some(takes) = arity(call.kind, call.name, dialect) else {
+                continue;
+            };
+            if let Some((message, suggestion)) =
+                mismatch(call.name, takes, call.positional, &call.keywords)
+            {
+                let suggestion = suggestion.or_else(|| match call.kind {
+                    Callable::Filter if call.positional > 0 => Some(format!(
+                        "the value before `|` is `{}`'s input, not one of its arguments",
+                        call.name
+                    )),
+                    Callable::Test if call.positional > 0 => Some(format!(
+                        "the value before `is` is what `{}` tests, not one of its arguments",
+                        call.name
+                    )),
+                    _ => None,
+                });
+                let start = name_span(body, call.name, call.span.start)
+                    .map_or(call.span.start, |name| name.start);
+                found.push(
+                    TemplateError::parse(Some(start..call.span.end.max(start)), message)
+                        .with_kind("wrong-arity")
+                        .suggest(suggestion),
+                );
+            }
+        }
+    }
+
+    /// Notes a call by name, for its argument count.
+    fn count(
+        &mut self,
+        kind: Callable,
+        name: &'a str,
+        span: Range<usize>,
+        args: &[ast::CallArg<'a>],
+    ) {
+        let mut counted = Counted {
+            kind,
+            name,
+            span,
+            positional: 0,
+            keywords: Vec::new(),
+            splat: false,
+        };
+        for arg in args {
+            match arg {
+                ast::CallArg::Pos(_) => counted.positional += 1,
+                ast::CallArg::Kwarg(key, _) => counted.keywords.push(key),
+                ast::CallArg::PosSplat(_) | ast::CallArg::KwargSplat(_) => counted.splat = true,
+            }
+        }
+        self.counted.push(counted);
     }
 
     /// Notes a call of `name` that may be a host function's; `piped` is a
@@ -336,10 +421,10 @@ impl<'a> Checker<'a> {
             }
             Stmt::Macro(m) => self.macro_decl(m),
             Stmt::CallBlock(c) => {
-                self.call(&c.call, c.call.span());
+                self.call(&c.call, c.call.span(), false);
                 self.macro_decl(&c.macro_decl);
             }
-            Stmt::Do(d) => self.call(&d.call, d.call.span()),
+            Stmt::Do(d) => self.call(&d.call, d.call.span(), true),
         }
     }
 
@@ -462,11 +547,18 @@ impl<'a> Checker<'a> {
         self.guarded.iter().any(|guarded| guarded == name)
     }
 
-    fn call(&mut self, call: &ast::Call<'a>, span: Span) {
+    /// A call; `counted` unless it is a `{% call %}` block's (which passes
+    /// `caller` on top of the arguments written).
+    fn call(&mut self, call: &ast::Call<'a>, span: Span, counted: bool) {
         match &call.expr {
             ast::Expr::Var(var) => {
                 self.reads.insert(var.id.to_string());
                 if !self.is_guarded(var.id) {
+                    if counted {
+                        let from = var.span().start_offset as usize;
+                        let end = (span.end_offset as usize).max(from);
+                        self.count(Callable::Function, var.id, from..end, &call.args);
+                    }
                     self.calls.push((var.id, var.span()));
                     self.note_host_call(var.id, span, None, &call.args);
                 }
@@ -526,6 +618,12 @@ impl<'a> Checker<'a> {
                     None => f.span().start_offset as usize,
                 };
                 if !self.is_guarded(f.name) {
+                    self.count(
+                        Callable::Filter,
+                        f.name,
+                        from..f.span().end_offset as usize,
+                        &f.args,
+                    );
                     self.filters.push((f.name, from));
                     self.note_host_call(f.name, f.span(), f.expr.as_ref(), &f.args);
                 }
@@ -534,6 +632,13 @@ impl<'a> Checker<'a> {
             }
             Expr::Test(t) => {
                 if !self.is_guarded(t.name) {
+                    let from = t.expr.span().end_offset as usize;
+                    self.count(
+                        Callable::Test,
+                        t.name,
+                        from..t.span().end_offset as usize,
+                        &t.args,
+                    );
                     self.tests.push((t.name, t.expr.span().end_offset as usize));
                 }
                 self.expr(&t.expr);
@@ -544,7 +649,7 @@ impl<'a> Checker<'a> {
                 self.expr(&g.expr);
                 self.expr(&g.subscript_expr);
             }
-            Expr::Call(c) => self.call(c, c.span()),
+            Expr::Call(c) => self.call(c, c.span(), true),
             Expr::List(l) => l.items.iter().for_each(|item| self.expr(item)),
             Expr::Tuple(t) => t.items.iter().for_each(|item| self.expr(item)),
             Expr::Map(m) => {

@@ -15,6 +15,7 @@
 //!   (`scope`);
 //! - pongo2's spellings `{% autoescape off %}` / `on` are accepted.
 
+mod arity;
 mod check;
 mod django;
 mod errors;
@@ -258,6 +259,7 @@ impl JinjaTemplate {
                 .verdict(text, &functions, &filters, &mut found)
                 .map_err(|error| translated.place(error))?;
             checker.host_calls(text, &hosts, &mut found);
+            checker.arity_errors(text, dialect, &mut found);
             found = found.map(|error| translated.place(error));
             let mut inputs = inputs::inputs(&ast, &checker.inputs(&functions));
             if !translated.is_unchanged() {

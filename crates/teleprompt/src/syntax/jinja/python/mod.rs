@@ -517,6 +517,17 @@ pub(super) fn join_filter(
 ) -> Result<JValue, minijinja::Error> {
     let builtin = JValue::from_function(minijinja::filters::join);
     let mut args = args.0;
+    // The input, `d` and `attribute`: past them, a later argument would
+    // be read as the attribute and fail as an undefined value.
+    if args.len() > 3 {
+        return Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            format!(
+                "join takes at most 2 arguments, got {}",
+                args.len().saturating_sub(1)
+            ),
+        ));
+    }
     let plain = matches!(state.auto_escape(), AutoEscape::None);
     let Some(items) = args.first().filter(|_| plain).cloned() else {
         if kwargs.args().next().is_some() {
