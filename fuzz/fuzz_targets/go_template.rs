@@ -2,6 +2,9 @@
 //! compiles, renders it against a small fixed data set at the strictness
 //! the first byte picks. Nothing may panic, hang or overflow the stack.
 //!
+//! Also what `check` does with it: every error, the warnings, the read
+//! paths.
+//!
 //! Run: `cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run go_template`
 
 #![no_main]
@@ -26,9 +29,24 @@ fuzz_target!(|bytes: &[u8]| {
         strict: Some(strict),
         ..LoadOptions::default()
     };
-    let Ok(prompt) = Prompt::from_source("fuzz.gotmpl", text, &options) else {
-        return;
+    // What `teleprompt check` and `inspect` do with a file: every error
+    // of one that does not load; the warnings and read paths of one that
+    // does.
+    let prompt = match Prompt::from_source("fuzz.gotmpl", text, &options) {
+        Ok(prompt) => prompt,
+        Err(error) => {
+            for error in error.all().iter().chain(error.warnings()) {
+                let _ = error.report();
+            }
+            return;
+        }
     };
+    for warning in prompt.warnings() {
+        let _ = warning.report();
+    }
+    if let Some(inputs) = prompt.inputs() {
+        let _ = (inputs.to_picoschema(), inputs.to_json_schema());
+    }
     let data = serde_json::json!({
         "issue": {
             "identifier": "ENG-1",

@@ -33,9 +33,24 @@ fuzz_target!(|bytes: &[u8]| {
         1 => "fuzz.yaml",
         _ => "fuzz.hbs",
     };
-    let Ok(prompt) = Prompt::from_source(origin, text, &options) else {
-        return;
+    // What `teleprompt check` and `inspect` do with a file: every error
+    // of one that does not load; the warnings and read paths of one that
+    // does.
+    let prompt = match Prompt::from_source(origin, text, &options) {
+        Ok(prompt) => prompt,
+        Err(error) => {
+            for error in error.all().iter().chain(error.warnings()) {
+                let _ = error.report();
+            }
+            return;
+        }
     };
+    for warning in prompt.warnings() {
+        let _ = warning.report();
+    }
+    if let Some(inputs) = prompt.inputs() {
+        let _ = (inputs.to_picoschema(), inputs.to_json_schema());
+    }
     let data = serde_json::json!({
         "issue": {
             "identifier": "ENG-1",

@@ -35,9 +35,24 @@ fuzz_target!(|bytes: &[u8]| {
         strict,
         ..LoadOptions::default()
     };
-    let Ok(prompt) = Prompt::from_source(origin, text, &options) else {
-        return;
+    // What `teleprompt check` and `inspect` do with a file: every error
+    // of one that does not load; the warnings and read paths of one that
+    // does.
+    let prompt = match Prompt::from_source(origin, text, &options) {
+        Ok(prompt) => prompt,
+        Err(error) => {
+            for error in error.all().iter().chain(error.warnings()) {
+                let _ = error.report();
+            }
+            return;
+        }
     };
+    for warning in prompt.warnings() {
+        let _ = warning.report();
+    }
+    if let Some(inputs) = prompt.inputs() {
+        let _ = (inputs.to_picoschema(), inputs.to_json_schema());
+    }
     let Ok(context) = PromptContext::new()
         .turn(u32::from(mode % 3) + 1)
         .data(serde_json::json!({
@@ -49,7 +64,11 @@ fuzz_target!(|bytes: &[u8]| {
         return;
     };
     if let Ok(rendered) = prompt.render_turn(&context) {
-        for format in [OutputFormat::Messages, OutputFormat::OpenAi, OutputFormat::Anthropic] {
+        for format in [
+            OutputFormat::Messages,
+            OutputFormat::OpenAi,
+            OutputFormat::Anthropic,
+        ] {
             let _ = rendered.to_format(format);
         }
     }

@@ -33,7 +33,7 @@ const PROMPTS: &[(&str, &str, Option<Syntax>, Option<&str>)] = &[
         r#"{{ role "system" }}You are {{ .name }}.{{ if .flag }} Flag on.{{ end }}
 {{ range $i, $m := .messages }}{{ role "user" }}{{ $i }} {{ $m.role }}: {{ $m.content }}
 {{ end }}{{ history }}{{ role "user" }}{{ .text }} {{ printf "%v|%q|%d|%s|%x|%8.3f|%-5v" .count .text .count .name .text .width .items }}
-{{ with .issue }}{{ .title }} [{{ join .labels ", " }}] {{ len .labels }}{{ end }}
+{{ with .issue }}{{ .title }} [{{ join ", " .labels }}] {{ len .labels }}{{ end }}
 {{ range .items }}[{{ . }}|{{ tojson . }}]{{ else }}no items{{ end }}
 {{ index .items 1 }} {{ slice .text 1 3 }} {{ eq .count 3 }} {{ lt .count .width }} {{ upper .name }} {{ trim .text }}
 {{ html .text }} {{ js .text }} {{ urlquery .text }} {{ print .nested .count }}

@@ -413,14 +413,16 @@ impl Document {
     fn unknown_option(&self, name: &str, unknown: &str, known: &[&str]) -> Error {
         let suggestion = closest(unknown, known.iter().copied())
             .map(|key| format!("did you mean \"{name}.{key}\"?"));
-        self.key_error(
-            name,
+        let error = Error::new(
+            ErrorClass::Document,
             format!(
                 "`{name}` has no option \"{unknown}\" (it takes {})",
                 known.join(", ")
             ),
         )
-        .with_suggestion(suggestion)
+        .with_kind("front-matter-key");
+        self.place_on_path(error, &[name, unknown])
+            .with_suggestion(suggestion)
     }
 
     /// One of teleprompt's own front matter sections (`input`, `jinja`): a
@@ -453,24 +455,46 @@ impl Document {
     /// `error` placed on the front matter line that sets `key` (in this
     /// file, without a place when the file has no such line).
     pub fn place_on_key(&self, error: Error, key: &str) -> Error {
+        self.place_on_path(error, &[key])
+    }
+
+    /// `error` placed on the front matter line of the nested key `path`
+    /// (`["input", "schema", "extra"]`), or of the deepest part of it that
+    /// is written as a block mapping (a flow mapping, `{a: 1}`, holds its
+    /// keys on its parent's line); without a place when not even the
+    /// first key has a line. A key matches with its Picoschema suffixes
+    /// (`extra?:`, `tags(array):`) and quotes.
+    pub fn place_on_path(&self, error: Error, path: &[&str]) -> Error {
+        self.place_on_paths(error, &[path])
+    }
+
+    /// `error` placed on the line of the first of `paths` written in full
+    /// in the front matter, else as [`Document::place_on_path`] places it
+    /// on the first (`input.schema.NAME` in Picoschema, else
+    /// `input.schema.properties.NAME` in JSON Schema).
+    pub(crate) fn place_on_paths(&self, error: Error, paths: &[&[&str]]) -> Error {
         let error = error.with_file(&self.origin);
-        // Values carry no YAML positions, so find the key's line by its text.
-        let prefix = format!("{key}:");
-        let found = self.front_matter_source.as_deref().and_then(|source| {
-            source
-                .lines()
-                .enumerate()
-                .find(|(_, line)| line.starts_with(&prefix))
-        });
+        let Some(source) = self.front_matter_source.as_deref() else {
+            return error;
+        };
+        let found = paths
+            .iter()
+            .filter_map(|path| key_line(source, path).filter(|found| found.3 == path.len()))
+            .next()
+            .or_else(|| paths.first().and_then(|path| key_line(source, path)));
         match found {
             // The front matter starts on line 2, after the opening fence.
-            Some((index, line)) => error.with_location(
-                Location {
-                    line: index + 2,
-                    column: 1,
-                },
-                Some((line.to_string(), line.chars().count())),
-            ),
+            Some((index, indent, line, _)) => {
+                let column = indent + 1;
+                let width = (line.chars().count() + 1).saturating_sub(column).max(1);
+                error.with_location(
+                    Location {
+                        line: index + 2,
+                        column,
+                    },
+                    Some((line.to_string(), width)),
+                )
+            }
             None => error,
         }
     }
@@ -683,5 +707,102 @@ pub fn file_stem(path: &Path) -> String {
     match name.rsplit_once('.') {
         Some((stem, _)) if !stem.is_empty() => stem.to_string(),
         _ => name,
+    }
+}
+
+/// The line (index in `source`, indent, text) of the block-mapping key
+/// `path`, or of its deepest part found, with how many parts were found. Values carry no YAML positions,
+/// so keys are found by their text: each part among the lines indented
+/// under the one before, at the shallowest indent there.
+fn key_line<'s>(source: &'s str, path: &[&str]) -> Option<(usize, usize, &'s str, usize)> {
+    let lines: Vec<&str> = source.lines().collect();
+    let (mut from, mut to) = (0, lines.len());
+    let mut parent_indent: Option<usize> = None;
+    let mut found = None;
+    for (depth, part) in path.iter().enumerate() {
+        let children = (from..to).filter_map(|index| {
+            let line = lines.get(index)?;
+            let trimmed = line.trim_start_matches(' ');
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                return None;
+            }
+            let indent = line.len() - trimmed.len();
+            parent_indent
+                .is_none_or(|parent| indent > parent)
+                .then_some((index, indent, trimmed))
+        });
+        let children: Vec<(usize, usize, &str)> = children.collect();
+        let Some(shallowest) = children.iter().map(|(_, indent, _)| *indent).min() else {
+            break;
+        };
+        let Some(&(index, indent, _)) = children
+            .iter()
+            .find(|(_, indent, text)| *indent == shallowest && key_of(text) == Some(*part))
+        else {
+            break;
+        };
+        found = Some((
+            index,
+            indent,
+            lines.get(index).copied().unwrap_or_default(),
+            depth + 1,
+        ));
+        // The block under it: the lines after it indented deeper.
+        from = index + 1;
+        to = (from..to)
+            .find(|&next| {
+                lines.get(next).is_some_and(|line| {
+                    let trimmed = line.trim_start_matches(' ');
+                    !trimmed.is_empty()
+                        && !trimmed.starts_with('#')
+                        && line.len() - trimmed.len() <= indent
+                })
+            })
+            .unwrap_or(to);
+        parent_indent = Some(indent);
+    }
+    found
+}
+
+/// The key a `key: value` line sets, without quotes and Picoschema's
+/// `?` and `(type, description)` suffixes.
+fn key_of(text: &str) -> Option<&str> {
+    let (key, _) = text.split_once(':')?;
+    let key = key.trim();
+    let key = key
+        .strip_prefix('"')
+        .and_then(|key| key.strip_suffix('"'))
+        .or_else(|| {
+            key.strip_prefix('\'')
+                .and_then(|key| key.strip_suffix('\''))
+        })
+        .unwrap_or(key);
+    let key = key.split_once('(').map_or(key, |(name, _)| name.trim_end());
+    Some(key.strip_suffix('?').unwrap_or(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_line;
+
+    #[test]
+    fn nested_keys_are_found_by_their_text() {
+        let source = "name: x\n# input: {}\ninput:\n  default: {a: 1}\n  schema:\n    issue(object, the issue):\n      title: string\n    \"extra?\": string\n    tags(array): string\nother:\n  schema:\n    title: x\n";
+        let line =
+            |path: &[&str]| key_line(source, path).map(|(i, indent, _, depth)| (i, indent, depth));
+        assert_eq!(line(&["input"]), Some((2, 0, 1)), "a comment is not a key");
+        assert_eq!(line(&["input", "schema", "issue"]), Some((5, 4, 3)));
+        assert_eq!(line(&["input", "schema", "tags"]), Some((8, 4, 3)));
+        assert_eq!(
+            line(&["input", "schema", "extra"]),
+            Some((7, 4, 3)),
+            "quoted, with ?"
+        );
+        // A nested key of another input is not a top-level one.
+        assert_eq!(line(&["input", "schema", "title"]), Some((4, 2, 2)));
+        // A flow mapping holds its keys on its parent's line.
+        assert_eq!(line(&["input", "default", "a"]), Some((3, 2, 2)));
+        assert_eq!(line(&["missing"]), None);
+        assert_eq!(key_line("", &["input"]), None);
     }
 }

@@ -588,7 +588,7 @@ impl Prompt {
     /// does not declare (a top-level name, or a key of an object the schema
     /// closes: see [`crate::schema`]), with the declared path it likely
     /// meant, placed where the template first reads it; and a declared
-    /// input it never reads, placed on the front matter's `input` line.
+    /// input it never reads, placed on its key under `input.schema`.
     fn declared_input_warnings(&self) -> Vec<Error> {
         let (Some(schema), Some(inputs)) = (&self.schema, self.inputs()) else {
             return Vec::new();
@@ -626,7 +626,16 @@ impl Prompt {
         if !inputs.reads_whole() {
             for name in schema.names() {
                 if inputs.names().all(|read| read != name) {
-                    found.push(on_input_line(
+                    let on_its_key = |error: Error| {
+                        self.document.place_on_paths(
+                            error,
+                            &[
+                                &["input", "schema", name],
+                                &["input", "schema", "properties", name],
+                            ],
+                        )
+                    };
+                    found.push(on_its_key(
                         Error::new(
                             ErrorClass::Warning,
                             format!("input `{name}` is declared but the template never reads it"),
