@@ -7,6 +7,7 @@ use std::ops::Range;
 
 use minijinja::machinery::{ast, Span};
 
+use super::arg_types::{self, Lit, Slot};
 use super::arity::{arity, mismatch, Callable};
 use super::names::TESTS;
 use super::Dialect;
@@ -51,6 +52,18 @@ pub(super) struct Checker<'a> {
     /// Every call of a filter, test or function by name, for its
     /// argument count.
     counted: Vec<Counted<'a>>,
+    /// Every literal argument (or filter input) of a call by name, for
+    /// the types of the built-ins' arguments (`arg_types`).
+    literals: Vec<Literal<'a>>,
+}
+
+/// A literal argument of a call by name.
+struct Literal<'a> {
+    kind: Callable,
+    name: &'a str,
+    slot: Slot<'a>,
+    lit: Lit,
+    span: Range<usize>,
 }
 
 /// A call by name as the template writes it, for the argument counts of
@@ -206,6 +219,66 @@ impl<'a> Checker<'a> {
                         .with_kind("wrong-arity")
                         .suggest(suggestion),
                 );
+            }
+        }
+    }
+
+    /// Notes in `found` every literal argument of a built-in filter or
+    /// function that the render would refuse (`wrong-type`).
+    pub(super) fn type_errors(&self, body: &str, found: &mut crate::diagnostics::Found) {
+        for literal in &self.literals {
+            if literal.kind == Callable::Function && self.locals.contains(literal.name) {
+                continue;
+            }
+            if let Some(message) = arg_types::mismatch(
+                literal.kind,
+                literal.name,
+                literal.slot,
+                literal.lit,
+                body,
+                &literal.span,
+            ) {
+                found.push(
+                    TemplateError::parse(Some(literal.span.clone()), message)
+                        .with_kind("wrong-type"),
+                );
+            }
+        }
+    }
+
+    /// Notes the literal input and arguments of a call by name, for their
+    /// types.
+    fn note_literals(
+        &mut self,
+        kind: Callable,
+        name: &'a str,
+        input: Option<&ast::Expr<'a>>,
+        args: &[ast::CallArg<'a>],
+    ) {
+        let mut push = |slot: Slot<'a>, expr: &ast::Expr<'a>| {
+            if let Some(lit) = arg_types::literal(expr) {
+                self.literals.push(Literal {
+                    kind,
+                    name,
+                    slot,
+                    lit,
+                    span: range(expr.span()),
+                });
+            }
+        };
+        if let Some(input) = input {
+            push(Slot::Input, input);
+        }
+        let mut position = 0;
+        for arg in args {
+            match arg {
+                ast::CallArg::Pos(e) => {
+                    push(Slot::Pos(position), e);
+                    position += 1;
+                }
+                ast::CallArg::Kwarg(key, e) => push(Slot::Key(key), e),
+                // Past a splat, positions are not known until rendering.
+                ast::CallArg::PosSplat(_) | ast::CallArg::KwargSplat(_) => return,
             }
         }
     }
@@ -558,6 +631,7 @@ impl<'a> Checker<'a> {
                         let from = var.span().start_offset as usize;
                         let end = (span.end_offset as usize).max(from);
                         self.count(Callable::Function, var.id, from..end, &call.args);
+                        self.note_literals(Callable::Function, var.id, None, &call.args);
                     }
                     self.calls.push((var.id, var.span()));
                     self.note_host_call(var.id, span, None, &call.args);
@@ -624,6 +698,7 @@ impl<'a> Checker<'a> {
                         from..f.span().end_offset as usize,
                         &f.args,
                     );
+                    self.note_literals(Callable::Filter, f.name, f.expr.as_ref(), &f.args);
                     self.filters.push((f.name, from));
                     self.note_host_call(f.name, f.span(), f.expr.as_ref(), &f.args);
                 }

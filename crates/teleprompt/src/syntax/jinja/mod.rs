@@ -15,6 +15,7 @@
 //!   (`scope`);
 //! - pongo2's spellings `{% autoescape off %}` / `on` are accepted.
 
+mod arg_types;
 mod arity;
 mod check;
 mod django;
@@ -260,6 +261,9 @@ impl JinjaTemplate {
                 .map_err(|error| translated.place(error))?;
             checker.host_calls(text, &hosts, &mut found);
             checker.arity_errors(text, dialect, &mut found);
+            if dialect != Dialect::Django {
+                checker.type_errors(text, &mut found);
+            }
             found = found.map(|error| translated.place(error));
             let mut inputs = inputs::inputs(&ast, &checker.inputs(&functions));
             if !translated.is_unchanged() {
