@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use teleprompt::{LoadOptions, Prompt, Strictness, Syntax};
+use teleprompt::{LoadOptions, Strictness, Syntax};
 
 fuzz_target!(|bytes: &[u8]| {
     let Some((&mode, rest)) = bytes.split_first() else {
@@ -29,24 +29,10 @@ fuzz_target!(|bytes: &[u8]| {
         strict: Some(strict),
         ..LoadOptions::default()
     };
-    // What `teleprompt check` and `inspect` do with a file: every error
-    // of one that does not load; the warnings and read paths of one that
-    // does.
-    let prompt = match Prompt::from_source("fuzz.gotmpl", text, &options) {
-        Ok(prompt) => prompt,
-        Err(error) => {
-            for error in error.all().iter().chain(error.warnings()) {
-                let _ = error.report();
-            }
-            return;
-        }
+    // What `teleprompt check` and `inspect` do with a file, then renders.
+    let Some(prompt) = teleprompt_fuzz::load_as_check("fuzz.gotmpl", text, &options) else {
+        return;
     };
-    for warning in prompt.warnings() {
-        let _ = warning.report();
-    }
-    if let Some(inputs) = prompt.inputs() {
-        let _ = (inputs.to_picoschema(), inputs.to_json_schema());
-    }
     let data = serde_json::json!({
         "issue": {
             "identifier": "ENG-1",

@@ -15,9 +15,7 @@ use std::sync::{Arc, OnceLock};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 use teleprompt::messages::history_from_value;
-use teleprompt::{
-    ChatMessage, LoadOptions, OutputFormat, Prompt, PromptContext, Strictness, Syntax,
-};
+use teleprompt::{ChatMessage, LoadOptions, OutputFormat, PromptContext, Strictness, Syntax};
 
 /// The data a chat template sees: what `transformers` passes, plus a few
 /// values of other shapes for plain Jinja bodies.
@@ -103,24 +101,10 @@ fuzz_target!(|bytes: &[u8]| {
         strict,
         ..LoadOptions::default()
     };
-    // What `teleprompt check` and `inspect` do with a file: every error
-    // of one that does not load; the warnings and read paths of one that
-    // does.
-    let prompt = match Prompt::from_source(origin, text, &options) {
-        Ok(prompt) => prompt,
-        Err(error) => {
-            for error in error.all().iter().chain(error.warnings()) {
-                let _ = error.report();
-            }
-            return;
-        }
+    // What `teleprompt check` and `inspect` do with a file, then renders.
+    let Some(prompt) = teleprompt_fuzz::load_as_check(origin, text, &options) else {
+        return;
     };
-    for warning in prompt.warnings() {
-        let _ = warning.report();
-    }
-    if let Some(inputs) = prompt.inputs() {
-        let _ = (inputs.to_picoschema(), inputs.to_json_schema());
-    }
     let mut context = PromptContext::new().turn(u32::from(mode / 12 % 3) + 1);
     if mode & 0x80 != 0 {
         context = context.with_history(history());

@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use teleprompt::{LoadOptions, OutputFormat, Prompt, PromptContext, Strictness, Syntax};
+use teleprompt::{LoadOptions, OutputFormat, PromptContext, Strictness, Syntax};
 
 fuzz_target!(|bytes: &[u8]| {
     let Some((&mode, rest)) = bytes.split_first() else {
@@ -35,24 +35,10 @@ fuzz_target!(|bytes: &[u8]| {
         strict,
         ..LoadOptions::default()
     };
-    // What `teleprompt check` and `inspect` do with a file: every error
-    // of one that does not load; the warnings and read paths of one that
-    // does.
-    let prompt = match Prompt::from_source(origin, text, &options) {
-        Ok(prompt) => prompt,
-        Err(error) => {
-            for error in error.all().iter().chain(error.warnings()) {
-                let _ = error.report();
-            }
-            return;
-        }
+    // What `teleprompt check` and `inspect` do with a file, then renders.
+    let Some(prompt) = teleprompt_fuzz::load_as_check(origin, text, &options) else {
+        return;
     };
-    for warning in prompt.warnings() {
-        let _ = warning.report();
-    }
-    if let Some(inputs) = prompt.inputs() {
-        let _ = (inputs.to_picoschema(), inputs.to_json_schema());
-    }
     let Ok(context) = PromptContext::new()
         .turn(u32::from(mode % 3) + 1)
         .data(serde_json::json!({
