@@ -51,25 +51,29 @@ pub struct Inputs {
 impl Inputs {
     /// Notes that the template reads `path`.
     pub fn add(&mut self, path: &[Step]) {
+        self.node(path);
+    }
+
+    /// The node of `path`, made where it is not yet.
+    fn node(&mut self, path: &[Step]) -> &mut Inputs {
         let mut node = self;
         for step in path {
-            node = match step {
-                Step::Key(key) => node.fields.entry(key.clone()).or_default(),
-                Step::Each => node.items.get_or_insert_with(Box::default),
-            };
+            node = node.child(step);
+        }
+        node
+    }
+
+    /// The node one step below this one, made where it is not yet.
+    fn child(&mut self, step: &Step) -> &mut Inputs {
+        match step {
+            Step::Key(key) => self.fields.entry(key.clone()).or_default(),
+            Step::Each => self.items.get_or_insert_with(Box::default),
         }
     }
 
     /// Notes that the template uses the value at `path` whole.
     pub fn add_whole(&mut self, path: &[Step]) {
-        let mut node = self;
-        for step in path {
-            node = match step {
-                Step::Key(key) => node.fields.entry(key.clone()).or_default(),
-                Step::Each => node.items.get_or_insert_with(Box::default),
-            };
-        }
-        node.whole = true;
+        self.node(path).whole = true;
     }
 
     /// Notes that the template reads `path` at `span` of its text (`whole`:
@@ -78,10 +82,7 @@ impl Inputs {
     pub(crate) fn add_at(&mut self, path: &[Step], span: std::ops::Range<usize>, whole: bool) {
         let mut node = self;
         for step in path {
-            node = match step {
-                Step::Key(key) => node.fields.entry(key.clone()).or_default(),
-                Step::Each => node.items.get_or_insert_with(Box::default),
-            };
+            node = node.child(step);
             node.note_first(&span);
         }
         node.whole |= whole;
@@ -101,13 +102,7 @@ impl Inputs {
     /// `span` of its text.
     /// (Where it is first read is noted apart, with the path's own span.)
     pub(crate) fn add_printed(&mut self, path: &[Step], span: std::ops::Range<usize>) {
-        let mut node = self;
-        for step in path {
-            node = match step {
-                Step::Key(key) => node.fields.entry(key.clone()).or_default(),
-                Step::Each => node.items.get_or_insert_with(Box::default),
-            };
-        }
+        let node = self.node(path);
         node.whole = true;
         if node.printed.as_ref().is_none_or(|at| span.start < at.start) {
             node.printed = Some(span);

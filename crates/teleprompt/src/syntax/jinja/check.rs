@@ -599,12 +599,7 @@ impl<'a> Checker<'a> {
 
     fn args(&mut self, args: &[ast::CallArg<'a>]) {
         for arg in args {
-            match arg {
-                ast::CallArg::Pos(e)
-                | ast::CallArg::Kwarg(_, e)
-                | ast::CallArg::PosSplat(e)
-                | ast::CallArg::KwargSplat(e) => self.expr(e),
-            }
+            self.expr(arg_expr(arg));
         }
     }
 
@@ -944,4 +939,15 @@ fn unknown(what: &str, name: &str, span: Option<Range<usize>>, known: &[&str]) -
     TemplateError::parse(span, format!("unknown {what} \"{name}\""))
         .with_kind(kind)
         .suggest(closest(name, known.iter().copied()).map(|c| format!("did you mean \"{c}\"?")))
+}
+
+/// The expression a call argument passes, whatever its kind (positional,
+/// keyword, `*args`, `**kwargs`).
+pub(super) fn arg_expr<'e, 'a>(arg: &'e ast::CallArg<'a>) -> &'e ast::Expr<'a> {
+    match arg {
+        ast::CallArg::Pos(e)
+        | ast::CallArg::Kwarg(_, e)
+        | ast::CallArg::PosSplat(e)
+        | ast::CallArg::KwargSplat(e) => e,
+    }
 }

@@ -242,12 +242,7 @@ impl<'a> Walk<'_, 'a> {
     /// The arguments of a call, filter or test: each used whole.
     fn args(&mut self, args: &[ast::CallArg<'a>]) {
         for arg in args {
-            match arg {
-                ast::CallArg::Pos(e)
-                | ast::CallArg::Kwarg(_, e)
-                | ast::CallArg::PosSplat(e)
-                | ast::CallArg::KwargSplat(e) => self.read(e, true),
-            }
+            self.read(super::check::arg_expr(arg), true);
         }
     }
 
