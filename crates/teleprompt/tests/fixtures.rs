@@ -5,6 +5,11 @@
 //!
 //! - `=== prompt [FILE]` — the whole prompt file (front matter and body);
 //!   FILE names it (default `prompt.md`, so the folder's syntax applies).
+//! - `=== file NAME` — another file beside the prompt (a partial, an
+//!   included template, a file of `define`s); NAME is its path relative to
+//!   the prompt's folder. With any of these, the case's files are written
+//!   to a folder of their own and the prompt is loaded from there
+//!   (`Prompt::from_file`), so that its includes resolve in that folder.
 //! - `=== data` — JSON or YAML data (default `{}`).
 //! - `=== options` — host settings, one per line: `strict: LEVEL`,
 //!   `now: RFC3339` (the clock of `strftime_now`), any bound of
@@ -19,7 +24,8 @@
 //!   warnings its error carries (`Error::warnings`).
 //! - `=== errors` — every error loading the prompt found (`Error::all`),
 //!   one per line as `LINE:COL RULE message`, in order.
-//! - `=== error` — `CLASS [LINE:COL]`, then the exact message (all the
+//! - `=== error` — `CLASS [[FILE:]LINE:COL]` (FILE: the error is placed
+//!   in that file of the case, not the prompt), then the exact message (all the
 //!   lines up to the first `help:` or `at:` line), then optional
 //!   `help: SUGGESTION` and `at: ACTION` lines.
 //!
@@ -40,6 +46,8 @@ use teleprompt::{Error, LoadOptions, Prompt, RenderOptions, Strictness, Syntax};
 #[derive(Default, Debug)]
 struct Case {
     prompt_file: String,
+    /// Other files (`=== file NAME`), by their path beside the prompt.
+    files: Vec<(String, String)>,
     /// Sections by (name, case); the case is "" when the marker names none.
     sections: BTreeMap<(String, String), String>,
 }
@@ -79,7 +87,12 @@ fn parse_case(text: &str) -> Result<Case, String> {
             if chomp && content.ends_with('\n') {
                 content.pop();
             }
-            if case.sections.insert(key.clone(), content).is_some() {
+            if key.0 == "file" {
+                if case.files.iter().any(|(name, _)| *name == key.1) {
+                    return Err(format!("file `{}` appears twice", key.1));
+                }
+                case.files.push((key.1, content));
+            } else if case.sections.insert(key.clone(), content).is_some() {
                 return Err(format!("section `{} {}` appears twice", key.0, key.1));
             }
         }
@@ -98,7 +111,7 @@ fn parse_case(text: &str) -> Result<Case, String> {
                     "-chomp" => chomp = true,
                     file if name == "prompt" => case.prompt_file = file.to_string(),
                     named
-                        if ["data", "output", "error"].contains(&name.as_str())
+                        if ["data", "output", "error", "file"].contains(&name.as_str())
                             && case_name.is_empty() =>
                     {
                         case_name = named.to_string()
@@ -107,11 +120,14 @@ fn parse_case(text: &str) -> Result<Case, String> {
                 }
             }
             if ![
-                "prompt", "data", "options", "output", "error", "errors", "warnings",
+                "prompt", "file", "data", "options", "output", "error", "errors", "warnings",
             ]
             .contains(&name.as_str())
             {
                 return Err(format!("unknown section `{name}`"));
+            }
+            if name == "file" && case_name.is_empty() {
+                return Err("`=== file` needs the file's name".into());
             }
             current = Some(((name, case_name), chomp));
         } else if current.is_some() {
@@ -193,10 +209,20 @@ fn check_error(expected: &str, error: &Error) -> Result<(), String> {
         return mismatch("class", class, error.class().as_str());
     }
     if let Some(place) = words.next() {
-        let got = error
+        let at = error
             .location()
             .map(|at| format!("{}:{}", at.line, at.column))
             .unwrap_or_else(|| "no location".into());
+        // `FILE:LINE:COL`: the error is placed in another file of the case.
+        let (got, place) = match place.rsplitn(3, ':').nth(2) {
+            Some(file) => {
+                let got_file = error.file().unwrap_or("no file");
+                let same = got_file == file || got_file.ends_with(&format!("/{file}"));
+                let shown = if same { file } else { got_file };
+                (format!("{shown}:{at}"), place)
+            }
+            None => (at, place),
+        };
         if place != got {
             return mismatch("location", place, &got);
         }
@@ -323,7 +349,7 @@ fn check_errors(expected: &str, error: &Error) -> Result<(), String> {
 }
 
 /// Runs every case of a fixture file; the failures, each with its case name.
-fn run_cases(case: &Case, syntax: Syntax) -> Result<(), String> {
+fn run_cases(case: &Case, fixture: &str, syntax: Syntax) -> Result<(), String> {
     let mut cases = case.cases();
     if cases.is_empty() {
         // Only `=== errors`: the prompt does not load.
@@ -332,7 +358,7 @@ fn run_cases(case: &Case, syntax: Syntax) -> Result<(), String> {
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|name| {
-            let why = run_case(case, name, syntax).err()?;
+            let why = run_case(case, fixture, name, syntax).err()?;
             Some(match name.as_str() {
                 "" => why,
                 name => format!("[case {name}] {why}"),
@@ -345,13 +371,40 @@ fn run_cases(case: &Case, syntax: Syntax) -> Result<(), String> {
     }
 }
 
-fn run_case(case: &Case, name: &str, syntax: Syntax) -> Result<(), String> {
+/// Writes the case's prompt and `=== file` sections into a folder of its
+/// own (under the test's temporary folder): the prompt's path there.
+fn write_files(case: &Case, fixture: &str, source: &str) -> Result<PathBuf, String> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("fixture-files")
+        .join(fixture);
+    let _ = fs::remove_dir_all(&dir);
+    let files = case
+        .files
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .chain([(case.prompt_file.as_str(), source)]);
+    for (name, text) in files {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        fs::write(&path, text).map_err(|e| e.to_string())?;
+    }
+    Ok(dir.join(&case.prompt_file))
+}
+
+fn run_case(case: &Case, fixture: &str, name: &str, syntax: Syntax) -> Result<(), String> {
     let (options, render) = load_options(case, syntax)?;
     let source = case.get("prompt", "").map_or("", String::as_str);
     let data = parse_data(case.get("data", name).map_or("", String::as_str))?;
     let expected_output = case.get("output", name);
     let expected_error = case.get("error", name);
-    let prompt = Prompt::from_source(&case.prompt_file, source, &options);
+    let prompt = if case.files.is_empty() {
+        Prompt::from_source(&case.prompt_file, source, &options)
+    } else {
+        let fixture = format!("{}/{fixture}/{name}", syntax.as_str());
+        Prompt::from_file_with(write_files(case, &fixture, source)?, &options)
+    };
     match (&prompt, case.get("warnings", name)) {
         (Ok(prompt), Some(expected)) => check_warnings(expected, &prompt.warnings())?,
         (Err(error), Some(expected)) => check_warnings(expected, error.warnings())?,
@@ -413,7 +466,7 @@ fn run_folder(syntax: Syntax) {
         let outcome = fs::read_to_string(file)
             .map_err(|e| e.to_string())
             .and_then(|text| parse_case(&text))
-            .and_then(|case| run_cases(&case, syntax));
+            .and_then(|case| run_cases(&case, name.trim_end_matches(".txt"), syntax));
         if let Err(why) = outcome {
             failures.push(format!("{syntax}/{name}: {why}"));
         }
