@@ -12,6 +12,7 @@
 //! and a file holds at most [`crate::limits::Limits::max_template_bytes`].
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::limits::{self, Input};
 
@@ -19,7 +20,7 @@ use crate::limits::{self, Input};
 pub(crate) const MAX_FILES: usize = 1000;
 
 /// Where the files a prompt includes are looked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) struct Includes {
     /// The root, canonical: nothing outside it is read.
     root: PathBuf,
@@ -31,6 +32,31 @@ pub(crate) struct Includes {
     extension: Option<String>,
     /// The most bytes an included file may hold (the template limit).
     max_bytes: usize,
+    /// Every file looked for, shared by the copies made for one prompt.
+    looked_at: Arc<Mutex<Vec<Dependency>>>,
+}
+
+/// A file a prompt's load looked for: one it read, or a name it tried
+/// that did not exist. A library rebuilds the prompt when either changes
+/// (a file edited, a file appearing where one was looked for).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Dependency {
+    /// The file, under the canonical include root.
+    pub(crate) path: PathBuf,
+    /// A hash of the bytes read ([`content_hash`]); `None`: not there.
+    pub(crate) hash: Option<u64>,
+}
+
+/// The hash of a file's bytes that prompt versions are made of: 64-bit
+/// FNV-1a, the same in every process and build (a library served by
+/// several instances gives one prompt one version everywhere).
+pub(crate) fn content_hash(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
 }
 
 /// A file found for a name.
@@ -72,6 +98,7 @@ impl Includes {
                 .extension()
                 .map(|ext| ext.to_string_lossy().to_ascii_lowercase()),
             max_bytes,
+            looked_at: Arc::default(),
         })
     }
 
@@ -83,6 +110,7 @@ impl Includes {
             dir: PathBuf::new(),
             extension: None,
             max_bytes,
+            looked_at: Arc::default(),
         })
     }
 
@@ -95,6 +123,24 @@ impl Includes {
             dir: relative.parent().map(Path::to_path_buf).unwrap_or_default(),
             extension: self.extension.clone(),
             max_bytes: self.max_bytes,
+            looked_at: Arc::clone(&self.looked_at),
+        }
+    }
+
+    /// The files looked for so far, through these includes and every copy
+    /// of them, each once, in the order first looked for.
+    pub(crate) fn looked_at(&self) -> Vec<Dependency> {
+        self.looked_at
+            .lock()
+            .map(|list| list.clone())
+            .unwrap_or_default()
+    }
+
+    fn note(&self, path: PathBuf, hash: Option<u64>) {
+        if let Ok(mut list) = self.looked_at.lock() {
+            if !list.iter().any(|seen| seen.path == path) {
+                list.push(Dependency { path, hash });
+            }
         }
     }
 
@@ -148,6 +194,7 @@ impl Includes {
             let path = self.root.join(relative);
             // Not there (or a dangling link): try the next name.
             if std::fs::symlink_metadata(&path).is_err() {
+                self.note(path, None);
                 continue;
             }
             let shown = relative.display();
@@ -174,6 +221,7 @@ impl Includes {
             let origin = self.shown_root.join(relative).display().to_string();
             let bytes = limits::read_file(&canonical, self.max_bytes, Input::Template)
                 .map_err(|error| format!("{shown}: {}", error.message()))?;
+            self.note(path, Some(content_hash(&bytes)));
             let text = String::from_utf8(bytes).map_err(|error| {
                 format!(
                     "{shown} is not UTF-8 text (invalid byte at offset {})",
@@ -231,6 +279,7 @@ mod tests {
             dir: PathBuf::from("sub"),
             extension: Some("md".to_string()),
             max_bytes: 1024,
+            looked_at: Arc::default(),
         };
         let found: Vec<String> = includes
             .partial_candidates("common/persona")

@@ -46,7 +46,11 @@ pub use crate::diagnostics::{
     Error, ErrorClass, Errors, Location, ReportPart, MAX_ERRORS_PER_FILE,
 };
 pub use crate::document::Document;
-pub use crate::library::{prompt_files, Library};
+#[cfg(feature = "watch")]
+pub use crate::library::Watcher;
+pub use crate::library::{
+    prompt_files, FailedFile, Library, LibraryEntry, ReloadReport, SharedLibrary,
+};
 pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::{Prompt, RenderOptions, Rendered};
