@@ -43,6 +43,9 @@ pub(crate) struct Includes {
 pub(crate) struct Dependency {
     /// The file, under the canonical include root.
     pub(crate) path: PathBuf,
+    /// Its path relative to the root: what a prompt's version hashes, so
+    /// that a folder checked out in two places gives one version.
+    pub(crate) name: PathBuf,
     /// A hash of the bytes read ([`content_hash`]); `None`: not there.
     pub(crate) hash: Option<u64>,
 }
@@ -136,10 +139,15 @@ impl Includes {
             .unwrap_or_default()
     }
 
-    fn note(&self, path: PathBuf, hash: Option<u64>) {
+    fn note(&self, relative: &Path, hash: Option<u64>) {
+        let path = self.root.join(relative);
         if let Ok(mut list) = self.looked_at.lock() {
             if !list.iter().any(|seen| seen.path == path) {
-                list.push(Dependency { path, hash });
+                list.push(Dependency {
+                    path,
+                    name: relative.to_path_buf(),
+                    hash,
+                });
             }
         }
     }
@@ -194,7 +202,7 @@ impl Includes {
             let path = self.root.join(relative);
             // Not there (or a dangling link): try the next name.
             if std::fs::symlink_metadata(&path).is_err() {
-                self.note(path, None);
+                self.note(relative, None);
                 continue;
             }
             let shown = relative.display();
@@ -221,7 +229,7 @@ impl Includes {
             let origin = self.shown_root.join(relative).display().to_string();
             let bytes = limits::read_file(&canonical, self.max_bytes, Input::Template)
                 .map_err(|error| format!("{shown}: {}", error.message()))?;
-            self.note(path, Some(content_hash(&bytes)));
+            self.note(relative, Some(content_hash(&bytes)));
             let text = String::from_utf8(bytes).map_err(|error| {
                 format!(
                     "{shown} is not UTF-8 text (invalid byte at offset {})",

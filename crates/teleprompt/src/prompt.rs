@@ -121,6 +121,7 @@ impl Prompt {
         let bytes = limits::read_file(&config_path, max_bytes, Input::Template).ok();
         self.dependencies.push(crate::include::Dependency {
             path: config_path.canonicalize().unwrap_or(config_path),
+            name: "tokenizer_config.json".into(),
             hash: bytes.as_deref().map(crate::include::content_hash),
         });
         let Some(config) = bytes.and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
@@ -690,8 +691,9 @@ impl Prompt {
     }
 
     /// The prompt's version: a hash of its text and of every file it
-    /// included (16 hex digits), the same in every process. It changes
-    /// when any of them does.
+    /// included, by its path relative to the include root (16 hex
+    /// digits): the same in every process, and for a folder checked out in
+    /// two places. It changes when any of them does.
     ///
     /// ```
     /// use teleprompt::{LoadOptions, Prompt};
@@ -704,7 +706,7 @@ impl Prompt {
     pub fn version(&self) -> String {
         let mut bytes = self.source_hash.to_le_bytes().to_vec();
         for dependency in &self.dependencies {
-            bytes.extend_from_slice(dependency.path.as_os_str().as_encoded_bytes());
+            bytes.extend_from_slice(dependency.name.as_os_str().as_encoded_bytes());
             bytes.push(0);
             if let Some(hash) = dependency.hash {
                 bytes.extend_from_slice(&hash.to_le_bytes());
