@@ -1,6 +1,6 @@
-//! Files a template pulls in from other files (Handlebars partials today):
-//! where a name is looked for, and reading it without leaving the folder
-//! the host allowed.
+//! Files a template pulls in from other files (Handlebars partials, Go
+//! templates): where a name is looked for, and reading it without leaving
+//! the folder the host allowed.
 //!
 //! A prompt loaded from a file may use other files of its *include root*:
 //! [`LoadOptions::include_root`](crate::LoadOptions::include_root) when the
