@@ -36,6 +36,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::ast::*;
 use super::parse;
@@ -64,8 +65,8 @@ pub(crate) struct Loaded {
     /// `source`, and the file.
     pub sites: HashMap<usize, usize>,
     /// Calls whose name nothing resolved (by the start of the quoted
-    /// name): what was looked for.
-    pub misses: HashMap<usize, String>,
+    /// name): what was looked for (shared by the calls of one name).
+    pub misses: HashMap<usize, Arc<str>>,
 }
 
 /// A file read as Go templates, its tree placed in the combined source.
@@ -104,6 +105,8 @@ pub(crate) fn load(
         defined: tree.defines.iter().map(|d| d.name.clone()).collect(),
         queue: VecDeque::new(),
         scan: None,
+        looked_up: HashMap::new(),
+        missed: HashMap::new(),
     };
     let Some(includes) = includes else {
         return Ok(loader.loaded);
@@ -178,6 +181,13 @@ struct Loader {
     queue: VecDeque<(Option<usize>, Includes)>,
     /// The Go files of the root, listed when a name first needs them.
     scan: Option<Scan>,
+    /// Names looked for as files, by the folder they were looked for
+    /// from: the file found, if any (a name called many times is looked
+    /// for once).
+    looked_up: HashMap<(PathBuf, String), Option<usize>>,
+    /// Names nothing resolved, by the folder they were looked for from:
+    /// what was looked for.
+    missed: HashMap<(PathBuf, String), Arc<str>>,
 }
 
 impl Loader {
@@ -204,12 +214,43 @@ impl Loader {
         let candidates = includes
             .template_candidates(&call.name)
             .map_err(|message| self.error_at(&call.span, message))?;
-        let (relative, found) = match includes.read_first(&candidates) {
+        let key = (includes.dir().to_path_buf(), call.name.clone());
+        let index = match self.looked_up.get(&key) {
+            Some(Some(index)) => *index,
+            Some(None) => return Ok(Some(candidates)),
+            None => {
+                let index = self.read_file(call, includes, &candidates)?;
+                self.looked_up.insert(key, index);
+                match index {
+                    Some(index) => index,
+                    None => return Ok(Some(candidates)),
+                }
+            }
+        };
+        self.loaded.sites.insert(call.name_span.start, index);
+        if let Some(file) = self.loaded.files.get_mut(index) {
+            file.called = true;
+            if !file.called_as.contains(&call.name) {
+                file.called_as.push(call.name.clone());
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads the first of `candidates` for `call`, unless it was read
+    /// already: the file, `None` when there is none.
+    fn read_file(
+        &mut self,
+        call: &Call,
+        includes: &Includes,
+        candidates: &[PathBuf],
+    ) -> Result<Option<usize>, TemplateError> {
+        let (relative, found) = match includes.read_first(candidates) {
             Ok(Some(found)) => found,
-            Ok(None) => return Ok(Some(candidates)),
+            Ok(None) => return Ok(None),
             Err(message) => return Err(self.error_at(&call.span, message)),
         };
-        let index = match self.by_path.get(&relative) {
+        Ok(Some(match self.by_path.get(&relative) {
             Some(&index) => index,
             None => {
                 let document = go_document(&found.origin, &found.text)
@@ -224,21 +265,20 @@ impl Loader {
                     .map_err(|error| self.elsewhere(document.locate(error), &call.span))?;
                 self.add(relative, document, tree, includes, &call.span)?
             }
-        };
-        self.loaded.sites.insert(call.name_span.start, index);
-        if let Some(file) = self.loaded.files.get_mut(index) {
-            file.called = true;
-            if !file.called_as.contains(&call.name) {
-                file.called_as.push(call.name.clone());
-            }
-        }
-        Ok(None)
+        }))
     }
 
     /// Resolves a call no file is named by to the one Go file of the root
     /// that defines its name, or notes what was looked for.
     fn by_define(&mut self, waiting: &Pending) -> Result<(), TemplateError> {
         let call = &waiting.call;
+        let key = (waiting.includes.dir().to_path_buf(), call.name.clone());
+        if let Some(miss) = self.missed.get(&key) {
+            self.loaded
+                .misses
+                .insert(call.name_span.start, miss.clone());
+            return Ok(());
+        }
         if self.scan.is_none() {
             let scan = Scan::list(&waiting.includes, self.max_nesting)
                 .map_err(|message| self.error_at(&call.span, message))?;
@@ -294,8 +334,12 @@ impl Loader {
                 ));
             }
             ([], None) => {
-                let miss = describe_miss(&call.name, &waiting.tried, scan, &waiting.includes);
-                self.loaded.misses.insert(call.name_span.start, miss);
+                let miss: Arc<str> =
+                    describe_miss(&call.name, &waiting.tried, scan, &waiting.includes).into();
+                self.loaded
+                    .misses
+                    .insert(call.name_span.start, miss.clone());
+                self.missed.insert(key, miss);
                 return Ok(());
             }
         };

@@ -256,7 +256,7 @@ struct Lowerer<'t> {
     /// template.
     sites: &'t HashMap<usize, usize>,
     /// Calls nothing resolves: what was looked for.
-    misses: &'t HashMap<usize, String>,
+    misses: &'t HashMap<usize, std::sync::Arc<str>>,
     /// Host functions, sorted by name.
     hosts: &'t [Host],
     /// The errors lowering went on past.
@@ -402,9 +402,18 @@ impl Lowerer<'_> {
                     None => None,
                 };
                 let Some(index) = index else {
-                    let help = closest(&call.name, self.names.keys().copied())
+                    // Only counted once the errors are full: no help to make.
+                    let full = self.found.borrow().is_full();
+                    let help = (!full)
+                        .then(|| closest(&call.name, self.names.keys().copied()))
+                        .flatten()
                         .map(|c| format!("did you mean \"{c}\"?"))
-                        .or_else(|| self.misses.get(&call.name_span.start).cloned());
+                        .or_else(|| {
+                            self.misses
+                                .get(&call.name_span.start)
+                                .filter(|_| !full)
+                                .map(|miss| miss.to_string())
+                        });
                     self.found.borrow_mut().push(
                         TemplateError::parse(
                             Some(call.name_span.clone()),
