@@ -16,7 +16,13 @@
 //!    `WORKFLOW.md`), and its `.md`, `.prompt` and `.txt` files whose
 //!    front matter says `syntax: go`, listed as a [`crate::Library`] lists
 //!    them (`.gitignore` and hidden files skipped); at most
-//!    [`MAX_FILES`] of them are read.
+//!    [`MAX_FILES`] of them are read, and the listing stops with an error
+//!    past [`MAX_SCANNED_ENTRIES`] entries. A file that cannot be read
+//!    there (not UTF-8, too large, a link out of the root) is skipped; one
+//!    that does not parse is an error when its text holds the name (it may
+//!    define it), and skipped otherwise. The root is looked through only
+//!    for a name that nothing read so far defines (an empty definition
+//!    counts): a prompt that needs no other file reads none.
 //!
 //! A file that opens with front matter has it read and left out, as when
 //! the file loads as a prompt (its body is the template), and a file
