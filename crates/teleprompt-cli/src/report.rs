@@ -197,7 +197,10 @@ pub fn rule_description(problem: &Error) -> &'static str {
         (ErrorClass::Parse, Some("unknown-function")) => "A function that does not exist",
         (ErrorClass::Parse, Some("unknown-helper")) => "A Handlebars helper that does not exist",
         (ErrorClass::Parse, Some("unresolved-include")) => {
-            "A Jinja include, import or extends of a file the prompt cannot read"
+            "A Jinja include, import or extends, a Go template or a Handlebars partial that does not resolve"
+        }
+        (ErrorClass::Parse, Some("duplicate-template")) => {
+            "A Go template name defined twice in one file, or in two files the prompt uses"
         }
         (ErrorClass::Parse, Some("constant-too-large")) => {
             "A constant expression larger than the limit max_value_bytes or max_items"

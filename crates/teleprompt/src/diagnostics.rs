@@ -553,7 +553,16 @@ pub struct TemplateError {
     /// Further errors found with this one (see [`Error::others`]), boxed
     /// to keep `Result`s small.
     pub(crate) related: Option<Box<Found>>,
+    /// For a render error inside a called template: the calls it happened
+    /// in, innermost first, as byte ranges of the program's source (so a
+    /// front end can name where another file was included).
+    pub(crate) calls: Option<Box<Calls>>,
 }
+
+/// The calls a render error happened in, innermost first (see
+/// [`TemplateError`]'s `calls`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Calls(pub Vec<Range<usize>>);
 
 /// An error inside a file a template includes, already placed in that file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -575,6 +584,7 @@ impl TemplateError {
             kind: None,
             elsewhere: None,
             related: None,
+            calls: None,
         }
     }
 
@@ -588,6 +598,7 @@ impl TemplateError {
             kind: None,
             elsewhere: None,
             related: None,
+            calls: None,
         }
     }
 
@@ -602,6 +613,7 @@ impl TemplateError {
             kind: error.kind(),
             elsewhere: Some(Box::new(Elsewhere { error, site })),
             related: None,
+            calls: None,
         }
     }
 

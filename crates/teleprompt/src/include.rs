@@ -1,6 +1,6 @@
-//! Files a template pulls in from other files (Handlebars partials today):
-//! where a name is looked for, and reading it without leaving the folder
-//! the host allowed.
+//! Files a template pulls in from other files (Handlebars partials, Go
+//! templates): where a name is looked for, and reading it without leaving
+//! the folder the host allowed.
 //!
 //! A prompt loaded from a file may use other files of its *include root*:
 //! [`LoadOptions::include_root`](crate::LoadOptions::include_root) when the
@@ -189,6 +189,31 @@ impl Includes {
             .iter()
             .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
             .collect())
+    }
+
+    /// The relative paths tried for a Go `{{template "name"}}` that no
+    /// `define` of the set names: the file `name` exactly as written (Go
+    /// names a file's template by its file name, extension included), in
+    /// the including file's folder, then in the root.
+    pub(crate) fn template_candidates(&self, name: &str) -> Result<Vec<PathBuf>, String> {
+        let name_path = relative_name(name)?;
+        let mut found = vec![self.dir.join(&name_path)];
+        if !self.dir.as_os_str().is_empty() {
+            found.push(name_path);
+        }
+        Ok(found)
+    }
+
+    /// The include root, canonical: the folder the Go front end lists to
+    /// find `define`s in other files (it reads them with
+    /// [`Includes::read_first`]).
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The including file's folder, relative to the root.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Reads the first of `candidates` (relative paths) that exists:

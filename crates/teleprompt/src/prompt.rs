@@ -140,7 +140,7 @@ impl Prompt {
 
     /// Loads a prompt from text. `origin` is the file name used for the
     /// default name, the syntax by extension, and in error reports. Files
-    /// it includes (Handlebars partials) are read only from
+    /// it includes (Handlebars partials, Go templates) are read only from
     /// [`LoadOptions::include_root`], when set.
     pub fn from_source(origin: &str, source: &str, options: &LoadOptions) -> Result<Prompt, Error> {
         let includes = options.include_root.as_deref().and_then(|root| {
