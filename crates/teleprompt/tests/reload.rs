@@ -180,6 +180,47 @@ fn a_prompt_is_rebuilt_when_a_file_it_includes_changes() {
 }
 
 #[test]
+fn go_templates_from_other_files_are_rebuilt_with_them() {
+    let root = dir(
+        "reload-go-defines",
+        &[
+            ("task.gotmpl", "[{{ template \"sign\" . }}]"),
+            ("defs.gotmpl", "{{ define \"sign\" }}by {{ .who }}{{ end }}"),
+        ],
+    );
+    let mut library = Library::open(&root, &LoadOptions::default()).expect("readable");
+    assert_eq!(render(&library, "task", json!({"who": "Ann"})), "[by Ann]");
+    write(
+        &root,
+        "defs.gotmpl",
+        "{{ define \"sign\" }}signed {{ .who }}{{ end }}",
+    );
+    let mut report = library.reload().expect("readable");
+    report.updated.sort();
+    assert_eq!(report.updated, ["defs", "task"]);
+    assert_eq!(
+        render(&library, "task", json!({"who": "Ann"})),
+        "[signed Ann]"
+    );
+    // A second file defining the name: the prompt no longer loads (the
+    // name is ambiguous), and its last good version goes on.
+    write(&root, "more.gotmpl", "{{ define \"sign\" }}other{{ end }}");
+    let report = library.reload().expect("readable");
+    assert_eq!(report.added, ["more"]);
+    assert!(
+        report
+            .failed
+            .iter()
+            .any(|f| f.kept.as_deref() == Some("task")),
+        "{report:?}"
+    );
+    assert_eq!(
+        render(&library, "task", json!({"who": "Ann"})),
+        "[signed Ann]"
+    );
+}
+
+#[test]
 fn versions_are_the_same_across_loads() {
     let root = dir("reload-versions", &[("a.hbs", "x{{> b}}"), ("b.hbs", "y")]);
     let one = Library::open(&root, &LoadOptions::default()).expect("readable");
@@ -191,6 +232,16 @@ fn versions_are_the_same_across_loads() {
     assert_ne!(
         one.entry("a").expect("a").version(),
         one.entry("b").expect("b").version()
+    );
+    // The same files in another folder: the same versions.
+    let copy = dir(
+        "reload-versions-copy",
+        &[("a.hbs", "x{{> b}}"), ("b.hbs", "y")],
+    );
+    let three = Library::open(&copy, &LoadOptions::default()).expect("readable");
+    assert_eq!(
+        one.entry("a").expect("a").version(),
+        three.entry("a").expect("a").version()
     );
 }
 

@@ -199,8 +199,10 @@ impl Library {
 
     /// Reads the directory again: new files are loaded, files that are
     /// gone are dropped, and a prompt is rebuilt when its file changed, a
-    /// file it includes changed, or a file it looked for and did not find
-    /// appeared. A file that no longer loads keeps serving its last good
+    /// file it includes changed, a file it looked for and did not find
+    /// appeared, or — for a prompt that includes files — a prompt file was
+    /// added to the folder (it may define a Go template the prompt looked
+    /// for). A file that no longer loads keeps serving its last good
     /// version, with the error in [`LibraryEntry::error`]; files that do
     /// not load are tried again at every reload.
     ///
@@ -212,6 +214,10 @@ impl Library {
         };
         let found = prompt_files(&dir)?;
         let max_bytes = self.options.limits.max_template_bytes;
+        // A new prompt file may be what a prompt that includes others
+        // would now find (a Go file defining a template it looked
+        // through the folder for): those prompts are rebuilt.
+        let files_added = found.iter().any(|file| !self.files.contains_key(file));
         let mut report = ReloadReport::default();
         let mut entries = BTreeMap::new();
         let mut files = BTreeMap::new();
@@ -229,6 +235,7 @@ impl Library {
                     state.error.is_none()
                         && hash.is_some()
                         && state.hash == hash
+                        && !(files_added && !entry.prompt.dependencies().is_empty())
                         && entry
                             .prompt
                             .dependencies()
