@@ -12,12 +12,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use teleprompt::context::Clock;
-use teleprompt::messages::history_from_value;
 use teleprompt::{
-    Error, ErrorClass, LibraryEntry, OutputFormat, Prompt, PromptContext, RenderOptions, Syntax,
+    Error, ErrorClass, LibraryEntry, OutputFormat, Prompt, RenderRequest, RequestError,
 };
 
 use crate::AppState;
@@ -38,33 +35,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
-}
-
-/// A request to render: everything optional.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RenderRequest {
-    /// The data (an object).
-    #[serde(default)]
-    data: Option<Value>,
-    /// The conversation so far: OpenAI-style messages (a chat template's
-    /// `messages`).
-    #[serde(default)]
-    history: Option<Value>,
-    turn: Option<u32>,
-    max_turns: Option<u32>,
-    attempt: Option<u32>,
-    /// The render's clock, RFC 3339.
-    now: Option<String>,
-    /// The time zone of `system.local_datetime`, an IANA name.
-    time_zone: Option<String>,
-    /// text (default), messages, openai or anthropic.
-    format: Option<String>,
-    /// Shown on every error of this render.
-    #[serde(default)]
-    labels: Map<String, Value>,
-    /// Check the history's tool calls (default true).
-    validate_history: Option<bool>,
 }
 
 /// An error answer: a status and `{"error": {...}}`.
@@ -292,14 +262,14 @@ async fn render_request(
         };
         ApiError::plain(status, "request", message)
     })?;
-    let request: RenderRequest = if body.iter().all(u8::is_ascii_whitespace) {
-        RenderRequest::default()
+    let (format, request) = if body.iter().all(u8::is_ascii_whitespace) {
+        (None, RenderRequest::default())
     } else {
-        serde_json::from_slice(&body).map_err(|error| {
+        read_request(&body).map_err(|message| {
             ApiError::plain(
                 StatusCode::BAD_REQUEST,
                 "request",
-                format!("malformed request: {error}"),
+                format!("malformed request: {message}"),
             )
             .with_help(Some(
                 "the body is a JSON object: {\"data\": {…}, \"history\": […], \"turn\": N, \"attempt\": N, \"now\": \"RFC 3339\", \"time_zone\": \"IANA name\", \"format\": \"text|messages|openai|anthropic\", \"labels\": {…}}".to_string(),
@@ -310,7 +280,7 @@ async fn render_request(
     let entry = find(&library, name)?;
     let prompt = Arc::clone(entry.prompt());
     let version = entry.version().to_string();
-    let format = match request.format.as_deref() {
+    let format = match format.as_deref() {
         None => OutputFormat::Text,
         Some(text) => text
             .parse()
@@ -359,6 +329,21 @@ async fn render_request(
     Ok(body)
 }
 
+/// The body: the output `format`, and the rest a [`RenderRequest`] (whose
+/// unknown fields are refused).
+fn read_request(body: &[u8]) -> Result<(Option<String>, RenderRequest), String> {
+    let mut fields: Map<String, Value> =
+        serde_json::from_slice(body).map_err(|error| error.to_string())?;
+    let format = match fields.remove("format") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(format)) => Some(format),
+        Some(other) => return Err(format!("format must be a string, not {other}")),
+    };
+    let request =
+        serde_json::from_value(Value::Object(fields)).map_err(|error| error.to_string())?;
+    Ok((format, request))
+}
+
 struct Output {
     output: Value,
     warnings: Vec<String>,
@@ -370,75 +355,12 @@ fn render_blocking(
     request: RenderRequest,
     format: OutputFormat,
 ) -> Result<Output, ApiError> {
-    let bad = |message: String| ApiError::plain(StatusCode::BAD_REQUEST, "request", message);
-    let clock = match &request.now {
-        Some(now) => Clock::parse(now).map_err(|error| bad(format!("now: {}", error.message())))?,
-        None => Clock::default(),
-    };
-    let data = match request.data {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(Value::Object(data)) => Value::Object(data),
-        Some(other) => {
-            return Err(bad(format!(
-                "data must be an object, not {}",
-                teleprompt::data::describe(&other)
-            )))
+    let rendered = request.render(prompt).map_err(|error| match error {
+        RequestError::Malformed(message) => {
+            ApiError::plain(StatusCode::BAD_REQUEST, "request", message)
         }
-    };
-    let rendered = if prompt.syntax() == Syntax::ChatTemplate {
-        // A chat template gets exactly what transformers gives it: the
-        // data, with the history as `messages`.
-        let mut data = data;
-        if let (Some(history), Value::Object(map)) = (request.history, &mut data) {
-            map.insert("messages".into(), history);
-        }
-        let options = RenderOptions {
-            clock,
-            ..RenderOptions::default()
-        };
-        prompt.render_with(data, &options)
-    } else {
-        let mut context = PromptContext::new()
-            .data(data)
-            .map_err(|error| ApiError::from_error(&error))?
-            .clock(clock);
-        if let Some(zone) = &request.time_zone {
-            context = context
-                .time_zone_named(zone)
-                .map_err(|error| bad(format!("time_zone: {}", error.message())))?;
-        }
-        if let Some(turn) = request.turn {
-            context = context.turn(turn);
-        }
-        if let Some(max) = request.max_turns {
-            context = context.max_turns(max);
-        }
-        if let Some(attempt) = request.attempt {
-            context = context.attempt(attempt);
-        }
-        if let Some(history) = request.history {
-            let history = history_from_value(history).map_err(|error| {
-                ApiError::from_error(&Error::new(
-                    ErrorClass::Input,
-                    format!("bad history: {error}"),
-                ))
-            })?;
-            context = context.with_history(history);
-        }
-        for (key, value) in &request.labels {
-            let value = match value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            context = context.label(key, value);
-        }
-        let options = RenderOptions {
-            validate_history: request.validate_history.unwrap_or(true),
-            ..RenderOptions::default()
-        };
-        prompt.render_turn_with(&context, &options)
-    };
-    let rendered = rendered.map_err(|error| ApiError::from_error(&error))?;
+        RequestError::Render(error) => ApiError::from_error(&error),
+    })?;
     let output = match format {
         OutputFormat::Text => Value::String(rendered.text().to_string()),
         format => rendered

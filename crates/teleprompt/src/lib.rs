@@ -36,6 +36,7 @@ pub mod limits;
 pub mod messages;
 mod options;
 mod prompt;
+mod request;
 pub mod schema;
 mod syntax;
 pub mod testing;
@@ -54,6 +55,7 @@ pub use crate::library::{
 pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::{Prompt, RenderOptions, Rendered};
+pub use crate::request::{RenderRequest, RequestError};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
