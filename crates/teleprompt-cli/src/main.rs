@@ -185,6 +185,11 @@ struct LoadArgs {
     /// never raise them. Repeatable.
     #[arg(long = "limit", value_name = "NAME=VALUE", value_parser = input::parse_limit)]
     limits: Vec<(String, String)>,
+    /// The folder whose files a prompt may include (partials, Jinja
+    /// includes, Go templates of other files). Default: the prompt file's
+    /// folder; for `check DIR` and `serve DIR`, DIR.
+    #[arg(long, value_name = "DIR")]
+    include_root: Option<PathBuf>,
 }
 
 impl LoadArgs {
@@ -202,6 +207,7 @@ impl LoadArgs {
             strict: self.strict,
             template_name: self.template_name.clone(),
             limits,
+            include_root: self.include_root.clone(),
             ..LoadOptions::default()
         }
     }
@@ -584,7 +590,11 @@ fn find_problems(args: &CheckArgs) -> report::Problems {
         ..report::Problems::default()
     };
     for path in &args.paths {
+        // A directory is a library: its files include from it, as
+        // `Library` and `serve` have them.
+        let mut options = options.clone();
         let files = if path.is_dir() {
+            options.include_root.get_or_insert_with(|| path.clone());
             match prompt_files(path) {
                 Ok(files) => files,
                 Err(error) => {

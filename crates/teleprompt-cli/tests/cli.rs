@@ -1406,3 +1406,37 @@ fn test_defaults_to_the_current_directory_and_a_missing_path_is_usage() {
     let output = teleprompt(&["test", "no/such/prompts"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn a_checked_directory_is_the_include_root_of_its_files() {
+    // `sub/task.hbs` uses the folder's shared `persona.hbs`: found when the
+    // folder is checked (as a library or `serve` reads it), and with
+    // `--include-root` when one file is rendered.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-include-root");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).expect("writable");
+    std::fs::write(dir.join("persona.hbs"), "I am {{name}}.").expect("writable");
+    std::fs::write(dir.join("sub/task.hbs"), "{{> persona}} Fix it.").expect("writable");
+    let shown = dir.display().to_string();
+    let output = teleprompt(&["check", &shown]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+
+    let task = dir.join("sub/task.hbs").display().to_string();
+    let output = teleprompt(&["render", &task, "--set", "name=Ann"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("persona"),
+        "{}",
+        text(&output.stderr)
+    );
+    let output = teleprompt(&[
+        "render",
+        &task,
+        "--set",
+        "name=Ann",
+        "--include-root",
+        &shown,
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "I am Ann. Fix it.");
+}
