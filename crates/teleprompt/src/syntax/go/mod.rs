@@ -253,6 +253,11 @@ pub(crate) fn chat_warnings(body: &str) -> Vec<TemplateError> {
     };
     let mut found = Vec::new();
     chat_list(body, &tree.root, true, &mut found);
+    // A file of `define`s and nothing else is templates for other
+    // prompts to call, not a prompt with no message.
+    if !tree.defines.is_empty() {
+        found.retain(|warning| warning.kind != Some("no-message"));
+    }
     found
 }
 
