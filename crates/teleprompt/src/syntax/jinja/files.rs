@@ -1,0 +1,762 @@
+//! Other templates a Jinja prompt names: `{% include %}`, `{% import %}`,
+//! `{% from … import %}` and `{% extends %}` of files of the include root
+//! (see [`crate::include`]), all read when the prompt loads.
+//!
+//! A name is a relative path (`/` between folders), looked for in the
+//! folder of the template that names it, then at the include root; the
+//! first file that exists is read. Each file read is checked as the body
+//! is (unknown filters and functions, argument counts, …) and registered
+//! in the environment under its path from the root; at render, a name is
+//! joined to what it resolved to at load, so nothing is looked up then.
+//!
+//! Names are literal: a string, a list of strings (`include`: the first
+//! that exists), or `"a" if x else "b"` (both are read). A computed name,
+//! a missing file (unless `ignore missing`), a cycle (`a.j2 → b.j2 →
+//! a.j2`) and more than [`MAX_FILES`] files are load errors at the tag.
+//!
+//! minijinja gives every import the caller's context, where Jinja2 gives
+//! it only when the tag says `with context` (an `include` has it unless it
+//! says `without context`). So a template used without context that reads
+//! a name it does not set itself is a load error: Jinja2 would find that
+//! name undefined.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::ops::Range;
+use std::path::PathBuf;
+
+use minijinja::machinery::ast;
+
+use super::TEMPLATE_NAME;
+use crate::check::Inputs;
+use crate::diagnostics::{closest, Error, Found, TemplateError};
+use crate::document::Document;
+use crate::include::{Includes, MAX_FILES};
+use crate::syntax::edits::{Edit, Edited};
+
+/// A tag that names another template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Tag {
+    Include,
+    Import,
+    FromImport,
+    Extends,
+}
+
+impl Tag {
+    /// The tag's word, as written.
+    pub(super) fn word(self) -> &'static str {
+        match self {
+            Tag::Include => "include",
+            Tag::Import | Tag::FromImport => "import",
+            Tag::Extends => "extends",
+        }
+    }
+
+    /// What the tag does to a template, for messages.
+    fn verb(self) -> &'static str {
+        match self {
+            Tag::Include => "include",
+            Tag::Import | Tag::FromImport => "import",
+            Tag::Extends => "extend",
+        }
+    }
+}
+
+/// A tag naming another template, as the template writes it.
+#[derive(Clone, Debug)]
+pub(super) struct Ref {
+    pub tag: Tag,
+    /// `include … ignore missing`.
+    pub ignore_missing: bool,
+    /// The templates the tag may use: one choice per template that may
+    /// render (`"a" if x else "b"` has two), each a list of names of which
+    /// the first that exists is used (`include ["a.j2", "b.j2"]`). `None`
+    /// for a computed name.
+    pub choices: Option<Vec<Vec<String>>>,
+    /// The name expression in the text.
+    pub span: Range<usize>,
+    /// Where the tag's statement ends (before `%}`): a context marker
+    /// stands between the name and here.
+    pub end: usize,
+    /// `from … import a, b as c`: the names imported, with where.
+    pub imported: Vec<(String, Range<usize>)>,
+}
+
+/// The names a tag's name expression may give: see [`Ref::choices`].
+pub(super) fn choices(name: &ast::Expr<'_>) -> Option<Vec<Vec<String>>> {
+    let literal = |expr: &ast::Expr<'_>| match expr {
+        ast::Expr::Const(c) => c.value.as_str().map(str::to_string),
+        _ => None,
+    };
+    match name {
+        ast::Expr::Const(_) => Some(vec![vec![literal(name)?]]),
+        ast::Expr::List(list) => Some(vec![list
+            .items
+            .iter()
+            .map(literal)
+            .collect::<Option<Vec<_>>>()?]),
+        ast::Expr::Tuple(tuple) => Some(vec![tuple
+            .items
+            .iter()
+            .map(literal)
+            .collect::<Option<Vec<_>>>()?]),
+        ast::Expr::IfExpr(choice) => {
+            let mut both = choices(&choice.true_expr)?;
+            both.extend(choices(choice.false_expr.as_ref()?)?);
+            Some(both)
+        }
+        _ => None,
+    }
+}
+
+/// What the load-time walk found in one template's text.
+#[derive(Debug, Default)]
+pub(super) struct Scanned {
+    /// The bound checks (and pongo2 autoescape spellings) to make.
+    pub edits: Vec<Edit>,
+    /// Every name read anywhere.
+    pub reads: BTreeSet<String>,
+    /// The names read that the template never binds and that are no
+    /// functions: what it needs from its context.
+    pub free: BTreeSet<String>,
+    /// The names it binds anywhere.
+    pub locals: BTreeSet<String>,
+    /// What an import of it gets: its top-level macros and variables.
+    pub exports: BTreeSet<String>,
+    /// The tags naming other templates.
+    pub refs: Vec<Ref>,
+    /// What it reads of its data, on its own.
+    pub inputs: Inputs,
+}
+
+/// The names an import of `template` gets: macros, `set` variables and
+/// imports at its top level (inside a top-level `if` too), except private
+/// ones (`_name`).
+pub(super) fn exports(template: &ast::Stmt<'_>) -> BTreeSet<String> {
+    fn target(expr: &ast::Expr<'_>, out: &mut BTreeSet<String>) {
+        match expr {
+            ast::Expr::Var(var) => {
+                out.insert(var.id.to_string());
+            }
+            ast::Expr::List(list) => list.items.iter().for_each(|item| target(item, out)),
+            ast::Expr::Tuple(tuple) => tuple.items.iter().for_each(|item| target(item, out)),
+            _ => {}
+        }
+    }
+    fn walk(stmts: &[ast::Stmt<'_>], out: &mut BTreeSet<String>) {
+        for stmt in stmts {
+            match stmt {
+                ast::Stmt::Macro(m) => {
+                    out.insert(m.name.to_string());
+                }
+                ast::Stmt::Set(s) => target(&s.target, out),
+                ast::Stmt::SetBlock(s) => target(&s.target, out),
+                ast::Stmt::Import(i) => target(&i.name, out),
+                ast::Stmt::FromImport(i) => {
+                    for (name, alias) in &i.names {
+                        target(alias.as_ref().unwrap_or(name), out);
+                    }
+                }
+                ast::Stmt::IfCond(i) => {
+                    walk(&i.true_body, out);
+                    walk(&i.false_body, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    if let ast::Stmt::Template(t) = template {
+        walk(&t.children, &mut out);
+    }
+    out.retain(|name| !name.starts_with('_'));
+    out
+}
+
+/// Where a file is first named: by which template (0: the body), at
+/// which span of that template's text.
+#[derive(Clone, Debug)]
+pub(super) struct Site {
+    pub includer: usize,
+    pub span: Range<usize>,
+}
+
+/// A tag of a template, resolved.
+#[derive(Clone, Debug)]
+pub(super) struct Link {
+    pub tag: Ref,
+    /// Whether the template it names sees the caller's variables.
+    pub with_context: bool,
+    /// The templates it may use (indexes of [`Files::units`]).
+    pub targets: Vec<usize>,
+}
+
+/// One template of the prompt: the body (index 0) or a file.
+#[derive(Debug)]
+pub(super) struct Unit {
+    /// Its name in the environment.
+    pub key: String,
+    /// The file; `None` for the body (whose errors the caller places).
+    pub document: Option<Document>,
+    /// Where its own names resolve.
+    pub includes: Includes,
+    /// Where it is first named.
+    pub site: Option<Site>,
+    /// What the load-time walk found; `None` when it does not compile
+    /// (its errors are noted).
+    pub scanned: Option<Scanned>,
+    pub links: Vec<Link>,
+    /// The text compiled (bound checks made), to place render errors on
+    /// the file as written.
+    pub source: Edited,
+}
+
+/// The body and every file it reads.
+#[derive(Debug, Default)]
+pub(super) struct Files {
+    pub units: Vec<Unit>,
+    /// (template, name as written) → the template it resolved to.
+    pub joins: HashMap<(String, String), String>,
+}
+
+/// Checks a template's text: what it found (its errors in `Found`), or
+/// the error that stops it; spans in the text.
+pub(super) type Scan<'s> = dyn Fn(&str) -> Result<(Scanned, Found), TemplateError> + 's;
+
+/// Reads every file the body (`text`, walked into `scanned`) names, and
+/// the files those name, from `includes`; notes their problems in
+/// `found`. Fails only past [`MAX_FILES`] files.
+pub(super) fn load(
+    text: &str,
+    scanned: Scanned,
+    includes: &Includes,
+    scan: &Scan<'_>,
+    found: &mut Found,
+) -> Result<Files, TemplateError> {
+    let mut files = Files {
+        units: vec![Unit {
+            key: TEMPLATE_NAME.to_string(),
+            document: None,
+            includes: includes.clone(),
+            site: None,
+            scanned: Some(scanned),
+            links: Vec::new(),
+            source: Edited::default(),
+        }],
+        joins: HashMap::new(),
+    };
+    let mut by_path: HashMap<PathBuf, usize> = HashMap::new();
+    if let Some(body) = includes.file() {
+        by_path.insert(body.to_path_buf(), 0);
+    }
+    let mut queue = VecDeque::from([0]);
+    while let Some(index) = queue.pop_front() {
+        let refs = files
+            .units
+            .get(index)
+            .and_then(|unit| unit.scanned.as_ref())
+            .map(|scanned| scanned.refs.clone())
+            .unwrap_or_default();
+        for tag in refs {
+            let link = files.resolve(index, text, tag, &mut by_path, scan, found, &mut queue)?;
+            if let Some(unit) = files.units.get_mut(index) {
+                unit.links.push(link);
+            }
+        }
+    }
+    files.check_links(found);
+    Ok(files)
+}
+
+impl Files {
+    /// The text of template `index` (`body` for the body).
+    fn text<'s>(&'s self, index: usize, body: &'s str) -> &'s str {
+        match self
+            .units
+            .get(index)
+            .and_then(|unit| unit.document.as_ref())
+        {
+            Some(document) => &document.body,
+            None => body,
+        }
+    }
+
+    /// The template as messages name it: its path from the root.
+    fn shown(&self, index: usize) -> String {
+        let Some(unit) = self.units.get(index) else {
+            return String::new();
+        };
+        match unit.includes.file() {
+            Some(file) => file.display().to_string(),
+            None => unit.key.clone(),
+        }
+    }
+
+    /// Resolves one tag of template `index`, reading the files it names
+    /// that are not read yet.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve(
+        &mut self,
+        index: usize,
+        body: &str,
+        tag: Ref,
+        by_path: &mut HashMap<PathBuf, usize>,
+        scan: &Scan<'_>,
+        found: &mut Found,
+        queue: &mut VecDeque<usize>,
+    ) -> Result<Link, TemplateError> {
+        let with_context = match tag.tag {
+            Tag::Extends => true,
+            Tag::Include => context_marker(self.text(index, body), &tag).unwrap_or(true),
+            Tag::Import | Tag::FromImport => {
+                context_marker(self.text(index, body), &tag).unwrap_or(false)
+            }
+        };
+        let mut link = Link {
+            tag,
+            with_context,
+            targets: Vec::new(),
+        };
+        let tag = &link.tag;
+        let at = |files: &Files, message: String, help: Option<&str>| {
+            files.place(
+                index,
+                TemplateError::parse(Some(tag.span.clone()), message)
+                    .with_kind("unresolved-include")
+                    .suggest(help.map(str::to_string)),
+            )
+        };
+        let Some(choices) = &tag.choices else {
+            found.push(at(
+                self,
+                format!(
+                    "{{% {} %}} of a computed name cannot be resolved: teleprompt reads every template a prompt uses when it loads",
+                    tag.tag.word()
+                ),
+                Some("name the file in quotes, as a list of names (include only), or as \"a.j2\" if … else \"b.j2\""),
+            ));
+            return Ok(link);
+        };
+        if tag.tag != Tag::Include && choices.iter().any(|names| names.len() != 1) {
+            found.push(at(
+                self,
+                format!(
+                    "{{% {} %}} takes one template name, not a list (only include tries a list)",
+                    tag.tag.word()
+                ),
+                None,
+            ));
+            return Ok(link);
+        }
+        let Some(includes) = self.units.get(index).map(|unit| unit.includes.clone()) else {
+            return Ok(link);
+        };
+        let includer = self
+            .units
+            .get(index)
+            .map(|unit| unit.key.clone())
+            .unwrap_or_default();
+        for names in choices {
+            let mut tried: Vec<PathBuf> = Vec::new();
+            let mut hit = None;
+            let mut failed = false;
+            for name in names {
+                let read = includes
+                    .jinja_candidates(name)
+                    .and_then(|candidates| Ok((includes.read_first(&candidates)?, candidates)));
+                match read {
+                    Ok((Some((relative, file)), _)) => {
+                        hit = Some((name, relative, file));
+                        break;
+                    }
+                    Ok((None, candidates)) => tried.extend(candidates),
+                    Err(message) => {
+                        found.push(at(
+                            self,
+                            format!("cannot {} {name:?}: {message}", tag.tag.verb()),
+                            None,
+                        ));
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            let Some((name, relative, file)) = hit else {
+                if !failed && !tag.ignore_missing {
+                    found.push(at(
+                        self,
+                        missing(tag.tag, names, &tried),
+                        Some("a name is a path from the include root, else from the including template's folder; add `ignore missing` to an include that may have no file"),
+                    ));
+                }
+                continue;
+            };
+            let target = match by_path.get(&relative) {
+                Some(&target) => target,
+                None => {
+                    if self.units.len() > MAX_FILES {
+                        return Err(at(
+                            self,
+                            format!(
+                                "more than {MAX_FILES} template files are used: the most one prompt may read"
+                            ),
+                            None,
+                        ));
+                    }
+                    let target = self.units.len();
+                    let shown = relative.to_string_lossy().replace('\\', "/");
+                    let key = if shown == TEMPLATE_NAME {
+                        format!("./{shown}")
+                    } else {
+                        shown
+                    };
+                    let document = Document::plain(&file.origin, file.text);
+                    self.units.push(Unit {
+                        key,
+                        document: None,
+                        includes: includes.beside(&relative),
+                        site: Some(Site {
+                            includer: index,
+                            span: tag.span.clone(),
+                        }),
+                        scanned: None,
+                        links: Vec::new(),
+                        source: Edited::default(),
+                    });
+                    let scanned = scan(&document.body);
+                    if let Some(unit) = self.units.get_mut(target) {
+                        unit.document = Some(document);
+                    }
+                    match scanned {
+                        Ok((scanned, problems)) => {
+                            self.absorb(target, problems, found);
+                            if let Some(unit) = self.units.get_mut(target) {
+                                unit.scanned = Some(scanned);
+                            }
+                            queue.push_back(target);
+                        }
+                        Err(error) => found.push(self.place(target, error)),
+                    }
+                    by_path.insert(relative, target);
+                    target
+                }
+            };
+            if let Some(unit) = self.units.get(target) {
+                self.joins
+                    .insert((includer.clone(), name.clone()), unit.key.clone());
+            }
+            link.targets.push(target);
+        }
+        Ok(link)
+    }
+
+    /// Notes `problems`, found in template `index`, placed.
+    fn absorb(&self, index: usize, problems: Found, found: &mut Found) {
+        for error in problems.errors {
+            found.push(self.place(index, error));
+        }
+        found.more += problems.more;
+    }
+
+    /// `error`, found in the text of template `index`, placed: an error of
+    /// the body as it is, one of a file in that file, with where it is
+    /// included.
+    pub(super) fn place(&self, index: usize, error: TemplateError) -> TemplateError {
+        let Some(document) = self
+            .units
+            .get(index)
+            .and_then(|unit| unit.document.as_ref())
+        else {
+            return error;
+        };
+        self.with_site(index, document.locate(error))
+    }
+
+    /// `located`, an error placed in the file of template `index`, with
+    /// where that file is first named.
+    pub(super) fn with_site(&self, index: usize, located: Error) -> TemplateError {
+        match self.units.get(index).and_then(|unit| unit.site.clone()) {
+            Some(site) => self.included_at(located, site.includer, site.span),
+            None => TemplateError::elsewhere(located, None),
+        }
+    }
+
+    /// `located` (an error placed in a file), included by template
+    /// `includer` at `span` of its text.
+    pub(super) fn included_at(
+        &self,
+        located: Error,
+        includer: usize,
+        span: Range<usize>,
+    ) -> TemplateError {
+        let document = self
+            .units
+            .get(includer)
+            .and_then(|unit| unit.document.as_ref());
+        match document {
+            // The body: the caller places the site in the prompt file.
+            None => TemplateError::elsewhere(located, Some(span)),
+            Some(document) => {
+                let at = document.location_of(span.start);
+                let label = format!("{}:{}:{}", document.origin, at.line, at.column);
+                TemplateError::elsewhere(
+                    located.with_labels(&[("included by".to_string(), label)]),
+                    None,
+                )
+            }
+        }
+    }
+
+    /// The template registered as `key`.
+    pub(super) fn by_key(&self, key: &str) -> Option<usize> {
+        self.units.iter().position(|unit| unit.key == key)
+    }
+
+    /// Cycles, names imported that the template does not define, and
+    /// templates used without context that read names of a context.
+    fn check_links(&self, found: &mut Found) {
+        let (order, cycles) = self.walk_order();
+        for (index, link, chain) in cycles {
+            let Some(tag) = self
+                .units
+                .get(index)
+                .and_then(|unit| unit.links.get(link))
+                .map(|link| &link.tag)
+            else {
+                continue;
+            };
+            let chain: Vec<String> = chain.iter().map(|&unit| self.shown(unit)).collect();
+            found.push(
+                self.place(
+                    index,
+                    TemplateError::parse(
+                        Some(tag.span.clone()),
+                        format!(
+                            "{{% {} %}} makes a cycle: {}",
+                            tag.tag.word(),
+                            chain.join(" → ")
+                        ),
+                    )
+                    .with_kind("include-cycle")
+                    .suggest(Some(
+                        "a template cannot include, import or extend itself, even through others; repeat text with a macro or a loop".to_string(),
+                    )),
+                ),
+            );
+        }
+        // What each template needs from its context, its own reads and
+        // those of the templates it passes its context to.
+        let mut needs: Vec<BTreeSet<String>> = vec![BTreeSet::new(); self.units.len()];
+        for &index in &order {
+            let Some(unit) = self.units.get(index) else {
+                continue;
+            };
+            let Some(scanned) = &unit.scanned else {
+                continue;
+            };
+            let mut own = scanned.free.clone();
+            for link in unit.links.iter().filter(|link| link.with_context) {
+                for &target in &link.targets {
+                    if let Some(more) = needs.get(target) {
+                        own.extend(
+                            more.iter()
+                                .filter(|name| !scanned.locals.contains(*name))
+                                .cloned(),
+                        );
+                    }
+                }
+            }
+            if let Some(slot) = needs.get_mut(index) {
+                *slot = own;
+            }
+        }
+        for (index, unit) in self.units.iter().enumerate() {
+            for link in &unit.links {
+                for &target in &link.targets {
+                    if !link.with_context {
+                        if let Some(names) = needs.get(target).filter(|names| !names.is_empty()) {
+                            found
+                                .push(self.place(index, self.without_context(link, target, names)));
+                        }
+                    }
+                    if link.tag.tag == Tag::FromImport {
+                        self.check_imported(index, link, target, found);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The error of a template used without context that reads `names`.
+    fn without_context(
+        &self,
+        link: &Link,
+        target: usize,
+        names: &BTreeSet<String>,
+    ) -> TemplateError {
+        let shown = self.shown(target);
+        let mut listed: Vec<String> = names
+            .iter()
+            .take(3)
+            .map(|name| format!("\"{name}\""))
+            .collect();
+        if names.len() > 3 {
+            listed.push(format!("{} more", names.len() - 3));
+        }
+        let listed = match listed.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        let how = match link.tag.tag {
+            Tag::Include => "included without context",
+            _ => "imported without context (Jinja's default for an import)",
+        };
+        TemplateError::parse(
+            Some(link.tag.span.clone()),
+            format!(
+                "{shown} is {how}, so it does not see the variables of the template using it, but it reads {listed}"
+            ),
+        )
+        .with_kind("without-context")
+        .suggest(Some(match link.tag.tag {
+            Tag::Include => "drop `without context`, or set the names in the included template".to_string(),
+            _ => "add `with context` to the import, or pass the values to its macros as arguments".to_string(),
+        }))
+    }
+
+    /// `from … import name`: each name must be one `target` defines.
+    fn check_imported(&self, index: usize, link: &Link, target: usize, found: &mut Found) {
+        let Some(exports) = self
+            .units
+            .get(target)
+            .and_then(|unit| unit.scanned.as_ref())
+            .map(|scanned| &scanned.exports)
+        else {
+            return;
+        };
+        for (name, span) in &link.tag.imported {
+            if exports.contains(name) {
+                continue;
+            }
+            let suggestion = closest(name, exports.iter().map(String::as_str))
+                .map(|near| format!("did you mean \"{near}\"?"));
+            found.push(
+                self.place(
+                    index,
+                    TemplateError::parse(
+                        Some(span.clone()),
+                        format!(
+                            "{} defines no macro or variable \"{name}\" to import",
+                            self.shown(target)
+                        ),
+                    )
+                    .with_kind("unresolved-include")
+                    .suggest(suggestion),
+                ),
+            );
+        }
+    }
+
+    /// The templates from the body on, each after those it uses (cycles
+    /// cut), and each cycle: the template and link closing it, and the
+    /// chain of templates from the first to it and back.
+    #[allow(clippy::type_complexity)]
+    fn walk_order(&self) -> (Vec<usize>, Vec<(usize, usize, Vec<usize>)>) {
+        const NEW: u8 = 0;
+        const OPEN: u8 = 1;
+        const DONE: u8 = 2;
+        let mut state = vec![NEW; self.units.len()];
+        let mut order = Vec::new();
+        let mut cycles = Vec::new();
+        if self.units.is_empty() {
+            return (order, cycles);
+        }
+        // (template, link, target): the next target to visit.
+        let mut stack: Vec<(usize, usize, usize)> = vec![(0, 0, 0)];
+        if let Some(first) = state.get_mut(0) {
+            *first = OPEN;
+        }
+        while let Some(&(index, link, target)) = stack.last() {
+            let links = self.units.get(index).map_or(&[][..], |unit| &unit.links);
+            let Some(current) = links.get(link) else {
+                if let Some(slot) = state.get_mut(index) {
+                    *slot = DONE;
+                }
+                order.push(index);
+                stack.pop();
+                continue;
+            };
+            let Some(&next) = current.targets.get(target) else {
+                if let Some(top) = stack.last_mut() {
+                    *top = (index, link + 1, 0);
+                }
+                continue;
+            };
+            if let Some(top) = stack.last_mut() {
+                *top = (index, link, target + 1);
+            }
+            match state.get(next).copied() {
+                Some(NEW) => {
+                    if let Some(slot) = state.get_mut(next) {
+                        *slot = OPEN;
+                    }
+                    stack.push((next, 0, 0));
+                }
+                Some(OPEN) => {
+                    let from = stack
+                        .iter()
+                        .position(|(open, _, _)| *open == next)
+                        .unwrap_or(0);
+                    let mut chain: Vec<usize> = stack
+                        .get(from..)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|(open, _, _)| *open)
+                        .collect();
+                    chain.push(next);
+                    cycles.push((index, link, chain));
+                }
+                _ => {}
+            }
+        }
+        (order, cycles)
+    }
+}
+
+/// Whether the tag says `with context` (`Some(true)`) or `without
+/// context` (`Some(false)`), after its name.
+fn context_marker(text: &str, tag: &Ref) -> Option<bool> {
+    let tail = text.get(tag.span.end..tag.end)?;
+    let words: Vec<&str> = tail
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|word| !word.is_empty())
+        .collect();
+    words.windows(2).find_map(|pair| match pair {
+        ["with", "context"] => Some(true),
+        ["without", "context"] => Some(false),
+        _ => None,
+    })
+}
+
+/// The message of a name that no file answers.
+fn missing(tag: Tag, names: &[String], tried: &[PathBuf]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("{name:?}")).collect();
+    let what = match quoted.as_slice() {
+        [one] => one.clone(),
+        [] => "an empty list of names".to_string(),
+        many => format!("any of {}", many.join(", ")),
+    };
+    let tried: Vec<String> = tried
+        .iter()
+        .map(|path| path.to_string_lossy().replace('\\', "/"))
+        .collect();
+    if tried.is_empty() {
+        return format!("cannot {} {what}: there is no name to look for", tag.verb());
+    }
+    format!(
+        "cannot find {what} to {}: no file {} in the include root",
+        tag.verb(),
+        tried.join(", ")
+    )
+}
