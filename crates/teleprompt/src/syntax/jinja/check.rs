@@ -72,6 +72,17 @@ pub(super) struct Checker<'a> {
     /// Names a block reads that the loop or `with` around it binds: the
     /// block's start, the name, where it is read.
     unscoped: Vec<(usize, &'a str, Range<usize>)>,
+    /// The blocks the walk is in, innermost last.
+    blocks: Vec<&'a str>,
+    /// `self.name()` calls: the block rendering it (each around it), the
+    /// block called, where.
+    pub(super) block_calls: Vec<(String, String, Range<usize>)>,
+    /// Every `include` statement (from its keyword to before `%}`).
+    pub(super) includes: Vec<Range<usize>>,
+    /// How many `for` loops the walk is in.
+    loops: usize,
+    /// The first read of `loop` outside any `for` loop of the template.
+    pub(super) loose_loop: Option<Range<usize>>,
 }
 
 /// A literal argument of a call by name.
@@ -440,7 +451,9 @@ impl<'a> Checker<'a> {
                 let mut names = vec!["loop"];
                 target_names(&f.target, &mut names);
                 self.binds.push(names);
+                self.loops += 1;
                 self.body(&f.body);
+                self.loops -= 1;
                 self.binds.pop();
                 self.body(&f.else_body);
             }
@@ -528,6 +541,7 @@ impl<'a> Checker<'a> {
                 self.expr(&e.name);
             }
             Stmt::Include(i) => {
+                self.includes.push(range(i.span()));
                 self.other_file(
                     Tag::Include,
                     &i.name,
@@ -641,6 +655,12 @@ impl<'a> Checker<'a> {
     /// names it reads that those bind are noted (a block does not see
     /// them unless it is `scoped`).
     fn block(&mut self, b: &ast::Block<'a>, start: usize) {
+        self.blocks.push(b.name);
+        self.block_body(b, start);
+        self.blocks.pop();
+    }
+
+    fn block_body(&mut self, b: &ast::Block<'a>, start: usize) {
         if self.binds.is_empty() {
             self.body(&b.body);
             return;
@@ -770,7 +790,21 @@ impl<'a> Checker<'a> {
                     self.note_host_call(var.id, span, None, &call.args);
                 }
             }
-            other => self.expr(other),
+            other => {
+                if let ast::Expr::GetAttr(attr) = other {
+                    if matches!(&attr.expr, ast::Expr::Var(var) if var.id == "self") {
+                        let at = full_start(other)..span.end_offset as usize;
+                        for block in &self.blocks {
+                            self.block_calls.push((
+                                block.to_string(),
+                                attr.name.to_string(),
+                                at.clone(),
+                            ));
+                        }
+                    }
+                }
+                self.expr(other)
+            }
         }
         self.args(&call.args);
     }
@@ -781,6 +815,9 @@ impl<'a> Checker<'a> {
             Expr::Var(var) => {
                 if !self.binds.is_empty() {
                     self.var_log.push((var.id, var.span()));
+                }
+                if var.id == "loop" && self.loops == 0 && self.loose_loop.is_none() {
+                    self.loose_loop = Some(range(var.span()));
                 }
                 self.reads.insert(var.id.to_string());
             }

@@ -127,6 +127,147 @@ pub(super) struct Scanned {
     pub refs: Vec<Ref>,
     /// What it reads of its data, on its own.
     pub inputs: Inputs,
+    /// `self.name()` calls: from the block around, to the block, where.
+    pub block_calls: Vec<(String, String, Range<usize>)>,
+    /// The first read of `loop` outside the template's own loops.
+    pub loose_loop: Option<Range<usize>>,
+}
+
+/// The edits that give each `include` statement (`includes`: from its
+/// keyword to before `%}`) of `text` a scope of its own: `{% include "x" %}`
+/// becomes `{% with %}{% include "x" %}{% endwith %}`, so that what the
+/// included template sets does not leak into the caller (Jinja2 renders
+/// it in a context of its own; minijinja in the caller's frame). The
+/// whitespace marks of the tag (`{%-`, `-%}`, `+`) move to the outer
+/// tags, so the text around trims as it did.
+pub(super) fn scope_includes(text: &str, includes: &[Range<usize>]) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    for statement in includes {
+        let Some(before) = text.get(..statement.start) else {
+            continue;
+        };
+        let Some(open) = before.rfind("{%") else {
+            continue;
+        };
+        let left = before.get(open + 2..).unwrap_or_default();
+        let left_mark = match left.chars().next() {
+            Some(mark @ ('-' | '+')) => mark.to_string(),
+            _ => String::new(),
+        };
+        if !left.trim_start_matches(['-', '+']).trim().is_empty() {
+            continue;
+        }
+        let Some(after) = text.get(statement.end..) else {
+            continue;
+        };
+        let Some(close) = after.find("%}") else {
+            continue;
+        };
+        let right = after.get(..close).unwrap_or_default();
+        let right_mark = match right.trim_end().chars().last() {
+            Some(mark @ ('-' | '+')) => mark.to_string(),
+            _ => String::new(),
+        };
+        if !right.trim_end_matches(['-', '+']).trim().is_empty() {
+            continue;
+        }
+        edits.push(Edit {
+            original: open..statement.start,
+            replacement: format!("{{%{left_mark} with %}}{{% "),
+        });
+        edits.push(Edit {
+            original: statement.end..statement.end + close + 2,
+            replacement: format!(" %}}{{% endwith {right_mark}%}}"),
+        });
+    }
+    edits
+}
+
+/// Blocks that render themselves through `self.name()`, directly or
+/// through other blocks (`calls`: the template, the block calling, the
+/// block called, where): each cycle as the call closing it (an index of
+/// `calls`) and the chain of blocks. minijinja gives such a render a
+/// native stack frame per level, far more than its depth limit allows.
+pub(super) fn block_cycles(
+    calls: &[(usize, &str, &str, Range<usize>)],
+) -> Vec<(usize, Vec<String>)> {
+    let mut names: Vec<&str> = calls
+        .iter()
+        .flat_map(|(_, from, to, _)| [*from, *to])
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let node = |name: &str| names.binary_search(&name).ok();
+    // Each block's calls: (index in `calls`, block called).
+    let mut out: Vec<Vec<(usize, usize)>> = vec![Vec::new(); names.len()];
+    for (index, (_, from, to, _)) in calls.iter().enumerate() {
+        if let (Some(from), Some(to)) = (node(from), node(to)) {
+            if let Some(list) = out.get_mut(from) {
+                list.push((index, to));
+            }
+        }
+    }
+    let mut state = vec![0u8; names.len()];
+    let mut cycles = Vec::new();
+    for start in 0..names.len() {
+        if state.get(start) != Some(&0) {
+            continue;
+        }
+        // (block, next call to follow)
+        let mut stack = vec![(start, 0usize)];
+        if let Some(slot) = state.get_mut(start) {
+            *slot = 1;
+        }
+        while let Some(&(block, next)) = stack.last() {
+            let Some(&(call, to)) = out.get(block).and_then(|list| list.get(next)) else {
+                if let Some(slot) = state.get_mut(block) {
+                    *slot = 2;
+                }
+                stack.pop();
+                continue;
+            };
+            if let Some(top) = stack.last_mut() {
+                top.1 += 1;
+            }
+            match state.get(to) {
+                Some(0) => {
+                    if let Some(slot) = state.get_mut(to) {
+                        *slot = 1;
+                    }
+                    stack.push((to, 0));
+                }
+                Some(1) => {
+                    let from = stack.iter().position(|(open, _)| *open == to).unwrap_or(0);
+                    let mut chain: Vec<String> = stack
+                        .get(from..)
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(|(open, _)| names.get(*open).map(|name| name.to_string()))
+                        .collect();
+                    chain.extend(names.get(to).map(|name| name.to_string()));
+                    cycles.push((call, chain));
+                }
+                _ => {}
+            }
+        }
+    }
+    cycles
+}
+
+/// The error of a block rendering itself (`chain`: the blocks).
+pub(super) fn block_cycle_error(span: Range<usize>, chain: &[String]) -> TemplateError {
+    let first = chain.first().map_or("", String::as_str);
+    TemplateError::parse(
+        Some(span),
+        format!(
+            "block \"{first}\" renders itself ({}): a block cannot render itself, directly or through other blocks",
+            chain.join(" → ")
+        ),
+    )
+    .with_kind("block-cycle")
+    .suggest(Some(
+        "repeat text with a macro (a macro may call itself) or a loop".to_string(),
+    ))
 }
 
 /// The names an import of `template` gets: macros, `set` variables and
@@ -218,6 +359,10 @@ pub(super) struct Files {
     /// (template, name as written) → the template it resolved to.
     pub joins: HashMap<(String, String), String>,
 }
+
+/// The most templates one chain of `extends` may hold (the prompt's
+/// included): each level's `super()` nests a render a level deeper.
+pub(super) const MAX_EXTENDS: usize = 32;
 
 /// Checks a template's text: what it found (its errors in `Found`), or
 /// the error that stops it; spans in the text.
@@ -544,6 +689,81 @@ impl Files {
                 ),
             );
         }
+        let calls: Vec<(usize, &str, &str, Range<usize>)> = self
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(index, unit)| Some((index, unit.scanned.as_ref()?)))
+            .flat_map(|(index, scanned)| {
+                scanned
+                    .block_calls
+                    .iter()
+                    .map(move |(from, to, at)| (index, from.as_str(), to.as_str(), at.clone()))
+            })
+            .collect();
+        let edges: std::collections::HashSet<(usize, &str, &str)> = calls
+            .iter()
+            .map(|(unit, from, to, _)| (*unit, *from, *to))
+            .collect();
+        for (call, chain) in block_cycles(&calls) {
+            // A cycle within one template was found with its other errors.
+            let within = |unit: usize| {
+                chain.windows(2).all(|pair| match pair {
+                    [from, to] => edges.contains(&(unit, from.as_str(), to.as_str())),
+                    _ => true,
+                })
+            };
+            let first = chain.first().map_or("", String::as_str);
+            let second = chain.get(1).map_or("", String::as_str);
+            let mut holders = calls
+                .iter()
+                .filter(|(_, from, to, _)| *from == first && *to == second)
+                .map(|(unit, _, _, _)| *unit);
+            if holders.any(within) {
+                continue;
+            }
+            if let Some((index, _, _, span)) = calls.get(call) {
+                found.push(self.place(*index, block_cycle_error(span.clone(), &chain)));
+            }
+        }
+        // How many templates each chain of `extends` holds, from each.
+        let mut chain = vec![1usize; self.units.len()];
+        let mut reported = false;
+        for &index in &order {
+            let Some(unit) = self.units.get(index) else {
+                continue;
+            };
+            for link in unit
+                .links
+                .iter()
+                .filter(|link| link.tag.tag == Tag::Extends)
+            {
+                let below = link
+                    .targets
+                    .iter()
+                    .filter_map(|&target| chain.get(target))
+                    .max()
+                    .copied()
+                    .unwrap_or(0);
+                let length = below.saturating_add(1).min(MAX_EXTENDS + 1);
+                if length > MAX_EXTENDS && !reported {
+                    reported = true;
+                    found.push(self.place(
+                        index,
+                        TemplateError::parse(
+                            Some(link.tag.span.clone()),
+                            format!(
+                                "templates extend each other more than {MAX_EXTENDS} deep from here: the most one chain of `extends` may hold"
+                            ),
+                        )
+                        .with_kind("unresolved-include"),
+                    ));
+                }
+                if let Some(slot) = chain.get_mut(index) {
+                    *slot = (*slot).max(length);
+                }
+            }
+        }
         // What each template needs from its context, its own reads and
         // those of the templates it passes its context to.
         let mut needs: Vec<BTreeSet<String>> = vec![BTreeSet::new(); self.units.len()];
@@ -570,6 +790,7 @@ impl Files {
                 *slot = own;
             }
         }
+        let mut loose = std::collections::HashSet::new();
         for (index, unit) in self.units.iter().enumerate() {
             for link in &unit.links {
                 for &target in &link.targets {
@@ -581,6 +802,9 @@ impl Files {
                     }
                     if link.tag.tag == Tag::FromImport {
                         self.check_imported(index, link, target, found);
+                    }
+                    if link.tag.tag != Tag::Extends && loose.insert(target) {
+                        self.check_loose_loop(target, found);
                     }
                 }
             }
@@ -623,6 +847,33 @@ impl Files {
             Tag::Include => "drop `without context`, or set the names in the included template".to_string(),
             _ => "add `with context` to the import, or pass the values to its macros as arguments".to_string(),
         }))
+    }
+
+    /// A template that others include or import reads `loop` outside its
+    /// own loops: Jinja2 does not pass the caller's `loop` (minijinja
+    /// would).
+    fn check_loose_loop(&self, target: usize, found: &mut Found) {
+        let Some(span) = self
+            .units
+            .get(target)
+            .and_then(|unit| unit.scanned.as_ref())
+            .and_then(|scanned| scanned.loose_loop.clone())
+        else {
+            return;
+        };
+        found.push(
+            self.place(
+                target,
+                TemplateError::parse(
+                    Some(span),
+                    "this template is included or imported, and reads `loop` outside a loop of its own: Jinja2 does not pass the caller's `loop` to it (it is undefined here)",
+                )
+                .with_kind("without-context")
+                .suggest(Some(
+                    "set what it needs before the include: {% set index = loop.index %}, then read `index`".to_string(),
+                )),
+            ),
+        );
     }
 
     /// `from … import name`: each name must be one `target` defines.

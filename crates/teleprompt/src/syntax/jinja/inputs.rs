@@ -55,6 +55,11 @@ pub(super) struct Linked<'t, 'a> {
 /// often they are included.
 const WALKS_PER_FILE: usize = 4;
 
+/// How deep the walk follows templates into templates (a render nests
+/// far fewer includes: see `limits.max_call_depth`); past it, what a
+/// template reads is still counted, by name.
+const MAX_WALK_DEPTH: usize = 64;
+
 /// The paths `body` reads, going into the templates it includes, imports
 /// with context or extends as they render: in the caller's scope (a
 /// `for` around an include binds its variable there too). Only reads in
@@ -136,7 +141,7 @@ impl<'d, 'a> Walk<'d, 'a> {
             return;
         };
         for &target in targets {
-            if self.stack.contains(&target) {
+            if self.stack.contains(&target) || self.stack.len() > MAX_WALK_DEPTH {
                 continue;
             }
             let Some(count) = self.walks.get_mut(target) else {

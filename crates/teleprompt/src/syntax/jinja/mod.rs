@@ -385,7 +385,7 @@ impl JinjaTemplate {
         misses: &MissLog,
         data: &Data,
     ) -> TemplateError {
-        let render = Some((misses, data, self.limits.max_steps));
+        let render = Some((misses, data, &self.limits));
         let Some(files) = &self.files else {
             return convert_error(error, &self.body, &self.source, render);
         };
@@ -472,11 +472,27 @@ fn scan(
         checker.type_errors(text, &mut found);
         checker.block_scope_errors(text, &mut found);
     }
+    {
+        // Across files, `Files` checks the blocks of all templates again.
+        let calls: Vec<(usize, &str, &str, std::ops::Range<usize>)> = checker
+            .block_calls
+            .iter()
+            .map(|(from, to, at)| (0, from.as_str(), to.as_str(), at.clone()))
+            .collect();
+        for (call, chain) in files::block_cycles(&calls) {
+            if let Some((_, _, _, span)) = calls.get(call) {
+                found.push(files::block_cycle_error(span.clone(), &chain));
+            }
+        }
+    }
     let free = checker.inputs(checks.functions);
     let inputs = inputs::inputs(&ast, &free);
     let locals = checker.locals();
     let refs = std::mem::take(&mut checker.refs);
     let mut edits = std::mem::take(&mut checker.bounds);
+    if checks.files {
+        edits.extend(files::scope_includes(text, &checker.includes));
+    }
     // Only plain Jinja bodies take pongo2's autoescape spellings: a
     // dialect's translation has made its own.
     if checks.dialect == Dialect::Jinja {
@@ -490,6 +506,8 @@ fn scan(
         exports: files::exports(&ast),
         refs,
         inputs,
+        block_calls: std::mem::take(&mut checker.block_calls),
+        loose_loop: checker.loose_loop.take(),
     };
     Ok((scanned, found))
 }
