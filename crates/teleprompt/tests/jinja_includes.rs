@@ -144,6 +144,19 @@ fn more_than_a_thousand_files_is_a_load_error() {
 }
 
 #[test]
+fn a_file_named_by_many_tags_is_read_once() {
+    let body = "{% include \"a.j2\" %}{% include \"gone.j2\" ignore missing %}".repeat(20_000);
+    let root = dir(
+        "jinja-includes-many-tags",
+        &[("main.j2", body.as_str()), ("a.j2", "a")],
+    );
+    let started = std::time::Instant::now();
+    let text = render(&root.join("main.j2"), json!({})).expect("renders");
+    assert_eq!(text, "a".repeat(20_000));
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+}
+
+#[test]
 fn deep_include_chains_load_and_stop_at_the_depth_limit() {
     // f0 includes f1 … includes f{n-1}, which reads the data.
     let chain = |name: &str, depth: usize| {

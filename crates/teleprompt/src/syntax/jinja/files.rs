@@ -2,23 +2,34 @@
 //! `{% from … import %}` and `{% extends %}` of files of the include root
 //! (see [`crate::include`]), all read when the prompt loads.
 //!
-//! A name is a relative path (`/` between folders), looked for in the
-//! folder of the template that names it, then at the include root; the
-//! first file that exists is read. Each file read is checked as the body
-//! is (unknown filters and functions, argument counts, …) and registered
-//! in the environment under its path from the root; at render, a name is
-//! joined to what it resolved to at load, so nothing is looked up then.
+//! A name is a relative path (`/` between folders), looked for from the
+//! include root first (as Jinja2's `FileSystemLoader` reads every name
+//! from its search path), then from the folder of the template that names
+//! it; the first file that exists is read, and no extension is added. Each
+//! file read is checked as the body is (unknown filters and functions,
+//! argument counts, …) and registered in the environment under its path
+//! from the root; at render, a name is joined to what it resolved to at
+//! load, so nothing is looked up then.
 //!
-//! Names are literal: a string, a list of strings (`include`: the first
-//! that exists), or `"a" if x else "b"` (both are read). A computed name,
-//! a missing file (unless `ignore missing`), a cycle (`a.j2 → b.j2 →
-//! a.j2`) and more than [`MAX_FILES`] files are load errors at the tag.
+//! Names are written out: a string, a list of strings (`include`: the
+//! first that exists), or `"a" if x else "b"` (both are read). A computed
+//! name, a missing file (unless `ignore missing`), a cycle (`a.j2 → b.j2 →
+//! a.j2`), more than [`MAX_FILES`] files and `extends` chains of more than
+//! [`MAX_EXTENDS`] templates are load errors at the tag.
 //!
-//! minijinja gives every import the caller's context, where Jinja2 gives
-//! it only when the tag says `with context` (an `include` has it unless it
-//! says `without context`). So a template used without context that reads
-//! a name it does not set itself is a load error: Jinja2 would find that
-//! name undefined.
+//! Where minijinja renders otherwise than Jinja2, the prompt is refused
+//! rather than rendered differently, or rewritten to render as Jinja2:
+//! - minijinja gives every import and include the caller's context, where
+//!   Jinja2 gives an import one only when it says `with context` (and an
+//!   include unless it says `without context`): a template used without
+//!   context that reads a name it does not set itself is a load error
+//!   (Jinja2 would find it undefined);
+//! - minijinja passes the caller's `loop` to an included template, Jinja2
+//!   does not: an included template reading `loop` outside its own loops
+//!   is a load error;
+//! - minijinja renders an include in the caller's frame, so what it sets
+//!   would leak into the caller: each include statement is wrapped in a
+//!   `{% with %}` of its own (`scope_includes`).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::ops::Range;
@@ -358,7 +369,13 @@ pub(super) struct Files {
     pub units: Vec<Unit>,
     /// (template, name as written) → the template it resolved to.
     pub joins: HashMap<(String, String), String>,
+    /// Each list of paths looked for: the file found, or why none.
+    looked_up: HashMap<Vec<PathBuf>, Result<Option<PathBuf>, String>>,
 }
+
+/// The most names [`Files::needs`] keeps for one template: enough to say
+/// what it reads, bounded however many a file names.
+const MAX_NEEDS: usize = 256;
 
 /// The most templates one chain of `extends` may hold (the prompt's
 /// included): each level's `super()` nests a render a level deeper.
@@ -389,6 +406,7 @@ pub(super) fn load(
             source: Edited::default(),
         }],
         joins: HashMap::new(),
+        looked_up: HashMap::new(),
     };
     let mut by_path: HashMap<PathBuf, usize> = HashMap::new();
     if let Some(body) = includes.file() {
@@ -410,6 +428,7 @@ pub(super) fn load(
         }
     }
     files.check_links(found);
+    files.looked_up = HashMap::new();
     Ok(files)
 }
 
@@ -506,15 +525,40 @@ impl Files {
             let mut hit = None;
             let mut failed = false;
             for name in names {
-                let read = includes
-                    .jinja_candidates(name)
-                    .and_then(|candidates| Ok((includes.read_first(&candidates)?, candidates)));
+                let candidates = match includes.jinja_candidates(name) {
+                    Ok(candidates) => candidates,
+                    Err(message) => {
+                        found.push(at(
+                            self,
+                            format!("cannot {} {name:?}: {message}", tag.tag.verb()),
+                            None,
+                        ));
+                        failed = true;
+                        break;
+                    }
+                };
+                // Each list of paths is looked for once, however many tags
+                // name it.
+                let read = match self.looked_up.get(&candidates) {
+                    Some(Ok(Some(relative))) => Ok(Some((relative.clone(), None))),
+                    Some(Ok(None)) => Ok(None),
+                    Some(Err(message)) => Err(message.clone()),
+                    None => {
+                        let read = includes.read_first(&candidates);
+                        let outcome = match &read {
+                            Ok(file) => Ok(file.as_ref().map(|(relative, _)| relative.clone())),
+                            Err(message) => Err(message.clone()),
+                        };
+                        self.looked_up.insert(candidates.clone(), outcome);
+                        read.map(|file| file.map(|(relative, file)| (relative, Some(file))))
+                    }
+                };
                 match read {
-                    Ok((Some((relative, file)), _)) => {
+                    Ok(Some((relative, file))) => {
                         hit = Some((name, relative, file));
                         break;
                     }
-                    Ok((None, candidates)) => tried.extend(candidates),
+                    Ok(None) => tried.extend(candidates),
                     Err(message) => {
                         found.push(at(
                             self,
@@ -536,9 +580,13 @@ impl Files {
                 }
                 continue;
             };
-            let target = match by_path.get(&relative) {
-                Some(&target) => target,
-                None => {
+            let known = by_path.get(&relative).copied();
+            let target = match (known, file) {
+                (Some(target), _) => target,
+                // Read before but not kept (past the most files): nothing
+                // more to do.
+                (None, None) => continue,
+                (None, Some(file)) => {
                     if self.units.len() > MAX_FILES {
                         return Err(at(
                             self,
@@ -764,40 +812,17 @@ impl Files {
                 }
             }
         }
-        // What each template needs from its context, its own reads and
-        // those of the templates it passes its context to.
-        let mut needs: Vec<BTreeSet<String>> = vec![BTreeSet::new(); self.units.len()];
-        for &index in &order {
-            let Some(unit) = self.units.get(index) else {
-                continue;
-            };
-            let Some(scanned) = &unit.scanned else {
-                continue;
-            };
-            let mut own = scanned.free.clone();
-            for link in unit.links.iter().filter(|link| link.with_context) {
-                for &target in &link.targets {
-                    if let Some(more) = needs.get(target) {
-                        own.extend(
-                            more.iter()
-                                .filter(|name| !scanned.locals.contains(*name))
-                                .cloned(),
-                        );
-                    }
-                }
-            }
-            if let Some(slot) = needs.get_mut(index) {
-                *slot = own;
-            }
-        }
+        let needs = self.needs(&order);
         let mut loose = std::collections::HashSet::new();
         for (index, unit) in self.units.iter().enumerate() {
             for link in &unit.links {
                 for &target in &link.targets {
                     if !link.with_context {
-                        if let Some(names) = needs.get(target).filter(|names| !names.is_empty()) {
-                            found
-                                .push(self.place(index, self.without_context(link, target, names)));
+                        if let Some(Some(names)) = needs.get(target) {
+                            if !names.is_empty() {
+                                let error = self.without_context(link, target, names);
+                                found.push(self.place(index, error));
+                            }
                         }
                     }
                     if link.tag.tag == Tag::FromImport {
@@ -809,6 +834,65 @@ impl Files {
                 }
             }
         }
+    }
+
+    /// What the templates used without context need from a context: the
+    /// names they read and do not set, and those of the templates they
+    /// pass their context to (`order`: each template after those it
+    /// uses). `None` for the templates not looked at; at most
+    /// [`MAX_NEEDS`] names each (a template past them needs something).
+    fn needs(&self, order: &[usize]) -> Vec<Option<BTreeSet<String>>> {
+        let mut needs: Vec<Option<BTreeSet<String>>> = vec![None; self.units.len()];
+        // Only the templates used without context, and those they use.
+        let mut wanted = vec![false; self.units.len()];
+        let mut queue: Vec<usize> = self
+            .units
+            .iter()
+            .flat_map(|unit| &unit.links)
+            .filter(|link| !link.with_context)
+            .flat_map(|link| link.targets.iter().copied())
+            .collect();
+        while let Some(index) = queue.pop() {
+            match wanted.get_mut(index) {
+                Some(seen) if !*seen => *seen = true,
+                _ => continue,
+            }
+            if let Some(unit) = self.units.get(index) {
+                queue.extend(
+                    unit.links
+                        .iter()
+                        .filter(|link| link.with_context)
+                        .flat_map(|link| link.targets.iter().copied()),
+                );
+            }
+        }
+        for &index in order {
+            if wanted.get(index) != Some(&true) {
+                continue;
+            }
+            let Some(scanned) = self.units.get(index).and_then(|unit| unit.scanned.as_ref()) else {
+                continue;
+            };
+            let mut own: BTreeSet<String> = scanned.free.iter().take(MAX_NEEDS).cloned().collect();
+            let links = self.units.get(index).map_or(&[][..], |unit| &unit.links);
+            for link in links.iter().filter(|link| link.with_context) {
+                for target in &link.targets {
+                    let Some(Some(more)) = needs.get(*target) else {
+                        continue;
+                    };
+                    for name in more.iter().filter(|name| !scanned.locals.contains(*name)) {
+                        if own.len() >= MAX_NEEDS {
+                            break;
+                        }
+                        own.insert(name.clone());
+                    }
+                }
+            }
+            if let Some(slot) = needs.get_mut(index) {
+                *slot = Some(own);
+            }
+        }
+        needs
     }
 
     /// The error of a template used without context that reads `names`.

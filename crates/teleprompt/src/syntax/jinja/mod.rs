@@ -13,6 +13,9 @@
 //!   and the closest key that exists (`errors`);
 //! - a render is bounded: fuel for its steps, a budget for its output
 //!   (`scope`);
+//! - `include`, `import` and `extends` of other files are read, checked
+//!   and registered when the prompt loads, where it has an include root
+//!   (`files`); errors in those files are placed in them;
 //! - pongo2's spellings `{% autoescape off %}` / `on` are accepted.
 
 mod arg_types;
