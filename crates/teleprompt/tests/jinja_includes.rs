@@ -248,9 +248,13 @@ fn inspect_and_data_reading_follow_includes() {
         &[
             (
                 "main.j2",
-                "{% extends \"base.j2\" %}{% block body %}{% for task in tasks %}{% include \"task.j2\" %}{% endfor %}{% endblock %}",
+                "{% extends \"base.j2\" %}{% block body %}{% for task in tasks %}{% include \"task.j2\" %}{% endfor %}{% endblock %}{% block foot %}{{ super() }}.{% endblock %}",
             ),
-            ("base.j2", "# {{ project.name }}\n{% block body %}{% endblock %}"),
+            // `fallback` is never read: the prompt replaces its block.
+            (
+                "base.j2",
+                "# {{ project.name }}\n{% block body %}{{ fallback }}{% endblock %}\n{% block foot %}{{ foot }}{% endblock %}",
+            ),
             (
                 "task.j2",
                 "{% from \"fmt.j2\" import line with context %}{{ line(task.title) }} {{ task.owner.name }}",
@@ -263,12 +267,13 @@ fn inspect_and_data_reading_follow_includes() {
     assert_eq!(
         inputs.to_picoschema(),
         json!({
+            "foot": "any",
             "prefix": "any",
             "project(object)": {"name": "any"},
             "tasks(array)": {"owner(object)": {"name": "any"}, "title": "any"},
         })
     );
-    for name in ["project", "tasks", "prefix"] {
+    for name in ["project", "tasks", "prefix", "foot"] {
         assert!(prompt.reads(name), "{name}");
     }
     assert!(!prompt.reads("other"));
@@ -276,11 +281,12 @@ fn inspect_and_data_reading_follow_includes() {
         .render(json!({
             "project": {"name": "P"},
             "prefix": "-",
+            "foot": "F",
             "tasks": [{"title": "a", "owner": {"name": "Ann"}}],
         }))
         .unwrap()
         .into_text();
-    assert_eq!(text, "# P\n- a Ann");
+    assert_eq!(text, "# P\n- a Ann\nF.");
 }
 
 #[test]

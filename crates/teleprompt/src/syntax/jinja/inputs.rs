@@ -45,9 +45,45 @@ pub(super) struct Linked<'t, 'a> {
     /// Each template's tree (the body first); `None` where it did not
     /// compile.
     pub trees: Vec<Option<&'t ast::Stmt<'a>>>,
+    /// Each template's text.
+    pub texts: Vec<Option<&'a str>>,
     /// For a tag (its template, where its name starts): the templates it
-    /// may use, and whether it passes them its context.
-    pub links: HashMap<(usize, usize), (Vec<usize>, bool)>,
+    /// may use, whether it passes them its context, and whether it is an
+    /// `extends`.
+    pub links: HashMap<(usize, usize), (Vec<usize>, bool, bool)>,
+}
+
+/// The blocks `stmts` (of `text`) define, each with whether it may render
+/// the block it overrides (its text calls `super()`; a mention in a
+/// comment counts too, which only reads more).
+fn blocks_in<'a>(stmts: &[ast::Stmt<'a>], text: &str, out: &mut Vec<(&'a str, bool)>) {
+    use ast::Stmt;
+    for stmt in stmts {
+        match stmt {
+            Stmt::Template(t) => blocks_in(&t.children, text, out),
+            Stmt::Block(b) => {
+                let span = b.span();
+                let calls_super = text
+                    .get(span.start_offset as usize..span.end_offset as usize)
+                    .is_some_and(|body| body.contains("super("));
+                out.push((b.name, calls_super));
+                blocks_in(&b.body, text, out);
+            }
+            Stmt::IfCond(i) => {
+                blocks_in(&i.true_body, text, out);
+                blocks_in(&i.false_body, text, out);
+            }
+            Stmt::ForLoop(f) => {
+                blocks_in(&f.body, text, out);
+                blocks_in(&f.else_body, text, out);
+            }
+            Stmt::WithBlock(w) => blocks_in(&w.body, text, out),
+            Stmt::AutoEscape(a) => blocks_in(&a.body, text, out),
+            Stmt::FilterBlock(f) => blocks_in(&f.body, text, out),
+            Stmt::SetBlock(s) => blocks_in(&s.body, text, out),
+            _ => {}
+        }
+    }
 }
 
 /// How many times the walk goes into one file (once per tag using it, up
@@ -99,6 +135,12 @@ struct Walk<'d, 'a> {
     stack: Vec<usize>,
     /// Every name looked up.
     met: HashSet<&'a str>,
+    /// In a template extended by the ones walked before it: each block
+    /// they define, and whether this template's version may still render
+    /// (a `super()` all the way down).
+    overridden: HashMap<&'a str, bool>,
+    /// Walking a block that never renders: names are met, nothing is read.
+    silent: bool,
 }
 
 fn span(expr: &ast::Expr<'_>) -> Range<usize> {
@@ -117,11 +159,16 @@ impl<'d, 'a> Walk<'d, 'a> {
             walks: vec![0; linked.map_or(0, |linked| linked.trees.len())],
             stack: vec![0],
             met: HashSet::new(),
+            overridden: HashMap::new(),
+            silent: false,
         }
     }
 
     /// Notes that `path` is read at `span` (of the template walked).
     fn note(&mut self, path: &[Step], span: Range<usize>, whole: bool) {
+        if self.silent {
+            return;
+        }
         if self.placed {
             self.inputs.add_at(path, span, whole);
         } else if whole {
@@ -137,8 +184,29 @@ impl<'d, 'a> Walk<'d, 'a> {
         let Some(linked) = self.linked else {
             return;
         };
-        let Some((targets, true)) = linked.links.get(&(self.current, full_start(name))) else {
+        let Some((targets, true, extends)) = linked.links.get(&(self.current, full_start(name)))
+        else {
             return;
+        };
+        // The blocks a parent template renders are those its children do
+        // not replace; an included or imported template's are its own.
+        let overridden = match extends {
+            true => {
+                let mut overridden = self.overridden.clone();
+                let mut own = Vec::new();
+                if let (Some(Some(tree)), Some(Some(text))) = (
+                    linked.trees.get(self.current),
+                    linked.texts.get(self.current),
+                ) {
+                    blocks_in(std::slice::from_ref(*tree), text, &mut own);
+                }
+                for (block, calls_super) in own {
+                    let renders = overridden.entry(block).or_insert(true);
+                    *renders = *renders && calls_super;
+                }
+                overridden
+            }
+            false => HashMap::new(),
         };
         for &target in targets {
             if self.stack.contains(&target) || self.stack.len() > MAX_WALK_DEPTH {
@@ -155,6 +223,7 @@ impl<'d, 'a> Walk<'d, 'a> {
                 continue;
             };
             let (placed, current) = (self.placed, self.current);
+            let outer = std::mem::replace(&mut self.overridden, overridden.clone());
             self.placed = false;
             self.current = target;
             self.stack.push(target);
@@ -162,6 +231,7 @@ impl<'d, 'a> Walk<'d, 'a> {
             self.stack.pop();
             self.placed = placed;
             self.current = current;
+            self.overridden = outer;
         }
     }
 
@@ -213,7 +283,7 @@ impl<'d, 'a> Walk<'d, 'a> {
                 if let Some(path) = self.value(&e.expr) {
                     let at = span(&e.expr);
                     self.note(&path, at.clone(), true);
-                    if self.placed {
+                    if self.placed && !self.silent {
                         self.inputs.add_printed(&path, at);
                     }
                 }
@@ -263,6 +333,13 @@ impl<'d, 'a> Walk<'d, 'a> {
             Stmt::FilterBlock(f) => {
                 self.read(&f.filter, true);
                 self.body(&f.body);
+            }
+            // A block its children replace (without `super()`) never
+            // renders here.
+            Stmt::Block(b) if self.overridden.get(b.name) == Some(&false) => {
+                let silent = std::mem::replace(&mut self.silent, true);
+                self.body(&b.body);
+                self.silent = silent;
             }
             Stmt::Block(b) => self.body(&b.body),
             Stmt::Import(i) => {

@@ -538,7 +538,11 @@ fn linked_inputs(
         for link in &unit.links {
             links.insert(
                 (index, link.tag.span.start),
-                (link.targets.clone(), link.with_context),
+                (
+                    link.targets.clone(),
+                    link.with_context,
+                    link.tag.tag == files::Tag::Extends,
+                ),
             );
         }
     }
@@ -550,6 +554,7 @@ fn linked_inputs(
         .collect();
     let linked = inputs::Linked {
         trees: trees.iter().map(Option::as_ref).collect(),
+        texts,
         links,
     };
     match trees.first().and_then(Option::as_ref) {
