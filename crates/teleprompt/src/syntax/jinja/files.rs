@@ -675,29 +675,63 @@ impl Files {
     }
 
     /// `located` (an error placed in a file), included by template
-    /// `includer` at `span` of its text.
+    /// `includer` at `span` of its text: labelled `included by FILE:L:C`
+    /// for each file on the way from the body, innermost first (where each
+    /// was first included), with the place in the body where the chain
+    /// starts (the prompt's document labels it).
     pub(super) fn included_at(
         &self,
         located: Error,
         includer: usize,
         span: Range<usize>,
     ) -> TemplateError {
-        let document = self
-            .units
-            .get(includer)
-            .and_then(|unit| unit.document.as_ref());
-        match document {
-            // The body: the caller places the site in the prompt file.
-            None => TemplateError::elsewhere(located, Some(span)),
-            Some(document) => {
-                let at = document.location_of(span.start);
-                let label = format!("{}:{}:{}", document.origin, at.line, at.column);
-                TemplateError::elsewhere(
-                    located.with_labels(&[("included by".to_string(), label)]),
-                    None,
-                )
+        self.included_through(located, &[(includer, span)])
+    }
+
+    /// `located`, reached through the include tags `sites` (template,
+    /// span of its text), outermost first: labelled as
+    /// [`Files::included_at`] does, from the innermost tag out, then on
+    /// from the outermost through where each file was first included.
+    pub(super) fn included_through(
+        &self,
+        located: Error,
+        sites: &[(usize, Range<usize>)],
+    ) -> TemplateError {
+        let Some(((mut includer, mut span), inner)) = sites
+            .split_first()
+            .map(|(first, inner)| (first.clone(), inner))
+        else {
+            return TemplateError::elsewhere(located, None);
+        };
+        let mut labels: Vec<(String, String)> = inner
+            .iter()
+            .rev()
+            .filter_map(|(includer, span)| self.label(*includer, span.start))
+            .collect();
+        // Each file's first site lies in a template read before it, so
+        // this reaches the body; the bound is for safety only.
+        for _ in 0..=self.units.len() {
+            let Some(label) = self.label(includer, span.start) else {
+                return TemplateError::elsewhere(located.with_labels(&labels), Some(span));
+            };
+            labels.push(label);
+            match self.units.get(includer).and_then(|unit| unit.site.clone()) {
+                Some(site) => (includer, span) = (site.includer, site.span),
+                None => break,
             }
         }
+        TemplateError::elsewhere(located.with_labels(&labels), None)
+    }
+
+    /// `included by FILE:LINE:COL` for byte `at` of template `index`'s
+    /// text; `None` for the body (the prompt's document places it).
+    fn label(&self, index: usize, at: usize) -> Option<(String, String)> {
+        let document = self.units.get(index)?.document.as_ref()?;
+        let here = document.location_of(at);
+        Some((
+            "included by".to_string(),
+            format!("{}:{}:{}", document.origin, here.line, here.column),
+        ))
     }
 
     /// The template registered as `key`.

@@ -393,10 +393,10 @@ impl JinjaTemplate {
             return convert_error(error, &self.body, &self.source, render);
         };
         // minijinja wraps an error inside an include or a `super()` in one
-        // at the tag: the innermost says where it happened; the last
-        // include on the way, which tag included that file.
+        // at the tag: the innermost says where it happened; the includes
+        // on the way, which tags led to that file.
         let mut inner = error;
-        let mut site = None;
+        let mut sites = Vec::new();
         loop {
             let wrapped = matches!(inner.kind(), ErrorKind::BadInclude | ErrorKind::EvalBlock);
             let Some(next) = inner
@@ -407,7 +407,9 @@ impl JinjaTemplate {
                 break;
             };
             if inner.kind() == ErrorKind::BadInclude {
-                site = inner.name().zip(inner.range());
+                if let Some(site) = inner.name().zip(inner.range()) {
+                    sites.push(site);
+                }
             }
             inner = next;
         }
@@ -419,23 +421,26 @@ impl JinjaTemplate {
             return convert_error(inner, &self.body, &self.source, render);
         };
         let located = document.locate(convert_error(inner, &document.body, &unit.source, render));
-        let includer = site.and_then(|(name, range)| {
-            let includer = files.by_key(name)?;
-            let source = match files.units.get(includer)?.document {
-                Some(_) => &files.units.get(includer)?.source,
-                None => &self.source,
-            };
-            let tag = source.to_original(range.start)..source.to_original(range.end);
-            // The tag's name, as load errors point at it.
-            let name = files.units.get(includer)?.links.iter().find_map(|link| {
-                let name = &link.tag.span;
-                (name.start >= tag.start && name.end <= tag.end).then(|| name.clone())
-            });
-            Some((includer, name.unwrap_or(tag)))
-        });
-        match includer {
-            Some((includer, span)) => files.included_at(located, includer, span),
-            None => files.with_site(index, located),
+        let sites: Vec<(usize, std::ops::Range<usize>)> = sites
+            .into_iter()
+            .filter_map(|(name, range)| {
+                let includer = files.by_key(name)?;
+                let source = match files.units.get(includer)?.document {
+                    Some(_) => &files.units.get(includer)?.source,
+                    None => &self.source,
+                };
+                let tag = source.to_original(range.start)..source.to_original(range.end);
+                // The tag's name, as load errors point at it.
+                let name = files.units.get(includer)?.links.iter().find_map(|link| {
+                    let name = &link.tag.span;
+                    (name.start >= tag.start && name.end <= tag.end).then(|| name.clone())
+                });
+                Some((includer, name.unwrap_or(tag)))
+            })
+            .collect();
+        match sites.is_empty() {
+            true => files.with_site(index, located),
+            false => files.included_through(located, &sites),
         }
     }
 }
