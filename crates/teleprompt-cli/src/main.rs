@@ -99,6 +99,52 @@ enum Command {
         Exit status: 0 every case passed (or was updated); 1 a case failed or a tests file\n\
         cannot be read; 2 a usage error.")]
     Test(TestArgs),
+    /// Serve a folder of prompts over HTTP (JSON), reloading when files change.
+    #[cfg(feature = "serve")]
+    #[command(after_help = "Examples:\n  \
+        teleprompt serve prompts/\n  \
+        teleprompt serve prompts/ --listen 0.0.0.0:8080 --token \"$TOKEN\"\n  \
+        curl -s localhost:8080/v1/prompts/task/render -d '{\"data\": {\"issue\": {\"title\": \"Fix it\"}}}'\n\n\
+        Routes: POST /v1/prompts/NAME/render with {data, history, turn, max_turns, attempt, now,\n\
+        time_zone, format, labels}; GET /v1/prompts; GET /v1/prompts/NAME; GET /healthz; GET /metrics.\n\
+        A file that stops loading keeps serving its last good version; GET /v1/prompts shows the error.\n\
+        Logs go to stderr (TELEPROMPT_LOG=debug shows every failed render). SIGTERM or Ctrl-C stops\n\
+        taking connections and answers the requests in flight first.\n\
+        Exit status: 0 stopped by a signal; 2 the folder cannot be read or the address bound.")]
+    Serve(Box<ServeArgs>),
+}
+
+#[cfg(feature = "serve")]
+#[derive(Args)]
+struct ServeArgs {
+    /// The folder of prompts.
+    dir: PathBuf,
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
+    /// A bearer token every request but /healthz must carry.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "TELEPROMPT_TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// The largest request body, in bytes or with a K, M or G suffix.
+    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = input::parse_size)]
+    max_request_bytes: usize,
+    /// How long a render may take before the request gets 503, in
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    render_timeout: u64,
+    /// Do not reload when files change.
+    #[arg(long)]
+    no_watch: bool,
+    /// Logs: text or json (one object a line), on stderr.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
+    #[command(flatten)]
+    load: LoadArgs,
 }
 
 #[derive(Args)]
@@ -302,6 +348,8 @@ fn main() -> ExitCode {
         Command::Check(args) => check(&args),
         Command::Inspect(args) => inspect(&args),
         Command::Test(args) => test(&args),
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve(&args),
     };
     match outcome {
         Ok(status) => status,
@@ -406,6 +454,31 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     };
     print_out(&output)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(feature = "serve")]
+fn serve(args: &ServeArgs) -> Result<ExitCode, WriteFailed> {
+    use teleprompt_serve::{Config, LogFormat};
+    teleprompt_serve::init_logging(match args.log_format.as_str() {
+        "json" => LogFormat::Json,
+        _ => LogFormat::Text,
+    });
+    let config = Config {
+        load: args.load.options(),
+        listen: args.listen,
+        token: args.token.clone().filter(|token| !token.is_empty()),
+        max_request_bytes: args.max_request_bytes,
+        render_timeout: std::time::Duration::from_millis(args.render_timeout),
+        watch: (!args.no_watch).then(|| std::time::Duration::from_millis(200)),
+        ..Config::new(&args.dir)
+    };
+    match teleprompt_serve::serve_until_signal(config) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(error) => {
+            print_err(&format!("error: {error}\n"))?;
+            Ok(ExitCode::from(EXIT_USAGE))
+        }
+    }
 }
 
 fn inspect(args: &InspectArgs) -> Result<ExitCode, WriteFailed> {

@@ -147,54 +147,18 @@ fn paint(part: ReportPart, text: &str) -> String {
 }
 
 /// Where a problem is: the file on disk, and the template string inside
-/// it when the template is one value of a JSON or YAML file (a
-/// tokenizer_config.json's `chat_template`, a Semantic Kernel prompt's
-/// `template`), whose lines and columns count from the start of that string.
+/// it (see [`Error::file_and_template`]).
 fn artifact(problem: &Error) -> Option<(&str, Option<&str>)> {
-    let file = problem.file()?;
-    let embedded = file
-        .strip_suffix(')')
-        .and_then(|rest| rest.rsplit_once(" ("));
-    match embedded {
-        Some((path, template))
-            if [".json", ".yaml", ".yml"]
-                .iter()
-                .any(|extension| path.ends_with(extension)) =>
-        {
-            Some((path, Some(template)))
-        }
-        _ => Some((file, None)),
-    }
+    problem.file_and_template()
 }
 
-/// One problem as a JSON object.
+/// One problem as a JSON object: its severity, then [`Error::to_json`].
 fn problem_json(severity: &str, problem: &Error) -> Value {
     let mut object = Map::new();
     object.insert("severity".into(), json!(severity));
-    object.insert("rule".into(), json!(problem.rule()));
-    object.insert("class".into(), json!(problem.class().as_str()));
-    object.insert("message".into(), json!(problem.message()));
-    let (file, template) = artifact(problem).unzip();
-    object.insert("file".into(), json!(file));
-    if let Some(Some(template)) = template {
-        object.insert("template".into(), json!(template));
+    if let Value::Object(fields) = problem.to_json() {
+        object.extend(fields);
     }
-    let location = problem.location();
-    object.insert("line".into(), json!(location.map(|at| at.line)));
-    object.insert("column".into(), json!(location.map(|at| at.column)));
-    object.insert(
-        "end".into(),
-        json!(problem
-            .end()
-            .map(|end| json!({"line": end.line, "column": end.column}))),
-    );
-    if let Some(action) = problem.action() {
-        object.insert("action".into(), json!(action));
-    }
-    if let Some(help) = problem.suggestion() {
-        object.insert("help".into(), json!(help));
-    }
-    object.insert("labels".into(), Value::Object(labels(problem)));
     Value::Object(object)
 }
 
@@ -233,7 +197,10 @@ pub fn rule_description(problem: &Error) -> &'static str {
         (ErrorClass::Parse, Some("unknown-function")) => "A function that does not exist",
         (ErrorClass::Parse, Some("unknown-helper")) => "A Handlebars helper that does not exist",
         (ErrorClass::Parse, Some("unresolved-include")) => {
-            "A Jinja include, import or extends of a file the prompt cannot read"
+            "A Jinja include, import or extends, a Go template or a Handlebars partial that does not resolve"
+        }
+        (ErrorClass::Parse, Some("duplicate-template")) => {
+            "A Go template name defined twice in one file, or in two files the prompt uses"
         }
         (ErrorClass::Parse, Some("constant-too-large")) => {
             "A constant expression larger than the limit max_value_bytes or max_items"

@@ -350,6 +350,79 @@ impl Error {
         &self.0.labels
     }
 
+    /// The file an error is in, and the template inside it when the
+    /// template is one value of a JSON or YAML file (a
+    /// `tokenizer_config.json`'s `chat_template`, a Semantic Kernel
+    /// prompt's `template`), whose lines and columns count from the start
+    /// of that string: `("hf/tokenizer_config.json", Some("chat_template"))`.
+    pub fn file_and_template(&self) -> Option<(&str, Option<&str>)> {
+        let file = self.file()?;
+        let embedded = file
+            .strip_suffix(')')
+            .and_then(|rest| rest.rsplit_once(" ("));
+        match embedded {
+            Some((path, template))
+                if [".json", ".yaml", ".yml"]
+                    .iter()
+                    .any(|extension| path.ends_with(extension)) =>
+            {
+                Some((path, Some(template)))
+            }
+            _ => Some((file, None)),
+        }
+    }
+
+    /// The error as a JSON object, as `teleprompt check --format json`
+    /// and `teleprompt serve` give it: `rule`, `class`, `message`, `file`
+    /// (and `template`, see [`Error::file_and_template`]), `line`,
+    /// `column`, `end`, `action` and `help` when there are some, and
+    /// `labels`.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    /// let prompt = Prompt::from_source("task.j2", "Fix {{ issue.titel }}", &LoadOptions::default())?;
+    /// let error = prompt.render(serde_json::json!({"issue": {"title": "x"}})).unwrap_err();
+    /// let json = error.to_json();
+    /// assert_eq!(json["class"], "render");
+    /// assert_eq!((json["line"].as_u64(), json["column"].as_u64()), (Some(1), Some(8)));
+    /// assert_eq!(json["help"], "did you mean \"issue.title\"?");
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{json, Map, Value};
+        let mut object = Map::new();
+        object.insert("rule".into(), json!(self.rule()));
+        object.insert("class".into(), json!(self.class().as_str()));
+        object.insert("message".into(), json!(self.message()));
+        let (file, template) = self.file_and_template().unzip();
+        object.insert("file".into(), json!(file));
+        if let Some(Some(template)) = template {
+            object.insert("template".into(), json!(template));
+        }
+        let location = self.location();
+        object.insert("line".into(), json!(location.map(|at| at.line)));
+        object.insert("column".into(), json!(location.map(|at| at.column)));
+        object.insert(
+            "end".into(),
+            json!(self
+                .end()
+                .map(|end| json!({"line": end.line, "column": end.column}))),
+        );
+        if let Some(action) = self.action() {
+            object.insert("action".into(), json!(action));
+        }
+        if let Some(help) = self.suggestion() {
+            object.insert("help".into(), json!(help));
+        }
+        let labels = self
+            .labels()
+            .iter()
+            .map(|(key, value)| (key.clone(), json!(value)))
+            .collect();
+        object.insert("labels".into(), Value::Object(labels));
+        Value::Object(object)
+    }
+
     /// The multi-line report: headline, `--> file:line:col`, the source line
     /// with a caret under the problem, the action, and the suggestion.
     pub fn report(&self) -> String {
@@ -480,7 +553,16 @@ pub struct TemplateError {
     /// Further errors found with this one (see [`Error::others`]), boxed
     /// to keep `Result`s small.
     pub(crate) related: Option<Box<Found>>,
+    /// For a render error inside a called template: the calls it happened
+    /// in, innermost first, as byte ranges of the program's source (so a
+    /// front end can name where another file was included).
+    pub(crate) calls: Option<Box<Calls>>,
 }
+
+/// The calls a render error happened in, innermost first (see
+/// [`TemplateError`]'s `calls`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Calls(pub Vec<Range<usize>>);
 
 /// An error inside a file a template includes, already placed in that file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -502,6 +584,7 @@ impl TemplateError {
             kind: None,
             elsewhere: None,
             related: None,
+            calls: None,
         }
     }
 
@@ -515,6 +598,7 @@ impl TemplateError {
             kind: None,
             elsewhere: None,
             related: None,
+            calls: None,
         }
     }
 
@@ -529,6 +613,7 @@ impl TemplateError {
             kind: error.kind(),
             elsewhere: Some(Box::new(Elsewhere { error, site })),
             related: None,
+            calls: None,
         }
     }
 

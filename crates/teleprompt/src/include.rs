@@ -1,7 +1,6 @@
-//! Files a template pulls in from other files (Handlebars partials, Jinja
-//! includes, imports and `extends`):
-//! where a name is looked for, and reading it without leaving the folder
-//! the host allowed.
+//! Files a template pulls in from other files (Handlebars partials, Go
+//! templates, Jinja includes, imports and `extends`): where a name is
+//! looked for, and reading it without leaving the folder the host allowed.
 //!
 //! A prompt loaded from a file may use other files of its *include root*:
 //! [`LoadOptions::include_root`](crate::LoadOptions::include_root) when the
@@ -13,6 +12,7 @@
 //! and a file holds at most [`crate::limits::Limits::max_template_bytes`].
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::limits::{self, Input};
 
@@ -20,7 +20,7 @@ use crate::limits::{self, Input};
 pub(crate) const MAX_FILES: usize = 1000;
 
 /// Where the files a prompt includes are looked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) struct Includes {
     /// The root, canonical: nothing outside it is read.
     root: PathBuf,
@@ -35,6 +35,34 @@ pub(crate) struct Includes {
     extension: Option<String>,
     /// The most bytes an included file may hold (the template limit).
     max_bytes: usize,
+    /// Every file looked for, shared by the copies made for one prompt.
+    looked_at: Arc<Mutex<Vec<Dependency>>>,
+}
+
+/// A file a prompt's load looked for: one it read, or a name it tried
+/// that did not exist. A library rebuilds the prompt when either changes
+/// (a file edited, a file appearing where one was looked for).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Dependency {
+    /// The file, under the canonical include root.
+    pub(crate) path: PathBuf,
+    /// Its path relative to the root: what a prompt's version hashes, so
+    /// that a folder checked out in two places gives one version.
+    pub(crate) name: PathBuf,
+    /// A hash of the bytes read ([`content_hash`]); `None`: not there.
+    pub(crate) hash: Option<u64>,
+}
+
+/// The hash of a file's bytes that prompt versions are made of: 64-bit
+/// FNV-1a, the same in every process and build (a library served by
+/// several instances gives one prompt one version everywhere).
+pub(crate) fn content_hash(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
 }
 
 /// A file found for a name.
@@ -79,6 +107,7 @@ impl Includes {
                 .extension()
                 .map(|ext| ext.to_string_lossy().to_ascii_lowercase()),
             max_bytes,
+            looked_at: Arc::default(),
         })
     }
 
@@ -91,6 +120,7 @@ impl Includes {
             file: None,
             extension: None,
             max_bytes,
+            looked_at: Arc::default(),
         })
     }
 
@@ -104,6 +134,29 @@ impl Includes {
             file: Some(relative.to_path_buf()),
             extension: self.extension.clone(),
             max_bytes: self.max_bytes,
+            looked_at: Arc::clone(&self.looked_at),
+        }
+    }
+
+    /// The files looked for so far, through these includes and every copy
+    /// of them, each once, in the order first looked for.
+    pub(crate) fn looked_at(&self) -> Vec<Dependency> {
+        self.looked_at
+            .lock()
+            .map(|list| list.clone())
+            .unwrap_or_default()
+    }
+
+    fn note(&self, relative: &Path, hash: Option<u64>) {
+        let path = self.root.join(relative);
+        if let Ok(mut list) = self.looked_at.lock() {
+            if !list.iter().any(|seen| seen.path == path) {
+                list.push(Dependency {
+                    path,
+                    name: relative.to_path_buf(),
+                    hash,
+                });
+            }
         }
     }
 
@@ -146,6 +199,19 @@ impl Includes {
             .collect())
     }
 
+    /// The relative paths tried for a Go `{{template "name"}}` that no
+    /// `define` of the set names: the file `name` exactly as written (Go
+    /// names a file's template by its file name, extension included), in
+    /// the including file's folder, then in the root.
+    pub(crate) fn template_candidates(&self, name: &str) -> Result<Vec<PathBuf>, String> {
+        let name_path = relative_name(name)?;
+        let mut found = vec![self.dir.join(&name_path)];
+        if !self.dir.as_os_str().is_empty() {
+            found.push(name_path);
+        }
+        Ok(found)
+    }
+
     /// The including file, relative to the root, when it is a file of
     /// the root.
     pub(crate) fn file(&self) -> Option<&Path> {
@@ -167,6 +233,18 @@ impl Includes {
         Ok(found)
     }
 
+    /// The include root, canonical: the folder the Go front end lists to
+    /// find `define`s in other files (it reads them with
+    /// [`Includes::read_first`]).
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The including file's folder, relative to the root.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Reads the first of `candidates` (relative paths) that exists:
     /// `Ok(None)` when none does; an error when one exists but may not or
     /// cannot be read.
@@ -178,6 +256,7 @@ impl Includes {
             let path = self.root.join(relative);
             // Not there (or a dangling link): try the next name.
             if std::fs::symlink_metadata(&path).is_err() {
+                self.note(relative, None);
                 continue;
             }
             let shown = relative.display();
@@ -204,6 +283,7 @@ impl Includes {
             let origin = self.shown_root.join(relative).display().to_string();
             let bytes = limits::read_file(&canonical, self.max_bytes, Input::Template)
                 .map_err(|error| format!("{shown}: {}", error.message()))?;
+            self.note(relative, Some(content_hash(&bytes)));
             let text = String::from_utf8(bytes).map_err(|error| {
                 format!(
                     "{shown} is not UTF-8 text (invalid byte at offset {})",
@@ -262,6 +342,7 @@ mod tests {
             file: None,
             extension: Some("md".to_string()),
             max_bytes: 1024,
+            looked_at: Arc::default(),
         };
         let found: Vec<String> = includes
             .partial_candidates("common/persona")

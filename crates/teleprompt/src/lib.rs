@@ -36,6 +36,7 @@ pub mod limits;
 pub mod messages;
 mod options;
 mod prompt;
+mod request;
 pub mod schema;
 mod syntax;
 pub mod testing;
@@ -46,10 +47,15 @@ pub use crate::diagnostics::{
     Error, ErrorClass, Errors, Location, ReportPart, MAX_ERRORS_PER_FILE,
 };
 pub use crate::document::Document;
-pub use crate::library::{prompt_files, Library};
+#[cfg(feature = "watch")]
+pub use crate::library::Watcher;
+pub use crate::library::{
+    prompt_files, FailedFile, Library, LibraryEntry, ReloadReport, SharedLibrary,
+};
 pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::{Prompt, RenderOptions, Rendered};
+pub use crate::request::{RenderRequest, RequestError};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

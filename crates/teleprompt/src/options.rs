@@ -209,7 +209,9 @@ pub struct LoadOptions {
     pub template_name: Option<String>,
     /// The folder whose files a prompt may include (Handlebars partials:
     /// `{{> persona}}` reads `persona.hbs`, Dotprompt's `_persona.prompt`,
-    /// Forge's `persona.md`, …). Unset: [`Prompt::from_file`] uses the
+    /// Forge's `persona.md`, …; Go templates: `{{template "header.gotmpl"
+    /// .}}` reads `header.gotmpl`, and a name no file has is looked for
+    /// among the `define`s of the root's Go files). Unset: [`Prompt::from_file`] uses the
     /// prompt file's folder and [`Library::load_dir`] its directory;
     /// [`Prompt::from_source`] then reads no file. Nothing outside the
     /// root is read (no `..`, no symbolic link leading out).

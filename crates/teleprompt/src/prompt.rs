@@ -43,6 +43,11 @@ pub struct Prompt {
     /// Messages by Dotprompt's rules (`messages: dotprompt`, `.prompt`
     /// files): text kept as rendered.
     dotprompt: bool,
+    /// The hash of the prompt's own text.
+    source_hash: u64,
+    /// The files its load read or looked for (partials, includes, a
+    /// sibling tokenizer config), for a library to tell when to rebuild it.
+    dependencies: Vec<crate::include::Dependency>,
 }
 
 impl Prompt {
@@ -110,11 +115,16 @@ impl Prompt {
         if self.syntax != Syntax::ChatTemplate || !is_template_file {
             return;
         }
-        let Some(config) = path
-            .parent()
-            .map(|dir| dir.join("tokenizer_config.json"))
-            .and_then(|config| limits::read_file(&config, max_bytes, Input::Template).ok())
-            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        let Some(config_path) = path.parent().map(|dir| dir.join("tokenizer_config.json")) else {
+            return;
+        };
+        let bytes = limits::read_file(&config_path, max_bytes, Input::Template).ok();
+        self.dependencies.push(crate::include::Dependency {
+            path: config_path.canonicalize().unwrap_or(config_path),
+            name: "tokenizer_config.json".into(),
+            hash: bytes.as_deref().map(crate::include::content_hash),
+        });
+        let Some(config) = bytes.and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
         else {
             return;
         };
@@ -130,7 +140,7 @@ impl Prompt {
 
     /// Loads a prompt from text. `origin` is the file name used for the
     /// default name, the syntax by extension, and in error reports. Files
-    /// it includes (Handlebars partials) are read only from
+    /// it includes (Handlebars partials, Go templates) are read only from
     /// [`LoadOptions::include_root`], when set.
     pub fn from_source(origin: &str, source: &str, options: &LoadOptions) -> Result<Prompt, Error> {
         let includes = options.include_root.as_deref().and_then(|root| {
@@ -212,6 +222,7 @@ impl Prompt {
             .limits
             .lowered_by(&metadata.limits)
             .map_err(|message| document.key_error(crate::document::key::LIMITS, message))?;
+        let looked_at = includes.clone();
         let compile = syntax::CompileOptions {
             strictness,
             functions: options.functions.clone(),
@@ -262,6 +273,8 @@ impl Prompt {
             required,
             schema: metadata.schema,
             dotprompt,
+            source_hash: crate::include::content_hash(source.as_bytes()),
+            dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
         };
         match found {
             // Errors the front end went on past: the template compiled
@@ -675,6 +688,46 @@ impl Prompt {
     /// The declared inputs (front matter `input.schema`), if any.
     pub fn input_schema(&self) -> Option<&crate::schema::InputSchema> {
         self.schema.as_ref()
+    }
+
+    /// The prompt's version: a hash of its text and of every file it
+    /// included, by its path relative to the include root (16 hex
+    /// digits): the same in every process, and for a folder checked out in
+    /// two places. It changes when any of them does.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    /// let a = Prompt::from_source("a.j2", "Hi {{ name }}", &LoadOptions::default())?;
+    /// let b = Prompt::from_source("b.j2", "Hi {{ name }}!", &LoadOptions::default())?;
+    /// assert_eq!(a.version().len(), 16);
+    /// assert_ne!(a.version(), b.version());
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn version(&self) -> String {
+        let mut bytes = self.source_hash.to_le_bytes().to_vec();
+        for dependency in &self.dependencies {
+            bytes.extend_from_slice(dependency.name.as_os_str().as_encoded_bytes());
+            bytes.push(0);
+            if let Some(hash) = dependency.hash {
+                bytes.extend_from_slice(&hash.to_le_bytes());
+            }
+        }
+        format!("{:016x}", crate::include::content_hash(&bytes))
+    }
+
+    /// The files the prompt's load read besides its own (partials,
+    /// included templates, a chat template's `tokenizer_config.json`), in
+    /// the order first read.
+    pub fn included_files(&self) -> impl Iterator<Item = &Path> {
+        self.dependencies
+            .iter()
+            .filter(|dependency| dependency.hash.is_some())
+            .map(|dependency| dependency.path.as_path())
+    }
+
+    /// What the prompt's load looked at, for a library's reload.
+    pub(crate) fn dependencies(&self) -> &[crate::include::Dependency] {
+        &self.dependencies
     }
 
     /// The prompt's name: front matter `name`, else the file stem.

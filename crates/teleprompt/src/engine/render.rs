@@ -812,7 +812,16 @@ impl<'a> Renderer<'a> {
         self.frame = saved;
         self.vars.truncate(base);
         self.calls -= 1;
-        result.map(|_| ())
+        result.map(|_| ()).map_err(|mut error| {
+            // Where the failing template was called from, innermost first:
+            // a front end names the place that included another file.
+            error
+                .calls
+                .get_or_insert_with(Box::default)
+                .0
+                .push(span.range());
+            error
+        })
     }
 
     /// Prints a value: strings and integers here, the rest in

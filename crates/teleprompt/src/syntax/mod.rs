@@ -6,6 +6,7 @@ pub(crate) mod edits;
 pub(crate) mod go;
 pub(crate) mod handlebars;
 pub(crate) mod host_calls;
+pub(crate) mod included;
 pub(crate) mod jinja;
 pub(crate) mod role_tags;
 
@@ -124,7 +125,7 @@ impl Template {
     /// first read in the template's text (`source.text`).
     pub(crate) fn inputs(&self) -> Option<crate::check::Inputs> {
         match &self.compiled {
-            Compiled::Go(_) => go::read_inputs(&self.source.text),
+            Compiled::Go(template) => template.inputs(&self.source.text),
             Compiled::Jinja(template) => Some(template.inputs()),
             Compiled::Handlebars(_) => handlebars::read_inputs(&self.source.text),
         }
@@ -140,8 +141,8 @@ impl Template {
         structured: &dyn Fn(&[crate::check::Step]) -> bool,
     ) -> Vec<TemplateError> {
         let found = match &self.compiled {
-            Compiled::Go(_) => {
-                let mut found = go::scope_warnings(&self.source.text, root);
+            Compiled::Go(template) => {
+                let mut found = template.scope_warnings(&self.source.text, root);
                 found.extend(go::chat_warnings(&self.source.text));
                 found.extend(self.printed_structure_warnings("{{ toJSON $.", " }}", structured));
                 found
@@ -165,20 +166,20 @@ impl Template {
                 warning.kind != Some("empty-message")
                     || !at.is_some_and(|at| self.closing.iter().any(|span| span.contains(&at)))
             })
-            .map(|warning| {
-                let mut warning = self.source.place(warning);
-                warning.class = crate::ErrorClass::Warning;
-                warning
-            })
+            .map(|warning| self.place_warning(warning))
             .collect()
     }
 
     /// Places a warning found on the template's text (a span of what
     /// [`Template::inputs`] reports) on the body as written.
-    pub(crate) fn place_warning(&self, warning: TemplateError) -> TemplateError {
-        let mut warning = self.source.place(warning);
+    pub(crate) fn place_warning(&self, mut warning: TemplateError) -> TemplateError {
+        // The class first: a warning in another file is placed there as one.
         warning.class = crate::ErrorClass::Warning;
-        warning
+        let warning = match &self.compiled {
+            Compiled::Go(template) => template.place(warning),
+            _ => warning,
+        };
+        self.source.place(warning)
     }
 
     /// A mapping or list printed as it is where the template also reads

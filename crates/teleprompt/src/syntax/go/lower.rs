@@ -9,6 +9,7 @@ use super::ast::*;
 use super::engine::program::{
     Block, Const, Expr, Flavor, Func, Host, Instr, Key, Program, Span as PSpan, Template,
 };
+use super::files::Loaded;
 use crate::diagnostics::{closest, Found, TemplateError};
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::syntax::{builtin_types, host_calls};
@@ -16,16 +17,19 @@ use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
-/// Lowers `tree` (parsed from `src`) to a program; names that are not
+/// Lowers `tree` (parsed from the start of `loaded.source`), with the
+/// templates of the files it loaded, to a program; names that are not
 /// built-ins resolve to the host's `functions`. Unknown functions, wrong
 /// argument counts, undefined variables and missing templates do not stop
-/// it: they are returned with a program that must not run.
+/// it: they are returned with a program that must not run. Spans are in
+/// `loaded.source`.
 pub(crate) fn lower(
     tree: &Tree,
-    src: &str,
+    loaded: &Loaded,
     strictness: Strictness,
     functions: &Functions,
 ) -> Result<(Program, Found)> {
+    let src = loaded.source.as_str();
     let hosts = Host::table(
         functions,
         Naming::Identifier,
@@ -33,44 +37,46 @@ pub(crate) fn lower(
         ("Go templates", "function"),
     )?;
     // Template names first: a template may be called before it is defined.
+    let set = choose(tree, loaded)?;
     let mut names: HashMap<&str, usize> = HashMap::new();
-    let mut chosen: Vec<&DefineNode> = Vec::new();
-    for define in &tree.defines {
-        match names.get(define.name.as_str()) {
-            None => {
-                names.insert(&define.name, chosen.len());
-                chosen.push(define);
-            }
-            Some(&index) => {
-                let previous_empty = chosen.get(index).is_none_or(|d| is_empty(&d.list, src));
-                if previous_empty {
-                    if let Some(place) = chosen.get_mut(index) {
-                        *place = define;
-                    }
-                } else if !is_empty(&define.list, src) {
-                    return Err(TemplateError::parse(
-                        Some(define.name_span.clone()),
-                        format!(
-                            "template: multiple definition of template {:?}",
-                            define.name
-                        ),
-                    ));
-                }
-            }
+    for (index, chosen) in set.iter().enumerate() {
+        names.insert(&chosen.define.name, index);
+    }
+    // The files called by their name: each a template after the defines.
+    let mut file_templates: HashMap<usize, usize> = HashMap::new();
+    for (index, file) in loaded.files.iter().enumerate() {
+        if file.called {
+            file_templates.insert(index, set.len() + file_templates.len());
         }
     }
+    let sites: HashMap<usize, usize> = loaded
+        .sites
+        .iter()
+        .filter_map(|(site, file)| Some((*site, *file_templates.get(file)?)))
+        .collect();
     let lowerer = Lowerer {
         src,
         names: &names,
+        sites: &sites,
+        misses: &loaded.misses,
         hosts: &hosts,
         found: RefCell::new(Found::default()),
     };
-    let mut templates = Vec::with_capacity(chosen.len());
-    for define in &chosen {
+    let mut templates = Vec::with_capacity(set.len() + file_templates.len());
+    for chosen in &set {
         let mut scope = Scope::new();
-        let body = lowerer.list(&define.list, &mut scope)?;
+        let body = lowerer.list(&chosen.define.list, &mut scope)?;
         templates.push(Template {
-            name: define.name.clone().into_boxed_str(),
+            name: chosen.define.name.clone().into_boxed_str(),
+            body,
+            slots: scope.max_slots,
+        });
+    }
+    for file in loaded.files.iter().filter(|file| file.called) {
+        let mut scope = Scope::new();
+        let body = lowerer.list(&file.tree.root, &mut scope)?;
+        templates.push(Template {
+            name: file.name.clone().into_boxed_str(),
             body,
             slots: scope.max_slots,
         });
@@ -94,8 +100,81 @@ pub(crate) fn lower(
     Ok((program, found))
 }
 
+/// A definition chosen for a name, and the file it is in (`None`: the
+/// prompt).
+struct Chosen<'t> {
+    define: &'t DefineNode,
+    file: Option<usize>,
+}
+
+/// The definition each name of the set gets: an empty one never replaces
+/// one that is not (Go's rule); two that are not empty are an error in
+/// one file (as Go's parser says), and across files unless one is the
+/// prompt's, which wins.
+fn choose<'t>(tree: &'t Tree, loaded: &'t Loaded) -> Result<Vec<Chosen<'t>>> {
+    let src = loaded.source.as_str();
+    let mut chosen: Vec<Chosen<'t>> = Vec::new();
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let sources = std::iter::once((None, &tree.defines)).chain(
+        loaded
+            .files
+            .iter()
+            .enumerate()
+            .map(|(index, file)| (Some(index), &file.tree.defines)),
+    );
+    for (file, defines) in sources {
+        for define in defines {
+            let Some(&index) = names.get(define.name.as_str()) else {
+                names.insert(&define.name, chosen.len());
+                chosen.push(Chosen { define, file });
+                continue;
+            };
+            let Some(previous) = chosen.get_mut(index) else {
+                continue;
+            };
+            if is_empty(&define.list, src) {
+                continue;
+            }
+            if is_empty(&previous.define.list, src) {
+                *previous = Chosen { define, file };
+                continue;
+            }
+            if previous.file == file {
+                return Err(TemplateError::parse(
+                    Some(define.name_span.clone()),
+                    format!(
+                        "template: multiple definition of template {:?}",
+                        define.name
+                    ),
+                )
+                .with_kind("duplicate-template"));
+            }
+            let Some(earlier) = previous.file else {
+                // The prompt's own definition wins.
+                continue;
+            };
+            let origin = |index: usize| loaded.files.get(index).map_or("", |f| f.name.as_str());
+            return Err(TemplateError::parse(
+                Some(define.name_span.clone()),
+                format!(
+                    "template {:?} is defined in both {} and {}",
+                    define.name,
+                    origin(earlier),
+                    file.map_or("", origin)
+                ),
+            )
+            .with_kind("duplicate-template")
+            .suggest(Some(
+                "rename one of them, or define it in the prompt (the prompt's definition wins)"
+                    .to_string(),
+            )));
+        }
+    }
+    Ok(chosen)
+}
+
 /// Go's `IsEmptyTree`: only spaces and comments.
-fn is_empty(list: &ListNode, src: &str) -> bool {
+pub(super) fn is_empty(list: &ListNode, src: &str) -> bool {
     list.nodes.iter().all(|node| match node {
         Node::Text(text) => src
             .get(text.span.clone())
@@ -173,6 +252,11 @@ impl Scope {
 struct Lowerer<'t> {
     src: &'t str,
     names: &'t HashMap<&'t str, usize>,
+    /// Calls that name a file (by the start of the quoted name): its
+    /// template.
+    sites: &'t HashMap<usize, usize>,
+    /// Calls nothing resolves: what was looked for.
+    misses: &'t HashMap<usize, std::sync::Arc<str>>,
     /// Host functions, sorted by name.
     hosts: &'t [Host],
     /// The errors lowering went on past.
@@ -308,22 +392,35 @@ impl Lowerer<'_> {
                 });
             }
             Node::Template(call) | Node::Block(call) => {
-                let index = self.names.get(call.name.as_str()).copied();
+                let index = self
+                    .names
+                    .get(call.name.as_str())
+                    .or_else(|| self.sites.get(&call.name_span.start))
+                    .copied();
                 let arg = match &call.pipe {
                     Some(pipe) => Some(self.pipe(pipe, scope)?),
                     None => None,
                 };
                 let Some(index) = index else {
+                    // Only counted once the errors are full: no help to make.
+                    let full = self.found.borrow().is_full();
+                    let help = (!full)
+                        .then(|| closest(&call.name, self.names.keys().copied()))
+                        .flatten()
+                        .map(|c| format!("did you mean \"{c}\"?"))
+                        .or_else(|| {
+                            self.misses
+                                .get(&call.name_span.start)
+                                .filter(|_| !full)
+                                .map(|miss| miss.to_string())
+                        });
                     self.found.borrow_mut().push(
                         TemplateError::parse(
                             Some(call.name_span.clone()),
                             format!("no such template {:?}", call.name),
                         )
                         .with_kind("unresolved-include")
-                        .suggest(
-                            closest(&call.name, self.names.keys().copied())
-                                .map(|c| format!("did you mean \"{c}\"?")),
-                        ),
+                        .suggest(help),
                     );
                     return Ok(());
                 };

@@ -6,6 +6,7 @@
 //! functions, variables and template names at compile time.
 
 pub mod ast;
+mod files;
 mod inputs;
 pub mod lex;
 mod lower;
@@ -15,10 +16,81 @@ use std::collections::BTreeSet;
 
 use crate::diagnostics::TemplateError;
 use crate::engine;
+use crate::syntax::included::Placements;
 use crate::syntax::CompileOptions;
 
-/// A compiled Go template.
-pub(crate) type GoTemplate = engine::EngineTemplate;
+/// A compiled Go template, with the files its templates came from.
+#[derive(Debug)]
+pub(crate) struct GoTemplate {
+    engine: engine::EngineTemplate,
+    /// `None` when every template is the prompt's own.
+    included: Option<Box<Included>>,
+}
+
+/// The templates a prompt took from other files.
+#[derive(Debug)]
+struct Included {
+    placed: Placements,
+    /// The body followed by each file's body: the text of every span.
+    source: String,
+    /// The files' `define`s, and the body of each file a call names as a
+    /// `define` of that name, for what `check` finds on the trees.
+    defines: Vec<ast::DefineNode>,
+}
+
+impl GoTemplate {
+    /// Whether the template may read `name` from the root of the data.
+    pub(crate) fn reads(&self, name: &str) -> bool {
+        self.engine.reads(name)
+    }
+
+    /// Renders against `data`; errors in another file are placed there.
+    pub(crate) fn render(&self, data: &crate::Data) -> Result<String, TemplateError> {
+        self.engine.render(data).map_err(|error| self.place(error))
+    }
+
+    /// `error` (spans in the body, or in another file's text after it)
+    /// placed in the file it is in.
+    pub(crate) fn place(&self, error: TemplateError) -> TemplateError {
+        match &self.included {
+            Some(included) => included.placed.place(error),
+            None => error,
+        }
+    }
+
+    /// The tree of `body` (the text the template was compiled from) with
+    /// the other files' templates as `define`s, and the text its spans
+    /// are in (`None` if the body no longer parses).
+    fn tree<'s>(&'s self, body: &'s str) -> Option<(ast::Tree, &'s str)> {
+        let mut tree = parse::parse_nested(body, crate::limits::NESTING_CEILING).ok()?;
+        match &self.included {
+            Some(included) => {
+                tree.defines.extend(included.defines.iter().cloned());
+                Some((tree, included.source.as_str()))
+            }
+            None => Some((tree, body)),
+        }
+    }
+
+    /// What the template reads of its data, other files' templates
+    /// included (spans in them placed by [`GoTemplate::place`]).
+    pub(crate) fn inputs(&self, body: &str) -> Option<crate::check::Inputs> {
+        let (tree, _) = self.tree(body)?;
+        Some(inputs::inputs(&tree))
+    }
+
+    /// [`scope_warnings`], in the other files' templates too.
+    pub(crate) fn scope_warnings(
+        &self,
+        body: &str,
+        known: &dyn Fn(&str) -> bool,
+    ) -> Vec<TemplateError> {
+        match self.tree(body) {
+            Some((tree, source)) => tree_scope_warnings(&tree, source, known),
+            None => Vec::new(),
+        }
+    }
+}
 
 /// Parses and compiles a body; the strictness is fixed here.
 #[cfg(test)]
@@ -32,17 +104,56 @@ pub(crate) fn compile(body: &str, options: &CompileOptions) -> Result<GoTemplate
 /// [`compile`], going on past the errors that do not stop it (unknown
 /// functions, wrong argument counts, missing templates): the template,
 /// and the first of those errors carrying the others. A template with
-/// errors is only for warnings: it must not render.
+/// errors is only for warnings: it must not render. Templates the body
+/// calls and does not define are read from other files of the include
+/// root ([`files`]).
 pub(crate) fn compile_all(
     body: &str,
     options: &CompileOptions,
 ) -> Result<(GoTemplate, Option<TemplateError>), TemplateError> {
     engine::check_size(body)?;
     let tree = parse::parse_nested(body, options.limits.nesting())?;
-    let (mut program, found) = lower::lower(&tree, body, options.strictness, &options.functions)?;
+    let loaded = files::load(
+        &tree,
+        body,
+        options.includes.as_ref(),
+        options.limits.nesting(),
+        options.limits.max_template_bytes,
+    )?;
+    engine::check_size(&loaded.source)?;
+    let (mut program, found) = lower::lower(&tree, &loaded, options.strictness, &options.functions)
+        .map_err(|error| loaded.placed.place(error))?;
+    let found = found.map(|error| loaded.placed.place(error));
     program.limits = options.limits;
-    let template = engine::EngineTemplate::new(program, root_reads(&tree));
+    let included = (!loaded.files.is_empty()).then(|| Box::new(Included::from(loaded)));
+    let extra = included.as_ref().map_or(&[][..], |i| i.defines.as_slice());
+    let template = GoTemplate {
+        engine: engine::EngineTemplate::new(program, root_reads(&tree, extra)),
+        included,
+    };
     Ok((template, found.into_error()))
+}
+
+impl From<files::Loaded> for Included {
+    fn from(loaded: files::Loaded) -> Included {
+        let mut defines = Vec::new();
+        for file in loaded.files {
+            for name in &file.called_as {
+                defines.push(ast::DefineNode {
+                    span: file.tree.root.span.clone(),
+                    name: name.clone(),
+                    name_span: file.tree.root.span.clone(),
+                    list: file.tree.root.clone(),
+                });
+            }
+            defines.extend(file.tree.defines);
+        }
+        Included {
+            placed: loaded.placed,
+            source: loaded.source,
+            defines,
+        }
+    }
 }
 
 /// What dot is where a word of the template stands.
@@ -56,10 +167,11 @@ enum Dot {
     Unknown,
 }
 
-/// Calls `f` with every word of the template and what dot is there.
-fn visit(tree: &ast::Tree, f: &mut dyn FnMut(&ast::Arg, Dot)) {
+/// Calls `f` with every word of the template, `define`s of other files
+/// (`extra`) included, and what dot is there.
+fn visit(tree: &ast::Tree, extra: &[ast::DefineNode], f: &mut dyn FnMut(&ast::Arg, Dot)) {
     visit_list(&tree.root, Dot::Root, f);
-    for define in &tree.defines {
+    for define in tree.defines.iter().chain(extra) {
         visit_list(&define.list, Dot::Unknown, f);
     }
 }
@@ -111,11 +223,11 @@ fn visit_arg(arg: &ast::Arg, dot: Dot, f: &mut dyn FnMut(&ast::Arg, Dot)) {
 /// Every field name the template uses, anywhere (a superset of the root
 /// names it reads); `None` when it uses the root itself as a value: `.` at
 /// the top level or in a `define` (which may be called with the root), or
-/// `$` alone.
-fn root_reads(tree: &ast::Tree) -> Option<BTreeSet<String>> {
+/// `$` alone. Other files' templates (`extra`) count as `define`s.
+fn root_reads(tree: &ast::Tree, extra: &[ast::DefineNode]) -> Option<BTreeSet<String>> {
     let mut names = BTreeSet::new();
     let mut whole = false;
-    visit(tree, &mut |arg, dot| {
+    visit(tree, extra, &mut |arg, dot| {
         let idents: &[ast::Ident] = match arg {
             ast::Arg::Dot(_) => {
                 whole |= dot != Dot::Inner("range") && dot != Dot::Inner("with");
@@ -192,12 +304,6 @@ fn chat_list(body: &str, list: &ast::ListNode, top: bool, out: &mut Vec<Template
     out.extend(crate::check::chat::warnings(&items, top));
 }
 
-/// What the template reads of its data (`None` if it no longer parses).
-pub(crate) fn read_inputs(body: &str) -> Option<crate::check::Inputs> {
-    let tree = parse::parse_nested(body, crate::limits::NESTING_CEILING).ok()?;
-    Some(inputs::inputs(&tree))
-}
-
 /// Sortie's most common mistake: `.issue.title` inside `{{range}}` or
 /// `{{with}}`, where dot is the element, not the root. Warns where a field
 /// chain inside them starts with a root name: one `known` says is a root
@@ -205,12 +311,22 @@ pub(crate) fn read_inputs(body: &str) -> Option<crate::check::Inputs> {
 /// or one the template reads from the root elsewhere (`.issue…` at the top
 /// level, or `$.issue…`). As in Sortie's analyzer, `range` and `with`
 /// change dot and `if`/`else` do not; `$` is always the root.
+#[cfg(test)]
 pub(crate) fn scope_warnings(body: &str, known: &dyn Fn(&str) -> bool) -> Vec<TemplateError> {
     let Ok(tree) = parse::parse_nested(body, crate::limits::NESTING_CEILING) else {
         return Vec::new();
     };
+    tree_scope_warnings(&tree, body, known)
+}
+
+/// [`scope_warnings`] of a parsed tree, whose spans are in `body`.
+fn tree_scope_warnings(
+    tree: &ast::Tree,
+    body: &str,
+    known: &dyn Fn(&str) -> bool,
+) -> Vec<TemplateError> {
     let mut root_names = BTreeSet::new();
-    visit(&tree, &mut |arg, dot| match arg {
+    visit(tree, &[], &mut |arg, dot| match arg {
         ast::Arg::Field(field) if dot == Dot::Root => {
             root_names.extend(field.idents.first().map(|ident| ident.name.clone()));
         }
@@ -220,7 +336,7 @@ pub(crate) fn scope_warnings(body: &str, known: &dyn Fn(&str) -> bool) -> Vec<Te
         _ => {}
     });
     let mut warnings = Vec::new();
-    visit(&tree, &mut |arg, dot| {
+    visit(tree, &[], &mut |arg, dot| {
         let (ast::Arg::Field(field), Dot::Inner(block)) = (arg, dot) else {
             return;
         };

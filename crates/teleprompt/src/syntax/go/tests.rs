@@ -195,7 +195,7 @@ fn is_send_and_sync() {
 
 #[test]
 fn root_reads_lists_field_names_or_everything() {
-    let reads = |body: &str| root_reads(&parse::parse(body).expect("parses"));
+    let reads = |body: &str| root_reads(&parse::parse(body).expect("parses"), &[]);
     let names = reads("{{ .issue.title }}{{ range .files }}{{ . }}{{ end }}{{ $.env.os }}")
         .expect("the root is never used whole");
     assert!(names.contains("issue") && names.contains("files") && names.contains("env"));
