@@ -429,3 +429,31 @@ fn blocks_that_render_each_other_across_files_are_a_load_error() {
     assert_eq!(error.rule(), "parse/block-cycle");
     assert_eq!(at(&error), ("base2.j2".to_string(), 1, 18));
 }
+
+#[test]
+fn a_library_reloads_a_prompt_when_a_file_it_includes_changes() {
+    let root = dir(
+        "jinja-includes-reload",
+        &[
+            ("task.j2", "{% extends \"layout/base.j2\" %}{% block body %}{% include \"parts/who.j2\" %}{% endblock %}"),
+            ("layout/base.j2", "<{% block body %}{% endblock %}>"),
+            ("parts/who.j2", "Ann"),
+        ],
+    );
+    let mut library = Library::open(&root, &LoadOptions::default()).expect("readable");
+    let prompt = library.get("task").expect("loaded");
+    let included: Vec<String> = prompt
+        .included_files()
+        .map(|path| path.display().to_string())
+        .collect();
+    assert!(
+        included.iter().any(|path| path.ends_with("layout/base.j2"))
+            && included.iter().any(|path| path.ends_with("parts/who.j2")),
+        "{included:?}"
+    );
+    assert_eq!(prompt.render(json!({})).unwrap().into_text(), "<Ann>");
+    std::fs::write(root.join("parts/who.j2"), "Bob").unwrap();
+    library.reload().expect("readable");
+    let prompt = library.get("task").expect("loaded");
+    assert_eq!(prompt.render(json!({})).unwrap().into_text(), "<Bob>");
+}

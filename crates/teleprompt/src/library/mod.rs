@@ -235,7 +235,7 @@ impl Library {
                     state.error.is_none()
                         && hash.is_some()
                         && state.hash == hash
-                        && !(files_added && !entry.prompt.dependencies().is_empty())
+                        && (!files_added || entry.prompt.dependencies().is_empty())
                         && entry
                             .prompt
                             .dependencies()
