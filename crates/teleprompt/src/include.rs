@@ -334,6 +334,30 @@ mod tests {
     }
 
     #[test]
+    fn jinja_names_from_the_root_then_beside_the_includer() {
+        let includes = Includes {
+            root: PathBuf::from("/r"),
+            shown_root: PathBuf::from("r"),
+            dir: PathBuf::from("sub"),
+            file: Some(PathBuf::from("sub/main.j2")),
+            extension: Some("j2".to_string()),
+            max_bytes: 1024,
+            looked_at: Arc::default(),
+        };
+        assert_eq!(
+            includes.jinja_candidates("./parts/a.j2").unwrap(),
+            [PathBuf::from("parts/a.j2"), PathBuf::from("sub/parts/a.j2")]
+        );
+        assert!(includes.jinja_candidates("../a.j2").is_err());
+        let at_root = includes.beside(Path::new("b.j2"));
+        assert_eq!(at_root.file(), Some(Path::new("b.j2")));
+        assert_eq!(
+            at_root.jinja_candidates("a.j2").unwrap(),
+            [PathBuf::from("a.j2")]
+        );
+    }
+
+    #[test]
     fn candidates_in_order() {
         let includes = Includes {
             root: PathBuf::from("/r"),

@@ -450,6 +450,10 @@ impl<'a> Checker<'a> {
                 self.opt(&f.filter_expr);
                 let mut names = vec!["loop"];
                 target_names(&f.target, &mut names);
+                if !self.binds.is_empty() {
+                    // Inside a block, its own loop's `loop` is its own.
+                    self.bound_log.push("loop");
+                }
                 self.binds.push(names);
                 self.loops += 1;
                 self.body(&f.body);
