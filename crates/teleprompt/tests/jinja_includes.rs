@@ -457,3 +457,28 @@ fn a_library_reloads_a_prompt_when_a_file_it_includes_changes() {
     let prompt = library.get("task").expect("loaded");
     assert_eq!(prompt.render(json!({})).unwrap().into_text(), "<Bob>");
 }
+
+#[test]
+fn many_tags_closing_a_long_cycle_stay_cheap() {
+    // main → f0 → … → f999, which names main 50,000 times.
+    let mut files: Vec<(String, String)> = (0..999)
+        .map(|i| {
+            (
+                format!("f{i}.j2"),
+                format!("{{% include \"f{}.j2\" %}}", i + 1),
+            )
+        })
+        .collect();
+    files.push(("f999.j2".into(), "{% include \"main.j2\" %}".repeat(50_000)));
+    files.push(("main.j2".into(), "{% include \"f0.j2\" %}".into()));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
+    let root = dir("jinja-includes-long-cycles", &files);
+    let started = std::time::Instant::now();
+    let error = Prompt::from_file(root.join("main.j2")).expect_err("cycles");
+    assert_eq!(error.rule(), "parse/include-cycle");
+    assert!(error.all().len() <= 101, "{}", error.all().len());
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+}

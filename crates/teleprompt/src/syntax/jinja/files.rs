@@ -39,7 +39,7 @@ use minijinja::machinery::ast;
 
 use super::TEMPLATE_NAME;
 use crate::check::Inputs;
-use crate::diagnostics::{closest, Error, Found, TemplateError};
+use crate::diagnostics::{closest, Error, Found, TemplateError, MAX_ERRORS_PER_FILE};
 use crate::document::Document;
 use crate::include::{Includes, MAX_FILES};
 use crate::syntax::edits::{Edit, Edited};
@@ -247,6 +247,7 @@ pub(super) fn block_cycles(
                     }
                     stack.push((to, 0));
                 }
+                Some(1) if cycles.len() >= MAX_ERRORS_PER_FILE => {}
                 Some(1) => {
                     let from = stack.iter().position(|(open, _)| *open == to).unwrap_or(0);
                     let mut chain: Vec<String> = stack
@@ -1072,6 +1073,9 @@ impl Files {
                     }
                     stack.push((next, 0, 0));
                 }
+                // Past the errors a file reports, a cycle is not spelled
+                // out (a chain may be a thousand templates long).
+                Some(OPEN) if cycles.len() >= MAX_ERRORS_PER_FILE => {}
                 Some(OPEN) => {
                     let from = stack
                         .iter()
