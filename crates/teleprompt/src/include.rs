@@ -1,6 +1,6 @@
 //! Files a template pulls in from other files (Handlebars partials, Go
-//! templates): where a name is looked for, and reading it without leaving
-//! the folder the host allowed.
+//! templates, Jinja includes, imports and `extends`): where a name is
+//! looked for, and reading it without leaving the folder the host allowed.
 //!
 //! A prompt loaded from a file may use other files of its *include root*:
 //! [`LoadOptions::include_root`](crate::LoadOptions::include_root) when the
@@ -28,6 +28,9 @@ pub(crate) struct Includes {
     shown_root: PathBuf,
     /// The including file's folder, relative to the root (empty: the root).
     dir: PathBuf,
+    /// The including file, relative to the root (`None`: not a file of
+    /// the root).
+    file: Option<PathBuf>,
     /// The including file's extension (`hbs`, `prompt`, `md`), lower case.
     extension: Option<String>,
     /// The most bytes an included file may hold (the template limit).
@@ -88,15 +91,18 @@ impl Includes {
             None => (folder, named),
         };
         let canonical_root = root.canonicalize().ok()?;
-        let dir = folder
+        let inside = folder
             .canonicalize()
             .ok()
-            .and_then(|f| f.strip_prefix(&canonical_root).ok().map(Path::to_path_buf))
-            .unwrap_or_default();
+            .and_then(|f| f.strip_prefix(&canonical_root).ok().map(Path::to_path_buf));
+        let file_in_root = inside
+            .as_ref()
+            .and_then(|dir| Some(dir.join(file.file_name()?)));
         Some(Includes {
             root: canonical_root,
             shown_root: shown_root.to_path_buf(),
-            dir,
+            dir: inside.unwrap_or_default(),
+            file: file_in_root,
             extension: file
                 .extension()
                 .map(|ext| ext.to_string_lossy().to_ascii_lowercase()),
@@ -111,6 +117,7 @@ impl Includes {
             root: root.canonicalize().ok()?,
             shown_root: root.to_path_buf(),
             dir: PathBuf::new(),
+            file: None,
             extension: None,
             max_bytes,
             looked_at: Arc::default(),
@@ -124,6 +131,7 @@ impl Includes {
             root: self.root.clone(),
             shown_root: self.shown_root.clone(),
             dir: relative.parent().map(Path::to_path_buf).unwrap_or_default(),
+            file: Some(relative.to_path_buf()),
             extension: self.extension.clone(),
             max_bytes: self.max_bytes,
             looked_at: Arc::clone(&self.looked_at),
@@ -200,6 +208,27 @@ impl Includes {
         let mut found = vec![self.dir.join(&name_path)];
         if !self.dir.as_os_str().is_empty() {
             found.push(name_path);
+        }
+        Ok(found)
+    }
+
+    /// The including file, relative to the root, when it is a file of
+    /// the root.
+    pub(crate) fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// The relative paths tried for a Jinja template `name` (`include`,
+    /// `import`, `extends`), in order: the name as written from the root
+    /// (as Jinja2's `FileSystemLoader` reads every name from its search
+    /// path), then from the including file's folder. No extension is
+    /// added: Jinja names its templates by their file names.
+    pub(crate) fn jinja_candidates(&self, name: &str) -> Result<Vec<PathBuf>, String> {
+        let name_path = relative_name(name)?;
+        let beside = self.dir.join(&name_path);
+        let mut found = vec![name_path];
+        if !self.dir.as_os_str().is_empty() {
+            found.push(beside);
         }
         Ok(found)
     }
@@ -305,11 +334,36 @@ mod tests {
     }
 
     #[test]
+    fn jinja_names_from_the_root_then_beside_the_includer() {
+        let includes = Includes {
+            root: PathBuf::from("/r"),
+            shown_root: PathBuf::from("r"),
+            dir: PathBuf::from("sub"),
+            file: Some(PathBuf::from("sub/main.j2")),
+            extension: Some("j2".to_string()),
+            max_bytes: 1024,
+            looked_at: Arc::default(),
+        };
+        assert_eq!(
+            includes.jinja_candidates("./parts/a.j2").unwrap(),
+            [PathBuf::from("parts/a.j2"), PathBuf::from("sub/parts/a.j2")]
+        );
+        assert!(includes.jinja_candidates("../a.j2").is_err());
+        let at_root = includes.beside(Path::new("b.j2"));
+        assert_eq!(at_root.file(), Some(Path::new("b.j2")));
+        assert_eq!(
+            at_root.jinja_candidates("a.j2").unwrap(),
+            [PathBuf::from("a.j2")]
+        );
+    }
+
+    #[test]
     fn candidates_in_order() {
         let includes = Includes {
             root: PathBuf::from("/r"),
             shown_root: PathBuf::from("r"),
             dir: PathBuf::from("sub"),
+            file: None,
             extension: Some("md".to_string()),
             max_bytes: 1024,
             looked_at: Arc::default(),

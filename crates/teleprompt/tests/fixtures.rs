@@ -23,7 +23,8 @@
 //!   an empty section expects none. For a prompt that does not load, the
 //!   warnings its error carries (`Error::warnings`).
 //! - `=== errors` — every error loading the prompt found (`Error::all`),
-//!   one per line as `LINE:COL RULE message`, in order.
+//!   one per line as `LINE:COL RULE message`, in order; `FILE:LINE:COL`
+//!   for an error placed in another file of the case.
 //! - `=== error` — `CLASS [[FILE:]LINE:COL]` (FILE: the error is placed
 //!   in that file of the case, not the prompt), then the exact message (all the
 //!   lines up to the first `help:` or `at:` line), then optional
@@ -321,8 +322,9 @@ fn check_warnings(expected: &str, warnings: &[Error]) -> Result<(), String> {
 }
 
 /// Checks every error of a failed load against an `=== errors` section:
-/// one line each, `LINE:COL RULE message`, in order.
-fn check_errors(expected: &str, error: &Error) -> Result<(), String> {
+/// one line each, `LINE:COL RULE message` (`FILE:LINE:COL` when placed in
+/// one of the case's other `files`), in order.
+fn check_errors(expected: &str, error: &Error, files: &[(String, String)]) -> Result<(), String> {
     let got: Vec<String> = error
         .all()
         .iter()
@@ -331,6 +333,16 @@ fn check_errors(expected: &str, error: &Error) -> Result<(), String> {
                 .location()
                 .map(|at| format!("{}:{}", at.line, at.column))
                 .unwrap_or_else(|| "no location".into());
+            let file = error.file().and_then(|got| {
+                files
+                    .iter()
+                    .map(|(name, _)| name)
+                    .find(|name| got.ends_with(&format!("/{name}")))
+            });
+            let at = match file {
+                Some(file) => format!("{file}:{at}"),
+                None => at,
+            };
             format!("{at} {} {}", error.rule(), error.message())
         })
         .collect();
@@ -412,7 +424,7 @@ fn run_case(case: &Case, fixture: &str, name: &str, syntax: Syntax) -> Result<()
     }
     let expected_errors = case.get("errors", "");
     match (&prompt, expected_errors) {
-        (Err(error), Some(expected)) => check_errors(expected, error)?,
+        (Err(error), Some(expected)) => check_errors(expected, error, &case.files)?,
         (Ok(_), Some(_)) => return Err("expected load errors, the prompt loaded".into()),
         _ => {}
     }

@@ -45,7 +45,7 @@ fn hostile_jinja_templates_stop_within_the_budget() {
             case("a macro doubling its argument 40 deep", "{% macro f(s, n) %}{% if n %}{{ f(s ~ s, n - 1) }}{% endif %}{% endmacro %}{{ f('x', 40) }}", json!({}), Render, "max_value_bytes"),
             case("a string grown on each of 2,000,000 passes (quadratic copying)", "{% set ns = namespace(s='') %}{% for i in range(2000) %}{% for j in range(1000) %}{% set ns.s = ns.s ~ 'xxxxxxxxxxxxxxxxxxxx' %}{% endfor %}{% endfor %}", json!({}), Render, "16 × the limit max_output"),
             case("a macro calling itself twice, 40 deep", "{% macro f(n) %}{% if n > 0 %}{{ f(n-1) }}{{ f(n-1) }}{% endif %}{% endmacro %}{{ f(40) }}", json!({}), Render, "max_steps"),
-            case("a macro calling itself without end", "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", json!({}), Render, "recursion"),
+            case("a macro calling itself without end", "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", json!({}), Render, "max_call_depth"),
             case("nested loops of 10^8 passes", "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}", json!({}), Render, "max_steps"),
             case("indent of a billion", "{{ ('x\\n' * 1000)|indent(1000000000) }}", json!({}), Render, "max_value_bytes"),
             case("a format width of a billion", "{{ '{:>1000000000}'.format(1) }}", json!({}), Render, "max_value_bytes"),

@@ -9,6 +9,7 @@ use minijinja::machinery::{ast, Span};
 
 use super::arg_types::{self, Lit, Slot};
 use super::arity::{arity, mismatch, Callable};
+use super::files::{Ref, Tag};
 use super::names::TESTS;
 use super::Dialect;
 use crate::diagnostics::{closest, TemplateError};
@@ -55,6 +56,33 @@ pub(super) struct Checker<'a> {
     /// Every literal argument (or filter input) of a call by name, for
     /// the types of the built-ins' arguments (`arg_types`).
     literals: Vec<Literal<'a>>,
+    /// Whether the template may name other templates (it has an include
+    /// root): each `include`, `import` and `extends` is then noted in
+    /// `refs`, else it is a load error.
+    pub(super) files: bool,
+    /// The tags that name other templates (with `files`).
+    pub(super) refs: Vec<Ref>,
+    /// The names bound by each `for` loop and `with` block the walk is in,
+    /// innermost last: a block does not see them unless it is `scoped`.
+    binds: Vec<Vec<&'a str>>,
+    /// Inside a `for` or `with`: the names read, in order, with where.
+    var_log: Vec<(&'a str, Span)>,
+    /// Inside a `for` or `with`: the names bound, in order.
+    bound_log: Vec<&'a str>,
+    /// Names a block reads that the loop or `with` around it binds: the
+    /// block's start, the name, where it is read.
+    unscoped: Vec<(usize, &'a str, Range<usize>)>,
+    /// The blocks the walk is in, innermost last.
+    blocks: Vec<&'a str>,
+    /// `self.name()` calls: the block rendering it (each around it), the
+    /// block called, where.
+    pub(super) block_calls: Vec<(String, String, Range<usize>)>,
+    /// Every `include` statement (from its keyword to before `%}`).
+    pub(super) includes: Vec<Range<usize>>,
+    /// How many `for` loops the walk is in.
+    loops: usize,
+    /// The first read of `loop` outside any `for` loop of the template.
+    pub(super) loose_loop: Option<Range<usize>>,
 }
 
 /// A literal argument of a call by name.
@@ -126,6 +154,12 @@ impl<'a> Checker<'a> {
             .filter(|name| !self.locals.contains(name.as_str()) && !functions.contains(*name))
             .cloned()
             .collect()
+    }
+
+    /// The names the template binds anywhere (variables, macros, loop
+    /// variables, arguments, imports).
+    pub(super) fn locals(&self) -> BTreeSet<String> {
+        self.locals.iter().map(|name| name.to_string()).collect()
     }
 
     /// A walk for a template rendered within `limits`.
@@ -414,7 +448,17 @@ impl<'a> Checker<'a> {
                 self.target(&f.target);
                 self.expr(&f.iter);
                 self.opt(&f.filter_expr);
+                let mut names = vec!["loop"];
+                target_names(&f.target, &mut names);
+                if !self.binds.is_empty() {
+                    // Inside a block, its own loop's `loop` is its own.
+                    self.bound_log.push("loop");
+                }
+                self.binds.push(names);
+                self.loops += 1;
                 self.body(&f.body);
+                self.loops -= 1;
+                self.binds.pop();
                 self.body(&f.else_body);
             }
             Stmt::IfCond(i) => {
@@ -424,13 +468,18 @@ impl<'a> Checker<'a> {
                 self.guarded_walk(when_false, |checker| checker.body(&i.false_body));
             }
             Stmt::WithBlock(w) => {
+                let mut names = Vec::new();
                 for (target, value) in &w.assignments {
                     self.target(target);
                     self.expr(value);
+                    target_names(target, &mut names);
                 }
+                self.binds.push(names);
                 self.body(&w.body);
+                self.binds.pop();
             }
             Stmt::Set(s) => {
+                self.bind_here(&s.target);
                 self.target(&s.target);
                 // A value kept across loop passes can grow on each: what a
                 // filter or call makes is counted when it is kept.
@@ -440,6 +489,7 @@ impl<'a> Checker<'a> {
                 self.expr(&s.expr);
             }
             Stmt::SetBlock(s) => {
+                self.bind_here(&s.target);
                 self.target(&s.target);
                 self.opt(&s.filter);
                 self.body(&s.body);
@@ -469,27 +519,40 @@ impl<'a> Checker<'a> {
                 self.expr(&f.filter);
                 self.body(&f.body);
             }
-            Stmt::Block(b) => self.body(&b.body),
+            Stmt::Block(b) => self.block(b, b.span().start_offset as usize),
             Stmt::Import(i) => {
-                self.other_file("import", &i.expr);
+                self.other_file(Tag::Import, &i.expr, i.span(), false, Vec::new());
                 self.expr(&i.expr);
                 self.target(&i.name);
             }
             Stmt::FromImport(i) => {
-                self.other_file("import", &i.expr);
+                let imported = i
+                    .names
+                    .iter()
+                    .filter_map(|(name, _)| match name {
+                        ast::Expr::Var(var) => Some((var.id.to_string(), range(var.span()))),
+                        _ => None,
+                    })
+                    .collect();
+                self.other_file(Tag::FromImport, &i.expr, i.span(), false, imported);
                 self.expr(&i.expr);
                 for (name, alias) in &i.names {
                     self.target(alias.as_ref().unwrap_or(name));
                 }
             }
             Stmt::Extends(e) => {
-                self.other_file("extends", &e.name);
+                self.other_file(Tag::Extends, &e.name, e.span(), false, Vec::new());
                 self.expr(&e.name);
             }
             Stmt::Include(i) => {
-                if !i.ignore_missing {
-                    self.other_file("include", &i.name);
-                }
+                self.includes.push(range(i.span()));
+                self.other_file(
+                    Tag::Include,
+                    &i.name,
+                    i.span(),
+                    i.ignore_missing,
+                    Vec::new(),
+                );
                 self.expr(&i.name);
             }
             Stmt::Macro(m) => self.macro_decl(m),
@@ -501,11 +564,35 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A prompt has no other files to read templates from (no loader is
-    /// set): an `include`, `import` or `extends` can never resolve, and is
-    /// a load error rather than a render that fails later. (`include …
-    /// ignore missing` renders nothing, as Jinja says.)
-    fn other_file(&mut self, tag: &str, name: &ast::Expr<'_>) {
+    /// A tag naming another template: noted when the template has other
+    /// files to read (`files`). Without them (no include root) an
+    /// `include`, `import` or `extends` can never resolve, and is a load
+    /// error rather than a render that fails later. (`include … ignore
+    /// missing` renders nothing then, as Jinja says.)
+    fn other_file(
+        &mut self,
+        tag: Tag,
+        name: &ast::Expr<'_>,
+        statement: Span,
+        ignore_missing: bool,
+        imported: Vec<(String, Range<usize>)>,
+    ) {
+        let span = full_start(name)..name.span().end_offset as usize;
+        if self.files {
+            self.refs.push(Ref {
+                tag,
+                ignore_missing,
+                choices: super::files::choices(name),
+                span,
+                end: statement.end_offset as usize,
+                imported,
+            });
+            return;
+        }
+        if ignore_missing {
+            return;
+        }
+        let tag = tag.word();
         let what = match name {
             ast::Expr::Const(c) => match c.value.as_str() {
                 Some(file) => format!("\"{file}\""),
@@ -514,7 +601,7 @@ impl<'a> Checker<'a> {
             _ => "a computed name".to_string(),
         };
         self.problems.push((
-            full_start(name)..name.span().end_offset as usize,
+            span,
             format!(
                 "{{% {tag} %}} of {what} cannot be resolved: a Jinja prompt cannot read other template files"
             ),
@@ -568,7 +655,76 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A `{% block %}` starting at `start`: inside a `for` or `with`, the
+    /// names it reads that those bind are noted (a block does not see
+    /// them unless it is `scoped`).
+    fn block(&mut self, b: &ast::Block<'a>, start: usize) {
+        self.blocks.push(b.name);
+        self.block_body(b, start);
+        self.blocks.pop();
+    }
+
+    fn block_body(&mut self, b: &ast::Block<'a>, start: usize) {
+        if self.binds.is_empty() {
+            self.body(&b.body);
+            return;
+        }
+        let around: Vec<&'a str> = self.binds.iter().flatten().copied().collect();
+        let (reads, bound) = (self.var_log.len(), self.bound_log.len());
+        self.body(&b.body);
+        let inside = self.bound_log.get(bound..).unwrap_or_default();
+        let read = self.var_log.get(reads..).unwrap_or_default();
+        if let Some((name, at)) = read
+            .iter()
+            .find(|(name, _)| around.contains(name) && !inside.contains(name))
+        {
+            self.unscoped.push((start, name, range(*at)));
+        }
+    }
+
+    /// A `set` inside a `for` or `with` binds its names there.
+    fn bind_here(&mut self, target: &ast::Expr<'a>) {
+        if let Some(names) = self.binds.last_mut() {
+            target_names(target, names);
+        }
+    }
+
+    /// Notes in `found` every block that reads a name of the `for` loop or
+    /// `with` block around it without being declared `scoped`: Jinja2
+    /// renders the name undefined there (minijinja would see it).
+    pub(super) fn block_scope_errors(&self, body: &str, found: &mut crate::diagnostics::Found) {
+        for (start, name, at) in &self.unscoped {
+            // `block NAME [scoped] [required] %}`
+            let head = body
+                .get(*start..)
+                .and_then(|rest| rest.split("%}").next())
+                .unwrap_or_default();
+            let mut words = head
+                .split_whitespace()
+                .map(|word| word.trim_matches(|c| c == '-' || c == '+'));
+            let block = words.nth(1).unwrap_or("name");
+            if words.any(|word| word == "scoped") {
+                continue;
+            }
+            found.push(
+                TemplateError::parse(
+                    Some(at.clone()),
+                    format!(
+                        "block \"{block}\" reads \"{name}\", which the loop or `with` around it sets, but a Jinja block does not see those: Jinja2 renders \"{name}\" undefined here"
+                    ),
+                )
+                .with_kind("unscoped-block")
+                .suggest(Some(format!(
+                    "declare the block scoped: {{% block {block} scoped %}}"
+                ))),
+            );
+        }
+    }
+
     fn macro_decl(&mut self, m: &ast::Macro<'a>) {
+        if !self.binds.is_empty() {
+            self.bound_log.push(m.name);
+        }
         self.locals.insert(m.name);
         for arg in &m.args {
             self.target(arg);
@@ -583,6 +739,9 @@ impl<'a> Checker<'a> {
     fn target(&mut self, target: &ast::Expr<'a>) {
         match target {
             ast::Expr::Var(var) => {
+                if !self.binds.is_empty() {
+                    self.bound_log.push(var.id);
+                }
                 self.locals.insert(var.id);
             }
             ast::Expr::List(list) => list.items.iter().for_each(|item| self.target(item)),
@@ -620,6 +779,9 @@ impl<'a> Checker<'a> {
     fn call(&mut self, call: &ast::Call<'a>, span: Span, counted: bool) {
         match &call.expr {
             ast::Expr::Var(var) => {
+                if !self.binds.is_empty() {
+                    self.var_log.push((var.id, var.span()));
+                }
                 self.reads.insert(var.id.to_string());
                 if !self.is_guarded(var.id) {
                     if counted {
@@ -632,7 +794,21 @@ impl<'a> Checker<'a> {
                     self.note_host_call(var.id, span, None, &call.args);
                 }
             }
-            other => self.expr(other),
+            other => {
+                if let ast::Expr::GetAttr(attr) = other {
+                    if matches!(&attr.expr, ast::Expr::Var(var) if var.id == "self") {
+                        let at = full_start(other)..span.end_offset as usize;
+                        for block in &self.blocks {
+                            self.block_calls.push((
+                                block.to_string(),
+                                attr.name.to_string(),
+                                at.clone(),
+                            ));
+                        }
+                    }
+                }
+                self.expr(other)
+            }
         }
         self.args(&call.args);
     }
@@ -641,6 +817,12 @@ impl<'a> Checker<'a> {
         use ast::Expr;
         match expr {
             Expr::Var(var) => {
+                if !self.binds.is_empty() {
+                    self.var_log.push((var.id, var.span()));
+                }
+                if var.id == "loop" && self.loops == 0 && self.loose_loop.is_none() {
+                    self.loose_loop = Some(range(var.span()));
+                }
                 self.reads.insert(var.id.to_string());
             }
             Expr::Const(_) => {}
@@ -727,6 +909,19 @@ impl<'a> Checker<'a> {
                 m.values.iter().for_each(|value| self.expr(value));
             }
         }
+    }
+}
+
+/// The names an assignment target binds.
+fn target_names<'a>(target: &ast::Expr<'a>, names: &mut Vec<&'a str>) {
+    match target {
+        ast::Expr::Var(var) => names.push(var.id),
+        ast::Expr::List(list) => list.items.iter().for_each(|item| target_names(item, names)),
+        ast::Expr::Tuple(tuple) => tuple
+            .items
+            .iter()
+            .for_each(|item| target_names(item, names)),
+        _ => {}
     }
 }
 

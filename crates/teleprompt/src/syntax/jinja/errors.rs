@@ -152,7 +152,7 @@ pub(super) fn convert_error(
     error: &minijinja::Error,
     body: &str,
     source: &Edited,
-    render: Option<(&MissLog, &Data, u64)>,
+    render: Option<(&MissLog, &Data, &crate::limits::Limits)>,
 ) -> TemplateError {
     let span = error
         .range()
@@ -175,7 +175,7 @@ pub(super) fn convert_error(
         Some(detail) => format!("{kind}: {detail}"),
         None => kind.to_string(),
     };
-    let Some((misses, data, steps)) = render else {
+    let Some((misses, data, limits)) = render else {
         // Syntax errors point at a place, not at an action to quote.
         let span = span.map(|span| span.start..span.start);
         return TemplateError::parse(span, generic());
@@ -204,7 +204,23 @@ pub(super) fn convert_error(
     if kind == ErrorKind::OutOfFuel {
         return TemplateError::render(
             span,
-            format!("the template ran too long (more than {steps} steps, the limit max_steps); is a loop unbounded?"),
+            format!(
+                "the template ran too long (more than {} steps, the limit max_steps); is a loop unbounded?",
+                limits.max_steps
+            ),
+        );
+    }
+    if kind == ErrorKind::InvalidOperation
+        && detail
+            .as_deref()
+            .is_some_and(|detail| detail.contains("recursion limit exceeded"))
+    {
+        return TemplateError::render(
+            span,
+            format!(
+                "macro calls, includes and imports nest too deep (past the limit max_call_depth, {}): does a macro call itself without end?",
+                limits.max_call_depth
+            ),
         );
     }
     if kind == ErrorKind::UndefinedError {

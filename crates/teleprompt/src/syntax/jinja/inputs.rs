@@ -12,7 +12,7 @@
 //! data. The walk follows the tree as the load-time check does, whose
 //! depth [`super::nesting`] bounds before it is parsed.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 use minijinja::machinery::ast;
@@ -27,11 +27,7 @@ type Place = Option<Vec<Step>>;
 /// The paths `template` reads; `data` names the top-level names that may
 /// be data (read, and never the template's own variable or a function).
 pub(super) fn inputs(template: &ast::Stmt<'_>, data: &BTreeSet<String>) -> Inputs {
-    let mut walk = Walk {
-        data,
-        inputs: Inputs::default(),
-        scopes: vec![HashMap::new()],
-    };
+    let mut walk = Walk::new(data, None);
     walk.stmt(template);
     let mut inputs = walk.inputs;
     // A data name the walk did not meet on a path is still read.
@@ -43,18 +39,202 @@ pub(super) fn inputs(template: &ast::Stmt<'_>, data: &BTreeSet<String>) -> Input
     inputs
 }
 
+/// The templates a prompt's body uses, for a walk that follows it into
+/// them.
+pub(super) struct Linked<'t, 'a> {
+    /// Each template's tree (the body first); `None` where it did not
+    /// compile.
+    pub trees: Vec<Option<&'t ast::Stmt<'a>>>,
+    /// Each template's text.
+    pub texts: Vec<Option<&'a str>>,
+    /// For a tag (its template, where its name starts): the templates it
+    /// may use, whether it passes them its context, and whether it is an
+    /// `extends`.
+    pub links: HashMap<(usize, usize), (Vec<usize>, bool, bool)>,
+}
+
+/// The blocks `stmts` (of `text`) define, each with whether it may render
+/// the block it overrides (its text calls `super()`; a mention in a
+/// comment counts too, which only reads more).
+fn blocks_in<'a>(stmts: &[ast::Stmt<'a>], text: &str, out: &mut Vec<(&'a str, bool)>) {
+    use ast::Stmt;
+    for stmt in stmts {
+        match stmt {
+            Stmt::Template(t) => blocks_in(&t.children, text, out),
+            Stmt::Block(b) => {
+                let span = b.span();
+                let calls_super = text
+                    .get(span.start_offset as usize..span.end_offset as usize)
+                    .is_some_and(|body| body.contains("super("));
+                out.push((b.name, calls_super));
+                blocks_in(&b.body, text, out);
+            }
+            Stmt::IfCond(i) => {
+                blocks_in(&i.true_body, text, out);
+                blocks_in(&i.false_body, text, out);
+            }
+            Stmt::ForLoop(f) => {
+                blocks_in(&f.body, text, out);
+                blocks_in(&f.else_body, text, out);
+            }
+            Stmt::WithBlock(w) => blocks_in(&w.body, text, out),
+            Stmt::AutoEscape(a) => blocks_in(&a.body, text, out),
+            Stmt::FilterBlock(f) => blocks_in(&f.body, text, out),
+            Stmt::SetBlock(s) => blocks_in(&s.body, text, out),
+            _ => {}
+        }
+    }
+}
+
+/// How many times the walk goes into one file (once per tag using it, up
+/// to this): the work stays a small multiple of the files' size however
+/// often they are included.
+const WALKS_PER_FILE: usize = 4;
+
+/// How deep the walk follows templates into templates (a render nests
+/// far fewer includes: see `limits.max_call_depth`); past it, what a
+/// template reads is still counted, by name.
+const MAX_WALK_DEPTH: usize = 64;
+
+/// The paths `body` reads, going into the templates it includes, imports
+/// with context or extends as they render: in the caller's scope (a
+/// `for` around an include binds its variable there too). Only reads in
+/// the body carry a place; `data` holds the names that may be data in any
+/// of the templates.
+pub(super) fn linked(
+    body: &ast::Stmt<'_>,
+    data: &BTreeSet<String>,
+    linked: &Linked<'_, '_>,
+) -> Inputs {
+    let mut walk = Walk::new(data, Some(linked));
+    walk.stmt(body);
+    let mut inputs = walk.inputs;
+    // A data name the walk never looked up is still read.
+    for name in data {
+        if !walk.met.contains(name.as_str()) && !inputs.names().any(|read| read == name) {
+            inputs.add(&[Step::Key(name.clone())]);
+        }
+    }
+    inputs
+}
+
 struct Walk<'d, 'a> {
     data: &'d BTreeSet<String>,
     inputs: Inputs,
     /// The template's own names in scope, innermost last.
     scopes: Vec<HashMap<&'a str, Place>>,
+    /// The other templates, when the walk follows the tags naming them.
+    linked: Option<&'d Linked<'d, 'a>>,
+    /// The template walked (an index of `linked.trees`).
+    current: usize,
+    /// Whether reads are noted with their place (in the body only).
+    placed: bool,
+    /// How many times the walk went into each template.
+    walks: Vec<usize>,
+    /// The templates being walked, outermost first.
+    stack: Vec<usize>,
+    /// Every name looked up.
+    met: HashSet<&'a str>,
+    /// In a template extended by the ones walked before it: each block
+    /// they define, and whether this template's version may still render
+    /// (a `super()` all the way down).
+    overridden: HashMap<&'a str, bool>,
+    /// Walking a block that never renders: names are met, nothing is read.
+    silent: bool,
 }
 
 fn span(expr: &ast::Expr<'_>) -> Range<usize> {
     full_start(expr)..expr.span().end_offset as usize
 }
 
-impl<'a> Walk<'_, 'a> {
+impl<'d, 'a> Walk<'d, 'a> {
+    fn new(data: &'d BTreeSet<String>, linked: Option<&'d Linked<'d, 'a>>) -> Walk<'d, 'a> {
+        Walk {
+            data,
+            inputs: Inputs::default(),
+            scopes: vec![HashMap::new()],
+            linked,
+            current: 0,
+            placed: true,
+            walks: vec![0; linked.map_or(0, |linked| linked.trees.len())],
+            stack: vec![0],
+            met: HashSet::new(),
+            overridden: HashMap::new(),
+            silent: false,
+        }
+    }
+
+    /// Notes that `path` is read at `span` (of the template walked).
+    fn note(&mut self, path: &[Step], span: Range<usize>, whole: bool) {
+        if self.silent {
+            return;
+        }
+        if self.placed {
+            self.inputs.add_at(path, span, whole);
+        } else if whole {
+            self.inputs.add_whole(path);
+        } else {
+            self.inputs.add(path);
+        }
+    }
+
+    /// Goes into the templates the tag whose name is `name` uses, when it
+    /// passes them its context.
+    fn follow(&mut self, name: &ast::Expr<'a>) {
+        let Some(linked) = self.linked else {
+            return;
+        };
+        let Some((targets, true, extends)) = linked.links.get(&(self.current, full_start(name)))
+        else {
+            return;
+        };
+        // The blocks a parent template renders are those its children do
+        // not replace; an included or imported template's are its own.
+        let overridden = match extends {
+            true => {
+                let mut overridden = self.overridden.clone();
+                let mut own = Vec::new();
+                if let (Some(Some(tree)), Some(Some(text))) = (
+                    linked.trees.get(self.current),
+                    linked.texts.get(self.current),
+                ) {
+                    blocks_in(std::slice::from_ref(*tree), text, &mut own);
+                }
+                for (block, calls_super) in own {
+                    let renders = overridden.entry(block).or_insert(true);
+                    *renders = *renders && calls_super;
+                }
+                overridden
+            }
+            false => HashMap::new(),
+        };
+        for &target in targets {
+            if self.stack.contains(&target) || self.stack.len() > MAX_WALK_DEPTH {
+                continue;
+            }
+            let Some(count) = self.walks.get_mut(target) else {
+                continue;
+            };
+            if *count >= WALKS_PER_FILE {
+                continue;
+            }
+            *count += 1;
+            let Some(tree) = linked.trees.get(target).copied().flatten() else {
+                continue;
+            };
+            let (placed, current) = (self.placed, self.current);
+            let outer = std::mem::replace(&mut self.overridden, overridden.clone());
+            self.placed = false;
+            self.current = target;
+            self.stack.push(target);
+            self.scoped(HashMap::new(), |walk| walk.stmt(tree));
+            self.stack.pop();
+            self.placed = placed;
+            self.current = current;
+            self.overridden = outer;
+        }
+    }
+
     fn body(&mut self, stmts: &[ast::Stmt<'a>]) {
         for stmt in stmts {
             self.stmt(stmt);
@@ -102,8 +282,10 @@ impl<'a> Walk<'_, 'a> {
             Stmt::EmitExpr(e) => {
                 if let Some(path) = self.value(&e.expr) {
                     let at = span(&e.expr);
-                    self.inputs.add_at(&path, at.clone(), true);
-                    self.inputs.add_printed(&path, at);
+                    self.note(&path, at.clone(), true);
+                    if self.placed && !self.silent {
+                        self.inputs.add_printed(&path, at);
+                    }
                 }
             }
             Stmt::EmitRaw(_) | Stmt::Continue(_) | Stmt::Break(_) => {}
@@ -152,19 +334,34 @@ impl<'a> Walk<'_, 'a> {
                 self.read(&f.filter, true);
                 self.body(&f.body);
             }
+            // A block its children replace (without `super()`) never
+            // renders here.
+            Stmt::Block(b) if self.overridden.get(b.name) == Some(&false) => {
+                let silent = std::mem::replace(&mut self.silent, true);
+                self.body(&b.body);
+                self.silent = silent;
+            }
             Stmt::Block(b) => self.body(&b.body),
             Stmt::Import(i) => {
                 self.read(&i.expr, true);
+                self.follow(&i.expr);
                 self.bind_target(&i.name, None);
             }
             Stmt::FromImport(i) => {
                 self.read(&i.expr, true);
+                self.follow(&i.expr);
                 for (name, alias) in &i.names {
                     self.bind_target(alias.as_ref().unwrap_or(name), None);
                 }
             }
-            Stmt::Extends(e) => self.read(&e.name, true),
-            Stmt::Include(i) => self.read(&i.name, true),
+            Stmt::Extends(e) => {
+                self.read(&e.name, true);
+                self.follow(&e.name);
+            }
+            Stmt::Include(i) => {
+                self.read(&i.name, true);
+                self.follow(&i.name);
+            }
             Stmt::Macro(m) => {
                 self.bind(m.name, None);
                 self.macro_decl(m);
@@ -202,7 +399,7 @@ impl<'a> Walk<'_, 'a> {
     /// Notes what `expr` reads (`whole`: its value is used as it is).
     fn read(&mut self, expr: &ast::Expr<'a>, whole: bool) {
         if let Some(path) = self.value(expr) {
-            self.inputs.add_at(&path, span(expr), whole);
+            self.note(&path, span(expr), whole);
         }
     }
 
@@ -211,13 +408,14 @@ impl<'a> Walk<'_, 'a> {
     fn walked(&mut self, expr: &ast::Expr<'a>) -> Place {
         let place = self.value(expr);
         if let Some(path) = &place {
-            self.inputs.add_at(path, span(expr), false);
+            self.note(path, span(expr), false);
         }
         place
     }
 
     /// Where a name points: the innermost binding, else the data's name.
-    fn lookup(&self, name: &str) -> Place {
+    fn lookup(&mut self, name: &'a str) -> Place {
+        self.met.insert(name);
         for scope in self.scopes.iter().rev() {
             if let Some(place) = scope.get(name) {
                 return place.clone();

@@ -13,6 +13,9 @@
 //!   and the closest key that exists (`errors`);
 //! - a render is bounded: fuel for its steps, a budget for its output
 //!   (`scope`);
+//! - `include`, `import` and `extends` of other files are read, checked
+//!   and registered when the prompt loads, where it has an include root
+//!   (`files`); errors in those files are placed in them;
 //! - pongo2's spellings `{% autoescape off %}` / `on` are accepted.
 
 mod arg_types;
@@ -20,6 +23,7 @@ mod arity;
 mod check;
 mod django;
 mod errors;
+mod files;
 mod filters;
 mod growth;
 pub(crate) mod hf;
@@ -32,6 +36,7 @@ mod scope;
 mod value;
 
 use std::collections::{BTreeSet, HashSet};
+use std::error::Error as _;
 use std::fmt;
 use std::sync::Arc;
 
@@ -78,6 +83,9 @@ pub(crate) struct JinjaTemplate {
     /// Which Jinja it is (a chat template reads its messages as
     /// `transformers` hands them over).
     dialect: Dialect,
+    /// The files it includes, imports or extends (none without an include
+    /// root), to place render errors in them.
+    files: Option<files::Files>,
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -240,42 +248,51 @@ impl JinjaTemplate {
             translated.text.as_str()
         };
 
-        nesting::check(text, syntax.clone(), limits.nesting())
-            .map_err(|error| translated.place(error))?;
-        let mut found = crate::diagnostics::Found::default();
-        let (edits, reads, inputs) = {
-            let ast = machinery::parse(text, TEMPLATE_NAME, syntax.clone()).map_err(|error| {
-                let error = unclosed_block_error(&error, text, syntax.clone())
-                    .unwrap_or_else(|| convert_error(&error, text, &Edited::default(), None));
-                translated.place(error)
-            })?;
-            let functions: HashSet<String> = env
-                .globals()
-                .map(|(name, _)| name.to_string())
-                .chain(IMPLICIT_CALLABLES.iter().map(|name| name.to_string()))
-                .collect();
-            let mut checker = Checker::new(limits);
-            checker.stmt(&ast);
-            checker
-                .verdict(text, &functions, &filters, &mut found)
-                .map_err(|error| translated.place(error))?;
-            checker.host_calls(text, &hosts, &mut found);
-            checker.arity_errors(text, dialect, &mut found);
-            if dialect != Dialect::Django {
-                checker.type_errors(text, &mut found);
+        let functions: HashSet<String> = env
+            .globals()
+            .map(|(name, _)| name.to_string())
+            .chain(IMPLICIT_CALLABLES.iter().map(|name| name.to_string()))
+            .collect();
+        let includes = options
+            .includes
+            .as_ref()
+            .filter(|_| dialect == Dialect::Jinja);
+        let checks = Checks {
+            syntax: syntax.clone(),
+            limits,
+            functions: &functions,
+            filters: &filters,
+            hosts: &hosts,
+            dialect,
+            files: includes.is_some(),
+        };
+        let (mut scanned, found) = scan(text, &checks).map_err(|error| translated.place(error))?;
+        let mut found = found.map(|error| translated.place(error));
+        let mut inputs = scanned.inputs.clone();
+        if !translated.is_unchanged() {
+            inputs.map_spans(&|offset| translated.to_original(offset));
+        }
+        let mut reads = scanned.reads.clone();
+        let edits = std::mem::take(&mut scanned.edits);
+        let files = match includes {
+            Some(includes) if !scanned.refs.is_empty() => {
+                let mut loaded = files::load(
+                    text,
+                    scanned,
+                    includes,
+                    &|file: &str| scan(file, &checks),
+                    &mut found,
+                )?;
+                for unit in &loaded.units {
+                    if let Some(scanned) = &unit.scanned {
+                        reads.extend(scanned.reads.iter().cloned());
+                    }
+                }
+                inputs = linked_inputs(text, &syntax, &loaded);
+                register_files(&mut env, &mut loaded)?;
+                Some(loaded)
             }
-            found = found.map(|error| translated.place(error));
-            let mut inputs = inputs::inputs(&ast, &checker.inputs(&functions));
-            if !translated.is_unchanged() {
-                inputs.map_spans(&|offset| translated.to_original(offset));
-            }
-            let mut edits = checker.bounds;
-            // Only plain Jinja bodies take pongo2's autoescape spellings: a
-            // dialect's translation has made its own.
-            if dialect == Dialect::Jinja {
-                edits.extend(checker.edits);
-            }
-            (edits, checker.reads, inputs)
+            _ => None,
         };
         // The bound checks (and autoescape spellings), made on the text
         // minijinja parsed: after the dialect's translation.
@@ -296,6 +313,7 @@ impl JinjaTemplate {
             limits,
             syntax,
             dialect,
+            files,
         };
         Ok((template, found.into_error()))
     }
@@ -354,18 +372,238 @@ impl JinjaTemplate {
         if out.over {
             return Err(output_limit_error(self.limits.max_output));
         }
-        result.map_err(|error| {
-            convert_error(
-                &error,
-                &self.body,
-                &self.source,
-                Some((&misses, data, self.limits.max_steps)),
-            )
-        })?;
+        result.map_err(|error| self.render_error(&error, &misses, data))?;
         // Filters only ever write whole UTF-8 strings.
         String::from_utf8(out.bytes)
             .map_err(|_| TemplateError::render(None, "the output is not UTF-8 text"))
     }
+}
+
+impl JinjaTemplate {
+    /// A render error placed where it happened: in the body, or in a file
+    /// it uses (with the place that included it, when an include did).
+    fn render_error(
+        &self,
+        error: &minijinja::Error,
+        misses: &MissLog,
+        data: &Data,
+    ) -> TemplateError {
+        let render = Some((misses, data, &self.limits));
+        let Some(files) = &self.files else {
+            return convert_error(error, &self.body, &self.source, render);
+        };
+        // minijinja wraps an error inside an include or a `super()` in one
+        // at the tag: the innermost says where it happened; the includes
+        // on the way, which tags led to that file.
+        let mut inner = error;
+        let mut sites = Vec::new();
+        loop {
+            let wrapped = matches!(inner.kind(), ErrorKind::BadInclude | ErrorKind::EvalBlock);
+            let Some(next) = inner
+                .source()
+                .and_then(|source| source.downcast_ref::<minijinja::Error>())
+                .filter(|_| wrapped)
+            else {
+                break;
+            };
+            if inner.kind() == ErrorKind::BadInclude {
+                if let Some(site) = inner.name().zip(inner.range()) {
+                    sites.push(site);
+                }
+            }
+            inner = next;
+        }
+        let index = inner.name().and_then(|name| files.by_key(name));
+        let unit = index.and_then(|index| Some((index, files.units.get(index)?)));
+        let Some((index, unit, document)) =
+            unit.and_then(|(index, unit)| Some((index, unit, unit.document.as_ref()?)))
+        else {
+            return convert_error(inner, &self.body, &self.source, render);
+        };
+        let located = document.locate(convert_error(inner, &document.body, &unit.source, render));
+        let sites: Vec<(usize, std::ops::Range<usize>)> = sites
+            .into_iter()
+            .filter_map(|(name, range)| {
+                let includer = files.by_key(name)?;
+                let source = match files.units.get(includer)?.document {
+                    Some(_) => &files.units.get(includer)?.source,
+                    None => &self.source,
+                };
+                let tag = source.to_original(range.start)..source.to_original(range.end);
+                // The tag's name, as load errors point at it.
+                let name = files.units.get(includer)?.links.iter().find_map(|link| {
+                    let name = &link.tag.span;
+                    (name.start >= tag.start && name.end <= tag.end).then(|| name.clone())
+                });
+                Some((includer, name.unwrap_or(tag)))
+            })
+            .collect();
+        match sites.is_empty() {
+            true => files.with_site(index, located),
+            false => files.included_through(located, &sites),
+        }
+    }
+}
+
+/// The load-time checks of one template's text, and what they need.
+struct Checks<'c> {
+    syntax: minijinja::syntax::SyntaxConfig,
+    limits: crate::limits::Limits,
+    /// The globals and Jinja's own callables.
+    functions: &'c HashSet<String>,
+    filters: &'c [&'c str],
+    hosts: &'c [(String, crate::functions::Function)],
+    dialect: Dialect,
+    /// Whether other templates can be read (else naming one is an error).
+    files: bool,
+}
+
+/// Checks one template's text (the body, or a file it uses): what the
+/// walk found, with the errors that do not stop it; spans in `text`.
+fn scan(
+    text: &str,
+    checks: &Checks<'_>,
+) -> Result<(files::Scanned, crate::diagnostics::Found), TemplateError> {
+    nesting::check(text, checks.syntax.clone(), checks.limits.nesting())?;
+    let ast = machinery::parse(text, TEMPLATE_NAME, checks.syntax.clone()).map_err(|error| {
+        unclosed_block_error(&error, text, checks.syntax.clone())
+            .unwrap_or_else(|| convert_error(&error, text, &Edited::default(), None))
+    })?;
+    let mut found = crate::diagnostics::Found::default();
+    let mut checker = Checker::new(checks.limits);
+    checker.files = checks.files;
+    checker.stmt(&ast);
+    checker.verdict(text, checks.functions, checks.filters, &mut found)?;
+    checker.host_calls(text, checks.hosts, &mut found);
+    checker.arity_errors(text, checks.dialect, &mut found);
+    if checks.dialect != Dialect::Django {
+        checker.type_errors(text, &mut found);
+        checker.block_scope_errors(text, &mut found);
+    }
+    {
+        // Across files, `Files` checks the blocks of all templates again.
+        let calls: Vec<(usize, &str, &str, std::ops::Range<usize>)> = checker
+            .block_calls
+            .iter()
+            .map(|(from, to, at)| (0, from.as_str(), to.as_str(), at.clone()))
+            .collect();
+        for (call, chain) in files::block_cycles(&calls) {
+            if let Some((_, _, _, span)) = calls.get(call) {
+                found.push(files::block_cycle_error(span.clone(), &chain));
+            }
+        }
+    }
+    let free = checker.inputs(checks.functions);
+    let inputs = inputs::inputs(&ast, &free);
+    let locals = checker.locals();
+    let refs = std::mem::take(&mut checker.refs);
+    let mut edits = std::mem::take(&mut checker.bounds);
+    if checks.files {
+        edits.extend(files::scope_includes(text, &checker.includes));
+    }
+    // Only plain Jinja bodies take pongo2's autoescape spellings: a
+    // dialect's translation has made its own.
+    if checks.dialect == Dialect::Jinja {
+        edits.append(&mut checker.edits);
+    }
+    let scanned = files::Scanned {
+        edits,
+        reads: std::mem::take(&mut checker.reads),
+        free,
+        locals,
+        exports: files::exports(&ast),
+        refs,
+        inputs,
+        block_calls: std::mem::take(&mut checker.block_calls),
+        loose_loop: checker.loose_loop.take(),
+    };
+    Ok((scanned, found))
+}
+
+/// What the body (`text`) reads of its data, following its includes,
+/// imports with context and `extends` into the files they name.
+fn linked_inputs(
+    text: &str,
+    syntax: &minijinja::syntax::SyntaxConfig,
+    files: &files::Files,
+) -> crate::check::Inputs {
+    let mut data = BTreeSet::new();
+    let mut texts: Vec<Option<&str>> = Vec::with_capacity(files.units.len());
+    let mut links = std::collections::HashMap::new();
+    for (index, unit) in files.units.iter().enumerate() {
+        let Some(scanned) = &unit.scanned else {
+            texts.push(None);
+            continue;
+        };
+        data.extend(scanned.free.iter().cloned());
+        texts.push(Some(match &unit.document {
+            Some(document) => document.body.as_str(),
+            None => text,
+        }));
+        for link in &unit.links {
+            links.insert(
+                (index, link.tag.span.start),
+                (
+                    link.targets.clone(),
+                    link.with_context,
+                    link.tag.tag == files::Tag::Extends,
+                ),
+            );
+        }
+    }
+    let trees: Vec<Option<machinery::ast::Stmt<'_>>> = texts
+        .iter()
+        .map(|text| {
+            text.and_then(|text| machinery::parse(text, TEMPLATE_NAME, syntax.clone()).ok())
+        })
+        .collect();
+    let linked = inputs::Linked {
+        trees: trees.iter().map(Option::as_ref).collect(),
+        texts,
+        links,
+    };
+    match trees.first().and_then(Option::as_ref) {
+        Some(body) => inputs::linked(body, &data, &linked),
+        None => crate::check::Inputs::default(),
+    }
+}
+
+/// Registers every file read (its bound checks made) in `env`, and joins
+/// each name a template writes to the file it resolved to at load.
+fn register_files(
+    env: &mut Environment<'static>,
+    files: &mut files::Files,
+) -> Result<(), TemplateError> {
+    for index in 0..files.units.len() {
+        let Some(unit) = files.units.get_mut(index) else {
+            continue;
+        };
+        // What the walk found served the load: only the texts remain.
+        let scanned = unit.scanned.take();
+        let (Some(document), Some(mut scanned)) = (&unit.document, scanned) else {
+            continue;
+        };
+        unit.source = Edited::new(&document.body, std::mem::take(&mut scanned.edits));
+        let compiled = if unit.source.is_unchanged() {
+            document.body.clone()
+        } else {
+            unit.source.text.clone()
+        };
+        if let Err(error) = env.add_template_owned(unit.key.clone(), compiled) {
+            let error = convert_error(&error, &document.body, &unit.source, None);
+            return Err(files.place(index, error));
+        }
+    }
+    let joins = Arc::new(std::mem::take(&mut files.joins));
+    env.set_path_join_callback(move |name, parent| {
+        match joins.get(&(parent.to_string(), name.to_string())) {
+            Some(key) => key.clone().into(),
+            // Read at load or nothing: a name that did not resolve then
+            // (an `ignore missing` one) is no template.
+            None => format!("\0missing:{name}").into(),
+        }
+    });
+    Ok(())
 }
 
 /// The error of a render that printed more than its budget.
