@@ -164,6 +164,14 @@ fn unchunk(mut body: &str) -> String {
     out
 }
 
+/// Writes a file whole, as an editor saves it (a temporary file renamed):
+/// a write in place is first an empty file, which a reload could serve.
+fn save(path: PathBuf, text: &str) {
+    let temporary = path.with_extension("partial");
+    std::fs::write(&temporary, text).expect("writable");
+    std::fs::rename(&temporary, path).expect("renamable");
+}
+
 fn config(dir: &Path) -> Config {
     Config {
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -325,7 +333,7 @@ fn a_broken_edit_keeps_the_last_good_version_and_a_fix_replaces_it() {
     assert_eq!(rendered["output"], "v1 1");
 
     // Broken: the watcher reloads, the error is listed, v1 is served.
-    std::fs::write(root.join("task.j2"), "v2 {{ n | nope }}").expect("writable");
+    save(root.join("task.j2"), "v2 {{ n | nope }}");
     let entry = server.wait_for("task", |entry| entry["error"].is_object());
     assert_eq!(entry["version"], first["version"]);
     assert_eq!(entry["error"]["class"], "parse");
@@ -345,7 +353,7 @@ fn a_broken_edit_keeps_the_last_good_version_and_a_fix_replaces_it() {
     );
 
     // Fixed: a new version, no error.
-    std::fs::write(root.join("task.j2"), "v3 {{ n }}").expect("writable");
+    save(root.join("task.j2"), "v3 {{ n }}");
     let entry = server.wait_for("task", |entry| {
         entry["error"].is_null() && entry["version"] != first["version"]
     });
@@ -359,7 +367,7 @@ fn a_broken_edit_keeps_the_last_good_version_and_a_fix_replaces_it() {
     );
 
     // A new file is served; a removed one is gone.
-    std::fs::write(root.join("new.gotmpl"), "new {{ .n }}").expect("writable");
+    save(root.join("new.gotmpl"), "new {{ .n }}");
     server.wait_for("new", |entry| entry.is_object());
     std::fs::remove_file(root.join("new.gotmpl")).expect("removable");
     server.wait_for("new", Value::is_null);
@@ -385,7 +393,7 @@ fn no_request_is_lost_while_the_library_reloads() {
                 } else {
                     "a {{ n }}"
                 };
-                std::fs::write(root.join("task.j2"), text).expect("writable");
+                save(root.join("task.j2"), text);
                 edits += 1;
                 std::thread::sleep(Duration::from_millis(100));
             }
