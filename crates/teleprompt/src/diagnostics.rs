@@ -562,7 +562,16 @@ pub struct TemplateError {
 /// The calls a render error happened in, innermost first (see
 /// [`TemplateError`]'s `calls`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Calls(pub Vec<Range<usize>>);
+pub(crate) struct Calls {
+    /// Each call's span.
+    pub sites: Vec<Range<usize>>,
+    /// While set, the calls the error leaves are noted only from the one
+    /// at this depth of calls on: those deeper were made between the
+    /// partial called as a partial block (at this depth) and the
+    /// `{{> @partial-block}}` that ran the block's content, where the
+    /// error is, and the content was not included through them.
+    pub from_depth: Option<usize>,
+}
 
 /// An error inside a file a template includes, already placed in that file.
 #[derive(Clone, Debug, PartialEq, Eq)]

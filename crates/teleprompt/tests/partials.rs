@@ -262,3 +262,160 @@ fn a_library_resolves_partials_in_its_root() {
     // `persona.hbs` is a prompt of the library too (an `.hbs` file).
     assert!(library.get("persona").is_some());
 }
+
+/// Where an error is: its file name (folder left out), line and column.
+fn at(error: &teleprompt::Error) -> (String, usize, usize) {
+    let file = error.file().unwrap_or_default();
+    let name = Path::new(file)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let location = error.location().map_or((0, 0), |at| (at.line, at.column));
+    (name, location.0, location.1)
+}
+
+/// The `included by` labels, each as `FILE:LINE:COL` with the folder left
+/// out.
+fn included_by(error: &teleprompt::Error) -> Vec<String> {
+    error
+        .labels()
+        .iter()
+        .filter(|(key, _)| key == "included by")
+        .map(|(_, value)| {
+            Path::new(value)
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[test]
+fn errors_in_nested_partial_files_name_each_include_innermost_first() {
+    let root = dir(
+        "partials-nested-errors",
+        &[
+            ("main.hbs", "top\n  {{> a}}"),
+            ("a.hbs", "a\n {{> b}}"),
+            ("b.hbs", "b {{issue.titel}}"),
+            ("parse.hbs", "{{> a2}}"),
+            ("a2.hbs", "\n{{> broken}}"),
+            ("broken.hbs", "one\n{{#if x}}never closed"),
+            ("unknown.hbs", "x {{> a3}}"),
+            ("a3.hbs", "{{nohelper 1}}"),
+            ("escape.hbs", "{{> a4}}"),
+            ("a4.hbs", "\n\n{{> ../secret}}"),
+        ],
+    );
+    let error = render(
+        &root.join("main.hbs"),
+        json!({"issue": {"title": "Fix it"}}),
+    )
+    .expect_err("misspelled");
+    assert_eq!(error.class(), ErrorClass::Render);
+    assert_eq!(at(&error), ("b.hbs".to_string(), 1, 5));
+    assert_eq!(error.suggestion(), Some("did you mean \"issue.title\"?"));
+    assert_eq!(included_by(&error), ["a.hbs:2:6", "main.hbs:2:7"]);
+
+    // A file that does not parse: placed in it, with the includes that
+    // led there.
+    let error = render(&root.join("parse.hbs"), json!({})).expect_err("broken");
+    assert_eq!(error.class(), ErrorClass::Parse);
+    assert_eq!(at(&error).0, "broken.hbs");
+    assert_eq!(included_by(&error), ["a2.hbs:2:5", "parse.hbs:1:5"]);
+
+    // Found when the partial file is compiled.
+    let error = render(&root.join("unknown.hbs"), json!({})).expect_err("no helper");
+    assert_eq!(error.class(), ErrorClass::Parse);
+    assert_eq!(
+        at(&error),
+        ("a3.hbs".to_string(), 1, 3),
+        "{}",
+        error.report()
+    );
+    assert_eq!(included_by(&error), ["unknown.hbs:1:7"]);
+
+    // A name a partial file may not read: placed at the name in that file.
+    let error = render(&root.join("escape.hbs"), json!({})).expect_err("outside");
+    assert!(error.message().contains("include root"), "{error}");
+    assert_eq!(at(&error), ("a4.hbs".to_string(), 3, 5));
+    assert_eq!(included_by(&error), ["escape.hbs:1:5"]);
+}
+
+#[test]
+fn a_render_error_names_the_call_the_render_took() {
+    let root = dir(
+        "partials-two-sites",
+        &[
+            ("main.hbs", "{{> row a}}\n{{> row b}}"),
+            ("row.hbs", "[{{name}}]"),
+            ("both.hbs", "{{> x}}\n{{> y}}"),
+            ("x.hbs", "x: {{> cell first}}"),
+            ("y.hbs", "y:\n  {{> cell second}}"),
+            ("cell.hbs", "<{{name}}>"),
+        ],
+    );
+    let error = render(&root.join("main.hbs"), json!({"a": {"name": "A"}, "b": {}}))
+        .expect_err("b has no name");
+    assert_eq!(at(&error), ("row.hbs".to_string(), 1, 4));
+    assert_eq!(included_by(&error), ["main.hbs:2:5"]);
+
+    // `cell.hbs` was first included by `x.hbs`; this render reached it
+    // through `y.hbs`.
+    let data = json!({"first": {"name": "A"}, "second": {}});
+    let error = render(&root.join("both.hbs"), data).expect_err("second has no name");
+    assert_eq!(at(&error), ("cell.hbs".to_string(), 1, 4));
+    assert_eq!(included_by(&error), ["y.hbs:2:7", "both.hbs:2:5"]);
+    let data = json!({"first": {}, "second": {"name": "B"}});
+    let error = render(&root.join("both.hbs"), data).expect_err("first has no name");
+    assert_eq!(included_by(&error), ["x.hbs:1:8", "both.hbs:1:5"]);
+}
+
+#[test]
+fn errors_through_partial_blocks_name_the_calls_that_led_there() {
+    let root = dir(
+        "partials-blocks",
+        &[
+            // In the layout, called as a partial block from the prompt.
+            ("main.hbs", "top\n{{#> layout}}content{{/layout}}"),
+            ("layout.hbs", "<{{> @partial-block}}>\n{{user.nmae}}"),
+            // In a partial block's content, written in a partial file and
+            // run by a partial the layout calls: the content was included
+            // by the prompt's call of `page`, not through `frame`.
+            ("outer.hbs", "{{> page}}"),
+            ("page.hbs", "page\n{{#> shell}}[{{user.nmae}}]{{/shell}}"),
+            ("shell.hbs", "shell {{> frame}}"),
+            ("frame.hbs", "frame {{> @partial-block}}"),
+            // In a partial the content calls.
+            ("deep.hbs", "{{> page2}}"),
+            ("page2.hbs", "{{#> shell}}\n {{> card}}{{/shell}}"),
+            ("card.hbs", "{{user.nmae}}"),
+            // A content run from within another partial block's content,
+            // each through a partial in between.
+            ("top.hbs", "{{> page3}}"),
+            ("page3.hbs", "{{#> layout3}}{{user.nmae}}{{/layout3}}"),
+            (
+                "layout3.hbs",
+                "{{#> inner3}}{{> @partial-block}}{{/inner3}}",
+            ),
+            ("inner3.hbs", "{{> via3}}"),
+            ("via3.hbs", "{{> @partial-block}}"),
+        ],
+    );
+    let data = json!({"user": {"name": "Ann"}});
+    let error = render(&root.join("main.hbs"), data.clone()).expect_err("typo");
+    assert_eq!(at(&error), ("layout.hbs".to_string(), 2, 3));
+    assert_eq!(included_by(&error), ["main.hbs:2:6"]);
+
+    let error = render(&root.join("outer.hbs"), data.clone()).expect_err("typo");
+    assert_eq!(at(&error), ("page.hbs".to_string(), 2, 16));
+    assert_eq!(included_by(&error), ["outer.hbs:1:5"]);
+
+    let error = render(&root.join("deep.hbs"), data.clone()).expect_err("typo");
+    assert_eq!(at(&error), ("card.hbs".to_string(), 1, 3));
+    assert_eq!(included_by(&error), ["page2.hbs:2:6", "deep.hbs:1:5"]);
+
+    let error = render(&root.join("top.hbs"), data).expect_err("typo");
+    assert_eq!(at(&error), ("page3.hbs".to_string(), 1, 17));
+    assert_eq!(included_by(&error), ["top.hbs:1:5"]);
+}

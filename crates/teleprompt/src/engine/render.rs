@@ -71,14 +71,26 @@ struct Renderer<'a> {
     depth: usize,
     /// Reused argument buffer for variadic functions.
     args: Vec<Value<'a>>,
-    /// Handlebars partial blocks being called, innermost last: the content,
-    /// the frame of the template that wrote it, its dot there, and the
-    /// `partial_level` where it was written.
-    partial_blocks: Vec<(&'a PartialContent, usize, Value<'a>, usize)>,
+    /// Handlebars partial blocks being called, innermost last.
+    partial_blocks: Vec<PartialBlock<'a>>,
     /// How many of `partial_blocks` the running code sees: all of them in a
     /// partial called as a partial block; in a partial block's content, those
     /// seen where it was written.
     partial_level: usize,
+}
+
+/// A Handlebars partial block being called.
+#[derive(Clone)]
+struct PartialBlock<'a> {
+    content: &'a PartialContent,
+    /// The frame of the template that wrote it.
+    frame: usize,
+    /// Its dot there.
+    dot: Value<'a>,
+    /// The `partial_level` where it was written.
+    level: usize,
+    /// How many template calls were running when it was called.
+    calls: usize,
 }
 
 /// Whether two contexts are the same one, as handlebars.js compares them
@@ -698,8 +710,13 @@ impl<'a> Renderer<'a> {
         content: &'a PartialContent,
         dot: &Value<'a>,
     ) -> Result<()> {
-        self.partial_blocks
-            .push((content, self.frame, dot.clone(), self.partial_level));
+        self.partial_blocks.push(PartialBlock {
+            content,
+            frame: self.frame,
+            dot: dot.clone(),
+            level: self.partial_level,
+            calls: self.calls,
+        });
         let level = std::mem::replace(&mut self.partial_level, self.partial_blocks.len());
         let result = self.call_template(template, value, span);
         self.partial_level = level;
@@ -716,7 +733,14 @@ impl<'a> Renderer<'a> {
             .partial_level
             .checked_sub(1)
             .and_then(|level| self.partial_blocks.get(level).cloned());
-        let Some((content, frame, caller_dot, written_level)) = entry else {
+        let Some(PartialBlock {
+            content,
+            frame,
+            dot: caller_dot,
+            level: written_level,
+            calls: calls_then,
+        }) = entry
+        else {
             return Err(TemplateError::render(
                 Some(span.range()),
                 "there is no @partial-block here: this partial was not called as a partial block",
@@ -735,6 +759,10 @@ impl<'a> Renderer<'a> {
             )
             .into());
         }
+        // The calls between the partial called as the block (at depth
+        // `calls_then + 1`) and this one did not lead to the content: an
+        // error in it does not name them.
+        let owner = calls_then.saturating_add(1);
         self.calls += 1;
         let saved_frame = std::mem::replace(&mut self.frame, frame);
         let level = std::mem::replace(&mut self.partial_level, written_level);
@@ -742,7 +770,13 @@ impl<'a> Renderer<'a> {
         self.partial_level = level;
         self.frame = saved_frame;
         self.calls -= 1;
-        result
+        result.map_err(|mut error| {
+            let calls = error.calls.get_or_insert_with(Box::default);
+            // The shallowest owner wins: a content run inside another
+            // content skips down to the outer one's partial.
+            calls.from_depth = Some(calls.from_depth.map_or(owner, |depth| depth.min(owner)));
+            error
+        })
     }
 
     /// Runs a partial block's content in the current frame (its writer's)
@@ -811,15 +845,19 @@ impl<'a> Renderer<'a> {
         let result = self.exec_block(&template.body, &value);
         self.frame = saved;
         self.vars.truncate(base);
+        let depth = self.calls;
         self.calls -= 1;
         result.map(|_| ()).map_err(|mut error| {
             // Where the failing template was called from, innermost first:
             // a front end names the place that included another file.
-            error
-                .calls
-                .get_or_insert_with(Box::default)
-                .0
-                .push(span.range());
+            let calls = error.calls.get_or_insert_with(Box::default);
+            match calls.from_depth {
+                Some(from) if depth > from => {}
+                _ => {
+                    calls.from_depth = None;
+                    calls.sites.push(span.range());
+                }
+            }
             error
         })
     }

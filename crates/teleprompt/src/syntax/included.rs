@@ -6,8 +6,14 @@
 //! there. An error whose span falls in a file's part is then placed in
 //! that file — line and column in the file — and labelled with the places
 //! that included it: `included by FILE:LINE:COL` for each file on the way
-//! (innermost first), the prompt's own line last.
+//! (innermost first), the prompt's own line last. Used by Go templates of
+//! other files and Handlebars partial files.
+//!
+//! A render error names the calls the render took into the file (the
+//! engine notes them as the error leaves each call); any other error, the
+//! places that first included each file.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::diagnostics::TemplateError;
@@ -24,7 +30,13 @@ struct Placed {
 
 /// The included files' places in the combined source.
 #[derive(Debug, Default)]
-pub(crate) struct Placements(Vec<Placed>);
+pub(crate) struct Placements {
+    files: Vec<Placed>,
+    /// Where a label names a call, by the start of the call's span, when
+    /// not at that start (Handlebars names a partial call by the
+    /// partial's name, as it names the place a file was first included).
+    call_sites: HashMap<usize, Range<usize>>,
+}
 
 impl Placements {
     /// Notes that `document`'s body sits at `range` of the combined
@@ -35,22 +47,32 @@ impl Placements {
         document: Document,
         site: Option<Range<usize>>,
     ) {
-        self.0.push(Placed {
+        self.files.push(Placed {
             range,
             document,
             site,
         });
     }
 
+    /// Notes that a render error labels the call whose span starts at
+    /// `call` with `site` (spans of the combined source).
+    pub(crate) fn name_call(&mut self, call: usize, site: Range<usize>) {
+        if call != site.start {
+            self.call_sites.insert(call, site);
+        }
+    }
+
     /// The file holding byte `at` of the combined source (`None`: the
     /// template's own body).
     fn file_at(&self, at: usize) -> Option<usize> {
-        self.0.iter().position(|placed| placed.range.contains(&at))
+        self.files
+            .iter()
+            .position(|placed| placed.range.contains(&at))
     }
 
     /// `FILE:LINE:COL` of byte `at` of the combined source, in a file.
     fn label(&self, file: usize, at: usize) -> String {
-        let Some(placed) = self.0.get(file) else {
+        let Some(placed) = self.files.get(file) else {
             return String::new();
         };
         let here = placed
@@ -73,7 +95,7 @@ impl Placements {
         let Some(file) = self.file_at(span.start) else {
             return error;
         };
-        let Some(placed) = self.0.get(file) else {
+        let Some(placed) = self.files.get(file) else {
             return error;
         };
         let base = placed.range.start;
@@ -86,7 +108,14 @@ impl Placements {
             ..error
         };
         let located = placed.document.locate(local);
-        let (labels, site) = self.sites(file, calls.as_deref().map(|calls| calls.0.as_slice()));
+        let calls: Option<Vec<Range<usize>>> = calls.map(|calls| {
+            calls
+                .sites
+                .into_iter()
+                .map(|call| self.call_sites.get(&call.start).cloned().unwrap_or(call))
+                .collect()
+        });
+        let (labels, site) = self.sites(file, calls.as_deref());
         let mut placed = TemplateError::elsewhere(located.with_labels(&included_by(labels)), site);
         placed.related = related;
         placed
@@ -121,7 +150,11 @@ impl Placements {
                 None => return (labels, Some(call.clone())),
             }
         }
-        match self.0.get(current).and_then(|placed| placed.site.clone()) {
+        match self
+            .files
+            .get(current)
+            .and_then(|placed| placed.site.clone())
+        {
             Some(site) => self.chain(labels, site),
             None => (labels, None),
         }
@@ -136,12 +169,16 @@ impl Placements {
     ) -> (Vec<String>, Option<Range<usize>>) {
         // Each file's first site lies in a file placed before it (or in
         // the body), so this ends; the bound is for safety only.
-        for _ in 0..=self.0.len() {
+        for _ in 0..=self.files.len() {
             let Some(holder) = self.file_at(site.start) else {
                 return (labels, Some(site));
             };
             labels.push(self.label(holder, site.start));
-            match self.0.get(holder).and_then(|placed| placed.site.clone()) {
+            match self
+                .files
+                .get(holder)
+                .and_then(|placed| placed.site.clone())
+            {
                 Some(next) if self.file_at(next.start) != Some(holder) => site = next,
                 _ => break,
             }

@@ -9,8 +9,9 @@
 //! The engine keeps one source text per program, so the bodies of the
 //! partial files are appended to the template's body and their trees'
 //! spans moved there; an error whose span falls in a partial file's part
-//! is placed in that file (line and column in the file, plus the place
-//! that included it).
+//! is placed in that file, labelled with the partial calls that led there
+//! (see [`crate::syntax::included`]): a label names a call by the
+//! partial's name, as a missing partial is named.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
@@ -21,6 +22,7 @@ use super::{dotprompt, parse};
 use crate::diagnostics::TemplateError;
 use crate::document::Document;
 use crate::include::{Includes, MAX_FILES};
+use crate::syntax::included::Placements;
 
 /// A partial read from a file, its tree placed in the combined source.
 #[derive(Debug)]
@@ -28,17 +30,6 @@ pub(crate) struct FilePartial {
     pub name: String,
     pub nodes: Vec<Node>,
 }
-
-/// Where a partial file's text sits in the combined source.
-#[derive(Debug)]
-pub(crate) struct Placed {
-    range: Range<usize>,
-    document: Document,
-}
-
-/// The partial files' places in the combined source.
-#[derive(Debug, Default)]
-pub(crate) struct Placements(Vec<Placed>);
 
 /// The partials a template reads from files, and the combined source.
 #[derive(Debug, Default)]
@@ -49,14 +40,6 @@ pub(crate) struct Loaded {
     pub placed: Placements,
     /// For each partial name looked for and not found, where.
     pub misses: BTreeMap<String, String>,
-}
-
-/// The template being read: the body (no document: errors in it are placed
-/// by the caller) or a partial file.
-#[derive(Clone, Copy)]
-enum Includer {
-    Body,
-    File(usize),
 }
 
 /// Reads the partials that `tree` (parsed from `body`) uses and does not
@@ -75,16 +58,17 @@ pub(crate) fn load(
     let Some(includes) = includes else {
         return Ok(loaded);
     };
+    name_calls(&tree.nodes, &mut loaded.placed);
     let mut inline = HashSet::new();
     inline_names(&tree.nodes, &mut inline);
     let mut seen: HashSet<String> = HashSet::new();
-    // (tree index or the body, where its includes resolve)
-    let mut queue: Vec<(Includer, Includes)> = vec![(Includer::Body, includes.clone())];
+    // (the partial file, or `None` for the body; where its names resolve)
+    let mut queue: Vec<(Option<usize>, Includes)> = vec![(None, includes.clone())];
     while let Some((includer, includes)) = queue.pop() {
         let mut wanted = Vec::new();
         match includer {
-            Includer::Body => static_partials(&tree.nodes, &mut wanted),
-            Includer::File(index) => {
+            None => static_partials(&tree.nodes, &mut wanted),
+            Some(index) => {
                 if let Some(partial) = loaded.partials.get(index) {
                     static_partials(&partial.nodes, &mut wanted);
                 }
@@ -94,11 +78,11 @@ pub(crate) fn load(
             if inline.contains(&name) || !seen.insert(name.clone()) {
                 continue;
             }
+            // An error at the name, in the body or a partial file.
             let at = |loaded: &Loaded, message: String| {
-                loaded.place_at(
-                    includer,
-                    TemplateError::parse(Some(name_span.clone()), message),
-                )
+                loaded
+                    .placed
+                    .place(TemplateError::parse(Some(name_span.clone()), message))
             };
             let found = includes
                 .partial_candidates(&name)
@@ -120,104 +104,35 @@ pub(crate) fn load(
                 ));
             }
             let document = Document::plain(&found.origin, found.text);
-            let mut partial_tree = match parse::parse_nested(&document.body, max_nesting) {
+            let parsed = parse::parse_nested(&document.body, max_nesting).and_then(|mut tree| {
+                if dotprompt {
+                    dotprompt::rewrite(&mut tree)?;
+                }
+                Ok(tree)
+            });
+            let mut partial_tree = match parsed {
                 Ok(tree) => tree,
                 Err(error) => {
-                    return Err(loaded.elsewhere(includer, document.locate(error), &name_span))
+                    let error = document.locate(error);
+                    return Err(loaded.placed.included_at(error, name_span));
                 }
             };
-            if dotprompt {
-                if let Err(error) = dotprompt::rewrite(&mut partial_tree) {
-                    return Err(loaded.elsewhere(includer, document.locate(error), &name_span));
-                }
-            }
             inline_names(&partial_tree.nodes, &mut inline);
             let base = loaded.source.len();
             loaded.source.push_str(&document.body);
             shift_nodes(&mut partial_tree.nodes, base);
-            loaded.placed.0.push(Placed {
-                range: base..loaded.source.len(),
-                document,
-            });
+            name_calls(&partial_tree.nodes, &mut loaded.placed);
+            loaded
+                .placed
+                .push(base..loaded.source.len(), document, Some(name_span));
             loaded.partials.push(FilePartial {
                 name,
                 nodes: partial_tree.nodes,
             });
-            queue.push((
-                Includer::File(loaded.partials.len() - 1),
-                includes.beside(&relative),
-            ));
+            queue.push((Some(loaded.partials.len() - 1), includes.beside(&relative)));
         }
     }
     Ok(loaded)
-}
-
-impl Placements {
-    /// An error placed in the partial file its span falls in; errors in the
-    /// body are returned as they are.
-    pub(crate) fn place(&self, error: TemplateError) -> TemplateError {
-        let Some(span) = error.span.clone() else {
-            return error;
-        };
-        let Some(placed) = self
-            .0
-            .iter()
-            .find(|placed| placed.range.contains(&span.start))
-        else {
-            return error;
-        };
-        let base = placed.range.start;
-        let local = TemplateError {
-            span: Some(span.start - base..span.end.saturating_sub(base)),
-            ..error
-        };
-        TemplateError::elsewhere(placed.document.locate(local), None)
-    }
-}
-
-impl Loaded {
-    fn place(&self, error: TemplateError) -> TemplateError {
-        self.placed.place(error)
-    }
-
-    /// `error` (spans in the combined source) from the template `includer`.
-    fn place_at(&self, includer: Includer, error: TemplateError) -> TemplateError {
-        match includer {
-            Includer::Body => error,
-            Includer::File(_) => self.place(error),
-        }
-    }
-
-    /// `error`, placed in a partial file, which `includer` includes at
-    /// `site` (a span in the combined source).
-    fn elsewhere(
-        &self,
-        includer: Includer,
-        error: crate::Error,
-        site: &Range<usize>,
-    ) -> TemplateError {
-        match includer {
-            Includer::Body => TemplateError::elsewhere(error, Some(site.clone())),
-            Includer::File(_) => {
-                let site = self.place(TemplateError::parse(Some(site.clone()), ""));
-                let label = site
-                    .elsewhere
-                    .map(|placed| {
-                        let error = placed.error;
-                        match (error.file(), error.location()) {
-                            (Some(file), Some(at)) => format!("{file}:{}:{}", at.line, at.column),
-                            (Some(file), None) => file.to_string(),
-                            _ => String::new(),
-                        }
-                    })
-                    .unwrap_or_default();
-                TemplateError::elsewhere(
-                    error.with_labels(&[("included by".to_string(), label)]),
-                    None,
-                )
-            }
-        }
-    }
 }
 
 fn describe_misses(candidates: &[PathBuf]) -> String {
@@ -253,6 +168,29 @@ fn static_partials(nodes: &[Node], out: &mut Vec<(String, Range<usize>)>) {
                 static_partials(&block.body, out);
                 if let Some(inverse) = &block.inverse {
                     static_partials(inverse, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Notes, for every partial call of `nodes`, that a label names it by
+/// the partial's name.
+fn name_calls(nodes: &[Node], placed: &mut Placements) {
+    for node in nodes {
+        match node {
+            Node::Partial(partial) => {
+                placed.name_call(partial.span.start, partial.name_span.clone());
+                if let Some(block) = &partial.block {
+                    name_calls(block, placed);
+                }
+            }
+            Node::Inline(inline) => name_calls(&inline.body, placed),
+            Node::Block(block) => {
+                name_calls(&block.body, placed);
+                if let Some(inverse) = &block.inverse {
+                    name_calls(inverse, placed);
                 }
             }
             _ => {}

@@ -97,7 +97,7 @@ pub(crate) fn read_inputs(body: &str) -> Option<crate::check::Inputs> {
 #[derive(Debug)]
 pub(crate) struct HandlebarsTemplate {
     engine: engine::EngineTemplate,
-    files: files::Placements,
+    files: crate::syntax::included::Placements,
 }
 
 impl HandlebarsTemplate {
