@@ -419,3 +419,34 @@ fn errors_through_partial_blocks_name_the_calls_that_led_there() {
     assert_eq!(at(&error), ("page3.hbs".to_string(), 1, 17));
     assert_eq!(included_by(&error), ["top.hbs:1:5"]);
 }
+
+#[test]
+fn one_name_may_mean_a_file_in_each_folder() {
+    // `{{> sign}}` in the body finds the root's sign.hbs; in
+    // common/tail.hbs it finds common/sign.hbs, beside it, first.
+    let root = dir(
+        "partials-same-name",
+        &[
+            ("main.hbs", "{{> sign}}|{{> common/tail}}|{{> sign}}"),
+            ("common/tail.hbs", "{{> sign}}"),
+            ("sign.hbs", "root"),
+            ("common/sign.hbs", "inner {{who.name}}"),
+        ],
+    );
+    let text = render(&root.join("main.hbs"), json!({"who": {"name": "Ann"}}))
+        .unwrap_or_else(|e| panic!("{}", e.report()));
+    assert_eq!(text, "root|inner Ann|root");
+    // An error in the second file is placed in it.
+    let error = render(&root.join("main.hbs"), json!({"who": {}})).expect_err("no name");
+    assert!(
+        error
+            .file()
+            .is_some_and(|file| file.ends_with("common/sign.hbs")),
+        "{}",
+        error.report()
+    );
+    assert_eq!(
+        error.location().map(|at| (at.line, at.column)),
+        Some((1, 9))
+    );
+}

@@ -13,7 +13,7 @@
 //! (see [`crate::syntax::included`]): a label names a call by the
 //! partial's name, as a missing partial is named.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -44,8 +44,14 @@ pub(crate) struct Loaded {
 
 /// Reads the partials that `tree` (parsed from `body`) uses and does not
 /// define inline, and the ones those use, from `includes`.
+///
+/// A name is looked for beside the file that calls it first, so one name
+/// may mean two files (`{{> sign}}` in the body and in `common/tail.hbs`
+/// beside a `common/sign.hbs`): the program knows the first file by the
+/// name, the others by the name and their path (`sign (common/sign.hbs)`),
+/// and the calls that mean them are renamed so.
 pub(crate) fn load(
-    tree: &Tree,
+    tree: &mut Tree,
     body: &str,
     includes: Option<&Includes>,
     dotprompt: bool,
@@ -61,7 +67,12 @@ pub(crate) fn load(
     name_calls(&tree.nodes, &mut loaded.placed);
     let mut inline = HashSet::new();
     inline_names(&tree.nodes, &mut inline);
-    let mut seen: HashSet<String> = HashSet::new();
+    // What each name resolved to in each folder: the partial's name in
+    // the program, or `None` when no file was found.
+    let mut resolved: HashMap<(PathBuf, String), Option<String>> = HashMap::new();
+    // The program's name for each file read, and the names given out.
+    let mut by_file: HashMap<PathBuf, String> = HashMap::new();
+    let mut taken: HashSet<String> = HashSet::new();
     // (the partial file, or `None` for the body; where its names resolve)
     let mut queue: Vec<(Option<usize>, Includes)> = vec![(None, includes.clone())];
     while let Some((includer, includes)) = queue.pop() {
@@ -74,65 +85,159 @@ pub(crate) fn load(
                 }
             }
         }
+        let mut renames: Vec<(Range<usize>, String)> = Vec::new();
         for (name, name_span) in wanted {
-            if inline.contains(&name) || !seen.insert(name.clone()) {
+            if inline.contains(&name) {
                 continue;
             }
-            // An error at the name, in the body or a partial file.
-            let at = |loaded: &Loaded, message: String| {
-                loaded
-                    .placed
-                    .place(TemplateError::parse(Some(name_span.clone()), message))
-            };
-            let found = includes
-                .partial_candidates(&name)
-                .and_then(|candidates| Ok((includes.read_first(&candidates)?, candidates)));
-            let (relative, found) = match found {
-                Ok((Some(found), _)) => found,
-                Ok((None, candidates)) => {
-                    loaded.misses.insert(name, describe_misses(&candidates));
-                    continue;
+            let key = (includes.dir().to_path_buf(), name.clone());
+            let program_name = match resolved.get(&key) {
+                Some(done) => done.clone(),
+                None => {
+                    let found = resolve(
+                        &mut loaded,
+                        &includes,
+                        &name,
+                        &name_span,
+                        &mut by_file,
+                        &mut taken,
+                        dotprompt,
+                        max_nesting,
+                        &mut inline,
+                        &mut queue,
+                    )?;
+                    resolved.insert(key, found.clone());
+                    found
                 }
-                Err(message) => return Err(at(&loaded, message)),
             };
-            if loaded.partials.len() >= MAX_FILES {
-                return Err(at(
-                    &loaded,
-                    format!(
-                        "more than {MAX_FILES} partial files are included: the most one prompt may read"
-                    ),
-                ));
+            if let Some(program_name) = program_name.filter(|program| *program != name) {
+                renames.push((name_span, program_name));
             }
-            let document = Document::plain(&found.origin, found.text);
-            let parsed = parse::parse_nested(&document.body, max_nesting).and_then(|mut tree| {
-                if dotprompt {
-                    dotprompt::rewrite(&mut tree)?;
-                }
-                Ok(tree)
-            });
-            let mut partial_tree = match parsed {
-                Ok(tree) => tree,
-                Err(error) => {
-                    let error = document.locate(error);
-                    return Err(loaded.placed.included_at(error, name_span));
-                }
+        }
+        if !renames.is_empty() {
+            let nodes = match includer {
+                None => Some(&mut tree.nodes),
+                Some(index) => loaded
+                    .partials
+                    .get_mut(index)
+                    .map(|partial| &mut partial.nodes),
             };
-            inline_names(&partial_tree.nodes, &mut inline);
-            let base = loaded.source.len();
-            loaded.source.push_str(&document.body);
-            shift_nodes(&mut partial_tree.nodes, base);
-            name_calls(&partial_tree.nodes, &mut loaded.placed);
-            loaded
-                .placed
-                .push(base..loaded.source.len(), document, Some(name_span));
-            loaded.partials.push(FilePartial {
-                name,
-                nodes: partial_tree.nodes,
-            });
-            queue.push((Some(loaded.partials.len() - 1), includes.beside(&relative)));
+            if let Some(nodes) = nodes {
+                rename_partials(nodes, &renames);
+            }
         }
     }
     Ok(loaded)
+}
+
+/// Looks for the file a partial `name` called at `name_span` means, from
+/// `includes`: its name in the program (a file read before keeps the name
+/// it got), or `None` when no file has that name (noted in `misses`).
+#[allow(clippy::too_many_arguments)]
+fn resolve(
+    loaded: &mut Loaded,
+    includes: &Includes,
+    name: &str,
+    name_span: &Range<usize>,
+    by_file: &mut HashMap<PathBuf, String>,
+    taken: &mut HashSet<String>,
+    dotprompt: bool,
+    max_nesting: usize,
+    inline: &mut HashSet<String>,
+    queue: &mut Vec<(Option<usize>, Includes)>,
+) -> Result<Option<String>, TemplateError> {
+    // An error at the name, in the body or a partial file.
+    let at = |loaded: &Loaded, message: String| {
+        loaded
+            .placed
+            .place(TemplateError::parse(Some(name_span.clone()), message))
+    };
+    let found = includes
+        .partial_candidates(name)
+        .and_then(|candidates| Ok((includes.read_first(&candidates)?, candidates)));
+    let (relative, found) = match found {
+        Ok((Some(found), _)) => found,
+        Ok((None, candidates)) => {
+            loaded
+                .misses
+                .insert(name.to_string(), describe_misses(&candidates));
+            return Ok(None);
+        }
+        Err(message) => return Err(at(loaded, message)),
+    };
+    if let Some(program_name) = by_file.get(&relative) {
+        return Ok(Some(program_name.clone()));
+    }
+    if loaded.partials.len() >= MAX_FILES {
+        return Err(at(
+            loaded,
+            format!(
+                "more than {MAX_FILES} partial files are included: the most one prompt may read"
+            ),
+        ));
+    }
+    let document = Document::plain(&found.origin, found.text);
+    let parsed = parse::parse_nested(&document.body, max_nesting).and_then(|mut tree| {
+        if dotprompt {
+            dotprompt::rewrite(&mut tree)?;
+        }
+        Ok(tree)
+    });
+    let mut partial_tree = match parsed {
+        Ok(tree) => tree,
+        Err(error) => {
+            let error = document.locate(error);
+            return Err(loaded.placed.included_at(error, name_span.clone()));
+        }
+    };
+    inline_names(&partial_tree.nodes, inline);
+    let base = loaded.source.len();
+    loaded.source.push_str(&document.body);
+    shift_nodes(&mut partial_tree.nodes, base);
+    name_calls(&partial_tree.nodes, &mut loaded.placed);
+    loaded
+        .placed
+        .push(base..loaded.source.len(), document, Some(name_span.clone()));
+    // The first file of a name has the name; another file the same name
+    // means elsewhere has its path too.
+    let program_name = if taken.contains(name) {
+        format!("{name} ({})", relative.display())
+    } else {
+        name.to_string()
+    };
+    taken.insert(program_name.clone());
+    by_file.insert(relative.clone(), program_name.clone());
+    loaded.partials.push(FilePartial {
+        name: program_name.clone(),
+        nodes: partial_tree.nodes,
+    });
+    queue.push((Some(loaded.partials.len() - 1), includes.beside(&relative)));
+    Ok(Some(program_name))
+}
+
+/// Gives the partial calls at the spans of `renames` their new names.
+fn rename_partials(nodes: &mut [Node], renames: &[(Range<usize>, String)]) {
+    for node in nodes {
+        match node {
+            Node::Partial(partial) => {
+                if let Some((_, name)) = renames.iter().find(|(span, _)| *span == partial.name_span)
+                {
+                    partial.name = name.clone();
+                }
+                if let Some(block) = &mut partial.block {
+                    rename_partials(block, renames);
+                }
+            }
+            Node::Inline(inline) => rename_partials(&mut inline.body, renames),
+            Node::Block(block) => {
+                rename_partials(&mut block.body, renames);
+                if let Some(inverse) = &mut block.inverse {
+                    rename_partials(inverse, renames);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn describe_misses(candidates: &[PathBuf]) -> String {

@@ -151,7 +151,7 @@ pub(crate) fn compile_all(
         dotprompt::rewrite(&mut tree)?;
     }
     let loaded = files::load(
-        &tree,
+        &mut tree,
         body,
         options.includes.as_ref(),
         dotprompt,
