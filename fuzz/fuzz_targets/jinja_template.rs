@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
+use teleprompt::limits::Limits;
 use teleprompt::messages::history_from_value;
 use teleprompt::{ChatMessage, LoadOptions, OutputFormat, PromptContext, Strictness, Syntax};
 
@@ -99,6 +100,15 @@ fuzz_target!(|bytes: &[u8]| {
     let options = LoadOptions {
         syntax: Some(syntax),
         strict,
+        // Small budgets, as in render_data: a loop reaches its limit after
+        // 200,000 steps, not 5 million, so that an input costs milliseconds
+        // and the paths past a limit run often.
+        limits: Limits {
+            max_output: 64 << 10,
+            max_value_bytes: 256 << 10,
+            max_steps: 200_000,
+            ..Limits::default()
+        },
         ..LoadOptions::default()
     };
     // What `teleprompt check` and `inspect` do with a file, then renders.
