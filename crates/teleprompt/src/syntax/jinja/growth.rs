@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 
 use minijinja::value::{Rest, Value as JValue, ValueKind};
-use minijinja::{Environment, Error, State};
+use minijinja::{Environment, Error, ErrorKind, State};
 
 use super::python::Out;
 use super::scope::{self, Over};
@@ -131,6 +131,9 @@ pub(super) fn method(
             "join" => Some(joined_size),
             _ => None,
         };
+        if method == "format" {
+            check_field_indexes(text)?;
+        }
         if let Some(predict) = predict {
             reserve(predict(text, args))?;
             let result =
@@ -139,6 +142,43 @@ pub(super) fn method(
         }
     }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+}
+
+/// minijinja 3.0.5's `str.format` panics on a replacement field whose
+/// index holds a character other than ASCII (`"{a[é]}".format(a=x)`, found
+/// by fuzzing): such a field is a render error here, before minijinja
+/// reads it.
+fn check_field_indexes(format: &str) -> Result<(), Error> {
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+            }
+            '{' => {
+                // The field name runs to its conversion, spec or end.
+                let mut in_index = false;
+                for c in chars.by_ref() {
+                    match c {
+                        '[' => in_index = true,
+                        ']' => in_index = false,
+                        ':' | '!' | '}' if !in_index => break,
+                        c if in_index && !c.is_ascii() => {
+                            return Err(Error::new(
+                                ErrorKind::InvalidOperation,
+                                format!(
+                                    "the format field index holds {c:?}: an index in a replacement field (`{{a[key]}}`) must be ASCII text"
+                                ),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A result counted as built text, when it is a string.
@@ -255,6 +295,10 @@ mod tests {
             8
         );
         assert!(formatted_size("{:>1000000000}", &[JValue::from(1)]) > 1_000_000_000);
+        assert!(check_field_indexes("{a[é]}").is_err());
+        assert!(check_field_indexes("{0[b]é}").is_ok());
+        assert!(check_field_indexes("{{a[é]}} {:é>5} {é}").is_ok());
+        assert!(check_field_indexes("{a.b[cé").is_err());
         assert!(centered_size("a", &[JValue::from(80)]) >= 80);
         let items = JValue::from(vec!["ab", "cd", "ef"]);
         assert_eq!(joined_size(", ", &[items]), 10);
