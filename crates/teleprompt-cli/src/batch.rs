@@ -122,7 +122,7 @@ pub fn batch(args: &BatchArgs) -> Result<ExitCode, WriteFailed> {
             "the output".to_string(),
             0,
         ),
-        Some(path) => match open_output(path, args.resume, &mut lines) {
+        Some(path) => match open_output(path, args.resume, &mut lines, longest_output(args)) {
             Ok((file, done)) => (
                 Box::new(file) as Box<dyn Write>,
                 path.display().to_string(),
@@ -291,11 +291,16 @@ fn open_output<R: BufRead>(
     path: &Path,
     resume: bool,
     lines: &mut Lines<R>,
+    longest: usize,
 ) -> Result<(File, u64), String> {
     let shown = path.display();
     if !resume {
         let file = File::create(path).map_err(|error| format!("cannot write {shown}: {error}"))?;
         return Ok((file, 0));
+    }
+    // Reading a pipe or a device back would block or never end.
+    if std::fs::metadata(path).is_ok_and(|metadata| !metadata.is_file()) {
+        return Err(format!("cannot resume {shown}: it is not a regular file"));
     }
     let mut file = OpenOptions::new()
         .read(true)
@@ -304,7 +309,7 @@ fn open_output<R: BufRead>(
         .truncate(false)
         .open(path)
         .map_err(|error| format!("cannot open {shown} to resume: {error}"))?;
-    let (done, keep) = written_rows(&file, &shown.to_string())?;
+    let (done, keep) = written_rows(&file, &shown.to_string(), longest)?;
     for skipped in 0..done {
         match lines.next() {
             Ok(Some(_)) => {}
@@ -323,6 +328,17 @@ fn open_output<R: BufRead>(
     Ok((file, done))
 }
 
+/// The longest line a run with these flags writes: a row's output is
+/// bounded by `max_output`, and its messages by the history it read,
+/// JSON-escaped (at most 6 bytes a byte); with room for the rest.
+fn longest_output(args: &BatchArgs) -> usize {
+    let max_output = args.load.options().limits.max_output;
+    max_output
+        .saturating_add(args.max_data_bytes)
+        .saturating_mul(6)
+        .saturating_add(1 << 20)
+}
+
 /// The start of a line `teleprompt batch` writes.
 #[derive(Deserialize)]
 struct WrittenLine {
@@ -334,11 +350,8 @@ struct WrittenLine {
 /// How many whole lines of rows 0, 1, 2, … the output holds, and the bytes
 /// they take; a last line without its newline (a run killed while writing
 /// it) is not counted. Any other line is an error.
-fn written_rows(file: &File, shown: &str) -> Result<(u64, u64), String> {
-    // No line of ours is longer: a row's output is bounded by
-    // `max_output` (1 GiB at most), escaped.
-    const LONGEST: usize = 8 << 30;
-    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, file), LONGEST);
+fn written_rows(file: &File, shown: &str, longest: usize) -> Result<(u64, u64), String> {
+    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, file), longest);
     let (mut rows, mut keep) = (0u64, 0u64);
     loop {
         let line = match lines.next() {

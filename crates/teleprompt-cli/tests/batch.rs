@@ -575,6 +575,21 @@ fn usage_errors_exit_2() {
     }
     // The input was not overwritten.
     assert_eq!(std::fs::read_to_string(&input).unwrap(), people(3));
+    // A device cannot be read back to resume.
+    if Path::new("/dev/null").exists() {
+        let args = [
+            "batch",
+            &prompt,
+            "--input",
+            &input,
+            "--output",
+            "/dev/null",
+            "--resume",
+        ];
+        let output = teleprompt(&args);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(text(&output.stderr).contains("not a regular file"));
+    }
 }
 
 /// A full disk is a one-line error and status 1; a closed pipe ends
