@@ -4,11 +4,15 @@
 # examples/rapida/assistant.j2 (Jinja, ~250 bytes of output a row), with
 # --jobs 1 and --jobs 2. Prints rows/s (the median of ROUNDS runs), the
 # ratio of the two, and the peak RSS of each run as /usr/bin/time -v
-# reports it (Debian's `time` package, installed when missing). Checks that
+# reports it (Debian's `time` package, installed when missing), with the
+# share of the cores each run got and its CPU time a row (user + system):
+# on a machine shared with other work, those say whether a ratio below 2
+# comes from the command or from the cores it was given. Checks that
 # every row rendered and that both job counts wrote the same bytes.
 #
 #   bench/batch/run.sh                          # 3 rounds, sizes 1e4 1e5 1e6
 #   ROUNDS=5 SIZES="10000 1000000" bench/batch/run.sh
+#   BIN=target/debug/teleprompt SIZES=1000 ROUNDS=1 bench/batch/run.sh   # the script itself
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-3}
@@ -18,8 +22,10 @@ if [ ! -x /usr/bin/time ]; then
     echo "installing time (Debian package)" >&2
     apt-get install -y time > /dev/null 2>&1 || { apt-get update > /dev/null && apt-get install -y time > /dev/null; }
 fi
-cargo build --release -q -p teleprompt-cli
-BIN=target/release/teleprompt
+if [ -z "${BIN:-}" ]; then
+    cargo build --release -q -p teleprompt-cli
+    BIN=target/release/teleprompt
+fi
 PROMPT=examples/rapida/assistant.j2
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/teleprompt-batch.XXXXXX")
@@ -53,13 +59,13 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "commit $(git rev-parse --short HEAD), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| rows | input | --jobs 1 rows/s | --jobs 2 rows/s | ratio | peak RSS --jobs 1 | peak RSS --jobs 2 |"
-echo "|---:|---:|---:|---:|---:|---:|---:|"
+echo "| rows | input | --jobs 1 rows/s | --jobs 2 rows/s | ratio | CPU got, 1 / 2 | CPU µs a row, 1 / 2 | peak RSS, 1 / 2 |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in $SIZES; do
     rows="$WORK/rows-$n.jsonl"
     generate "$n" > "$rows"
     input_mb=$(awk -v b="$(stat -c %s "$rows")" 'BEGIN { printf "%.1f MB", b / 1e6 }')
-    : > "$WORK/rate-1"; : > "$WORK/rate-2"; : > "$WORK/rss-1"; : > "$WORK/rss-2"
+    for jobs in 1 2; do : > "$WORK/rate-$jobs"; : > "$WORK/rss-$jobs"; : > "$WORK/cpu-$jobs"; : > "$WORK/share-$jobs"; done
     for _ in $(seq "$ROUNDS"); do
         for jobs in 1 2; do
             /usr/bin/time -v -o "$WORK/time" "$BIN" batch "$PROMPT" --input "$rows" \
@@ -75,6 +81,9 @@ for n in $SIZES; do
             esac
             sed -E 's/.* ([0-9]+) rows\/s.*/\1/' <<< "$summary" >> "$WORK/rate-$jobs"
             awk -F': ' '/Maximum resident set size/ { print $2 }' "$WORK/time" >> "$WORK/rss-$jobs"
+            awk -F': ' '/Percent of CPU/ { sub("%", "", $2); print $2 }' "$WORK/time" >> "$WORK/share-$jobs"
+            awk -F': ' -v n="$n" '/User time|System time/ { t += $2 } END { printf "%.2f\n", t * 1e6 / n }' \
+                "$WORK/time" >> "$WORK/cpu-$jobs"
         done
         cmp -s "$WORK/out-1.jsonl" "$WORK/out-2.jsonl" || {
             echo "--jobs 1 and --jobs 2 wrote different bytes" >&2
@@ -85,8 +94,10 @@ for n in $SIZES; do
     r2=$(median < "$WORK/rate-2")
     m1=$(sort -n "$WORK/rss-1" | tail -1)
     m2=$(sort -n "$WORK/rss-2" | tail -1)
-    printf "| %s | %s | %s | %s | %s× | %s MB | %s MB |\n" "$n" "$input_mb" "$r1" "$r2" \
+    printf "| %s | %s | %s | %s | %s× | %s%% / %s%% | %s / %s | %s / %s MB |\n" "$n" "$input_mb" "$r1" "$r2" \
         "$(awk -v a="$r1" -v b="$r2" 'BEGIN { printf "%.2f", b / a }')" \
+        "$(median < "$WORK/share-1")" "$(median < "$WORK/share-2")" \
+        "$(median < "$WORK/cpu-1")" "$(median < "$WORK/cpu-2")" \
         "$(awk -v k="$m1" 'BEGIN { printf "%.1f", k / 1024 }')" \
         "$(awk -v k="$m2" 'BEGIN { printf "%.1f", k / 1024 }')"
     rm -f "$rows" "$WORK"/out-*.jsonl
