@@ -8,6 +8,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, ErrorKind, IsTerminal, Seek, 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
@@ -118,13 +119,13 @@ pub fn batch(args: &BatchArgs) -> Result<ExitCode, WriteFailed> {
     // Where the lines go, and how many rows an earlier run already wrote.
     let (sink, sink_name, done) = match &args.output {
         None => (
-            Box::new(io::stdout().lock()) as Box<dyn Write>,
+            Box::new(io::stdout()) as Box<dyn Write + Send>,
             "the output".to_string(),
             0,
         ),
         Some(path) => match open_output(path, args.resume, &mut lines, longest_output(args)) {
             Ok((file, done)) => (
-                Box::new(file) as Box<dyn Write>,
+                Box::new(file) as Box<dyn Write + Send>,
                 path.display().to_string(),
                 done,
             ),
@@ -160,46 +161,14 @@ pub fn batch(args: &BatchArgs) -> Result<ExitCode, WriteFailed> {
         time_zone: args.time_zone.clone(),
     };
     let progress = Progress::start(input.size, lines.consumed);
-    let (mut rendered, mut failed) = (0u64, 0u64);
-    let mut read_error = None;
-    let mut index = done;
-    loop {
-        let chunk = match lines.chunk() {
-            Ok(chunk) => chunk,
-            Err(error) => {
-                read_error = Some(error);
-                break;
-            }
-        };
-        if chunk.is_empty() {
-            break;
-        }
-        let first = index;
-        let results: Vec<(Vec<u8>, bool)> = pool.install(|| {
-            chunk
-                .par_iter()
-                .enumerate()
-                .map(|(at, line)| rows.render(first + at as u64, line))
-                .collect()
-        });
-        drop(chunk);
-        for (line, ok) in &results {
-            match ok {
-                true => rendered += 1,
-                false => failed += 1,
-            }
-            if let Err(error) = out.writer.write_all(line) {
-                progress.clear();
-                return Err(out.failed(error));
-            }
-        }
-        if let Err(error) = out.writer.flush() {
-            progress.clear();
-            return Err(out.failed(error));
-        }
-        index += results.len() as u64;
-        progress.update(lines.consumed, rendered, failed, started);
+    let ran = run(lines, &rows, &pool, &mut out, &progress, done, started);
+    let (rendered, failed) = (ran.rendered, ran.failed);
+    if let Err(error) = ran.written {
+        progress.clear();
+        return Err(out.failed(error));
     }
+    let read_error = ran.read.err();
+    let index = done + rendered + failed;
     progress.clear();
     let elapsed = started.elapsed();
     let total = rendered + failed;
@@ -227,6 +196,94 @@ pub fn batch(args: &BatchArgs) -> Result<ExitCode, WriteFailed> {
             ExitCode::SUCCESS
         },
     )
+}
+
+/// What a run did: rows rendered and failed, and whether the input could
+/// be read and the output written to the end.
+struct Ran {
+    rendered: u64,
+    failed: u64,
+    read: io::Result<()>,
+    written: io::Result<()>,
+}
+
+/// Renders every line of `lines` (row `first` onwards) on `pool`, written
+/// to `out` in order. Three stages overlap: a thread reads the next chunk
+/// and another writes the last one while the pool renders this one; each
+/// hands on one chunk at a time, so memory holds a few chunks at most.
+fn run<R: BufRead + Send + 'static>(
+    mut lines: Lines<R>,
+    rows: &Rows<'_>,
+    pool: &rayon::ThreadPool,
+    out: &mut Output,
+    progress: &Progress,
+    first: u64,
+    started: Instant,
+) -> Ran {
+    let (chunks, to_render) = mpsc::sync_channel::<(Vec<Line>, u64)>(1);
+    let (rendered_chunks, to_write) = mpsc::sync_channel::<(Vec<(Vec<u8>, bool)>, u64)>(1);
+    // Not joined when the output fails: it may be waiting for a line of
+    // a stdin that never comes, and ends with the process.
+    let reader = std::thread::spawn(move || -> io::Result<()> {
+        loop {
+            let chunk = lines.chunk()?;
+            // An empty chunk is the end; a closed channel, a run that stopped.
+            if chunk.is_empty() || chunks.send((chunk, lines.consumed)).is_err() {
+                return Ok(());
+            }
+        }
+    });
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> (u64, u64, io::Result<()>) {
+            let (mut rendered, mut failed) = (0u64, 0u64);
+            for (results, position) in to_write {
+                for (line, ok) in &results {
+                    match ok {
+                        true => rendered += 1,
+                        false => failed += 1,
+                    }
+                    if let Err(error) = out.writer.write_all(line) {
+                        return (rendered, failed, Err(error));
+                    }
+                }
+                // Whole chunks reach the file: a killed run leaves whole lines.
+                if let Err(error) = out.writer.flush() {
+                    return (rendered, failed, Err(error));
+                }
+                progress.update(position, rendered, failed, started);
+            }
+            (rendered, failed, Ok(()))
+        });
+        let mut index = first;
+        for (chunk, position) in to_render {
+            let results: Vec<(Vec<u8>, bool)> = pool.install(|| {
+                chunk
+                    .par_iter()
+                    .enumerate()
+                    .map(|(at, line)| rows.render(index + at as u64, line))
+                    .collect()
+            });
+            index += results.len() as u64;
+            drop(chunk);
+            if rendered_chunks.send((results, position)).is_err() {
+                // The writer stopped: it says why.
+                break;
+            }
+        }
+        drop(rendered_chunks);
+        let stopped = || io::Error::other("the thread stopped unexpectedly");
+        let (rendered, failed, written) = writer.join().unwrap_or_else(|_| (0, 0, Err(stopped())));
+        let read = match written {
+            Ok(()) => reader.join().unwrap_or_else(|_| Err(stopped())),
+            Err(_) => Ok(()),
+        };
+        Ran {
+            rendered,
+            failed,
+            read,
+            written,
+        }
+    })
 }
 
 /// The input: a file or stdin.
@@ -391,7 +448,7 @@ fn written_rows(file: &File, shown: &str, longest: usize) -> Result<(u64, u64), 
 
 /// Where the output lines go.
 struct Output {
-    writer: BufWriter<Box<dyn Write>>,
+    writer: BufWriter<Box<dyn Write + Send>>,
     /// `the output` (stdout) or the file's path.
     name: String,
 }
