@@ -49,9 +49,7 @@ pub struct BatchArgs {
     /// The output file, one JSON line a row (default: stdout).
     #[arg(long, value_name = "PATH")]
     output: Option<PathBuf>,
-    /// What a line is: data (the data of one render, an object) or records
-    /// ({data, history, turn, max_turns, attempt, now, time_zone, labels,
-    /// validate_history}).
+    /// What a line is.
     #[arg(long, value_name = "KIND", value_enum, default_value_t = RowsAre::Data)]
     rows_are: RowsAre,
     /// Output: text (a string), or JSON for messages, openai or anthropic.
