@@ -1,5 +1,6 @@
 //! The `teleprompt` command: render and check prompt files.
 
+mod batch;
 mod input;
 mod report;
 
@@ -99,6 +100,26 @@ enum Command {
         Exit status: 0 every case passed (or was updated); 1 a case failed or a tests file\n\
         cannot be read; 2 a usage error.")]
     Test(TestArgs),
+    /// Render every line of a JSON Lines file through one prompt, in
+    /// parallel, one output line per input line, in order.
+    #[command(after_help = "Examples:\n  \
+        teleprompt batch task.j2 --input rows.jsonl --output out.jsonl\n  \
+        teleprompt batch chat.j2 --input records.jsonl --rows-are records --format openai > out.jsonl\n  \
+        teleprompt batch task.j2 --input rows.jsonl --output out.jsonl --resume\n\n\
+        Each input line is the data of one render (an object), or with --rows-are records a\n\
+        record {data, history, turn, max_turns, attempt, now, time_zone, labels, validate_history}.\n\
+        Each output line is {\"index\": i, \"output\": …} (a string for --format text, JSON for the\n\
+        others) or {\"index\": i, \"error\": {class, rule, message, file, line, …}}, in input order:\n\
+        rows in = outputs + errors. A line that is not a JSON object (blank, malformed, not UTF-8,\n\
+        longer than --max-data-bytes) is an error line of class input with its line number.\n\
+        The input is read in bounded chunks, so memory stays flat however long it is.\n\
+        --resume keeps the output's whole lines (rows 0, 1, 2, … in order), drops a partial last\n\
+        line, and renders from the first row they lack, appending.\n\
+        A progress bar shows on a terminal; a summary line ends on stderr.\n\
+        Exit status: 0 every row rendered (or --allow-errors); 1 a row failed, the prompt does\n\
+        not load, or output that cannot be written; 2 a usage error (an unreadable prompt or\n\
+        input, an output that cannot be resumed).")]
+    Batch(Box<batch::BatchArgs>),
     /// Serve a folder of prompts over HTTP (JSON), reloading when files change.
     #[cfg(feature = "serve")]
     #[command(after_help = "Examples:\n  \
@@ -354,6 +375,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check(&args),
         Command::Inspect(args) => inspect(&args),
         Command::Test(args) => test(&args),
+        Command::Batch(args) => batch::batch(&args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve(&args),
     };

@@ -1,0 +1,634 @@
+//! `teleprompt batch` as a user runs it: a JSON Lines file in, one line
+//! out per line in, in order, with the exit status.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The repository root (examples live there).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh directory under the target dir for one test.
+fn tempdir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("batch-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn teleprompt(args: &[&str]) -> Output {
+    teleprompt_with_stdin(args, b"")
+}
+
+fn teleprompt_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the teleprompt binary runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let stdin = stdin.to_vec();
+    // Written from a thread: the command writes while it reads.
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let output = child.wait_with_output().expect("teleprompt finishes");
+    writer.join().expect("stdin written");
+    output
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The output lines, each parsed.
+fn records(bytes: &[u8]) -> Vec<Value> {
+    text(bytes)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each output line is JSON"))
+        .collect()
+}
+
+/// A prompt file `name` in `dir` with `body`; its path as text.
+fn write(dir: &Path, name: &str, body: impl AsRef<[u8]>) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, body).expect("file written");
+    path.to_str().expect("UTF-8 path").to_string()
+}
+
+fn greeting(dir: &Path) -> String {
+    write(dir, "greet.j2", "Hello {{ name }}, you are {{ age }}.\n")
+}
+
+/// Rows of `name`/`age`, one a line.
+fn people(count: usize) -> String {
+    (0..count)
+        .map(|i| format!("{{\"name\": \"p{i}\", \"age\": {i}}}\n"))
+        .collect()
+}
+
+#[test]
+fn text_rows_render_in_order() {
+    let dir = tempdir("text");
+    let prompt = greeting(&dir);
+    let input = write(&dir, "rows.jsonl", people(3));
+    let output = teleprompt(&["batch", &prompt, "--input", &input]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        "{\"index\":0,\"output\":\"Hello p0, you are 0.\\n\"}\n\
+         {\"index\":1,\"output\":\"Hello p1, you are 1.\\n\"}\n\
+         {\"index\":2,\"output\":\"Hello p2, you are 2.\\n\"}\n"
+    );
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with("batch: 3 rows, 3 rendered, 0 failed, "),
+        "{stderr}"
+    );
+    assert!(stderr.contains(" rows/s"), "{stderr}");
+}
+
+#[test]
+fn many_rows_keep_their_order_on_two_threads() {
+    let dir = tempdir("order");
+    let prompt = greeting(&dir);
+    let input = write(&dir, "rows.jsonl", people(5000));
+    let out = dir.join("out.jsonl");
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        out.to_str().unwrap(),
+        "--jobs",
+        "2",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(output.stdout.is_empty());
+    let lines = records(&std::fs::read(&out).unwrap());
+    assert_eq!(lines.len(), 5000);
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(
+            line,
+            &json!({"index": i, "output": format!("Hello p{i}, you are {i}.\n")})
+        );
+    }
+    assert!(text(&output.stderr).starts_with("batch: 5000 rows, 5000 rendered, 0 failed, "));
+}
+
+#[test]
+fn openai_format_writes_the_messages_as_json() {
+    let dir = tempdir("openai");
+    let prompt = write(
+        &dir,
+        "chat.j2",
+        "{{ role(\"system\") }}You help {{ name }}.\n{{ role(\"user\") }}{{ question }}\n",
+    );
+    let input = write(
+        &dir,
+        "rows.jsonl",
+        "{\"name\": \"Ada\", \"question\": \"Why?\"}\n{\"name\": \"Bo\", \"question\": \"How?\"}\n",
+    );
+    let output = teleprompt(&["batch", &prompt, "--input", &input, "--format", "openai"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lines = records(&output.stdout);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["index"], 1);
+    assert_eq!(
+        lines[1]["output"]["messages"],
+        json!([
+            {"role": "system", "content": "You help Bo."},
+            {"role": "user", "content": "How?"},
+        ])
+    );
+}
+
+/// A record renders as `teleprompt render` does with the same data,
+/// history and clock.
+#[test]
+fn records_carry_history_turn_and_clock() {
+    let dir = tempdir("records");
+    let history: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/rapida/history.json")).unwrap(),
+    )
+    .unwrap();
+    let data = json!({
+        "assistant": {"name": "Ada"},
+        "conversation": {"id": "conv-42", "direction": "inbound"},
+        "args": {"company": "Northwind Telecom", "name": "Grace", "age": 36},
+        "company": "Northwind Telecom", "name": "Grace", "age": 36,
+    });
+    let record = json!({"data": data, "history": history, "now": "2026-11-21T09:05:03Z"});
+    let input = write(&dir, "records.jsonl", format!("{record}\n{record}\n"));
+    let output = teleprompt(&[
+        "batch",
+        "examples/rapida/assistant.j2",
+        "--input",
+        &input,
+        "--rows-are",
+        "records",
+        "--format",
+        "openai",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/rapida/expected.openai.json")).unwrap(),
+    )
+    .unwrap();
+    let lines = records(&output.stdout);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["output"], expected);
+    assert_eq!(lines[1]["output"], expected);
+
+    let prompt = write(
+        &dir,
+        "turn.j2",
+        "Turn {{ run.turn_number }} of {{ run.max_turns }}, {{ system.current_date }}: fix {{ issue }}.",
+    );
+    let input = write(
+        &dir,
+        "turns.jsonl",
+        "{\"data\": {\"issue\": \"A-1\"}, \"turn\": 2, \"max_turns\": 5}\n\
+         {\"data\": {\"issue\": \"A-2\"}, \"turn\": 3, \"max_turns\": 5, \"now\": \"2027-01-02T03:04:05Z\"}\n",
+    );
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--rows-are",
+        "records",
+        "--now",
+        "2026-11-21T09:05:03Z",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lines = records(&output.stdout);
+    assert_eq!(lines[0]["output"], "Turn 2 of 5, 2026-11-21: fix A-1.");
+    assert_eq!(lines[1]["output"], "Turn 3 of 5, 2027-01-02: fix A-2.");
+}
+
+#[test]
+fn stdin_to_stdout() {
+    let dir = tempdir("stdin");
+    let prompt = greeting(&dir);
+    let output =
+        teleprompt_with_stdin(&["batch", &prompt, "--input", "-"], people(2000).as_bytes());
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lines = records(&output.stdout);
+    assert_eq!(lines.len(), 2000);
+    assert_eq!(lines[1999]["output"], "Hello p1999, you are 1999.\n");
+}
+
+/// Every kind of bad line is an error line at its index, with its line
+/// number; the rows around it render.
+#[test]
+fn bad_lines_are_error_lines_and_the_rest_renders() {
+    let dir = tempdir("hostile");
+    let prompt = greeting(&dir);
+    let mut rows: Vec<u8> = Vec::new();
+    rows.extend_from_slice(b"{\"name\": \"a\", \"age\": 1}\n"); // 0 ok
+    rows.extend_from_slice(b"{\"name\": \"b\", \"age\": \n"); // 1 malformed JSON
+    rows.extend_from_slice(b"[\"b\", 2]\n"); // 2 not an object
+    rows.extend_from_slice(b"\n"); // 3 blank
+    rows.extend_from_slice(b"   \r\n"); // 4 blank (whitespace)
+    rows.extend_from_slice(b"{\"name\": \"\xff\xfe\", \"age\": 5}\n"); // 5 not UTF-8
+    rows.extend_from_slice(format!("{{\"name\": \"{}\"}}\n", "x".repeat(500)).as_bytes()); // 6 too long
+    rows.extend_from_slice(b"{\"name\": \"g\"}\n"); // 7 render error: no age
+    rows.extend_from_slice(b"{\"name\": \"h\", \"name\": \"i\", \"age\": 8}\n"); // 8 duplicate key
+    rows.extend_from_slice(b"null\n"); // 9 not an object
+    rows.extend_from_slice(b"{\"name\": \"j\", \"age\": 10}"); // 10 ok, no newline
+    let input = write(&dir, "rows.jsonl", &rows);
+    let args = [
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--max-data-bytes",
+        "200",
+    ];
+    let output = teleprompt(&args);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.starts_with("batch: 11 rows, 2 rendered, 9 failed, "),
+        "{stderr}"
+    );
+    let lines = records(&output.stdout);
+    assert_eq!(lines.len(), 11, "rows in = outputs + errors");
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line["index"], i);
+    }
+    assert_eq!(lines[0]["output"], "Hello a, you are 1.\n");
+    assert_eq!(lines[10]["output"], "Hello j, you are 10.\n");
+    let input_errors = [
+        (1, "input/json", "invalid JSON"),
+        (2, "input/not-object", "the line is an array"),
+        (3, "input/blank-line", "the line is blank"),
+        (4, "input/blank-line", "the line is blank"),
+        (5, "input/not-utf8", "not UTF-8 text (byte 0xFF)"),
+        (
+            6,
+            "input/too-long",
+            "longer than 200 bytes (--max-data-bytes)",
+        ),
+        (8, "input/json", "name"),
+        (9, "input/not-object", "the line is null"),
+    ];
+    for (index, rule, message) in input_errors {
+        let error = &lines[index]["error"];
+        assert_eq!(error["class"], "input", "{index}: {error}");
+        assert_eq!(error["rule"], rule, "{index}: {error}");
+        assert_eq!(error["line"], index + 1, "{index}: {error}");
+        assert_eq!(error["file"], input.as_str(), "{index}: {error}");
+        let text = error["message"].as_str().unwrap();
+        assert!(text.contains(message), "{index}: {text}");
+    }
+    assert_eq!(lines[5]["error"]["column"], 11);
+    // The template's error, as `check --format json` gives it.
+    let error = &lines[7]["error"];
+    assert_eq!(error["class"], "render");
+    assert_eq!(error["file"], prompt.as_str());
+    assert_eq!(
+        (error["line"].clone(), error["column"].clone()),
+        (json!(1), json!(30))
+    );
+    assert!(error["message"].as_str().unwrap().contains("age"));
+
+    let allowed = teleprompt(&[&args[..], &["--allow-errors"]].concat());
+    assert_eq!(allowed.status.code(), Some(0));
+    assert_eq!(allowed.stdout, output.stdout);
+}
+
+#[test]
+fn records_with_unknown_or_bad_fields_are_error_lines() {
+    let dir = tempdir("bad-records");
+    let prompt = greeting(&dir);
+    let input = write(
+        &dir,
+        "records.jsonl",
+        "{\"data\": {\"name\": \"a\", \"age\": 1}}\n\
+         {\"data\": {\"name\": \"b\", \"age\": 2}, \"turns\": 3}\n\
+         {\"data\": {\"name\": \"c\", \"age\": 3}, \"now\": \"yesterday\"}\n\
+         {\"data\": [1]}\n\
+         {\"name\": \"e\", \"age\": 5}\n\
+         {\"data\": {\"name\": \"f\", \"age\": 6}, \"history\": 7}\n",
+    );
+    let output = teleprompt(&["batch", &prompt, "--input", &input, "--rows-are", "records"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let lines = records(&output.stdout);
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[0]["output"], "Hello a, you are 1.\n");
+    for (index, rule, message) in [
+        (1, "input/record", "unknown field `turns`"),
+        (2, "input/record", "now: "),
+        (3, "input/record", "data must be an object"),
+        (4, "input/record", "unknown field `name`"),
+    ] {
+        let error = &lines[index]["error"];
+        assert_eq!(error["rule"], rule, "{error}");
+        assert_eq!(error["line"], index + 1, "{error}");
+        assert!(
+            error["message"].as_str().unwrap().contains(message),
+            "{error}"
+        );
+    }
+    assert_eq!(lines[5]["error"]["class"], "input", "{}", lines[5]);
+    assert!(lines[5]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("history"));
+}
+
+/// The output of an uninterrupted run, for the resume tests.
+fn complete_run(dir: &Path, rows: usize) -> (String, String, Vec<u8>) {
+    let prompt = greeting(dir);
+    let mut rows = people(rows);
+    // A failing row in the middle: resumed runs keep error lines too.
+    rows.insert_str(
+        rows.find("{\"name\": \"p7\"").unwrap(),
+        "{\"name\": \"bad\"}\n",
+    );
+    let input = write(dir, "rows.jsonl", rows);
+    let out = dir.join("complete.jsonl");
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        out.to_str().unwrap(),
+        "--allow-errors",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    (prompt, input, std::fs::read(out).unwrap())
+}
+
+fn resume(prompt: &str, input: &str, out: &Path) -> Output {
+    teleprompt(&[
+        "batch",
+        prompt,
+        "--input",
+        input,
+        "--output",
+        out.to_str().unwrap(),
+        "--resume",
+        "--allow-errors",
+        "--jobs",
+        "2",
+    ])
+}
+
+#[test]
+fn resume_after_a_cut_gives_the_uninterrupted_output() {
+    let dir = tempdir("resume-cut");
+    let (prompt, input, complete) = complete_run(&dir, 200);
+    let out = dir.join("out.jsonl");
+    // Cut mid-line, at a line's end, and before anything was written.
+    let line_end = complete.iter().position(|&b| b == b'\n').unwrap() + 1;
+    for cut in [complete.len() / 2 + 7, complete.len() / 3, line_end, 0, 3] {
+        std::fs::write(&out, &complete[..cut]).unwrap();
+        let output = resume(&prompt, &input, &out);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{cut}: {stderr}");
+        assert_eq!(std::fs::read(&out).unwrap(), complete, "cut at {cut}");
+        let whole = complete[..cut].iter().filter(|&&b| b == b'\n').count();
+        assert!(
+            stderr.contains(&format!("(resumed after {whole} rows already written)")),
+            "{stderr}"
+        );
+    }
+    // No output yet: --resume starts from row 0.
+    std::fs::remove_file(&out).unwrap();
+    let output = resume(&prompt, &input, &out);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(std::fs::read(&out).unwrap(), complete);
+}
+
+#[test]
+fn resume_on_a_complete_output_renders_nothing() {
+    let dir = tempdir("resume-done");
+    let (prompt, input, complete) = complete_run(&dir, 50);
+    let out = dir.join("out.jsonl");
+    std::fs::write(&out, &complete).unwrap();
+    let output = resume(&prompt, &input, &out);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.starts_with("batch: 0 rows, 0 rendered, 0 failed, "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("resumed after 51 rows"), "{stderr}");
+    assert_eq!(std::fs::read(&out).unwrap(), complete);
+}
+
+#[test]
+fn resume_refuses_an_output_that_is_not_this_runs() {
+    let dir = tempdir("resume-bad");
+    let (prompt, input, complete) = complete_run(&dir, 20);
+    let out = dir.join("out.jsonl");
+    let lines: Vec<&[u8]> = complete.split_inclusive(|&b| b == b'\n').collect();
+    // A gap: rows 0, 1, 3.
+    let gap = [lines[0], lines[1], lines[3]].concat();
+    // Not ours: a line that is not a row.
+    let foreign = [lines[0], b"{\"hello\": 1}\n"].concat();
+    // More rows than the input has.
+    let longer = [
+        complete.clone(),
+        b"{\"index\":21,\"output\":\"\"}\n".to_vec(),
+    ]
+    .concat();
+    for (bytes, message) in [
+        (gap, "line 3 of"),
+        (foreign, "line 2 of"),
+        (longer, "holds 22 rows but the input has only 21"),
+    ] {
+        std::fs::write(&out, &bytes).unwrap();
+        let output = resume(&prompt, &input, &out);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with("error: cannot resume"), "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+        // The file is left as it was.
+        assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    }
+    let output = teleprompt(&["batch", &prompt, "--input", &input, "--resume"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("--output"));
+}
+
+/// A run killed mid-way leaves whole lines; resuming it gives the
+/// uninterrupted output. The killed run reads stdin, which is fed only
+/// part of the rows and left open, so it is killed while it waits.
+#[test]
+#[cfg(unix)]
+fn a_killed_run_resumes() {
+    let dir = tempdir("killed");
+    let prompt = greeting(&dir);
+    let rows = people(10_000);
+    let input = write(&dir, "many.jsonl", &rows);
+    let complete = dir.join("complete.jsonl");
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        complete.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let complete = std::fs::read(&complete).unwrap();
+    let out = dir.join("out.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(["batch", &prompt, "--input", "-", "--output"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the teleprompt binary runs");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let half: usize = rows.lines().take(6000).map(|line| line.len() + 1).sum();
+    stdin.write_all(&rows.as_bytes()[..half]).unwrap();
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let written = |out: &Path| {
+        std::fs::read(out).map_or(0, |bytes| bytes.iter().filter(|&&b| b == b'\n').count())
+    };
+    while written(&out) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(stdin);
+    let cut = std::fs::read(&out).unwrap();
+    assert!(
+        !cut.is_empty() && cut.len() < complete.len(),
+        "{}",
+        cut.len()
+    );
+    assert_eq!(cut, complete[..cut.len()], "a prefix of the output");
+    let output = resume(&prompt, &input, &out);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(std::fs::read(&out).unwrap(), complete);
+}
+
+#[test]
+fn a_prompt_that_does_not_load_exits_1_with_its_report() {
+    let dir = tempdir("broken-prompt");
+    let prompt = write(&dir, "broken.j2", "{{ name | uper }}\n");
+    let input = write(&dir, "rows.jsonl", people(3));
+    let output = teleprompt(&["batch", &prompt, "--input", &input]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("error[parse]"), "{stderr}");
+    assert!(stderr.contains("broken.j2:1:"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempdir("usage");
+    let prompt = greeting(&dir);
+    let input = write(&dir, "rows.jsonl", people(3));
+    let missing = dir.join("missing.jsonl");
+    let missing = missing.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (&["batch", &prompt, "--input", missing], "cannot read"),
+        (
+            &["batch", &prompt, "--input", dir.to_str().unwrap()],
+            "directory",
+        ),
+        (
+            &["batch", "no-such-prompt.j2", "--input", &input],
+            "no-such-prompt.j2",
+        ),
+        (&["batch", &prompt], "--input"),
+        (
+            &["batch", &prompt, "--input", &input, "--jobs", "0"],
+            "--jobs",
+        ),
+        (
+            &["batch", &prompt, "--input", &input, "--rows-are", "rows"],
+            "--rows-are",
+        ),
+        (
+            &["batch", &prompt, "--input", &input, "--output", &input],
+            "is the input file",
+        ),
+    ];
+    for (args, message) in cases {
+        let output = teleprompt(args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+    // The input was not overwritten.
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), people(3));
+    // A device cannot be read back to resume.
+    if Path::new("/dev/null").exists() {
+        let args = [
+            "batch",
+            &prompt,
+            "--input",
+            &input,
+            "--output",
+            "/dev/null",
+            "--resume",
+        ];
+        let output = teleprompt(&args);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(text(&output.stderr).contains("not a regular file"));
+    }
+}
+
+/// A full disk is a one-line error and status 1; a closed pipe ends
+/// quietly with status 1.
+#[test]
+#[cfg(unix)]
+fn write_errors_exit_1() {
+    let dir = tempdir("write-errors");
+    let prompt = greeting(&dir);
+    let input = write(&dir, "rows.jsonl", people(50_000));
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let output = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+            .args(["batch", &prompt, "--input", &input])
+            .stdin(Stdio::null())
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        assert_eq!(
+            text(&output.stderr),
+            "error: cannot write the output: No space left on device (os error 28)\n"
+        );
+        let output = teleprompt(&["batch", &prompt, "--input", &input, "--output", "/dev/full"]);
+        assert_eq!(output.status.code(), Some(1));
+        assert_eq!(
+            text(&output.stderr),
+            "error: cannot write /dev/full: No space left on device (os error 28)\n"
+        );
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(["batch", &prompt, "--input", &input])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(text(&output.stderr), "");
+}
