@@ -12,7 +12,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use teleprompt::{
     Error, ErrorClass, LibraryEntry, OutputFormat, Prompt, RenderRequest, RequestError,
 };
@@ -332,8 +332,30 @@ async fn render_request(
 /// The body: the output `format`, and the rest a [`RenderRequest`] (whose
 /// unknown fields are refused).
 fn read_request(body: &[u8]) -> Result<(Option<String>, RenderRequest), String> {
-    let mut fields: Map<String, Value> =
-        serde_json::from_slice(body).map_err(|error| error.to_string())?;
+    // Read as every data file is: a key twice in one object is an error
+    // (`render --data`, `batch`), not the last one silently winning.
+    let text = std::str::from_utf8(body).map_err(|error| {
+        format!(
+            "the body is not UTF-8 text (invalid byte at offset {})",
+            error.valid_up_to()
+        )
+    })?;
+    let value = teleprompt::data::parse_text(text, Some(teleprompt::data::Format::Json), "request")
+        .map_err(|error| match error.location() {
+            Some(at) => format!(
+                "{} (line {}, column {})",
+                error.message(),
+                at.line,
+                at.column
+            ),
+            None => error.message().to_string(),
+        })?;
+    let Value::Object(mut fields) = value else {
+        return Err(format!(
+            "the body is {}, not a JSON object",
+            teleprompt::data::describe(&value)
+        ));
+    };
     let format = match fields.remove("format") {
         None | Some(Value::Null) => None,
         Some(Value::String(format)) => Some(format),

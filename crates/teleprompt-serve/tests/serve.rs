@@ -284,6 +284,15 @@ fn renders_lists_and_answers_errors_with_their_status() {
     assert!(error["error"]["message"]
         .as_str()
         .is_some_and(|m| m.contains("unknown field `dat`")));
+    // A key twice is refused, as in every data file.
+    let (status, body) = server.request(
+        "POST",
+        "/v1/prompts/task/render",
+        &[],
+        br#"{"data": {"issue": {"title": "a", "title": "b"}}}"#,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("title"), "{body}");
     let (status, _) = server.render("task", &json!({"format": "xml"}));
     assert_eq!(status, 400);
     let (status, _) = server.render("task", &json!({"data": [1]}));
