@@ -4,55 +4,16 @@
 //! `inspect` see of those files. The ordinary cases are fixtures
 //! (`tests/fixtures/go/files_*.txt`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::json;
 use teleprompt::{ErrorClass, Library, LoadOptions, Prompt};
 
+mod common;
+use common::{at, included_by, render};
+
 fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("go-includes")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("writable");
-    for (path, text) in files {
-        let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
-        std::fs::write(path, text).expect("writable");
-    }
-    dir
-}
-
-fn render(path: &Path, data: serde_json::Value) -> Result<String, teleprompt::Error> {
-    Prompt::from_file(path)?
-        .render(data)
-        .map(|rendered| rendered.into_text())
-}
-
-fn at(error: &teleprompt::Error) -> (String, usize, usize) {
-    let file = error.file().unwrap_or_default();
-    let name = Path::new(file)
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let location = error.location().map_or((0, 0), |at| (at.line, at.column));
-    (name, location.0, location.1)
-}
-
-/// The `included by` labels, each as `FILE:LINE:COL` with the folder left
-/// out.
-fn included_by(error: &teleprompt::Error) -> Vec<String> {
-    error
-        .labels()
-        .iter()
-        .filter(|(key, _)| key == "included by")
-        .map(|(_, value)| {
-            Path::new(value)
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-        .collect()
+    common::dir(&format!("go-includes/{name}"), files)
 }
 
 #[cfg(unix)]

@@ -5,38 +5,13 @@
 //! fixtures (`tests/fixtures/jinja/*include*`, `*import*`, `*extends*`),
 //! checked against Python Jinja2 3.1.6.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 use teleprompt::{ErrorClass, Library, LoadOptions, Prompt};
 
-fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("writable");
-    for (path, text) in files {
-        let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
-        std::fs::write(path, text).expect("writable");
-    }
-    dir
-}
-
-fn render(path: &Path, data: serde_json::Value) -> Result<String, teleprompt::Error> {
-    Prompt::from_file(path)?
-        .render(data)
-        .map(|rendered| rendered.into_text())
-}
-
-fn at(error: &teleprompt::Error) -> (String, usize, usize) {
-    let file = error.file().unwrap_or_default();
-    let name = Path::new(file)
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let location = error.location().expect("a location");
-    (name, location.line, location.column)
-}
+mod common;
+use common::{at, dir, render};
 
 fn labels(error: &teleprompt::Error) -> Vec<String> {
     error

@@ -1,20 +1,12 @@
 //! Loading a directory of prompts: which files are prompts, and every
 //! broken one reported at once.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use teleprompt::{prompt_files, ErrorClass, Library, LoadOptions};
 
-fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    for (path, text) in files {
-        let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
-        std::fs::write(path, text).expect("writable");
-    }
-    dir
-}
+mod common;
+use common::dir;
 
 #[test]
 fn prompt_files_are_template_extensions_and_fronted_text_files() {

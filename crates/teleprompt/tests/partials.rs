@@ -2,28 +2,11 @@
 //! template folder (`{{> forge-partial-system-info.md }}`), `name.hbs`;
 //! where they are looked for, and what may not be read.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::json;
 use teleprompt::{ContentPart, ErrorClass, Library, LoadOptions, Prompt};
 
-fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("writable");
-    for (path, text) in files {
-        let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
-        std::fs::write(path, text).expect("writable");
-    }
-    dir
-}
-
-fn render(path: &Path, data: serde_json::Value) -> Result<String, teleprompt::Error> {
-    Prompt::from_file(path)?
-        .render(data)
-        .map(|rendered| rendered.into_text())
-}
+mod common;
+use common::{at, dir, included_by, render};
 
 #[test]
 fn names_resolve_to_hbs_dotprompt_and_forge_files() {
@@ -261,33 +244,6 @@ fn a_library_resolves_partials_in_its_root() {
     );
     // `persona.hbs` is a prompt of the library too (an `.hbs` file).
     assert!(library.get("persona").is_some());
-}
-
-/// Where an error is: its file name (folder left out), line and column.
-fn at(error: &teleprompt::Error) -> (String, usize, usize) {
-    let file = error.file().unwrap_or_default();
-    let name = Path::new(file)
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let location = error.location().map_or((0, 0), |at| (at.line, at.column));
-    (name, location.0, location.1)
-}
-
-/// The `included by` labels, each as `FILE:LINE:COL` with the folder left
-/// out.
-fn included_by(error: &teleprompt::Error) -> Vec<String> {
-    error
-        .labels()
-        .iter()
-        .filter(|(key, _)| key == "included by")
-        .map(|(_, value)| {
-            Path::new(value)
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 #[test]

@@ -2,28 +2,14 @@
 //! rebuilt, a file that breaks keeps serving its last good version, and
 //! renders on other threads never see a library half reloaded.
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde_json::json;
 use teleprompt::{Library, LoadOptions, SharedLibrary};
 
-fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("writable");
-    for (path, text) in files {
-        write(&dir, path, text);
-    }
-    dir
-}
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let path = dir.join(path);
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
-    std::fs::write(path, text).expect("writable");
-}
+mod common;
+use common::{dir, write};
 
 fn render(library: &Library, name: &str, data: serde_json::Value) -> String {
     library

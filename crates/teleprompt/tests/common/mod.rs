@@ -1,0 +1,63 @@
+//! What the tests of files beside a prompt share: folders of files, and
+//! where an error was placed.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use teleprompt::Prompt;
+
+/// A fresh folder `name` under the test's temporary folder, holding
+/// `files` (path relative to it, text).
+pub fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("writable");
+    for (path, text) in files {
+        write(&dir, path, text);
+    }
+    dir
+}
+
+/// Writes `text` to `path` under `dir`, making its folders.
+pub fn write(dir: &Path, path: &str, text: &str) {
+    let path = dir.join(path);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("writable");
+    std::fs::write(path, text).expect("writable");
+}
+
+/// The prompt file at `path`, rendered with `data`.
+pub fn render(path: &Path, data: serde_json::Value) -> Result<String, teleprompt::Error> {
+    Prompt::from_file(path)?
+        .render(data)
+        .map(|rendered| rendered.into_text())
+}
+
+fn file_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Where an error is: its file's name, line and column (0, 0 without a
+/// location).
+pub fn at(error: &teleprompt::Error) -> (String, usize, usize) {
+    let location = error.location().map_or((0, 0), |at| (at.line, at.column));
+    (
+        file_name(error.file().unwrap_or_default()),
+        location.0,
+        location.1,
+    )
+}
+
+/// The `included by` labels, each as `FILE:LINE:COL` with the folder left
+/// out.
+pub fn included_by(error: &teleprompt::Error) -> Vec<String> {
+    error
+        .labels()
+        .iter()
+        .filter(|(key, _)| key == "included by")
+        .map(|(_, value)| file_name(value))
+        .collect()
+}
