@@ -526,40 +526,32 @@ impl Files {
             let mut hit = None;
             let mut failed = false;
             for name in names {
-                let candidates = match includes.jinja_candidates(name) {
-                    Ok(candidates) => candidates,
-                    Err(message) => {
-                        found.push(at(
-                            self,
-                            format!("cannot {} {name:?}: {message}", tag.tag.verb()),
-                            None,
-                        ));
-                        failed = true;
-                        break;
-                    }
-                };
                 // Each list of paths is looked for once, however many tags
                 // name it.
-                let read = match self.looked_up.get(&candidates) {
-                    Some(Ok(Some(relative))) => Ok(Some((relative.clone(), None))),
-                    Some(Ok(None)) => Ok(None),
-                    Some(Err(message)) => Err(message.clone()),
-                    None => {
-                        let read = includes.read_first(&candidates);
-                        let outcome = match &read {
-                            Ok(file) => Ok(file.as_ref().map(|(relative, _)| relative.clone())),
-                            Err(message) => Err(message.clone()),
-                        };
-                        self.looked_up.insert(candidates.clone(), outcome);
-                        read.map(|file| file.map(|(relative, file)| (relative, Some(file))))
-                    }
-                };
+                let looked_up = &mut self.looked_up;
+                let read = includes.jinja_candidates(name).and_then(|candidates| {
+                    let read = match looked_up.get(&candidates) {
+                        Some(Ok(Some(relative))) => Ok(Some((relative.clone(), None))),
+                        Some(Ok(None)) => Ok(None),
+                        Some(Err(message)) => Err(message.clone()),
+                        None => {
+                            let read = includes.read_first(&candidates);
+                            let outcome = match &read {
+                                Ok(file) => Ok(file.as_ref().map(|(relative, _)| relative.clone())),
+                                Err(message) => Err(message.clone()),
+                            };
+                            looked_up.insert(candidates.clone(), outcome);
+                            read.map(|file| file.map(|(relative, file)| (relative, Some(file))))
+                        }
+                    };
+                    read.map(|found| (candidates, found))
+                });
                 match read {
-                    Ok(Some((relative, file))) => {
+                    Ok((_, Some((relative, file)))) => {
                         hit = Some((name, relative, file));
                         break;
                     }
-                    Ok(None) => tried.extend(candidates),
+                    Ok((candidates, None)) => tried.extend(candidates),
                     Err(message) => {
                         found.push(at(
                             self,
