@@ -244,15 +244,11 @@ impl Library {
                 }
                 _ => false,
             };
-            let loaded = if fresh {
-                old_entry.map(|entry| Ok(entry.clone()))
-            } else {
-                None
+            let loaded = match old_entry.filter(|_| fresh) {
+                Some(entry) => Ok(entry.clone()),
+                None => Prompt::from_file_with(&file, &self.options)
+                    .map(|prompt| LibraryEntry::new(Arc::new(prompt), Some(file.clone()))),
             }
-            .unwrap_or_else(|| {
-                Prompt::from_file_with(&file, &self.options)
-                    .map(|prompt| LibraryEntry::new(Arc::new(prompt), Some(file.clone())))
-            })
             .and_then(|entry| match entries.get(entry.name()) {
                 Some(existing) => Err(duplicate_name(
                     &file.display().to_string(),
