@@ -293,6 +293,16 @@ fn renders_lists_and_answers_errors_with_their_status() {
     );
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("title"), "{body}");
+    // 100,000 nested lists: refused as data files are, the server stays up.
+    let deep = format!(
+        "{{\"data\": {{\"x\": {}{}}}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let (status, body) = server.request("POST", "/v1/prompts/task/render", &[], deep.as_bytes());
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = server.request("POST", "/v1/prompts/task/render", &[], b"\xff\xfe{}");
+    assert_eq!(status, 400, "{body}");
     let (status, _) = server.render("task", &json!({"format": "xml"}));
     assert_eq!(status, 400);
     let (status, _) = server.render("task", &json!({"data": [1]}));
