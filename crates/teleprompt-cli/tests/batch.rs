@@ -290,6 +290,7 @@ fn bad_lines_are_error_lines_and_the_rest_renders() {
         assert_eq!(error["rule"], rule, "{index}: {error}");
         assert_eq!(error["line"], index + 1, "{index}: {error}");
         assert_eq!(error["file"], input.as_str(), "{index}: {error}");
+        assert_eq!(error["path"], json!(null), "{index}: {error}");
         let text = error["message"].as_str().unwrap();
         assert!(text.contains(message), "{index}: {text}");
     }
@@ -303,6 +304,7 @@ fn bad_lines_are_error_lines_and_the_rest_renders() {
         (json!(1), json!(30))
     );
     assert!(error["message"].as_str().unwrap().contains("age"));
+    assert_eq!(error["path"], "age", "{error}");
 
     let allowed = teleprompt(&[&args[..], &["--allow-errors"]].concat());
     assert_eq!(allowed.status.code(), Some(0));

@@ -266,6 +266,8 @@ fn renders_lists_and_answers_errors_with_their_status() {
     assert_eq!(error["error"]["class"], "render");
     assert_eq!(error["error"]["line"], 1);
     assert_eq!(error["error"]["column"], 29);
+    // The missing data's path, for a client to read without the message.
+    assert_eq!(error["error"]["path"], "user", "{error}");
     assert!(
         error["error"]["message"]
             .as_str()

@@ -92,6 +92,8 @@ struct Details {
     action: Option<String>,
     message: String,
     suggestion: Option<String>,
+    /// For an error about missing data: the path that was missing.
+    path: Option<String>,
     labels: Vec<(String, String)>,
     /// The kind of problem within the class, such as `unknown-filter`.
     kind: Option<&'static str>,
@@ -119,6 +121,7 @@ impl Error {
             action: None,
             message: message.into(),
             suggestion: None,
+            path: None,
             labels: Vec::new(),
             kind: None,
             others: Vec::new(),
@@ -263,6 +266,12 @@ impl Error {
         self
     }
 
+    /// Names the path into the data that was missing (see [`Error::path`]).
+    pub(crate) fn with_path(mut self, path: Option<String>) -> Error {
+        self.0.path = path;
+        self
+    }
+
     /// Attaches `key=value` labels (an issue id, a turn number) that every
     /// report of this error shows.
     pub fn with_labels(mut self, labels: &[(String, String)]) -> Error {
@@ -345,6 +354,32 @@ impl Error {
         self.0.suggestion.as_deref()
     }
 
+    /// The path into the data that was missing, as the template wrote it
+    /// (dots and `[index]`), for errors about a missing key or variable:
+    /// `issue.tittle` for `{{ issue.tittle }}` when `issue` has no key
+    /// `tittle`, `nme` for a variable `nme` the data does not have.
+    /// `None` for every other error.
+    ///
+    /// Jinja names the path from the root of the data, as its messages
+    /// do (`issue.blocked_by[0].identifer` for `b.identifer` in a loop
+    /// over `issue.blocked_by`); Go and Handlebars name it as the action
+    /// wrote it, from the value it reads (Go's leading `.` or `$.`, and
+    /// Handlebars' `this.` or `@root.`, left out; a variable kept:
+    /// `$x.name`).
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    ///
+    /// let prompt = Prompt::from_source("task.j2", "Fix {{ issue.tittle }}.", &LoadOptions::default())?;
+    /// let error = prompt.render(serde_json::json!({"issue": {"title": "x"}})).unwrap_err();
+    /// assert_eq!(error.message(), "issue has no key \"tittle\"");
+    /// assert_eq!(error.path(), Some("issue.tittle"));
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn path(&self) -> Option<&str> {
+        self.0.path.as_deref()
+    }
+
     /// Labels attached by the host.
     pub fn labels(&self) -> &[(String, String)] {
         &self.0.labels
@@ -375,8 +410,9 @@ impl Error {
     /// The error as a JSON object, as `teleprompt check --format json`
     /// and `teleprompt serve` give it: `rule`, `class`, `message`, `file`
     /// (and `template`, see [`Error::file_and_template`]), `line`,
-    /// `column`, `end`, `action` and `help` when there are some, and
-    /// `labels`.
+    /// `column`, `end`, `path` (see [`Error::path`]; `null` for an error
+    /// not about missing data), `action` and `help` when there are some,
+    /// and `labels`.
     ///
     /// ```
     /// use teleprompt::{LoadOptions, Prompt};
@@ -386,6 +422,7 @@ impl Error {
     /// assert_eq!(json["class"], "render");
     /// assert_eq!((json["line"].as_u64(), json["column"].as_u64()), (Some(1), Some(8)));
     /// assert_eq!(json["help"], "did you mean \"issue.title\"?");
+    /// assert_eq!(json["path"], "issue.titel");
     /// # Ok::<(), teleprompt::Error>(())
     /// ```
     pub fn to_json(&self) -> serde_json::Value {
@@ -408,6 +445,7 @@ impl Error {
                 .end()
                 .map(|end| json!({"line": end.line, "column": end.column}))),
         );
+        object.insert("path".into(), json!(self.path()));
         if let Some(action) = self.action() {
             object.insert("action".into(), json!(action));
         }
@@ -553,14 +591,30 @@ pub struct TemplateError {
     /// Further errors found with this one (see [`Error::others`]), boxed
     /// to keep `Result`s small.
     pub(crate) related: Option<Box<Found>>,
+    /// What a render error knows beyond its message: the path of the
+    /// data it found missing, the calls it happened in. One box for both
+    /// keeps `TemplateError`, which every `Result` of the front ends
+    /// holds, under 128 bytes (clippy's `result_large_err`): a larger one
+    /// also grew each level of the recursive parsers' frames, past a
+    /// 2 MiB stack at `max_nesting` in a debug build.
+    pub(crate) details: Option<Box<RenderDetails>>,
+}
+
+/// What a render error knows beyond its message (see [`TemplateError`]'s
+/// `details`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RenderDetails {
+    /// For an error about missing data: the path that was missing (see
+    /// [`Error::path`]).
+    pub path: Option<String>,
     /// For a render error inside a called template: the calls it happened
     /// in, innermost first, as byte ranges of the program's source (so a
     /// front end can name where another file was included).
-    pub(crate) calls: Option<Box<Calls>>,
+    pub calls: Option<Calls>,
 }
 
 /// The calls a render error happened in, innermost first (see
-/// [`TemplateError`]'s `calls`).
+/// [`RenderDetails`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Calls {
     /// Each call's span.
@@ -593,7 +647,7 @@ impl TemplateError {
             kind: None,
             elsewhere: None,
             related: None,
-            calls: None,
+            details: None,
         }
     }
 
@@ -607,7 +661,7 @@ impl TemplateError {
             kind: None,
             elsewhere: None,
             related: None,
-            calls: None,
+            details: None,
         }
     }
 
@@ -622,7 +676,7 @@ impl TemplateError {
             kind: error.kind(),
             elsewhere: Some(Box::new(Elsewhere { error, site })),
             related: None,
-            calls: None,
+            details: None,
         }
     }
 
@@ -636,6 +690,33 @@ impl TemplateError {
     pub fn suggest(mut self, suggestion: Option<String>) -> TemplateError {
         self.suggestion = suggestion;
         self
+    }
+
+    /// Names the path into the data that was missing (see [`Error::path`]).
+    pub(crate) fn with_path(mut self, path: Option<String>) -> TemplateError {
+        if path.is_some() || self.details.is_some() {
+            self.details.get_or_insert_with(Box::default).path = path;
+        }
+        self
+    }
+
+    /// The path into the data that was missing, for an error about
+    /// missing data (see [`Error::path`]).
+    pub(crate) fn path(&self) -> Option<&str> {
+        self.details.as_ref()?.path.as_deref()
+    }
+
+    /// The calls the render error happened in, to note one more.
+    pub(crate) fn calls_mut(&mut self) -> &mut Calls {
+        self.details
+            .get_or_insert_with(Box::default)
+            .calls
+            .get_or_insert_with(Calls::default)
+    }
+
+    /// Takes the calls the render error happened in, if it has some.
+    pub(crate) fn take_calls(&mut self) -> Option<Calls> {
+        self.details.as_mut()?.calls.take()
     }
 }
 
@@ -762,6 +843,91 @@ mod tests {
         let edge = "x".repeat(MAX_TYPO_NAME);
         let typo = format!("{}y", &edge[1..]);
         assert_eq!(closest(&typo, [edge.as_str()]), Some(edge.as_str()));
+    }
+
+    /// The path of the data a render error found missing, in each syntax:
+    /// a key, a top-level variable, an element past the end of a list.
+    #[test]
+    fn missing_data_errors_carry_their_path() {
+        use crate::{LoadOptions, Prompt};
+        use serde_json::json;
+        let issue = json!({"issue": {"title": "x", "blocked_by": [{"id": "P-1"}]}});
+        let cases = [
+            ("t.j2", "Fix {{ issue.tittle }}.", "issue.tittle"),
+            ("t.j2", "Hi {{ nme }}", "nme"),
+            (
+                "t.j2",
+                "{{ issue.blocked_by[3].id }}",
+                "issue.blocked_by[3]",
+            ),
+            (
+                "t.j2",
+                "{% for b in issue.blocked_by %}{{ b.idd }}{% endfor %}",
+                "issue.blocked_by[0].idd",
+            ),
+            ("t.hbs", "Fix {{issue.tittle}}.", "issue.tittle"),
+            ("t.hbs", "Hi {{nme}}", "nme"),
+            ("t.hbs", "{{issue.blocked_by.[3]}}", "issue.blocked_by[3]"),
+            ("t.hbs", "{{@root.issue.tittle}}", "issue.tittle"),
+            (
+                "t.hbs",
+                "{{#each issue.blocked_by as |b|}}{{b.idd}}{{/each}}",
+                "b.idd",
+            ),
+            (
+                "t.hbs",
+                "{{#with issue}}{{../issue.tittle}}{{/with}}",
+                "../issue.tittle",
+            ),
+            ("t.gotmpl", "Fix {{ .issue.tittle }}.", "issue.tittle"),
+            ("t.gotmpl", "Hi {{ .nme }}", "nme"),
+            ("t.gotmpl", "{{ $.issue.tittle }}", "issue.tittle"),
+            ("t.gotmpl", "{{ $x := .issue }}{{ $x.tittle }}", "$x.tittle"),
+            ("t.gotmpl", "{{ .issue.title.first }}", "issue.title.first"),
+            ("t.gotmpl", "{{ index .issue \"tittle\" }}", "issue.tittle"),
+            (
+                "t.gotmpl",
+                "{{ index .issue.blocked_by 3 }}",
+                "issue.blocked_by[3]",
+            ),
+        ];
+        for (file, template, path) in cases {
+            let prompt = Prompt::from_source(file, template, &LoadOptions::default())
+                .unwrap_or_else(|error| panic!("{template}: {error}"));
+            let error = prompt.render(issue.clone()).unwrap_err();
+            assert_eq!(error.path(), Some(path), "{template}: {error}");
+            assert_eq!(error.to_json()["path"], path, "{template}");
+        }
+        // Not about missing data: no path.
+        let parse =
+            Prompt::from_source("t.j2", "{{ x | uper }}", &LoadOptions::default()).unwrap_err();
+        assert_eq!(parse.path(), None);
+        assert_eq!(parse.to_json()["path"], serde_json::Value::Null);
+        let prompt = Prompt::from_source("t.gotmpl", "{{ slice .s 1 9 }}", &LoadOptions::default())
+            .unwrap_or_else(|error| panic!("{error}"));
+        let error = prompt.render(json!({"s": "abc"})).unwrap_err();
+        assert_eq!(error.path(), None, "{error}");
+    }
+
+    #[test]
+    fn to_json_has_the_path_after_the_place() {
+        let error = Error::new(ErrorClass::Render, "issue has no key \"titl\"")
+            .with_path(Some("issue.titl".into()));
+        let json = error.to_json();
+        assert_eq!(json["path"], "issue.titl");
+        let keys: Vec<&str> = json
+            .as_object()
+            .map(|object| object.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let at = |key: &str| keys.iter().position(|k| *k == key);
+        assert!(
+            at("end") < at("path") && at("path") < at("labels"),
+            "{keys:?}"
+        );
+        assert_eq!(
+            Error::new(ErrorClass::Io, "gone").to_json()["path"],
+            serde_json::Value::Null
+        );
     }
 
     #[test]

@@ -557,9 +557,11 @@ impl Document {
                 .error
                 .with_labels(&[("included by".to_string(), site)]);
         }
+        let path = error.path().map(str::to_string);
         let mut base = Error::new(error.class, error.message)
             .with_file(&self.origin)
-            .with_suggestion(error.suggestion);
+            .with_suggestion(error.suggestion)
+            .with_path(path);
         if let Some(kind) = error.kind {
             base = base.with_kind(kind);
         }

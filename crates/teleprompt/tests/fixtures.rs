@@ -27,8 +27,9 @@
 //!   for an error placed in another file of the case.
 //! - `=== error` — `CLASS [[FILE:]LINE:COL]` (FILE: the error is placed
 //!   in that file of the case, not the prompt), then the exact message (all the
-//!   lines up to the first `help:` or `at:` line), then optional
-//!   `help: SUGGESTION` and `at: ACTION` lines.
+//!   lines up to the first `help:`, `at:` or `path:` line), then optional
+//!   `help: SUGGESTION`, `at: ACTION` and `path: PATH` lines (`PATH`: the
+//!   missing data's path, `Error::path`; `path: none` for none).
 //!
 //! With both `output` and `error`, the render must recover (`on_error:
 //! original`): return the output and carry the error. A marker ending in
@@ -228,12 +229,16 @@ fn check_error(expected: &str, error: &Error) -> Result<(), String> {
             return mismatch("location", place, &got);
         }
     }
-    // The message runs to the first `help:` or `at:` line (a message of
-    // several lines, such as a list of input violations, included).
+    // The message runs to the first `help:`, `at:` or `path:` line (a
+    // message of several lines, such as a list of input violations,
+    // included).
     let mut lines = lines.peekable();
     let mut message: Option<String> = None;
     while let Some(line) = lines.next_if(|line| {
-        message.is_none() || !(line.starts_with("help: ") || line.starts_with("at: "))
+        message.is_none()
+            || !["help: ", "at: ", "path: "]
+                .iter()
+                .any(|prefix| line.starts_with(prefix))
     }) {
         match &mut message {
             None => message = Some(line.to_string()),
@@ -259,6 +264,11 @@ fn check_error(expected: &str, error: &Error) -> Result<(), String> {
             let got = error.action().unwrap_or("no action");
             if action != got {
                 return mismatch("action", action, got);
+            }
+        } else if let Some(path) = line.strip_prefix("path: ") {
+            let got = error.path().unwrap_or("none");
+            if path != got {
+                return mismatch("path", path, got);
             }
         } else if !line.trim().is_empty() {
             return Err(format!("unknown error line `{line}`"));

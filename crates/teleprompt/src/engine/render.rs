@@ -771,7 +771,7 @@ impl<'a> Renderer<'a> {
         self.frame = saved_frame;
         self.calls -= 1;
         result.map_err(|mut error| {
-            let calls = error.calls.get_or_insert_with(Box::default);
+            let calls = error.calls_mut();
             // The shallowest owner wins: a content run inside another
             // content skips down to the outer one's partial.
             calls.from_depth = Some(calls.from_depth.map_or(owner, |depth| depth.min(owner)));
@@ -850,7 +850,7 @@ impl<'a> Renderer<'a> {
         result.map(|_| ()).map_err(|mut error| {
             // Where the failing template was called from, innermost first:
             // a front end names the place that included another file.
-            let calls = error.calls.get_or_insert_with(Box::default);
+            let calls = error.calls_mut();
             match calls.from_depth {
                 Some(from) if depth > from => {}
                 _ => {
@@ -1009,6 +1009,51 @@ impl<'a> Renderer<'a> {
         self.text(span.start as usize..end.max(span.start as usize))
     }
 
+    /// The path of key `i` of a path (see [`crate::Error::path`]): the
+    /// keys up to and including it, from the value the path reads, as
+    /// written (dots, and a Handlebars index as `[0]`). Dot, the root and
+    /// Go's `$` start it bare (`.issue.title` gives `issue.title`); any
+    /// other variable starts it as written (`$x.title`, `../title`).
+    /// `None` for a path read from another value (Go's `(pipe).key`).
+    #[cold]
+    fn key_path(&self, base: &Expr, keys: &[Key], span: Span, i: usize) -> Option<String> {
+        let mut path = match base {
+            Expr::Dot | Expr::Root | Expr::Var(_) => {
+                let written = self.prefix(span, keys, 0);
+                let written = written.strip_suffix('[').unwrap_or(written);
+                let written = match written.strip_suffix(['.', '/']) {
+                    Some(bare) if !written.ends_with("..") => bare,
+                    _ => written,
+                };
+                match written {
+                    "" | "." | "$" | "this" | "@root" => String::new(),
+                    // The value of an outer context: `../name`.
+                    parents if parents.ends_with("..") => format!("{parents}/"),
+                    variable => format!("{variable}."),
+                }
+            }
+            _ => return None,
+        };
+        for key in keys.get(..=i)? {
+            let name: &str = &key.name;
+            match array_index(name) {
+                Some(index) if self.program.flavor == Flavor::Handlebars => {
+                    if path.ends_with(['.', '/']) {
+                        path.pop();
+                    }
+                    path.push_str(&format!("[{index}]"));
+                }
+                _ => {
+                    if !path.is_empty() && !path.ends_with(['.', '/']) {
+                        path.push('.');
+                    }
+                    path.push_str(name);
+                }
+            }
+        }
+        Some(path)
+    }
+
     /// Reads `key` from `value`. Generic over the value's borrow so that a
     /// host result ([`Value::Json`]) can be read through a borrowed view
     /// ([`Renderer::field_json`]), and by reference so that reading from
@@ -1086,6 +1131,7 @@ impl<'a> Renderer<'a> {
                         format!("map has no entry for key {name:?}"),
                     )
                     .suggest(suggestion)
+                    .with_path(self.key_path(base, keys, span, i))
                     .into())
                 }
             },
@@ -1111,6 +1157,7 @@ impl<'a> Renderer<'a> {
                         "test it first: {{{{ if {prefix} }}}}…{{{{ end }}}}"
                     ))
                 }))
+                .with_path(self.key_path(base, keys, span, i))
                 .into())
             }
             // Handlebars reads an array's elements by index (`list.[0]`) and
@@ -1144,6 +1191,7 @@ impl<'a> Renderer<'a> {
                     ),
                 )
                 .suggest(root_suggestion())
+                .with_path(self.key_path(base, keys, span, i))
                 .into())
             }
         }
@@ -1183,7 +1231,7 @@ impl<'a> Renderer<'a> {
                 _ => None,
             }
         };
-        match value {
+        let error = match value {
             Value::Object(view) => {
                 TemplateError::render(Some(span.range()), format!("{subject} has no key {name:?}"))
                     .suggest(
@@ -1220,7 +1268,8 @@ impl<'a> Renderer<'a> {
                 ),
             )
             .suggest(at_root()),
-        }
+        };
+        error.with_path(self.key_path(base, keys, span, i))
     }
 
     /// [`Renderer::field`] of a host result: read through a borrowed view,
@@ -1697,36 +1746,68 @@ impl<'a> Renderer<'a> {
 
     fn index(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
         let mut value = self.arg(args, 0, span, dot)?;
-        for expr in args.get(1..).unwrap_or(&[]) {
+        for (n, expr) in args.iter().enumerate().skip(1) {
             let index = self.eval(expr, dot, false)?;
+            let read = (args, n);
             value = match &value {
                 Value::Json(json) => self
-                    .index_step(&Value::from_json(json), &index, span)?
+                    .index_step(&Value::from_json(json), &index, span, read)?
                     .detach(),
-                other => self.index_step(other, &index, span)?,
+                other => self.index_step(other, &index, span, read)?,
             };
         }
         Ok(value)
     }
 
+    /// The path `index` reads up to its argument `n` (see
+    /// [`crate::Error::path`]): `MSI.XXX` for `index .MSI "XXX"`. `None`
+    /// unless it reads from dot, `$` or a path, with constant keys and
+    /// indexes.
+    #[cold]
+    fn index_path(&self, args: &[Expr], n: usize) -> Option<String> {
+        let mut path = match args.first()? {
+            // Go's `$` is the frame's first slot.
+            Expr::Dot => String::new(),
+            Expr::Var(0) if self.program.flavor == Flavor::Go => String::new(),
+            Expr::Path { base, keys, span } => {
+                self.key_path(base, keys, *span, keys.len().checked_sub(1)?)?
+            }
+            _ => return None,
+        };
+        for arg in args.get(1..=n)? {
+            match arg {
+                Expr::Const(Const::Str(key)) => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(key);
+                }
+                Expr::Const(Const::Int(index)) => path.push_str(&format!("[{index}]")),
+                _ => return None,
+            }
+        }
+        Some(path)
+    }
+
     /// One index of `index`: an element of a list, a byte of a string, a
     /// key of a map. Generic over the borrow, like [`Renderer::field`].
+    /// `read` is `index`'s arguments and which one this is, for the path
+    /// of a missing element or key.
     fn index_step<'v>(
         &self,
         value: &Value<'v>,
         index: &Value<'_>,
         span: Span,
+        read: (&[Expr], usize),
     ) -> Result<Value<'v>> {
         Ok(match (value, index) {
             (Value::Array(items), Value::Int(n)) => {
                 match usize::try_from(*n).ok().and_then(|n| items.get(n)) {
                     Some(item) => Value::from_json(item),
                     None => {
-                        return Err(Self::func_error(
-                            Func::Index,
-                            span,
-                            format!("index out of range: {n}"),
-                        ))
+                        let error =
+                            Self::func_error(Func::Index, span, format!("index out of range: {n}"));
+                        return Err(error.with_path(self.index_path(read.0, read.1)).into());
                     }
                 }
             }
@@ -1763,6 +1844,7 @@ impl<'a> Renderer<'a> {
                         .suggest(
                             closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?")),
                         )
+                        .with_path(self.index_path(read.0, read.1))
                         .into())
                     }
                 }

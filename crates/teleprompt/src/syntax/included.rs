@@ -99,7 +99,7 @@ impl Placements {
             return error;
         };
         let base = placed.range.start;
-        let calls = error.calls.take();
+        let calls = error.take_calls();
         // Errors found with this one stay with it, each placed on its own:
         // the prompt's document locates them.
         let related = error.related.take();

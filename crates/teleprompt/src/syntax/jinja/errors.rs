@@ -26,13 +26,16 @@ fn undefined_error(body: &str, span: Option<Range<usize>>, data: &Data) -> Templ
         .get(range.clone())
         .unwrap_or_default()
         .trim_matches('.');
-    let message = broken_step(text, data).unwrap_or_else(|| format!("`{text}` is undefined"));
-    TemplateError::render(Some(range), message)
+    match broken_step(text, data) {
+        Some((message, path)) => TemplateError::render(Some(range), message).with_path(Some(path)),
+        None => TemplateError::render(Some(range), format!("`{text}` is undefined")),
+    }
 }
 
 /// Walks `a.b[2].c` through the data and describes the first step that
-/// does not exist; `None` when the path does not start in the data.
-fn broken_step(path: &str, data: &Data) -> Option<String> {
+/// does not exist, with the path up to and including that step (the
+/// data that is missing); `None` when the path does not start in the data.
+fn broken_step(path: &str, data: &Data) -> Option<(String, String)> {
     let mut steps = Vec::new();
     for part in path.split('.') {
         let (name, indexes) = part
@@ -60,7 +63,7 @@ fn broken_step(path: &str, data: &Data) -> Option<String> {
                 return None;
             }
             let at = path_to_string(&walked);
-            return Some(match (&step, view.value()) {
+            let message = match (&step, view.value()) {
                 (Segment::Index(index), Value::Array(items)) => format!(
                     "{at} has {} element(s): there is no {at}[{index}]",
                     items.len()
@@ -74,7 +77,9 @@ fn broken_step(path: &str, data: &Data) -> Option<String> {
                     "{at} is {}, so it has no element {index}",
                     crate::data::describe(other)
                 ),
-            });
+            };
+            walked.push(step);
+            return Some((message, path_to_string(&walked)));
         };
         walked.push(step);
         view = next;
@@ -340,7 +345,7 @@ fn expression_around(body: &str, at: usize) -> Range<usize> {
 
 impl Miss {
     fn to_error(&self, span: Option<Range<usize>>, data: &Data) -> TemplateError {
-        let path = self.parent.path();
+        let mut path = self.parent.path();
         let parent = path_to_string(&path);
         let key = self.key();
         let message = if parent.is_empty() {
@@ -360,7 +365,10 @@ impl Miss {
             };
             format!("did you mean \"{full}\"?")
         });
-        TemplateError::render(span, message).suggest(suggestion)
+        path.push(Segment::Key(key.into()));
+        TemplateError::render(span, message)
+            .suggest(suggestion)
+            .with_path(Some(path_to_string(&path)))
     }
 }
 
