@@ -1,0 +1,191 @@
+//! `PromptContext`: what a host knows about a conversation and its turn.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use serde_json::Value;
+use teleprompt::context::Clock;
+use teleprompt::messages::history_from_value;
+use teleprompt::ChatMessage;
+
+use crate::convert;
+use crate::errors;
+
+/// The context of one turn, for `Prompt.render_turn`: the host's data,
+/// the namespaces (`assistant`, `conversation`, `session`, `message`),
+/// the args, the history (OpenAI-style message dicts), the clock (`now`,
+/// an aware `datetime` or RFC 3339 text; default: the system clock),
+/// the turn and attempt numbers, and labels shown on every error.
+///
+/// A context is immutable; `with_turn` and `with_history` make the next
+/// one cheaply (the history and namespaces are shared, not copied).
+#[pyclass(frozen, module = "teleprompt._teleprompt", name = "PromptContext")]
+pub(crate) struct PromptContext {
+    pub inner: teleprompt::PromptContext,
+}
+
+fn object(py: Python<'_>, value: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<Value>> {
+    match value.filter(|value| !value.is_none()) {
+        None => Ok(None),
+        Some(value) => convert::to_value(value, name)
+            .map(Some)
+            .map_err(|problem| errors::not_data(py, problem)),
+    }
+}
+
+fn history(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<ChatMessage>> {
+    let value =
+        convert::to_value(value, "history").map_err(|problem| errors::not_data(py, problem))?;
+    history_from_value(value).map_err(|error| errors::input(py, format!("bad history: {error}")))
+}
+
+fn clock(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<Clock> {
+    let text = if let Ok(text) = now.cast::<PyString>() {
+        text.to_str()?.to_string()
+    } else if now.hasattr("isoformat")? {
+        if now.hasattr("tzinfo")? && now.getattr("tzinfo")?.is_none() {
+            return Err(errors::input(
+                py,
+                "now: a datetime without a time zone is ambiguous; pass an aware one (datetime.now(timezone.utc))",
+            ));
+        }
+        now.call_method0("isoformat")?.extract()?
+    } else {
+        return Err(errors::input(py, "now must be a datetime or RFC 3339 text"));
+    };
+    Clock::parse(&text).map_err(|error| errors::input(py, format!("now: {}", error.message())))
+}
+
+fn check(
+    py: Python<'_>,
+    result: Result<teleprompt::PromptContext, teleprompt::Error>,
+) -> PyResult<teleprompt::PromptContext> {
+    result.map_err(|error| errors::raise(py, &error))
+}
+
+#[pymethods]
+impl PromptContext {
+    #[new]
+    #[pyo3(signature = (
+        data = None, *, history = None, now = None, time_zone = None, turn = None,
+        max_turns = None, attempt = None, assistant = None, conversation = None,
+        session = None, message = None, args = None, custom_rules = None,
+        client_language = None, labels = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        history: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        time_zone: Option<&str>,
+        turn: Option<u32>,
+        max_turns: Option<u32>,
+        attempt: Option<u32>,
+        assistant: Option<&Bound<'_, PyAny>>,
+        conversation: Option<&Bound<'_, PyAny>>,
+        session: Option<&Bound<'_, PyAny>>,
+        message: Option<&Bound<'_, PyAny>>,
+        args: Option<&Bound<'_, PyAny>>,
+        custom_rules: Option<String>,
+        client_language: Option<String>,
+        labels: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PromptContext> {
+        let mut context = teleprompt::PromptContext::new();
+        if let Some(data) = object(py, data, "data")? {
+            context = check(py, context.data(data))?;
+        }
+        if let Some(fields) = object(py, assistant, "assistant")? {
+            context = check(py, context.assistant(fields))?;
+        }
+        if let Some(fields) = object(py, conversation, "conversation")? {
+            context = check(py, context.conversation(fields))?;
+        }
+        if let Some(fields) = object(py, session, "session")? {
+            context = check(py, context.session(fields))?;
+        }
+        if let Some(fields) = object(py, message, "message")? {
+            context = check(py, context.message(fields))?;
+        }
+        if let Some(fields) = object(py, args, "args")? {
+            context = check(py, context.args(fields))?;
+        }
+        if let Some(history) = history.filter(|history| !history.is_none()) {
+            context = context.with_history(self::history(py, history)?);
+        }
+        if let Some(now) = now.filter(|now| !now.is_none()) {
+            context = context.clock(clock(py, now)?);
+        }
+        if let Some(zone) = time_zone {
+            context = context
+                .time_zone_named(zone)
+                .map_err(|error| errors::input(py, format!("time_zone: {}", error.message())))?;
+        }
+        if let Some(turn) = turn {
+            context = context.turn(turn);
+        }
+        if let Some(max) = max_turns {
+            context = context.max_turns(max);
+        }
+        if let Some(attempt) = attempt {
+            context = context.attempt(attempt);
+        }
+        if let Some(rules) = custom_rules {
+            context = context.custom_rules(rules);
+        }
+        if let Some(language) = client_language {
+            context = context.client_language(language);
+        }
+        if let Some(labels) = labels {
+            for (key, value) in labels.iter() {
+                let value = match value.cast::<PyString>() {
+                    Ok(text) => text.to_str()?.to_string(),
+                    Err(_) => value.str()?.to_string(),
+                };
+                context = context.label(key.extract::<String>()?, value);
+            }
+        }
+        Ok(PromptContext { inner: context })
+    }
+
+    /// The same context at another turn (and attempt, when given).
+    #[pyo3(signature = (turn, attempt = None))]
+    fn with_turn(&self, turn: u32, attempt: Option<u32>) -> PromptContext {
+        let mut context = self.inner.clone().turn(turn);
+        if let Some(attempt) = attempt {
+            context = context.attempt(attempt);
+        }
+        PromptContext { inner: context }
+    }
+
+    /// The same context with another history.
+    fn with_history(&self, py: Python<'_>, history: &Bound<'_, PyAny>) -> PyResult<PromptContext> {
+        let history = Arc::new(self::history(py, history)?);
+        Ok(PromptContext {
+            inner: self.inner.clone().with_history(history),
+        })
+    }
+
+    /// The turn number (`run.turn_number`).
+    #[getter]
+    fn turn(&self) -> u32 {
+        self.inner.turn_number()
+    }
+
+    /// The history, as message dicts.
+    #[getter]
+    fn history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let value = serde_json::to_value(self.inner.history())
+            .map_err(|error| errors::input(py, format!("history: {error}")))?;
+        convert::to_python(py, &value)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "PromptContext(turn={}, history={} messages)",
+            self.inner.turn_number(),
+            self.inner.history().len()
+        )
+    }
+}

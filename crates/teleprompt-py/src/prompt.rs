@@ -1,0 +1,533 @@
+//! `Prompt`, `Rendered` and `render_many`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+use teleprompt::{LoadOptions, OutputFormat, RenderOptions, Strictness, Syntax};
+
+use crate::context::PromptContext;
+use crate::convert;
+use crate::errors;
+use crate::functions;
+
+/// How a prompt was made, kept so that it can be made again in another
+/// process (pickling) from its text and options alone.
+#[derive(Clone)]
+pub(crate) struct Recipe {
+    /// The file name (`Prompt.from_file`) or the `name` given.
+    pub origin: String,
+    /// The whole text, front matter included (`None`: a library's
+    /// prompt, read from `origin` when pickled).
+    pub text: Option<String>,
+    /// Loaded from the file `origin`.
+    pub from_file: bool,
+    pub options: Options,
+}
+
+/// The load options a Python caller can set.
+#[derive(Clone, Default)]
+pub(crate) struct Options {
+    pub syntax: Option<String>,
+    pub strict: Option<String>,
+    pub include_root: Option<PathBuf>,
+    pub functions: Option<Arc<Py<PyDict>>>,
+}
+
+impl Options {
+    pub(crate) fn read(
+        syntax: Option<String>,
+        strict: Option<String>,
+        functions: Option<&Bound<'_, PyDict>>,
+        include_root: Option<PathBuf>,
+    ) -> Options {
+        Options {
+            syntax,
+            strict,
+            include_root,
+            functions: functions.map(|functions| Arc::new(functions.clone().unbind())),
+        }
+    }
+
+    pub(crate) fn load_options(&self, py: Python<'_>) -> PyResult<LoadOptions> {
+        let mut options = LoadOptions::default();
+        if let Some(syntax) = &self.syntax {
+            options.syntax = Some(
+                syntax
+                    .parse::<Syntax>()
+                    .map_err(|message| errors::input(py, format!("syntax: {message}")))?,
+            );
+        }
+        if let Some(strict) = &self.strict {
+            options.strict = Some(
+                strict
+                    .parse::<Strictness>()
+                    .map_err(|message| errors::input(py, format!("strict: {message}")))?,
+            );
+        }
+        options.include_root = self.include_root.clone();
+        let functions = self.functions.as_ref().map(|functions| functions.bind(py));
+        options.functions = functions::from_python(py, functions)?;
+        Ok(options)
+    }
+
+    pub(crate) fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        dict.set_item("syntax", &self.syntax)?;
+        dict.set_item("strict", &self.strict)?;
+        dict.set_item("include_root", &self.include_root)?;
+        dict.set_item(
+            "functions",
+            self.functions.as_ref().map(|functions| functions.bind(py)),
+        )?;
+        Ok(dict)
+    }
+
+    pub(crate) fn from_dict(dict: &Bound<'_, PyDict>) -> PyResult<Options> {
+        let item = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+            Ok(dict.get_item(key)?.filter(|value| !value.is_none()))
+        };
+        let syntax = item("syntax")?.map(|v| v.extract()).transpose()?;
+        let strict = item("strict")?.map(|v| v.extract()).transpose()?;
+        let include_root = item("include_root")?.map(|v| v.extract()).transpose()?;
+        let functions = item("functions")?;
+        let functions = functions.as_ref().map(|f| f.cast::<PyDict>()).transpose()?;
+        Ok(Options::read(syntax, strict, functions, include_root))
+    }
+}
+
+/// A compiled prompt: load it once, render it many times, from any thread.
+///
+/// `Prompt(source, name="prompt", syntax=None, strict=None, functions=None,
+/// include_root=None)` compiles text; `Prompt.from_file(path, …)` a file.
+#[pyclass(frozen, module = "teleprompt._teleprompt", name = "Prompt")]
+pub(crate) struct PyPrompt {
+    pub inner: Arc<teleprompt::Prompt>,
+    pub recipe: Recipe,
+}
+
+impl PyPrompt {
+    fn load(py: Python<'_>, recipe: Recipe) -> PyResult<PyPrompt> {
+        let options = recipe.options.load_options(py)?;
+        let origin = recipe.origin.clone();
+        let text = recipe.text.clone().unwrap_or_default();
+        let from_file = recipe.from_file;
+        let loaded = py.detach(move || {
+            if from_file && same_text(Path::new(&origin), &text) {
+                teleprompt::Prompt::from_file_with(&origin, &options)
+            } else {
+                let mut options = options;
+                if from_file && options.include_root.is_none() {
+                    options.include_root = Path::new(&origin).parent().map(Path::to_path_buf);
+                }
+                teleprompt::Prompt::from_source(&origin, &text, &options)
+            }
+        });
+        match loaded {
+            Ok(prompt) => Ok(PyPrompt {
+                inner: Arc::new(prompt),
+                recipe,
+            }),
+            Err(error) => Err(errors::raise(py, &error)),
+        }
+    }
+
+    /// The data of a render: `data` (a dict, or None), then the keyword
+    /// arguments over it.
+    fn data(
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Value> {
+        let mut map = match data.filter(|data| !data.is_none()) {
+            None => Map::new(),
+            Some(data) => match convert::to_value(data, "data") {
+                Ok(Value::Object(map)) => map,
+                Ok(other) => {
+                    return Err(errors::input(
+                        py,
+                        format!(
+                            "data must be a dict of names to values, not {}",
+                            teleprompt::data::describe(&other)
+                        ),
+                    ))
+                }
+                Err(problem) => return Err(errors::not_data(py, problem)),
+            },
+        };
+        if let Some(kwargs) = kwargs {
+            for (key, value) in kwargs.iter() {
+                let key: String = key.extract()?;
+                let at = format!("data[{}]", convert::quoted(&key));
+                let value = convert::to_value(&value, &at)
+                    .map_err(|problem| errors::not_data(py, problem))?;
+                map.insert(key, value);
+            }
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// Whether the file at `path` still holds `text`.
+fn same_text(path: &Path, text: &str) -> bool {
+    std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes())
+}
+
+#[pymethods]
+impl PyPrompt {
+    #[new]
+    #[pyo3(signature = (source, name = "prompt", *, syntax = None, strict = None, functions = None, include_root = None))]
+    fn new(
+        py: Python<'_>,
+        source: String,
+        name: &str,
+        syntax: Option<String>,
+        strict: Option<String>,
+        functions: Option<&Bound<'_, PyDict>>,
+        include_root: Option<PathBuf>,
+    ) -> PyResult<PyPrompt> {
+        let options = Options::read(syntax, strict, functions, include_root);
+        PyPrompt::load(
+            py,
+            Recipe {
+                origin: name.to_string(),
+                text: Some(source),
+                from_file: false,
+                options,
+            },
+        )
+    }
+
+    /// Loads a prompt file; files it includes are read from its folder (or
+    /// `include_root`).
+    #[staticmethod]
+    #[pyo3(signature = (path, *, syntax = None, strict = None, functions = None, include_root = None))]
+    fn from_file(
+        py: Python<'_>,
+        path: PathBuf,
+        syntax: Option<String>,
+        strict: Option<String>,
+        functions: Option<&Bound<'_, PyDict>>,
+        include_root: Option<PathBuf>,
+    ) -> PyResult<PyPrompt> {
+        let options = Options::read(syntax, strict, functions, include_root);
+        let load_options = options.load_options(py)?;
+        let loaded = py.detach(|| {
+            let prompt = teleprompt::Prompt::from_file_with(&path, &load_options)?;
+            // The text as loaded, for pickling (read once more: a prompt file is small).
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            Ok::<_, teleprompt::Error>((prompt, text))
+        });
+        let (prompt, text) = loaded.map_err(|error| errors::raise(py, &error))?;
+        Ok(PyPrompt {
+            inner: Arc::new(prompt),
+            recipe: Recipe {
+                origin: path.display().to_string(),
+                text: Some(text),
+                from_file: true,
+                options,
+            },
+        })
+    }
+
+    /// Renders with `data` (a dict) and keyword arguments over it.
+    #[pyo3(signature = (data = None, **kwargs))]
+    pub(crate) fn render(
+        &self,
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Rendered> {
+        let data = PyPrompt::data(py, data, kwargs)?;
+        let prompt = &self.inner;
+        errors::forget_host_exception();
+        let result = py.detach(|| prompt.render(data));
+        result
+            .map(|inner| Rendered { inner })
+            .map_err(|error| errors::raise(py, &error))
+    }
+
+    /// Renders one turn of a conversation: the context's data, namespaces,
+    /// history, clock, turn and attempt.
+    #[pyo3(signature = (context, *, validate_history = true))]
+    fn render_turn(
+        &self,
+        py: Python<'_>,
+        context: &PromptContext,
+        validate_history: bool,
+    ) -> PyResult<Rendered> {
+        let prompt = &self.inner;
+        let context = &context.inner;
+        let options = RenderOptions {
+            validate_history,
+            ..RenderOptions::default()
+        };
+        errors::forget_host_exception();
+        let result = py.detach(|| prompt.render_turn_with(context, &options));
+        result
+            .map(|inner| Rendered { inner })
+            .map_err(|error| errors::raise(py, &error))
+    }
+
+    /// Renders every row (a dict each) in parallel, on `jobs` threads
+    /// (default: one per core), without the GIL. Returns a `Rendered` per
+    /// row, in order. `errors="raise"` raises the first row's error (by
+    /// position); `errors="return"` puts the exception in its place.
+    #[pyo3(signature = (rows, *, jobs = None, errors = "raise"))]
+    fn render_many(
+        &self,
+        py: Python<'_>,
+        rows: &Bound<'_, PyAny>,
+        jobs: Option<usize>,
+        errors: &str,
+    ) -> PyResult<Py<PyList>> {
+        let keep_errors = match errors {
+            "raise" => false,
+            "return" => true,
+            other => {
+                return Err(errors::input(
+                    py,
+                    format!("errors must be \"raise\" or \"return\", not {other:?}"),
+                ))
+            }
+        };
+        let mut data = Vec::new();
+        for (index, row) in rows.try_iter()?.enumerate() {
+            let row = row?;
+            let value = convert::to_value(&row, &format!("rows[{index}]"))
+                .map_err(|problem| errors::not_data(py, problem))?;
+            if !value.is_object() && !value.is_null() {
+                return Err(errors::input(
+                    py,
+                    format!(
+                        "rows[{index}] must be a dict of names to values, not {}",
+                        teleprompt::data::describe(&value)
+                    ),
+                ));
+            }
+            data.push(value);
+        }
+        let threads = match jobs {
+            Some(0) => return Err(errors::input(py, "jobs must be at least 1")),
+            Some(jobs) => jobs,
+            None => std::thread::available_parallelism().map_or(1, usize::from),
+        };
+        let prompt = &self.inner;
+        let results = py.detach(|| {
+            let render = || {
+                data.into_par_iter()
+                    .map(|row| {
+                        let row = if row.is_null() {
+                            Value::Object(Map::new())
+                        } else {
+                            row
+                        };
+                        prompt.render(row)
+                    })
+                    .collect::<Vec<_>>()
+            };
+            match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                Ok(pool) => pool.install(render),
+                Err(_) => render(),
+            }
+        });
+        let list = PyList::empty(py);
+        for result in results {
+            match result {
+                Ok(inner) => list.append(Rendered { inner })?,
+                Err(error) if keep_errors => list.append(errors::exception_object(py, &error))?,
+                Err(error) => return Err(errors::raise(py, &error)),
+            }
+        }
+        Ok(list.unbind())
+    }
+
+    /// The prompt's name (front matter `name`, else the file name).
+    #[getter]
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// The front matter's `description`.
+    #[getter]
+    fn description(&self) -> Option<&str> {
+        self.inner.description()
+    }
+
+    /// `jinja`, `django`, `chat-template`, `go` or `handlebars`.
+    #[getter]
+    fn syntax(&self) -> &'static str {
+        self.inner.syntax().as_str()
+    }
+
+    /// `strict`, `semi` or `lenient`.
+    #[getter]
+    fn strict(&self) -> &'static str {
+        self.inner.strictness().as_str()
+    }
+
+    /// The file the prompt came from (or the name given).
+    #[getter]
+    fn origin(&self) -> &str {
+        self.inner.origin()
+    }
+
+    /// The template body, without front matter.
+    #[getter]
+    fn body(&self) -> &str {
+        self.inner.body()
+    }
+
+    /// A hash of the prompt's text and of every file it includes.
+    #[getter]
+    fn version(&self) -> String {
+        self.inner.version()
+    }
+
+    /// The front matter as a dict.
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_python(py, &Value::Object(self.inner.metadata().clone()))
+    }
+
+    /// The files the prompt includes.
+    #[getter]
+    fn included_files(&self) -> Vec<PathBuf> {
+        self.inner.included_files().map(Path::to_path_buf).collect()
+    }
+
+    /// What `teleprompt check` would warn about, one line each.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.inner
+            .warnings()
+            .iter()
+            .map(|warning| warning.to_string())
+            .collect()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Prompt(name={:?}, syntax={:?}, origin={:?})",
+            self.inner.name(),
+            self.inner.syntax().as_str(),
+            self.inner.origin()
+        )
+    }
+
+    /// Pickles by text and options: the copy compiles again where it lands
+    /// (a `multiprocessing`, Ray or Spark worker). Host functions are
+    /// pickled by Python (module-level functions pickle by name).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut recipe = self.recipe.clone();
+        if recipe.text.is_none() {
+            let text = std::fs::read_to_string(&recipe.origin).map_err(|error| {
+                errors::input(
+                    py,
+                    format!(
+                        "cannot pickle prompt {:?}: its file {} cannot be read: {error}",
+                        self.inner.name(),
+                        recipe.origin
+                    ),
+                )
+            })?;
+            recipe.text = Some(text);
+        }
+        let restore = py
+            .import("teleprompt._teleprompt")?
+            .getattr("_restore_prompt")?;
+        let state = (
+            recipe.origin,
+            recipe.text,
+            recipe.from_file,
+            recipe.options.to_dict(py)?,
+        );
+        PyTuple::new(py, [restore, state.into_pyobject(py)?.into_any()])
+    }
+}
+
+/// Makes a pickled prompt again.
+#[pyfunction]
+pub(crate) fn _restore_prompt(
+    py: Python<'_>,
+    origin: String,
+    text: String,
+    from_file: bool,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<PyPrompt> {
+    let options = Options::from_dict(options)?;
+    PyPrompt::load(
+        py,
+        Recipe {
+            origin,
+            text: Some(text),
+            from_file,
+            options,
+        },
+    )
+}
+
+/// The result of a render: the text, and the messages the template wrote.
+#[pyclass(frozen, module = "teleprompt._teleprompt")]
+pub(crate) struct Rendered {
+    pub inner: teleprompt::Rendered,
+}
+
+impl Rendered {
+    fn shape<'py>(&self, py: Python<'py>, format: OutputFormat) -> PyResult<Bound<'py, PyAny>> {
+        let value = self
+            .inner
+            .to_format(format)
+            .map_err(|error| errors::raise(py, &error))?;
+        convert::to_python(py, &value)
+    }
+}
+
+#[pymethods]
+impl Rendered {
+    /// The rendered text.
+    #[getter]
+    fn text(&self) -> &str {
+        self.inner.text()
+    }
+
+    /// The messages: history messages as they came, the rendered ones as
+    /// `{"role": …, "content": [{"type": "text", "text": …}, …]}`.
+    #[getter]
+    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.shape(py, OutputFormat::Messages)?.get_item("messages")
+    }
+
+    /// An OpenAI chat completions body, `{"messages": [...]}`: pass it as
+    /// `client.chat.completions.create(model=…, **rendered.to_openai())`.
+    fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.shape(py, OutputFormat::OpenAi)
+    }
+
+    /// An Anthropic Messages body, `{"system": …, "messages": [...]}`:
+    /// pass it as `client.messages.create(model=…, max_tokens=…, **rendered.to_anthropic())`.
+    fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.shape(py, OutputFormat::Anthropic)
+    }
+
+    /// What the host should know (args hidden by a namespace, dropped keys).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings().to_vec()
+    }
+
+    fn __str__(&self) -> &str {
+        self.inner.text()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let text = self.inner.text();
+        let shown: String = text.chars().take(60).collect();
+        let more = if shown.len() < text.len() { "…" } else { "" };
+        let shown = pyo3::types::PyString::new(py, &shown).repr()?;
+        Ok(format!("Rendered(text={shown}{more})"))
+    }
+}

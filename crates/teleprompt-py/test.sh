@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the Python package into a virtual environment and runs its tests.
+# Needs python3 (3.10 or newer) with venv and pip, and a Rust toolchain;
+# installs maturin and pytest into the environment (target/py-venv).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${TELEPROMPT_VENV:-$root/target/py-venv}"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "maturin>=1.9.4,<2" "pytest>=8,<10"
+# A debug build: it shares the compiled dependencies of `cargo test`.
+VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --manifest-path "$here/Cargo.toml" ${MATURIN_FLAGS:-}
+cd "$here"
+"$venv/bin/python" -m pytest tests -q "$@"

@@ -1,0 +1,99 @@
+"""Data conversion: what is data, and a clear error naming where what is not."""
+
+import datetime
+import decimal
+import math
+
+import pytest
+
+from teleprompt import InputError, Prompt
+
+ECHO = Prompt("{{ v }}", name="t.j2")
+
+
+def not_data(value, match):
+    with pytest.raises(InputError, match=match) as caught:
+        ECHO.render(v={"outer": [0, value]})
+    assert caught.value.path == 'data["v"]["outer"][1]'
+    return caught.value
+
+
+def test_kinds_that_are_not_data_name_their_path():
+    not_data({1, 2}, "type set is not data; pass sorted")
+    not_data(object(), "type object is not data")
+    not_data(b"bytes", "decode it")
+    not_data(decimal.Decimal("1.5"), "type Decimal is not data")
+    not_data(datetime.date(2026, 1, 1), "isoformat")
+
+
+def test_a_pydantic_like_model_gets_a_hint():
+    class Model:
+        def model_dump(self, **kwargs):
+            return {}
+
+    not_data(Model(), "model_dump")
+
+
+def test_a_dataclass_gets_a_hint():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Issue:
+        title: str
+
+    not_data(Issue("x"), "dataclasses.asdict")
+
+
+def test_big_ints_and_non_finite_floats():
+    error = not_data(2**64, "does not fit in 64 bits")
+    assert "20 digits" in str(error)
+    not_data(-(2**63) - 1, "does not fit in 64 bits")
+    not_data(math.nan, "no JSON value")
+    not_data(math.inf, "no JSON value")
+
+
+def test_non_str_keys():
+    error = not_data({1: "one"}, "key of type int")
+    assert error.path == 'data["v"]["outer"][1]'
+
+
+def test_a_cycle_is_an_error_not_a_crash():
+    cyclic = {"name": "a"}
+    cyclic["self"] = cyclic
+    with pytest.raises(InputError, match="contains itself") as caught:
+        ECHO.render(v=cyclic)
+    assert caught.value.path == 'data["v"]["self"]'
+    looped = []
+    looped.append(looped)
+    with pytest.raises(InputError, match="contains itself"):
+        ECHO.render({"v": looped})
+
+
+def test_deep_data_is_an_error_not_a_crash():
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(InputError, match="deeper than 128"):
+        ECHO.render(v=deep)
+
+
+def test_shared_but_acyclic_values_are_fine():
+    shared = {"x": 1}
+    assert Prompt("{{ a.x }}{{ b.x }}", name="t.j2").render(a=shared, b=shared).text == "11"
+
+
+def test_str_subclasses_and_lone_surrogates():
+    class Name(str):
+        pass
+
+    assert ECHO.render(v=Name("Ann")).text == "Ann"
+    with pytest.raises(InputError, match="surrogate"):
+        ECHO.render(v="\ud800")
+
+
+def test_model_dump_is_the_documented_way():
+    class Model:
+        def model_dump(self, mode="python"):
+            return {"title": "x"}
+
+    assert Prompt("{{ m.title }}", name="t.j2").render(m=Model().model_dump(mode="json")).text == "x"

@@ -1,0 +1,91 @@
+"""Errors: one exception hierarchy, each error placed in its file."""
+
+import pickle
+
+import pytest
+
+from teleprompt import (
+    DocumentError,
+    FileError,
+    InputError,
+    ParseError,
+    Prompt,
+    RenderError,
+    TelepromptError,
+)
+
+
+def test_missing_key_names_file_line_column_path_and_suggestion():
+    prompt = Prompt("---\nsyntax: jinja\n---\nFix {{ issue.tittle }}.\n", name="task.md")
+    with pytest.raises(RenderError) as caught:
+        prompt.render(issue={"title": "the form"})
+    error = caught.value
+    assert isinstance(error, TelepromptError)
+    assert error.rule == "render"
+    assert error.file == "task.md"
+    assert (error.line, error.column) == (4, 8)
+    assert error.path == "issue.tittle"
+    assert error.suggestion == 'did you mean "issue.title"?'
+    assert error.message == 'issue has no key "tittle"'
+    assert str(error).startswith('task.md:4:8: issue has no key "tittle"')
+    report = error.report()
+    assert "--> task.md:4:8" in report
+    assert "Fix {{ issue.tittle }}." in report
+    assert "^" in report
+    assert error.to_dict()["line"] == 4
+
+
+@pytest.mark.parametrize(
+    "name, source, path",
+    [
+        ("t.hbs", "{{issue.tittle}}", "issue.tittle"),
+        ("t.gotmpl", "{{.issue.tittle}}", "issue.tittle"),
+        ("t.j2", "{{ isue }}", "isue"),
+    ],
+)
+def test_path_in_every_syntax(name, source, path):
+    with pytest.raises(RenderError) as caught:
+        Prompt(source, name=name).render(issue={"title": "x"})
+    assert caught.value.path == path
+
+
+def test_parse_error():
+    with pytest.raises(ParseError) as caught:
+        Prompt("{{ x | uper }}", name="t.j2")
+    assert caught.value.rule == "parse/unknown-filter"
+    assert caught.value.suggestion == 'did you mean "upper"?'
+    assert caught.value.line == 1
+
+
+def test_document_error():
+    with pytest.raises(DocumentError):
+        Prompt("---\nsyntax: [\n---\nx", name="t.md")
+
+
+def test_file_error_is_also_an_os_error(tmp_path):
+    with pytest.raises(FileError) as caught:
+        Prompt.from_file(tmp_path / "missing.j2")
+    assert isinstance(caught.value, OSError)
+    assert "missing.j2" in str(caught.value)
+
+
+def test_bad_options_are_input_errors():
+    with pytest.raises(InputError, match="syntax"):
+        Prompt("x", syntax="jinja3")
+    with pytest.raises(InputError, match="strict"):
+        Prompt("x", strict="very")
+
+
+def test_errors_pickle_with_their_fields():
+    with pytest.raises(RenderError) as caught:
+        Prompt("{{ a.b }}", name="t.j2").render(a={})
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert type(copy) is RenderError
+    assert (copy.file, copy.line, copy.path) == ("t.j2", 1, "a.b")
+    assert copy.report() == caught.value.report()
+
+
+def test_a_template_that_loops_forever_is_stopped():
+    prompt = Prompt("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}", name="t.j2")
+    with pytest.raises(RenderError):
+        prompt.render()

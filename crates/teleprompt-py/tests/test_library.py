@@ -1,0 +1,60 @@
+"""Library: a folder of prompts by name, reloadable."""
+
+import pytest
+
+from teleprompt import Library, ParseError
+
+
+def test_prompts_by_name(folder):
+    root = folder({"triage.j2": "Triage {{ issue }}", "persona.hbs": "I am {{name}}", "notes.txt": "not a prompt"})
+    library = Library(root)
+    assert sorted(library) == ["persona", "triage"]
+    assert len(library) == 2
+    assert "triage" in library and "notes" not in library
+    assert library["triage"].render(issue="A-1").text == "Triage A-1"
+    assert library.render("persona", name="Ava").text == "I am Ava"
+    assert library.get("nope") is None
+    assert library.errors == []
+    assert "2 prompts" in repr(library)
+
+
+def test_a_missing_name_suggests_the_closest(folder):
+    library = Library(folder({"triage.j2": "x"}))
+    with pytest.raises(KeyError, match='did you mean "triage"'):
+        library["triag"]
+
+
+def test_a_broken_file_raises_its_own_error(folder):
+    library = Library(folder({"good.j2": "ok", "bad.j2": "{{ x | uper }}"}))
+    assert list(library) == ["good"]
+    [error] = library.errors
+    assert isinstance(error, ParseError)
+    with pytest.raises(ParseError, match="uper"):
+        library["bad"]
+
+
+def test_reload_sees_new_changed_and_removed_files(folder):
+    root = folder({"a.j2": "one", "b.j2": "bee"})
+    library = Library(root)
+    taken = library["a"]
+    (root / "a.j2").write_text("two")
+    (root / "c.j2").write_text("sea")
+    (root / "b.j2").unlink()
+    report = library.reload()
+    assert report["added"] == ["c"]
+    assert report["updated"] == ["a"]
+    assert report["removed"] == ["b"]
+    assert report["failed"] == []
+    assert library["a"].render().text == "two"
+    # A prompt taken before the reload keeps its version.
+    assert taken.render().text == "one"
+
+
+def test_includes_resolve_in_the_folder(folder):
+    root = folder({"main.j2": "{% include 'part.j2' %}!", "part.j2": "hi {{ who }}"})
+    assert Library(root)["main"].render(who="Bo").text == "hi Bo!"
+
+
+def test_a_folder_that_cannot_be_read_raises(tmp_path):
+    with pytest.raises(Exception):
+        Library(tmp_path / "missing")

@@ -1,0 +1,48 @@
+"""The README's Python examples run as written (with a stand-in for the
+OpenAI client, which records what it is given)."""
+
+import os
+import re
+import sys
+import types
+
+import pytest
+
+from conftest import REPO
+
+BLOCKS = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+
+
+class FakeCompletions:
+    calls = []
+
+    def create(self, **kwargs):
+        FakeCompletions.calls.append(kwargs)
+
+
+@pytest.fixture
+def fake_openai(monkeypatch):
+    module = types.ModuleType("openai")
+
+    class OpenAI:
+        def __init__(self):
+            self.chat = types.SimpleNamespace(completions=FakeCompletions())
+
+    module.OpenAI = OpenAI
+    monkeypatch.setitem(sys.modules, "openai", module)
+    FakeCompletions.calls.clear()
+    return FakeCompletions.calls
+
+
+def test_the_readme_has_python_examples():
+    assert len(BLOCKS) >= 2
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_readme_example(index, fake_openai, capsys):
+    os.chdir(REPO)
+    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {"__name__": "readme"})
+    for call in fake_openai:
+        assert call["model"]
+        roles = [message["role"] for message in call["messages"]]
+        assert roles[0] == "system" and "user" in roles
