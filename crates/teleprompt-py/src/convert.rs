@@ -32,10 +32,25 @@ impl NotData {
 
 /// Converts `object` (found at `root`, such as `data`) to a JSON value.
 pub(crate) fn to_value(object: &Bound<'_, PyAny>, root: &str) -> Result<Value, NotData> {
+    to_value_keeping(object, root, None)
+}
+
+/// Which top-level keys of the data to convert (the others are kept as
+/// null, so that a misspelled name still finds them for its suggestion):
+/// those the prompt may read ([`teleprompt::Prompt::reads`]).
+pub(crate) type Keep<'a> = Option<&'a dyn Fn(&str) -> bool>;
+
+/// [`to_value`], converting only the top-level keys `keep` accepts.
+pub(crate) fn to_value_keeping(
+    object: &Bound<'_, PyAny>,
+    root: &str,
+    keep: Keep<'_>,
+) -> Result<Value, NotData> {
     let mut walk = Walk {
         root,
         steps: Vec::new(),
         open: Vec::new(),
+        keep,
     };
     walk.value(object)
 }
@@ -47,6 +62,7 @@ struct Walk<'r, 'py> {
     root: &'r str,
     steps: Vec<Step<'py>>,
     open: Vec<usize>,
+    keep: Keep<'r>,
 }
 
 enum Step<'py> {
@@ -115,13 +131,12 @@ impl<'py> Walk<'_, 'py> {
         if let Ok(large) = object.extract::<u64>() {
             return Ok(Value::from(large));
         }
-        let digits = object
+        // Beyond 64 bits: its digits, as a string, as a data file's
+        // integer literal of that size is kept.
+        object
             .str()
-            .map(|text| text.to_string().trim_start_matches('-').len())
-            .unwrap_or(0);
-        Err(self.fail(format!(
-            "an int of {digits} digits does not fit in 64 bits, the largest integer data holds; pass it as a str (str(n)) to print it whole"
-        )))
+            .map(|digits| Value::String(digits.to_string()))
+            .map_err(|_| self.fail("an int that cannot be printed"))
     }
 
     /// Converts a container, with the depth bound and the cycle check.
@@ -161,6 +176,12 @@ impl<'py> Walk<'_, 'py> {
                 return Err(self.fail("has a key that is not valid UTF-8 (a lone surrogate)"));
             };
             let text = text.to_string();
+            if let (Some(keep), true) = (self.keep, self.open.len() == 1) {
+                if !keep(&text) {
+                    map.insert(text, Value::Null);
+                    continue;
+                }
+            }
             self.steps.push(Step::Key(key));
             let value = self.value(&value)?;
             self.steps.pop();

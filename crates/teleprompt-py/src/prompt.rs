@@ -138,13 +138,16 @@ impl PyPrompt {
     /// The data of a render: `data` (a dict, or None), then the keyword
     /// arguments over it.
     fn data(
+        &self,
         py: Python<'_>,
         data: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Value> {
+        let prompt = &self.inner;
+        let reads = |name: &str| prompt.reads(name);
         let mut map = match data.filter(|data| !data.is_none()) {
             None => Map::new(),
-            Some(data) => match convert::to_value(data, "data") {
+            Some(data) => match convert::to_value_keeping(data, "data", Some(&reads)) {
                 Ok(Value::Object(map)) => map,
                 Ok(other) => {
                     return Err(errors::input(
@@ -161,6 +164,10 @@ impl PyPrompt {
         if let Some(kwargs) = kwargs {
             for (key, value) in kwargs.iter() {
                 let key: String = key.extract()?;
+                if !prompt.reads(&key) {
+                    map.insert(key, Value::Null);
+                    continue;
+                }
                 let at = format!("data[{}]", convert::quoted(&key));
                 let value = convert::to_value(&value, &at)
                     .map_err(|problem| errors::not_data(py, problem))?;
@@ -241,7 +248,7 @@ impl PyPrompt {
         data: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Rendered> {
-        let data = PyPrompt::data(py, data, kwargs)?;
+        let data = self.data(py, data, kwargs)?;
         let prompt = &self.inner;
         errors::forget_host_exception();
         let result = py.detach(|| prompt.render(data));
@@ -297,7 +304,8 @@ impl PyPrompt {
         let mut data = Vec::new();
         for (index, row) in rows.try_iter()?.enumerate() {
             let row = row?;
-            let value = convert::to_value(&row, &format!("rows[{index}]"))
+            let reads = |name: &str| self.inner.reads(name);
+            let value = convert::to_value_keeping(&row, &format!("rows[{index}]"), Some(&reads))
                 .map_err(|problem| errors::not_data(py, problem))?;
             if !value.is_object() && !value.is_null() {
                 return Err(errors::input(

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from teleprompt import InputError, Prompt
+from teleprompt import InputError, Prompt, RenderError
 
 ECHO = Prompt("{{ v }}", name="t.j2")
 
@@ -44,10 +44,14 @@ def test_a_dataclass_gets_a_hint():
     not_data(Issue("x"), "dataclasses.asdict")
 
 
-def test_big_ints_and_non_finite_floats():
-    error = not_data(2**64, "does not fit in 64 bits")
-    assert "20 digits" in str(error)
-    not_data(-(2**63) - 1, "does not fit in 64 bits")
+def test_big_ints_keep_their_digits():
+    # As a data file's integer literal beyond 64 bits: its digits, as text.
+    assert ECHO.render(v=2**64).text == "18446744073709551616"
+    assert ECHO.render(v=-(2**63) - 1).text == "-9223372036854775809"
+    assert ECHO.render(v=10**40).text == "1" + "0" * 40
+
+
+def test_non_finite_floats():
     not_data(math.nan, "no JSON value")
     not_data(math.inf, "no JSON value")
 
@@ -97,3 +101,15 @@ def test_model_dump_is_the_documented_way():
             return {"title": "x"}
 
     assert Prompt("{{ m.title }}", name="t.j2").render(m=Model().model_dump(mode="json")).text == "x"
+
+
+def test_unread_keys_are_not_converted_but_still_suggested():
+    prompt = Prompt("{{ issue.title }}", name="t.j2")
+    # `log` is never read: it is not converted (a set there is no error).
+    assert prompt.render(issue={"title": "x"}, log={1, 2}).text == "x"
+    assert prompt.render({"issue": {"title": "x"}, "log": object()}).text == "x"
+    assert prompt.render_many([{"issue": {"title": "x"}, "log": {1}}])[0].text == "x"
+    # A misspelled name still finds the key it meant.
+    with pytest.raises(RenderError) as caught:
+        Prompt("{{ isue.title }}", name="t.j2").render(issue={"title": "x"})
+    assert caught.value.suggestion == 'did you mean "issue"?'

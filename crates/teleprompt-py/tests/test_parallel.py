@@ -152,8 +152,8 @@ def test_render_many_errors():
     assert isinstance(results[1], RenderError) and isinstance(results[3], RenderError)
     with pytest.raises(InputError, match=r"rows\[1\] must be a dict"):
         prompt.render_many([{}, 5])
-    with pytest.raises(InputError, match=r'rows\[0\]\["x"\]'):
-        prompt.render_many([{"x": {1, 2}}])
+    with pytest.raises(InputError, match=r'rows\[0\]\["issue"\]'):
+        prompt.render_many([{"issue": {1, 2}}])
     with pytest.raises(InputError, match="jobs"):
         prompt.render_many([{}], jobs=0)
     with pytest.raises(InputError, match="errors must be"):
