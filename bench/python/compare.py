@@ -10,6 +10,10 @@ What a Python host pays for one render, dict in and str out, in one process:
 - minijinja 3.1.0 (Python): `Environment(templates={...}).render_template(name, **data)`.
 
 Workloads (bench/data):
+- `py_system.j2` with `py_system.json`: the system prompt of the Rust
+  render benchmark (crates/teleprompt/benches/render.rs, `prompt`): six
+  fields, an `if`, a `lower` and a `join`, a loop over two items; 300 bytes
+  of output;
 - `py_prompt.j2` with `py_prompt_10.json` and `py_prompt_200.json`: a
   research-assistant prompt — an `if`, N documents each with a nested loop
   over its tags, `loop.index`/`loop.last` — 1 KB and 20 KB of output;
@@ -149,6 +153,7 @@ def main():
     import teleprompt
 
     rows = [
+        workload("system prompt (Rust bench's `prompt`)", "py_system.j2", "py_system.json", False, args),
         workload("prompt, 10 documents", "py_prompt.j2", "py_prompt_10.json", False, args),
         workload("prompt, 200 documents", "py_prompt.j2", "py_prompt_200.json", False, args),
         workload("llama3 chat template, 20 messages", "llama3_chat_template.jinja", "chat_20.json", True, args),

@@ -6,6 +6,12 @@
 
 use pyo3::prelude::*;
 
+/// Renders allocate many small values (data, nodes, strings); mimalloc
+/// serves them about twice as fast as the system allocator. Only the
+/// extension's own allocations use it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod context;
 mod convert;
 mod errors;

@@ -115,7 +115,21 @@ fn compare(c: &mut Criterion, group: &str, source: &'static str, data: Value) {
     group.finish();
 }
 
+/// A research-assistant prompt: an `if`, N documents each with a nested
+/// loop over its tags (the Python comparison's workload, bench/python).
+const DOCUMENTS: &str = include_str!("../../../bench/data/py_prompt.j2");
+
+fn documents_data(n: usize) -> Value {
+    let text = match n {
+        10 => include_str!("../../../bench/data/py_prompt_10.json"),
+        _ => include_str!("../../../bench/data/py_prompt_200.json"),
+    };
+    serde_json::from_str(text).expect("benchmark data parses")
+}
+
 fn benches(c: &mut Criterion) {
+    compare(c, "documents_10", DOCUMENTS, documents_data(10));
+    compare(c, "documents_200", DOCUMENTS, documents_data(200));
     compare(c, "prompt", PROMPT, prompt_data());
     compare(c, "large", LARGE, large_data());
     compare(c, "unread", PROMPT, unread_data());
