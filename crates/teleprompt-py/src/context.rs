@@ -40,7 +40,8 @@ fn history(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<ChatMessage
     history_from_value(value).map_err(|error| errors::input(py, format!("bad history: {error}")))
 }
 
-fn clock(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<Clock> {
+/// `now` as RFC 3339 text: an aware `datetime`, or text (checked).
+pub(crate) fn now_text(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<String> {
     let text = if let Ok(text) = now.cast::<PyString>() {
         text.to_str()?.to_string()
     } else if now.hasattr("isoformat")? {
@@ -54,6 +55,12 @@ fn clock(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<Clock> {
     } else {
         return Err(errors::input(py, "now must be a datetime or RFC 3339 text"));
     };
+    Clock::parse(&text).map_err(|error| errors::input(py, format!("now: {}", error.message())))?;
+    Ok(text)
+}
+
+fn clock(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<Clock> {
+    let text = now_text(py, now)?;
     Clock::parse(&text).map_err(|error| errors::input(py, format!("now: {}", error.message())))
 }
 

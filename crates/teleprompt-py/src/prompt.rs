@@ -178,6 +178,72 @@ impl PyPrompt {
     }
 }
 
+/// Why a row of `render_many` did not render.
+enum Failed {
+    /// A value that is not data.
+    NotData(convert::NotData),
+    /// A row that is not a dict, or a malformed record.
+    Input(String),
+    /// The render's own error, or a record field that cannot be used.
+    Request(teleprompt::RequestError),
+}
+
+impl Failed {
+    fn exception(self, py: Python<'_>, index: usize) -> PyErr {
+        match self {
+            Failed::NotData(problem) => errors::not_data(py, problem),
+            Failed::Input(message) => errors::input(py, message),
+            Failed::Request(teleprompt::RequestError::Malformed(message)) => {
+                errors::input(py, format!("rows[{index}]: {message}"))
+            }
+            Failed::Request(teleprompt::RequestError::Render(error)) => errors::raise(py, &error),
+        }
+    }
+}
+
+impl PyPrompt {
+    /// One row of `render_many` as a render request, converted while the
+    /// GIL is held.
+    fn prepare(
+        &self,
+        row: &Bound<'_, PyAny>,
+        index: usize,
+        records: bool,
+        now: &str,
+        time_zone: Option<&str>,
+    ) -> Result<teleprompt::RenderRequest, Failed> {
+        let at = format!("rows[{index}]");
+        let reads = |name: &str| self.inner.reads(name);
+        // Data: only what the prompt may read; a record's keys are its fields.
+        let keep: convert::Keep<'_> = if records { None } else { Some(&reads) };
+        let value = convert::to_value_keeping(row, &at, keep).map_err(Failed::NotData)?;
+        if !value.is_object() {
+            return Err(Failed::Input(format!(
+                "{at} must be a dict{}, not {}",
+                if records {
+                    " (a render record)"
+                } else {
+                    " of names to values"
+                },
+                teleprompt::data::describe(&value)
+            )));
+        }
+        let mut request = if records {
+            serde_json::from_value::<teleprompt::RenderRequest>(value)
+                .map_err(|error| Failed::Input(format!("{at}: bad record: {error}")))?
+        } else {
+            teleprompt::RenderRequest::with_data(value)
+        };
+        if request.now.is_none() {
+            request.now = Some(now.to_string());
+        }
+        if request.time_zone.is_none() {
+            request.time_zone = time_zone.map(str::to_string);
+        }
+        Ok(request)
+    }
+}
+
 /// Whether the file at `path` still holds `text`.
 fn same_text(path: &Path, text: &str) -> bool {
     std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes())
@@ -279,17 +345,27 @@ impl PyPrompt {
             .map_err(|error| errors::raise(py, &error))
     }
 
-    /// Renders every row (a dict each) in parallel, on `jobs` threads
-    /// (default: one per core), without the GIL. Returns a `Rendered` per
-    /// row, in order. `errors="raise"` raises the first row's error (by
-    /// position); `errors="return"` puts the exception in its place.
-    #[pyo3(signature = (rows, *, jobs = None, errors = "raise"))]
+    /// Renders every row in parallel, on `jobs` threads (default: one
+    /// per core), without the GIL, as `teleprompt batch` renders a row:
+    /// each row is the data of one turn (`rows_are="data"`), or a render
+    /// record (`rows_are="records"`: `{"data", "history", "turn",
+    /// "max_turns", "attempt", "now", "time_zone", "labels",
+    /// "validate_history"}`); rows without their own `now` share one clock,
+    /// `now` or the time of the call. Returns a `Rendered` per row, in
+    /// order. `errors="raise"` raises the first failing row's error (by
+    /// position); `errors="return"` puts each failing row's exception in
+    /// its place (rows that are not data too).
+    #[pyo3(signature = (rows, *, jobs = None, errors = "raise", rows_are = "data", now = None, time_zone = None))]
+    #[allow(clippy::too_many_arguments)]
     fn render_many(
         &self,
         py: Python<'_>,
         rows: &Bound<'_, PyAny>,
         jobs: Option<usize>,
         errors: &str,
+        rows_are: &str,
+        now: Option<&Bound<'_, PyAny>>,
+        time_zone: Option<String>,
     ) -> PyResult<Py<PyList>> {
         let keep_errors = match errors {
             "raise" => false,
@@ -301,39 +377,37 @@ impl PyPrompt {
                 ))
             }
         };
-        let mut data = Vec::new();
-        for (index, row) in rows.try_iter()?.enumerate() {
-            let row = row?;
-            let reads = |name: &str| self.inner.reads(name);
-            let value = convert::to_value_keeping(&row, &format!("rows[{index}]"), Some(&reads))
-                .map_err(|problem| errors::not_data(py, problem))?;
-            if !value.is_object() && !value.is_null() {
+        let records = match rows_are {
+            "data" => false,
+            "records" => true,
+            other => {
                 return Err(errors::input(
                     py,
-                    format!(
-                        "rows[{index}] must be a dict of names to values, not {}",
-                        teleprompt::data::describe(&value)
-                    ),
-                ));
+                    format!("rows_are must be \"data\" or \"records\", not {other:?}"),
+                ))
             }
-            data.push(value);
-        }
+        };
         let threads = match jobs {
             Some(0) => return Err(errors::input(py, "jobs must be at least 1")),
             Some(jobs) => jobs,
             None => std::thread::available_parallelism().map_or(1, usize::from),
         };
+        let now = match now.filter(|now| !now.is_none()) {
+            Some(now) => crate::context::now_text(py, now)?,
+            None => teleprompt::context::Clock::System.now().to_string(),
+        };
+        let mut prepared = Vec::new();
+        for (index, row) in rows.try_iter()?.enumerate() {
+            prepared.push(self.prepare(&row?, index, records, &now, time_zone.as_deref()));
+        }
         let prompt = &self.inner;
         let results = py.detach(|| {
             let render = || {
-                data.into_par_iter()
-                    .map(|row| {
-                        let row = if row.is_null() {
-                            Value::Object(Map::new())
-                        } else {
-                            row
-                        };
-                        prompt.render(row)
+                prepared
+                    .into_par_iter()
+                    .map(|row| match row {
+                        Ok(request) => request.render(prompt).map_err(Failed::Request),
+                        Err(failed) => Err(failed),
                     })
                     .collect::<Vec<_>>()
             };
@@ -343,12 +417,18 @@ impl PyPrompt {
             }
         });
         let list = PyList::empty(py);
-        for result in results {
-            match result {
-                Ok(inner) => list.append(Rendered { inner })?,
-                Err(error) if keep_errors => list.append(errors::exception_object(py, &error))?,
-                Err(error) => return Err(errors::raise(py, &error)),
+        for (index, result) in results.into_iter().enumerate() {
+            let error = match result {
+                Ok(inner) => {
+                    list.append(Rendered { inner })?;
+                    continue;
+                }
+                Err(failed) => failed.exception(py, index),
+            };
+            if !keep_errors {
+                return Err(error);
             }
+            list.append(error.into_value(py))?;
         }
         Ok(list.unbind())
     }

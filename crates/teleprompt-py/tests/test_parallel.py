@@ -151,7 +151,7 @@ def test_render_many_errors():
     assert results[0].text == "a" and results[2].text == "c"
     assert isinstance(results[1], RenderError) and isinstance(results[3], RenderError)
     with pytest.raises(InputError, match=r"rows\[1\] must be a dict"):
-        prompt.render_many([{}, 5])
+        prompt.render_many([{"issue": {"title": "a"}}, 5])
     with pytest.raises(InputError, match=r'rows\[0\]\["issue"\]'):
         prompt.render_many([{"issue": {1, 2}}])
     with pytest.raises(InputError, match="jobs"):
@@ -168,3 +168,40 @@ def test_render_many_with_host_functions_on_worker_threads():
 def test_render_many_accepts_any_iterable():
     prompt = Prompt("{{ i }}", name="t.j2")
     assert [r.text for r in prompt.render_many({"i": i} for i in range(3))] == ["0", "1", "2"]
+
+
+def test_render_many_renders_rows_as_batch_does():
+    # Each row is a turn's data, with one clock for the call.
+    prompt = Prompt("{{ system.current_date }} {{ n }}", name="t.j2")
+    results = prompt.render_many([{"n": i} for i in range(3)], now="2026-11-21T09:05:03Z")
+    assert [r.text for r in results] == ["2026-11-21 0", "2026-11-21 1", "2026-11-21 2"]
+    # Without `now`, every row still shares one clock.
+    assert len({r.text[:10] for r in prompt.render_many([{"n": 1}] * 50)}) == 1
+
+
+def test_render_many_records():
+    prompt = Prompt("{{ role('system') }}Turn {{ run.turn_number }} for {{ who }}.{{ history() }}", name="t.j2")
+    records = [
+        {"data": {"who": "Ann"}, "turn": 2, "history": [{"role": "user", "content": "hi"}]},
+        {"data": {"who": "Bo"}, "turn": 1, "now": "2026-01-01T00:00:00Z"},
+        {"data": {"who": "Cy"}, "turnn": 3},
+        {"data": {"who": "Di"}, "now": "yesterday"},
+    ]
+    results = prompt.render_many(records, rows_are="records", errors="return")
+    assert results[0].to_openai()["messages"] == [
+        {"role": "system", "content": "Turn 2 for Ann."},
+        {"role": "user", "content": "hi"},
+    ]
+    assert results[1].text.startswith("Turn 1 for Bo.")
+    assert isinstance(results[2], InputError) and "turnn" in str(results[2])
+    assert isinstance(results[3], InputError) and "rows[3]: now" in str(results[3])
+    with pytest.raises(InputError, match="rows_are"):
+        prompt.render_many([], rows_are="lines")
+
+
+def test_render_many_returns_rows_that_are_not_data_in_place():
+    prompt = Prompt("{{ x }}", name="t.j2")
+    results = prompt.render_many([{"x": 1}, {"x": float("inf")}, 7, {"x": 2}], errors="return")
+    assert results[0].text == "1" and results[3].text == "2"
+    assert isinstance(results[1], InputError) and results[1].path == 'rows[1]["x"]'
+    assert isinstance(results[2], InputError) and "rows[2] must be a dict" in str(results[2])

@@ -90,11 +90,26 @@ class Prompt:
         """Renders one turn of a conversation."""
     @overload
     def render_many(
-        self, rows: Iterable[Mapping[str, Data]], *, jobs: Optional[int] = None, errors: Literal["raise"] = "raise"
-    ) -> List[Rendered]: ...
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        jobs: Optional[int] = None,
+        errors: Literal["raise"] = "raise",
+        rows_are: Literal["data", "records"] = "data",
+        now: Union[None, str, datetime.datetime] = None,
+        time_zone: Optional[str] = None,
+    ) -> List[Rendered]:
+        """Renders every row in parallel, as `teleprompt batch` renders a row."""
     @overload
     def render_many(
-        self, rows: Iterable[Mapping[str, Data]], *, jobs: Optional[int] = None, errors: Literal["return"]
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        jobs: Optional[int] = None,
+        errors: Literal["return"],
+        rows_are: Literal["data", "records"] = "data",
+        now: Union[None, str, datetime.datetime] = None,
+        time_zone: Optional[str] = None,
     ) -> List[Union[Rendered, TelepromptError]]: ...
     @property
     def name(self) -> str: ...
