@@ -10,7 +10,7 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "maturin>=1.9.4,<2" "pytest>=8,<10"
+    "maturin>=1.9.4,<2" "pytest>=8,<10" "mypy>=1.10,<2"
 # A debug build: it shares the compiled dependencies of `cargo test`.
 VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --manifest-path "$here/Cargo.toml" ${MATURIN_FLAGS:-}
 cd "$here"

@@ -23,3 +23,4 @@ def folder(tmp_path):
         return tmp_path
 
     return write
+collect_ignore = ["typing_sample.py"]

@@ -3,6 +3,8 @@
 import ast
 import pathlib
 
+import pytest
+
 import teleprompt
 from teleprompt import _teleprompt
 
@@ -34,3 +36,10 @@ def test_every_class_and_public_member_is_in_the_stubs():
 
 def test_py_typed_ships():
     assert STUBS.with_name("py.typed").exists()
+
+
+def test_the_stubs_type_check_a_program():
+    mypy = pytest.importorskip("mypy.api")
+    sample = pathlib.Path(__file__).with_name("typing_sample.py")
+    out, err, status = mypy.run(["--strict", "--no-incremental", str(sample)])
+    assert status == 0, out + err
