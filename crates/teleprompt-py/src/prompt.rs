@@ -244,6 +244,25 @@ impl PyPrompt {
     }
 }
 
+/// The value of a keyword argument that takes one of two words.
+fn choose<T: Copy>(
+    py: Python<'_>,
+    option: &str,
+    given: &str,
+    words: [(&str, T); 2],
+) -> PyResult<T> {
+    match words.iter().find(|(word, _)| *word == given) {
+        Some((_, value)) => Ok(*value),
+        None => Err(errors::input(
+            py,
+            format!(
+                "{option} must be {:?} or {:?}, not {given:?}",
+                words[0].0, words[1].0
+            ),
+        )),
+    }
+}
+
 /// Whether the file at `path` still holds `text`.
 fn same_text(path: &Path, text: &str) -> bool {
     std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes())
@@ -367,26 +386,13 @@ impl PyPrompt {
         now: Option<&Bound<'_, PyAny>>,
         time_zone: Option<String>,
     ) -> PyResult<Py<PyList>> {
-        let keep_errors = match errors {
-            "raise" => false,
-            "return" => true,
-            other => {
-                return Err(errors::input(
-                    py,
-                    format!("errors must be \"raise\" or \"return\", not {other:?}"),
-                ))
-            }
-        };
-        let records = match rows_are {
-            "data" => false,
-            "records" => true,
-            other => {
-                return Err(errors::input(
-                    py,
-                    format!("rows_are must be \"data\" or \"records\", not {other:?}"),
-                ))
-            }
-        };
+        let keep_errors = choose(py, "errors", errors, [("raise", false), ("return", true)])?;
+        let records = choose(
+            py,
+            "rows_are",
+            rows_are,
+            [("data", false), ("records", true)],
+        )?;
         let threads = match jobs {
             Some(0) => return Err(errors::input(py, "jobs must be at least 1")),
             Some(jobs) => jobs,
