@@ -10,7 +10,8 @@ import pytest
 
 from conftest import REPO
 
-BLOCKS = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+READMES = [REPO / "README.md", REPO / "crates" / "teleprompt-py" / "README.md"]
+BLOCKS = [block for readme in READMES for block in re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)]
 
 
 class FakeCompletions:
@@ -34,8 +35,8 @@ def fake_openai(monkeypatch):
     return FakeCompletions.calls
 
 
-def test_the_readme_has_python_examples():
-    assert len(BLOCKS) >= 2
+def test_the_readmes_have_python_examples():
+    assert len(BLOCKS) >= 3
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
