@@ -173,11 +173,18 @@ impl RuleCheck {
     /// Checks a whole history (up to its first broken rule).
     pub(super) fn scan(messages: &[ChatMessage]) -> RuleCheck {
         let mut check = RuleCheck::default();
-        for len in 1..=messages.len() {
-            if matches!(check.state, State::Broken(_)) {
-                break;
+        for (index, message) in messages.iter().enumerate() {
+            match check.state {
+                State::Broken(_) => break,
+                // Most messages: outside any round, and opening none.
+                State::Clear
+                    if message.role != Role::Tool
+                        && (message.role != Role::Assistant || message.tool_calls.is_empty()) => {}
+                _ => {
+                    check.checked = index;
+                    check.push(messages.get(..=index).unwrap_or_default());
+                }
             }
-            check.push(messages.get(..len).unwrap_or_default());
         }
         check.checked = messages.len();
         check
