@@ -361,6 +361,25 @@ fn clones_append_independently() {
 }
 
 #[test]
+fn an_append_writes_in_place_unless_the_history_is_shared() {
+    let mut context = PromptContext::new().with_history(Vec::with_capacity(8));
+    let place = context.history().as_ptr();
+    for turn in 0..8 {
+        context = context.push_message(user(None));
+        // A turn's clone, dropped before the next append.
+        let turn = context.clone().turn(turn + 1);
+        assert_eq!(turn.history().as_ptr(), place);
+    }
+    assert_eq!(context.history().len(), 8);
+    // A clone still held: the append copies, the clone keeps its history.
+    let held = context.clone();
+    let context = context.push_message(user(None));
+    assert_ne!(context.history().as_ptr(), place);
+    assert_eq!(held.history().as_ptr(), place);
+    assert_eq!((held.history().len(), context.history().len()), (8, 9));
+}
+
+#[test]
 fn an_append_leaves_earlier_handles_and_renders_as_they_were() {
     let shared = Arc::new(vec![user(Some("fr"))]);
     let prompt = Prompt::from_source(
