@@ -1,10 +1,30 @@
 //! Per-turn rendering: the cost of a turn must stay flat as the history
 //! grows, when the template does not iterate it.
 //!
-//! Each iteration does what a host does every turn: takes the conversation's
-//! context, sets the turn and the clock, and renders a chat prompt that
-//! places the history. The history (10, 1,000 or 10,000 messages) is shared,
-//! never copied, and checked against the tool-call rules once per history.
+//! Each iteration does what a host does every turn and renders a chat
+//! prompt that places the history, with 10, 1,000 or 10,000 messages:
+//!
+//! - `turn`: the conversation's context (its history shared, never copied)
+//!   is cloned, given the turn and the clock, and rendered. The history is
+//!   the same every turn, checked against the tool-call rules once.
+//! - `turn_append`: the host appends the turn's message to the
+//!   conversation (`push_message`), then clones, sets the turn and renders,
+//!   as a conversation that grows does. Each append checks the new message
+//!   alone. Appends run in blocks of at most 32 (fewer than the history's
+//!   length); between blocks, untimed, the conversation is set back to its
+//!   length (a fresh history, checked once), so a history of 10 messages
+//!   has 11 to 20 when rendered, one of 10,000 has 10,001 to 10,032.
+//! - `turn_append_language`: the same, with `message.language` read from
+//!   the latest user message (the host sets none): appends keep it.
+//! - `turn_append_kept`: `turn_append` by a host that still holds the
+//!   previous turn's `Rendered` when it appends (it shares the history):
+//!   each append copies the history, so this one grows with it. Hosts
+//!   drop the `Rendered` first.
+//! - `turn_new_history`: the host sets the history whole each turn
+//!   (`with_history` with a history the context did not hold), so the whole
+//!   history is checked each turn: it grows with the history, and hosts
+//!   should append instead.
+//!
 //! Assembling the conversation to send (`Rendered::conversation`) is left
 //! out: it lists every message, so it grows with the history by nature.
 //!
@@ -12,6 +32,7 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use serde_json::json;
@@ -26,46 +47,76 @@ Answer in {{ message.language }}. This is turn {{ run.turn_number }}.
 {{- role("user") }}{{ message.text }}
 "#;
 
-fn history(len: usize) -> Arc<Vec<ChatMessage>> {
-    let messages = (0..len)
-        .map(|i| ChatMessage {
-            role: if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            content: Some(json!(format!(
-                "message {i}: some words of the conversation"
-            ))),
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            extra: serde_json::Map::new(),
-        })
-        .collect();
-    Arc::new(messages)
+const LENGTHS: [usize; 3] = [10, 1_000, 10_000];
+
+/// Appends between two resets of an append benchmark, at most.
+const BLOCK: usize = 32;
+
+/// The `i`-th message of a conversation: users and assistants in turn.
+fn message(i: usize, language: Option<&str>) -> ChatMessage {
+    let role = if i.is_multiple_of(2) {
+        Role::User
+    } else {
+        Role::Assistant
+    };
+    let mut extra = serde_json::Map::new();
+    if let (Role::User, Some(language)) = (role, language) {
+        extra.insert("language".into(), json!(language));
+    }
+    ChatMessage {
+        role,
+        content: Some(json!(format!(
+            "message {i}: some words of the conversation"
+        ))),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        extra,
+    }
 }
 
-fn turns(c: &mut Criterion) {
+fn history(len: usize) -> Arc<Vec<ChatMessage>> {
+    Arc::new((0..len).map(|i| message(i, None)).collect())
+}
+
+fn prompt() -> Prompt {
     let options = LoadOptions {
         syntax: Some(Syntax::Jinja),
         ..LoadOptions::default()
     };
-    let prompt = Prompt::from_source("chat.j2", PROMPT, &options).expect("compiles");
+    Prompt::from_source("chat.j2", PROMPT, &options).expect("compiles")
+}
+
+/// The conversation's context without a history; the host sets
+/// `message.language` or not.
+fn conversation(host_language: bool) -> PromptContext {
+    let message = if host_language {
+        json!({"text": "What changed?", "language": "English"})
+    } else {
+        json!({"text": "What changed?"})
+    };
+    PromptContext::new()
+        .assistant(json!({"name": "Ada"}))
+        .expect("an object")
+        .message(message)
+        .expect("an object")
+}
+
+/// The context of turn `turn`: the conversation's, with the turn and a clock.
+fn turn_context(conversation: &PromptContext, turn: u32) -> PromptContext {
+    let now = jiff::Timestamp::from_second(1_790_000_000 + i64::from(turn)).expect("in range");
+    conversation.clone().turn(turn).clock(Clock::Fixed(now))
+}
+
+fn turns(c: &mut Criterion) {
+    let prompt = prompt();
     let mut group = c.benchmark_group("turn");
-    for len in [10, 1_000, 10_000] {
-        let conversation = PromptContext::new()
-            .assistant(json!({"name": "Ada"}))
-            .expect("an object")
-            .message(json!({"text": "What changed?", "language": "English"}))
-            .expect("an object")
-            .with_history(history(len));
+    for len in LENGTHS {
+        let conversation = conversation(true).with_history(history(len));
         let mut turn = 0u32;
         group.bench_function(BenchmarkId::from_parameter(len), |b| {
             b.iter(|| {
                 turn += 1;
-                let now = jiff::Timestamp::from_second(1_790_000_000 + i64::from(turn))
-                    .expect("in range");
-                let context = conversation.clone().turn(turn).clock(Clock::Fixed(now));
+                let context = turn_context(&conversation, turn);
                 black_box(prompt.render_turn(black_box(&context)).expect("renders"))
             })
         });
@@ -73,5 +124,95 @@ fn turns(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, turns);
+/// Each iteration appends a message to the conversation and renders the
+/// turn; see the module docs for the blocks.
+fn appends(c: &mut Criterion, name: &str, host_language: bool, keep_rendered: bool) {
+    let prompt = prompt();
+    let language = (!host_language).then_some("English");
+    let mut group = c.benchmark_group(name);
+    for len in LENGTHS {
+        let base: Vec<ChatMessage> = (0..len).map(|i| message(i, language)).collect();
+        let block = len.min(BLOCK) as u64;
+        let mut turn = 0u32;
+        group.bench_function(BenchmarkId::from_parameter(len), |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                let mut done = 0;
+                while done < iters {
+                    let count = (iters - done).min(block);
+                    // Untimed: a conversation of `len` messages that owns
+                    // its history, with room to grow (as a long one has
+                    // on average), checked and searched once by a turn.
+                    let mut messages = Vec::with_capacity(2 * len);
+                    messages.extend(base.iter().cloned());
+                    let mut conversation = conversation(host_language).with_history(messages);
+                    // And a turn rendered, so that the timed ones find
+                    // the caches as a run of turns leaves them, not as
+                    // the copy of the history did.
+                    let context = turn_context(&conversation, turn);
+                    black_box(prompt.render_turn(&context).expect("renders"));
+                    drop(context);
+                    let mut kept = None;
+                    let start = Instant::now();
+                    for _ in 0..count {
+                        turn += 1;
+                        let next = conversation.history().len();
+                        conversation = conversation.push_message(message(next, language));
+                        let context = turn_context(&conversation, turn);
+                        let rendered = prompt.render_turn(black_box(&context)).expect("renders");
+                        if keep_rendered {
+                            kept = Some(rendered);
+                        } else {
+                            black_box(rendered);
+                        }
+                    }
+                    timed += start.elapsed();
+                    black_box(kept);
+                    done += count;
+                }
+                timed
+            })
+        });
+    }
+    group.finish();
+}
+
+fn append_turns(c: &mut Criterion) {
+    appends(c, "turn_append", true, false);
+}
+
+fn append_language_turns(c: &mut Criterion) {
+    appends(c, "turn_append_language", false, false);
+}
+
+fn append_kept_turns(c: &mut Criterion) {
+    appends(c, "turn_append_kept", true, true);
+}
+
+fn new_history_turns(c: &mut Criterion) {
+    let prompt = prompt();
+    let mut group = c.benchmark_group("turn_new_history");
+    for len in LENGTHS {
+        let conversation = conversation(true);
+        let history = history(len);
+        let mut turn = 0u32;
+        group.bench_function(BenchmarkId::from_parameter(len), |b| {
+            b.iter(|| {
+                turn += 1;
+                let context = turn_context(&conversation, turn).with_history(history.clone());
+                black_box(prompt.render_turn(black_box(&context)).expect("renders"))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    turns,
+    append_turns,
+    append_language_turns,
+    append_kept_turns,
+    new_history_turns
+);
 criterion_main!(benches);

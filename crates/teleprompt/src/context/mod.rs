@@ -2,12 +2,15 @@
 //! turned into the [`Data`] a prompt renders against.
 //!
 //! A host fills a [`PromptContext`] once per conversation (args, namespaces,
-//! history, workspace), clones it each turn (a few reference counts) to set
-//! the turn, and calls [`PromptContext::build`] before each render. A build
-//! computes the clock values and the turn values, reads the workspace only
-//! for the names the prompt uses, and stacks everything as layers of a
-//! [`Data`]: nothing the host gave is copied, so a build costs the same
-//! whether the args or the history are small or huge.
+//! history, workspace), appends each turn's messages to it
+//! ([`PromptContext::push_message`]), clones it each turn (a few reference
+//! counts) to set the turn, and calls [`PromptContext::build`] before each
+//! render. A build computes the clock values and the turn values, reads the
+//! workspace only for the names the prompt uses, and stacks everything as
+//! layers of a [`Data`]: nothing the host gave is copied, so a build costs
+//! the same whether the args or the history are small or huge. An append
+//! checks the new message alone against the tool-call rules and updates the
+//! latest user language, so a turn does not read the history either.
 //!
 //! ```
 //! use teleprompt::context::{Clock, PromptContext};
@@ -92,16 +95,19 @@
 
 mod clock;
 mod fields;
+mod history;
 mod workspace;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use jiff::tz::TimeZone;
 use serde_json::{Map, Value};
 
 use crate::data::Data;
 use crate::diagnostics::{Error, ErrorClass};
-use crate::messages::{validate_history, ChatMessage, HistoryError, Role};
+use crate::messages::{ChatMessage, HistoryError};
+
+use self::history::History;
 
 pub use self::clock::{system_values, Clock};
 pub use self::fields::RESERVED;
@@ -174,7 +180,7 @@ pub struct PromptContext {
     custom_rules: Option<Arc<Value>>,
     data: Option<Arc<Value>>,
     client_language: Option<Arc<str>>,
-    history: Arc<History>,
+    history: History,
     workspace: Option<Arc<Workspace>>,
     labels: Arc<Vec<(String, String)>>,
 }
@@ -214,26 +220,6 @@ struct ArgsLayers {
     namespaced: Arc<Value>,
     root: Arc<Value>,
     warnings: Arc<[String]>,
-}
-
-/// The conversation history, and the language of its latest user message
-/// once someone asked for it (found once per history, not per turn).
-#[derive(Default)]
-struct History {
-    messages: Arc<Vec<ChatMessage>>,
-    latest_language: OnceLock<Option<String>>,
-    /// The verdict of the tool-call rules, found once per history.
-    validated: OnceLock<Result<(), HistoryError>>,
-}
-
-impl std::fmt::Debug for History {
-    /// The length, not the messages: a context is printed in logs.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("History")
-            .field("messages", &self.messages.len())
-            .field("latest_language", &self.latest_language.get())
-            .finish()
-    }
 }
 
 /// The result of [`PromptContext::build`].
@@ -409,25 +395,76 @@ impl PromptContext {
         self
     }
 
-    /// Sets the conversation history. It is shared, never copied: pass an
-    /// `Arc` to keep a handle on it.
+    /// Sets the conversation history, whole. It is shared, never copied:
+    /// pass an `Arc` to keep a handle on it.
+    ///
+    /// A history set whole is checked against the tool-call rules, and
+    /// searched for the latest user language, once (when first needed),
+    /// and then shared by every clone of the context. Setting a new one
+    /// forgets that: a host that sets a longer history every turn pays for
+    /// the whole history every turn. To add the turn's messages, append
+    /// them instead ([`PromptContext::push_message`],
+    /// [`PromptContext::extend_history`]). Setting the very history the
+    /// context holds (the same `Arc`) keeps what is known about it.
     pub fn with_history(mut self, history: impl Into<Arc<Vec<ChatMessage>>>) -> PromptContext {
-        self.history = Arc::new(History {
-            messages: history.into(),
-            latest_language: OnceLock::new(),
-            validated: OnceLock::new(),
-        });
+        let history = history.into();
+        if !Arc::ptr_eq(self.history.messages(), &history) {
+            self.history = History::new(history);
+        }
+        self
+    }
+
+    /// Appends one message to the history, as a host does each turn. What
+    /// a turn needs from the history (the tool-call rules' verdict, the
+    /// latest user language) follows the new message alone, so the next
+    /// turn costs the same with 10 or 10,000 messages.
+    ///
+    /// The messages are not copied when this context is their only holder:
+    /// drop the clones of the context made for earlier turns, and their
+    /// [`crate::Rendered`] results, before appending. Otherwise the
+    /// messages are copied once (the clones keep the history they had), and
+    /// this context owns its copy from then on.
+    ///
+    /// ```
+    /// use teleprompt::context::PromptContext;
+    /// use teleprompt::messages::ChatMessage;
+    ///
+    /// let user: ChatMessage = serde_json::from_value(
+    ///     serde_json::json!({"role": "user", "content": "Hi", "language": "fr"}),
+    /// ).unwrap();
+    /// let mut conversation = PromptContext::new();
+    /// for turn in 1..=3 {
+    ///     conversation = conversation.push_message(user.clone());
+    ///     let context = conversation.clone().turn(turn);
+    ///     assert!(context.validate_history().is_ok());
+    ///     assert_eq!(context.history().len(), turn as usize);
+    /// }
+    /// ```
+    pub fn push_message(mut self, message: ChatMessage) -> PromptContext {
+        self.history.push(message);
+        self
+    }
+
+    /// Appends messages to the history, in order (see
+    /// [`PromptContext::push_message`]).
+    pub fn extend_history(
+        mut self,
+        messages: impl IntoIterator<Item = ChatMessage>,
+    ) -> PromptContext {
+        let messages = messages.into_iter();
+        self.history.reserve(messages.size_hint().0);
+        for message in messages {
+            self.history.push(message);
+        }
         self
     }
 
     /// Checks the history against the tool-call rules
-    /// ([`crate::messages::validate_history`]). The verdict is kept with the
-    /// history, so turns that share one history check it once.
+    /// ([`crate::messages::validate_history`]: the same verdict, the same
+    /// first error). The verdict is kept with the history and follows each
+    /// append, so turns check only the messages they add.
     pub fn validate_history(&self) -> Result<(), HistoryError> {
-        self.history
-            .validated
-            .get_or_init(|| validate_history(&self.history.messages))
-            .clone()
+        self.history.verdict()
     }
 
     /// Opts in to the workspace provider: `env`, `files`, `readme`.
@@ -450,12 +487,12 @@ impl PromptContext {
 
     /// The conversation history (empty until set).
     pub fn history(&self) -> &[ChatMessage] {
-        &self.history.messages
+        self.history.messages()
     }
 
     /// The conversation history as the shared handle.
     pub fn shared_history(&self) -> Arc<Vec<ChatMessage>> {
-        self.history.messages.clone()
+        self.history.messages().clone()
     }
 
     /// `run.turn_number`.
@@ -502,7 +539,9 @@ impl PromptContext {
         for layer in self.host_layers() {
             data = data.over(layer);
         }
-        let language = if reads("message") {
+        // The host's own `message.language` hides the resolved one: then
+        // the history is not searched.
+        let language = if reads("message") && !self.host_sets_language() {
             Some(self.resolved_language())
         } else {
             None
@@ -575,13 +614,29 @@ impl PromptContext {
     }
 
     /// The latest user language in the history, else the client's language.
-    fn resolved_language(&self) -> Option<String> {
-        let history = &self.history;
-        history
-            .latest_language
-            .get_or_init(|| latest_user_language(&history.messages))
-            .clone()
-            .or_else(|| self.client_language.as_deref().map(str::to_string))
+    fn resolved_language(&self) -> Option<&str> {
+        self.history
+            .latest_language()
+            .or(self.client_language.as_ref())
+            .map(|language| &**language)
+    }
+
+    /// Whether a layer of the host (the `message` namespace, or the host's
+    /// data) sets `message.language`, even to null or "": that value is
+    /// the one a template reads.
+    fn host_sets_language(&self) -> bool {
+        let sets = |layer: &Value| {
+            layer
+                .get("message")
+                .and_then(Value::as_object)
+                .is_some_and(|message| message.contains_key("language"))
+        };
+        let namespace = self
+            .namespaces
+            .get(Namespace::Message.slot())
+            .and_then(Option::as_ref)
+            .is_some_and(|namespace| sets(&namespace.layer));
+        namespace || self.data.as_deref().is_some_and(sets)
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -620,18 +675,6 @@ pub fn continuation_fallback<'a>(
         .unwrap_or(BUILTIN_CONTINUATION_PROMPT)
 }
 
-/// The `language` of the latest user message that has a non-empty one.
-fn latest_user_language(messages: &[ChatMessage]) -> Option<String> {
-    messages
-        .iter()
-        .rev()
-        .filter(|message| message.role == Role::User)
-        .find_map(|message| {
-            let language = message.extra.get("language")?.as_str()?;
-            (!language.is_empty()).then(|| language.to_string())
-        })
-}
-
 /// `{"<name>": value}` as a layer (the value is moved in, not copied).
 fn single_key(name: &str, value: Value) -> Arc<Value> {
     let mut map = Map::new();
@@ -653,36 +696,12 @@ fn single_key_value(name: &str, value: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn user(language: Option<&str>) -> ChatMessage {
-        let mut extra = Map::new();
-        if let Some(language) = language {
-            extra.insert("language".into(), json!(language));
-        }
-        ChatMessage {
-            role: Role::User,
-            content: Some(json!("hi")),
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            extra,
-        }
-    }
 
     #[test]
     fn context_is_send_sync_and_cheap_to_clone() {
         fn assert_send_sync<T: Send + Sync + Clone>() {}
         assert_send_sync::<PromptContext>();
         assert_send_sync::<ContextData>();
-    }
-
-    #[test]
-    fn latest_user_language_skips_empty_and_other_roles() {
-        let mut assistant = user(Some("de"));
-        assistant.role = Role::Assistant;
-        let history = vec![user(Some("fr")), user(Some("")), assistant, user(None)];
-        assert_eq!(latest_user_language(&history), Some("fr".to_string()));
-        assert_eq!(latest_user_language(&[]), None);
     }
 
     #[test]

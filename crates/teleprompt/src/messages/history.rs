@@ -231,7 +231,7 @@ pub fn validate_history(history: &[ChatMessage]) -> Result<(), HistoryError> {
             Role::Assistant if !message.tool_calls.is_empty() => {
                 check_tool_round(history, index, message)?
             }
-            Role::Tool => return Err(orphan_result(index, message)),
+            Role::Tool => return Err(HistoryError::orphan_result(index, message)),
             _ => index + 1,
         };
     }
@@ -253,41 +253,16 @@ fn check_tool_round(
         .take_while(|message| message.role == Role::Tool)
         .count();
     if results == 0 {
-        return Err(unanswered(history, call_index, call));
+        let next = history.get(first).map(|next| next.role);
+        return Err(HistoryError::unanswered(call_index, call, next));
     }
     let end = first + results;
     check_ids(history, call_index, call, first..end)?;
     match history.get(end) {
-        Some(next) if next.role != Role::Assistant => Err(HistoryError::new(
-            end,
-            HistoryRule::AssistantAfterToolResults,
-            format!(
-                "a {} message follows the tool results in history[{}..={}]; the next message after tool results must be from the assistant",
-                next.role.as_str(),
-                first,
-                end - 1
-            ),
-        )),
+        Some(next) if next.role != Role::Assistant => {
+            Err(HistoryError::after_results(end, next.role, first))
+        }
         _ => Ok(end),
-    }
-}
-
-fn unanswered(history: &[ChatMessage], call_index: usize, call: &ChatMessage) -> HistoryError {
-    let ids = quoted(call.tool_calls.iter().map(|c| c.id.as_str()));
-    match history.get(call_index + 1) {
-        Some(next) => HistoryError::new(
-            call_index + 1,
-            HistoryRule::ToolCallsAnswered,
-            format!(
-                "expected tool results for the tool calls of history[{call_index}] ({ids}), found a {} message",
-                next.role.as_str()
-            ),
-        ),
-        None => HistoryError::new(
-            call_index,
-            HistoryRule::ToolCallsAnswered,
-            format!("the tool calls {ids} have no results: the history ends after them"),
-        ),
     }
 }
 
@@ -303,81 +278,157 @@ fn check_ids(
     let mut answered: HashSet<&str> = HashSet::with_capacity(round.len());
     for (index, result) in results.clone().zip(round) {
         let Some(id) = result.tool_call_id.as_deref() else {
-            return Err(HistoryError::new(
-                index,
-                HistoryRule::ToolIdsMatch,
-                format!(
-                    "tool result has no \"tool_call_id\"; the calls of history[{call_index}] are {}",
-                    quoted(calls.iter().copied())
-                ),
-            ));
+            return Err(HistoryError::result_without_id(index, call_index, call));
         };
         if !called.contains(id) {
-            return Err(orphan_id(index, id, call_index, &calls, round));
-        }
-        if !answered.insert(id) {
-            return Err(HistoryError::new(
-                index,
-                HistoryRule::ToolIdsMatch,
-                format!("tool result \"{id}\" answers the same tool call of history[{call_index}] a second time"),
+            let answered: HashSet<&str> = round
+                .iter()
+                .filter_map(|message| message.tool_call_id.as_deref())
+                .collect();
+            let missing = calls.iter().copied().filter(|id| !answered.contains(id));
+            return Err(HistoryError::orphan_id(
+                index, id, call_index, call, missing,
             ));
         }
+        if !answered.insert(id) {
+            return Err(HistoryError::answered_twice(index, id, call_index));
+        }
     }
-    let missing = unanswered_ids(&calls, &answered);
-    if missing.is_empty() {
+    let mut missing = calls
+        .iter()
+        .copied()
+        .filter(|id| !answered.contains(id))
+        .peekable();
+    if missing.peek().is_none() {
         return Ok(());
     }
-    Err(HistoryError::new(
-        call_index,
-        HistoryRule::ToolIdsMatch,
-        format!(
-            "tool calls {missing} have no result in history[{}..={}]",
-            results.start,
-            results.end.saturating_sub(1)
-        ),
-    ))
+    Err(HistoryError::missing_results(call_index, missing, results))
 }
 
-/// The calls that no id in `answered` answers, quoted, in call order.
-fn unanswered_ids(calls: &[&str], answered: &HashSet<&str>) -> String {
-    quoted(calls.iter().copied().filter(|id| !answered.contains(id)))
-}
-
-/// The error for a result whose id is not among the calls; it also names the
-/// calls that no result of the round answers.
-fn orphan_id(
-    index: usize,
-    id: &str,
-    call_index: usize,
-    calls: &[&str],
-    round: &[ChatMessage],
-) -> HistoryError {
-    let answered: HashSet<&str> = round
-        .iter()
-        .filter_map(|message| message.tool_call_id.as_deref())
-        .collect();
-    let missing = unanswered_ids(calls, &answered);
-    let mut message = format!(
-        "tool result \"{id}\" answers no tool call of history[{call_index}] (calls: {})",
-        quoted(calls.iter().copied())
-    );
-    if !missing.is_empty() {
-        message.push_str("; no result answers ");
-        message.push_str(&missing);
+/// The errors of the tool-call rules, one constructor each: the whole-history
+/// check above and the incremental one of the context
+/// (`crate::context`) word them alike.
+impl HistoryError {
+    /// Rule (a): the assistant message at `call_index` made tool calls and
+    /// the next message (of role `next`, or none: the history ends) is not
+    /// a tool result.
+    pub(crate) fn unanswered(
+        call_index: usize,
+        call: &ChatMessage,
+        next: Option<Role>,
+    ) -> HistoryError {
+        let ids = quoted(call.tool_calls.iter().map(|c| c.id.as_str()));
+        match next {
+            Some(next) => HistoryError::new(
+                call_index + 1,
+                HistoryRule::ToolCallsAnswered,
+                format!(
+                    "expected tool results for the tool calls of history[{call_index}] ({ids}), found a {} message",
+                    next.as_str()
+                ),
+            ),
+            None => HistoryError::new(
+                call_index,
+                HistoryRule::ToolCallsAnswered,
+                format!("the tool calls {ids} have no results: the history ends after them"),
+            ),
+        }
     }
-    HistoryError::new(index, HistoryRule::ToolIdsMatch, message)
-}
 
-fn orphan_result(index: usize, message: &ChatMessage) -> HistoryError {
-    let what = match message.tool_call_id.as_deref() {
-        Some(id) => format!("tool result \"{id}\""),
-        None => "tool result".to_string(),
-    };
-    HistoryError::new(
-        index,
-        HistoryRule::ToolResultHasCall,
-        format!("{what} does not follow an assistant message with tool calls"),
-    )
+    /// Rule (b): the tool result at `index` has no `tool_call_id`.
+    pub(crate) fn result_without_id(
+        index: usize,
+        call_index: usize,
+        call: &ChatMessage,
+    ) -> HistoryError {
+        HistoryError::new(
+            index,
+            HistoryRule::ToolIdsMatch,
+            format!(
+                "tool result has no \"tool_call_id\"; the calls of history[{call_index}] are {}",
+                quoted(call.tool_calls.iter().map(|c| c.id.as_str()))
+            ),
+        )
+    }
+
+    /// Rule (b): the tool result at `index` answers `id`, which is not among
+    /// the calls; `missing` are the calls that no result of the round
+    /// answers, in call order.
+    pub(crate) fn orphan_id<'a>(
+        index: usize,
+        id: &str,
+        call_index: usize,
+        call: &ChatMessage,
+        missing: impl IntoIterator<Item = &'a str>,
+    ) -> HistoryError {
+        let missing = quoted(missing);
+        let mut message = format!(
+            "tool result \"{id}\" answers no tool call of history[{call_index}] (calls: {})",
+            quoted(call.tool_calls.iter().map(|c| c.id.as_str()))
+        );
+        if !missing.is_empty() {
+            message.push_str("; no result answers ");
+            message.push_str(&missing);
+        }
+        HistoryError::new(index, HistoryRule::ToolIdsMatch, message)
+    }
+
+    /// Rule (b): the tool result at `index` answers `id` a second time.
+    pub(crate) fn answered_twice(index: usize, id: &str, call_index: usize) -> HistoryError {
+        HistoryError::new(
+            index,
+            HistoryRule::ToolIdsMatch,
+            format!("tool result \"{id}\" answers the same tool call of history[{call_index}] a second time"),
+        )
+    }
+
+    /// Rule (b): no result in `results` answers the `missing` calls of the
+    /// assistant message at `call_index`.
+    pub(crate) fn missing_results<'a>(
+        call_index: usize,
+        missing: impl IntoIterator<Item = &'a str>,
+        results: Range<usize>,
+    ) -> HistoryError {
+        HistoryError::new(
+            call_index,
+            HistoryRule::ToolIdsMatch,
+            format!(
+                "tool calls {} have no result in history[{}..={}]",
+                quoted(missing),
+                results.start,
+                results.end.saturating_sub(1)
+            ),
+        )
+    }
+
+    /// Rule (d): a message of role `role` at `index` follows the tool results
+    /// that start at `first`.
+    pub(crate) fn after_results(index: usize, role: Role, first: usize) -> HistoryError {
+        HistoryError::new(
+            index,
+            HistoryRule::AssistantAfterToolResults,
+            format!(
+                "a {} message follows the tool results in history[{}..={}]; the next message after tool results must be from the assistant",
+                role.as_str(),
+                first,
+                index.saturating_sub(1)
+            ),
+        )
+    }
+
+    /// Rule (c): the tool result at `index` follows no assistant message
+    /// with tool calls.
+    pub(crate) fn orphan_result(index: usize, message: &ChatMessage) -> HistoryError {
+        let what = match message.tool_call_id.as_deref() {
+            Some(id) => format!("tool result \"{id}\""),
+            None => "tool result".to_string(),
+        };
+        HistoryError::new(
+            index,
+            HistoryRule::ToolResultHasCall,
+            format!("{what} does not follow an assistant message with tool calls"),
+        )
+    }
 }
 
 fn quoted<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
