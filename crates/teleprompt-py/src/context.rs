@@ -1,6 +1,6 @@
 //! `PromptContext`: what a host knows about a conversation and its turn.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -18,11 +18,41 @@ use crate::errors;
 /// an aware `datetime` or RFC 3339 text; default: the system clock),
 /// the turn and attempt numbers, and labels shown on every error.
 ///
-/// A context is immutable; `with_turn` and `with_history` make the next
-/// one cheaply (the history and namespaces are shared, not copied).
+/// `with_turn` and `with_history` make another context cheaply (the
+/// history and namespaces are shared, not copied). `append` and `extend`
+/// add the turn's messages to this one: only the new messages are checked
+/// against the tool-call rules, and the history is extended in place
+/// unless something else still holds it (another context made from this
+/// one, or a `Rendered` of it: then it is copied once).
 #[pyclass(frozen, module = "teleprompt._teleprompt", name = "PromptContext")]
 pub(crate) struct PromptContext {
-    pub inner: teleprompt::PromptContext,
+    inner: Mutex<teleprompt::PromptContext>,
+}
+
+impl PromptContext {
+    fn new_from(inner: teleprompt::PromptContext) -> PromptContext {
+        PromptContext {
+            inner: Mutex::new(inner),
+        }
+    }
+
+    /// The context as it is now (a cheap clone: reference counts).
+    pub(crate) fn snapshot(&self) -> teleprompt::PromptContext {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, teleprompt::PromptContext> {
+        // A panic cannot happen while the lock is held (clones and pushes).
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn push(&self, messages: Vec<ChatMessage>) {
+        let mut inner = self.lock();
+        let context = std::mem::take(&mut *inner);
+        *inner = context.extend_history(messages);
+    }
 }
 
 fn object(py: Python<'_>, value: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<Value>> {
@@ -153,46 +183,62 @@ impl PromptContext {
                 context = context.label(key.extract::<String>()?, value);
             }
         }
-        Ok(PromptContext { inner: context })
+        Ok(PromptContext::new_from(context))
     }
 
     /// The same context at another turn (and attempt, when given).
     #[pyo3(signature = (turn, attempt = None))]
     fn with_turn(&self, turn: u32, attempt: Option<u32>) -> PromptContext {
-        let mut context = self.inner.clone().turn(turn);
+        let mut context = self.snapshot().turn(turn);
         if let Some(attempt) = attempt {
             context = context.attempt(attempt);
         }
-        PromptContext { inner: context }
+        PromptContext::new_from(context)
     }
 
     /// The same context with another history.
     fn with_history(&self, py: Python<'_>, history: &Bound<'_, PyAny>) -> PyResult<PromptContext> {
         let history = Arc::new(self::history(py, history)?);
-        Ok(PromptContext {
-            inner: self.inner.clone().with_history(history),
-        })
+        Ok(PromptContext::new_from(
+            self.snapshot().with_history(history),
+        ))
+    }
+
+    /// Adds a message (an OpenAI-style dict) to the history.
+    fn append(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<()> {
+        let list = pyo3::types::PyList::new(py, [message])?;
+        let messages = self::history(py, list.as_any())?;
+        self.push(messages);
+        Ok(())
+    }
+
+    /// Adds messages to the history, in order.
+    fn extend(&self, py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<()> {
+        let messages = self::history(py, messages)?;
+        self.push(messages);
+        Ok(())
     }
 
     /// The turn number (`run.turn_number`).
     #[getter]
     fn turn(&self) -> u32 {
-        self.inner.turn_number()
+        self.lock().turn_number()
     }
 
     /// The history, as message dicts.
     #[getter]
     fn history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let value = serde_json::to_value(self.inner.history())
+        let value = serde_json::to_value(self.lock().history())
             .map_err(|error| errors::input(py, format!("history: {error}")))?;
         convert::to_python(py, &value)
     }
 
     fn __repr__(&self) -> String {
+        let context = self.lock();
         format!(
             "PromptContext(turn={}, history={} messages)",
-            self.inner.turn_number(),
-            self.inner.history().len()
+            context.turn_number(),
+            context.history().len()
         )
     }
 }

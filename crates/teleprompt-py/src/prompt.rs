@@ -352,7 +352,7 @@ impl PyPrompt {
         validate_history: bool,
     ) -> PyResult<Rendered> {
         let prompt = &self.inner;
-        let context = &context.inner;
+        let context = &context.snapshot();
         let options = RenderOptions {
             validate_history,
             ..RenderOptions::default()

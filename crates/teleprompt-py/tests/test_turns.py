@@ -78,3 +78,34 @@ def test_labels_are_on_every_error():
 def test_with_history_shares_the_rest():
     context = PromptContext(assistant={"name": "Ava"}).with_history(HISTORY)
     assert Prompt("{{ assistant.name }} {{ message.language }}", name="t.j2").render_turn(context).text == "Ava es"
+
+
+def test_append_and_extend_grow_the_history_turn_by_turn():
+    prompt = Prompt("{{ role('system') }}Turn {{ run.turn_number }} in {{ message.language }}.{{ history() }}", name="t.j2")
+    context = PromptContext(assistant={"name": "Ava"}, turn=1)
+    context.append({"role": "user", "content": "Hola", "language": "es"})
+    first = prompt.render_turn(context)
+    assert first.text.startswith("Turn 1 in es.")
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    context.extend([
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "42"},
+        {"role": "assistant", "content": "Es 42."},
+    ])
+    context.append({"role": "user", "content": "Thanks", "language": "en"})
+    second = prompt.render_turn(context.with_turn(2))
+    assert [m["role"] for m in second.to_openai()["messages"]] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert second.text.startswith("Turn 2 in en.")
+    # The first render keeps the history it was made with.
+    assert len(first.to_openai()["messages"]) == 2
+    assert len(context.history) == 5
+
+
+def test_an_appended_message_that_breaks_the_rules_fails_the_render():
+    prompt = Prompt("{{ history() }}", name="t.j2")
+    context = PromptContext()
+    context.append({"role": "tool", "tool_call_id": "nope", "content": "orphan"})
+    with pytest.raises(Exception, match="nope|tool"):
+        prompt.render_turn(context)
+    with pytest.raises(InputError, match="history"):
+        context.append({"content": "no role"})

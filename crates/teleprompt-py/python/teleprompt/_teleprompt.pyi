@@ -57,6 +57,10 @@ class PromptContext:
         """The same context at another turn."""
     def with_history(self, history: Sequence[Mapping[str, Any]]) -> "PromptContext":
         """The same context with another history."""
+    def append(self, message: Mapping[str, Any]) -> None:
+        """Adds a message to the history (only it is checked)."""
+    def extend(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Adds messages to the history, in order."""
     @property
     def turn(self) -> int: ...
     @property
