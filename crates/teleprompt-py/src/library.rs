@@ -1,6 +1,8 @@
 //! `Library`: a folder of prompt files, by name, reloadable.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -16,17 +18,24 @@ use crate::prompt::{Options, PyPrompt, Recipe};
 /// (`library.errors`); only a folder that cannot be read raises.
 /// `reload()` reads the folder again and swaps in a new snapshot: prompts
 /// already taken, and renders in flight, keep the version they had.
+///
+/// `watch=True` (or a debounce in seconds) reloads by itself when a file
+/// under the folder changes, on a thread of its own; `on_reload`, if given,
+/// is called there with what `reload()` returns. Closing the library
+/// (`close()`, or its end) stops the watching.
 #[pyclass(frozen, module = "teleprompt._teleprompt", name = "Library")]
 pub(crate) struct Library {
-    shared: SharedLibrary,
+    shared: Arc<SharedLibrary>,
     dir: PathBuf,
     options: Options,
+    watcher: Mutex<Option<teleprompt::Watcher>>,
 }
 
 #[pymethods]
 impl Library {
     #[new]
-    #[pyo3(signature = (dir, *, syntax = None, strict = None, functions = None, include_root = None))]
+    #[pyo3(signature = (dir, *, syntax = None, strict = None, functions = None, include_root = None, watch = None, on_reload = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         dir: PathBuf,
@@ -34,9 +43,42 @@ impl Library {
         strict: Option<String>,
         functions: Option<&Bound<'_, PyDict>>,
         include_root: Option<PathBuf>,
+        watch: Option<&Bound<'_, PyAny>>,
+        on_reload: Option<Py<PyAny>>,
     ) -> PyResult<Library> {
         let options = Options::read(syntax, strict, functions, include_root);
-        Library::open(py, dir, options)
+        let library = Library::open(py, dir, options)?;
+        let debounce = match watch.filter(|watch| !watch.is_none()) {
+            None => None,
+            Some(flag) if flag.is_instance_of::<pyo3::types::PyBool>() => {
+                flag.is_truthy()?.then_some(DEFAULT_DEBOUNCE)
+            }
+            Some(seconds) => {
+                let seconds: f64 = seconds.extract()?;
+                if !(seconds.is_finite() && (0.0..=3600.0).contains(&seconds)) {
+                    return Err(errors::input(
+                        py,
+                        "watch must be True, False or a debounce of 0 to 3600 seconds",
+                    ));
+                }
+                Some(Duration::from_secs_f64(seconds))
+            }
+        };
+        if let Some(debounce) = debounce {
+            library.watch(py, debounce, on_reload)?;
+        }
+        Ok(library)
+    }
+
+    /// Whether the library reloads by itself (`watch=`).
+    #[getter]
+    fn watching(&self) -> bool {
+        self.watcher_slot().is_some()
+    }
+
+    /// Stops the watching (if any); the library keeps serving what it has.
+    fn close(&self) {
+        self.watcher_slot().take();
     }
 
     fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<PyPrompt> {
@@ -117,16 +159,7 @@ impl Library {
         let report = py
             .detach(|| self.shared.reload())
             .map_err(|error| errors::raise(py, &error))?;
-        let dict = PyDict::new(py);
-        dict.set_item("added", &report.added)?;
-        dict.set_item("updated", &report.updated)?;
-        dict.set_item("removed", &report.removed)?;
-        let failed = PyList::empty(py);
-        for file in &report.failed {
-            failed.append(errors::exception_object(py, &file.error))?;
-        }
-        dict.set_item("failed", failed)?;
-        Ok(dict)
+        report_dict(py, &report)
     }
 
     /// Renders the prompt `name` (see `Prompt.render`); `name` is
@@ -166,10 +199,47 @@ impl Library {
         let opened = py.detach(|| teleprompt::Library::open(&dir, &load_options));
         let library = opened.map_err(|error| errors::raise(py, &error))?;
         Ok(Library {
-            shared: SharedLibrary::new(library),
+            shared: Arc::new(SharedLibrary::new(library)),
             dir,
             options,
+            watcher: Mutex::new(None),
         })
+    }
+
+    fn watcher_slot(&self) -> std::sync::MutexGuard<'_, Option<teleprompt::Watcher>> {
+        self.watcher
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Starts reloading on changes; `on_reload` hears each reload.
+    fn watch(
+        &self,
+        py: Python<'_>,
+        debounce: Duration,
+        on_reload: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let watcher = self
+            .shared
+            .watch(debounce, move |result| {
+                let Some(callback) = &on_reload else {
+                    return;
+                };
+                Python::attach(|py| {
+                    let argument = match &result {
+                        Ok(report) => report_dict(py, report).map(|dict| dict.into_any()),
+                        Err(error) => Ok(errors::exception_object(py, error).into_bound(py)),
+                    };
+                    let called = argument.and_then(|argument| callback.call1(py, (argument,)));
+                    if let Err(exception) = called {
+                        // Nowhere to raise it: Python's hook reports it.
+                        exception.write_unraisable(py, Some(callback.bind(py)));
+                    }
+                });
+            })
+            .map_err(|error| errors::raise(py, &error))?;
+        *self.watcher_slot() = Some(watcher);
+        Ok(())
     }
 
     /// A prompt of the library, which pickles as its file with the
@@ -193,7 +263,28 @@ impl Library {
     }
 }
 
-/// Opens a pickled library again.
+/// How long a watched library gathers changes before it reloads (an
+/// editor's save is several events).
+const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// What a reload changed, as `reload()` returns it.
+fn report_dict<'py>(
+    py: Python<'py>,
+    report: &teleprompt::ReloadReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("added", &report.added)?;
+    dict.set_item("updated", &report.updated)?;
+    dict.set_item("removed", &report.removed)?;
+    let failed = PyList::empty(py);
+    for file in &report.failed {
+        failed.append(errors::exception_object(py, &file.error))?;
+    }
+    dict.set_item("failed", failed)?;
+    Ok(dict)
+}
+
+/// Opens a pickled library again (without watching it).
 #[pyfunction]
 pub(crate) fn _restore_library(
     py: Python<'_>,

@@ -58,3 +58,48 @@ def test_includes_resolve_in_the_folder(folder):
 def test_a_folder_that_cannot_be_read_raises(tmp_path):
     with pytest.raises(Exception):
         Library(tmp_path / "missing")
+
+
+def wait_for(condition, seconds=10.0):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_watched_library_reloads_by_itself(folder):
+    import threading
+
+    root = folder({"a.j2": "one"})
+    heard = []
+    changed = threading.Event()
+
+    def on_reload(report):
+        heard.append(report)
+        changed.set()
+
+    library = Library(root, watch=0.05, on_reload=on_reload)
+    assert library.watching
+    (root / "b.j2").write_text("bee")
+    assert wait_for(lambda: "b" in library), "the new file was not picked up"
+    assert changed.wait(10)
+    assert any(report["added"] == ["b"] for report in heard)
+    (root / "b.j2").write_text("{{ x | uper }}")
+    assert wait_for(lambda: any(report["failed"] for report in heard))
+    assert library["b"].render().text == "bee"  # the last good version
+    library.close()
+    assert not library.watching
+    (root / "c.j2").write_text("sea")
+    assert not wait_for(lambda: "c" in library, seconds=0.5)
+
+
+def test_watch_arguments(folder):
+    root = folder({"a.j2": "one"})
+    assert not Library(root, watch=False).watching
+    assert Library(root, watch=True).watching
+    with pytest.raises(Exception, match="watch must be"):
+        Library(root, watch=-1)

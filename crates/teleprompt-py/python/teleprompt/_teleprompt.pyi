@@ -147,6 +147,8 @@ class Library:
         strict: Optional[str] = None,
         functions: Optional[Functions] = None,
         include_root: Optional[StrPath] = None,
+        watch: Union[bool, float, None] = None,
+        on_reload: Optional[Callable[[Any], None]] = None,
     ) -> None: ...
     def __getitem__(self, name: str) -> Prompt: ...
     def __contains__(self, name: object) -> bool: ...
@@ -161,3 +163,8 @@ class Library:
     def reload(self) -> Dict[str, List[Any]]:
         """Reads the folder again: ``{"added", "updated", "removed", "failed"}``."""
     def render(self, name: str, /, data: Optional[Mapping[str, Data]] = None, **kwargs: Data) -> Rendered: ...
+    @property
+    def watching(self) -> bool:
+        """Whether the library reloads by itself (``watch=``)."""
+    def close(self) -> None:
+        """Stops the watching; the library keeps serving what it has."""
