@@ -407,6 +407,7 @@ impl PyPrompt {
             prepared.push(self.prepare(&row?, index, records, &now, time_zone.as_deref()));
         }
         let prompt = &self.inner;
+        errors::forget_host_exception();
         let results = py.detach(|| {
             let render = || {
                 prepared
