@@ -29,6 +29,10 @@ pub(crate) struct Library {
     dir: PathBuf,
     options: Options,
     watcher: Mutex<Option<teleprompt::Watcher>>,
+    /// The `on_reload` callback, shared with the watcher's thread; here so
+    /// that Python's garbage collector sees it (a callback that refers to
+    /// the library makes a cycle it can then break).
+    on_reload: Arc<Mutex<Option<Py<PyAny>>>>,
 }
 
 #[pymethods]
@@ -74,6 +78,23 @@ impl Library {
     #[getter]
     fn watching(&self) -> bool {
         self.watcher_slot().is_some()
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        // Locked only for an instant, with the GIL held, as here.
+        if let Ok(slot) = self.on_reload.try_lock() {
+            if let Some(callback) = &*slot {
+                visit.call(callback)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        self.watcher_slot().take();
+        if let Ok(mut slot) = self.on_reload.lock() {
+            slot.take();
+        }
     }
 
     /// Stops the watching (if any); the library keeps serving what it has.
@@ -203,6 +224,7 @@ impl Library {
             dir,
             options,
             watcher: Mutex::new(None),
+            on_reload: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -219,13 +241,23 @@ impl Library {
         debounce: Duration,
         on_reload: Option<Py<PyAny>>,
     ) -> PyResult<()> {
+        if let Ok(mut slot) = self.on_reload.lock() {
+            *slot = on_reload;
+        }
+        let callback_slot = Arc::clone(&self.on_reload);
         let watcher = self
             .shared
             .watch(debounce, move |result| {
-                let Some(callback) = &on_reload else {
-                    return;
-                };
                 Python::attach(|py| {
+                    // Taken out of the slot first: the call may run the
+                    // garbage collector, which looks into the slot.
+                    let callback = match callback_slot.lock() {
+                        Ok(slot) => slot.as_ref().map(|callback| callback.clone_ref(py)),
+                        Err(_) => None,
+                    };
+                    let Some(callback) = callback else {
+                        return;
+                    };
                     let argument = match &result {
                         Ok(report) => report_dict(py, report).map(|dict| dict.into_any()),
                         Err(error) => Ok(errors::exception_object(py, error).into_bound(py)),

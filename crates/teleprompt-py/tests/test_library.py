@@ -103,3 +103,25 @@ def test_watch_arguments(folder):
     assert Library(root, watch=True).watching
     with pytest.raises(Exception, match="watch must be"):
         Library(root, watch=-1)
+
+
+def test_a_callback_that_refers_to_its_library_is_collected(folder):
+    import gc
+    import time
+
+    root = folder({"a.j2": "one"})
+    heard = []
+
+    def make_a_cycle():
+        holder = {}
+        holder["library"] = Library(root, watch=0.05, on_reload=lambda report: heard.append((holder["library"], report)))
+        (root / "b.j2").write_text("bee")
+        assert wait_for(lambda: heard)
+        # Returning leaves library -> callback -> holder -> library, and nothing else.
+
+    make_a_cycle()
+    heard.clear()
+    gc.collect()
+    (root / "c.j2").write_text("sea")
+    time.sleep(0.5)
+    assert heard == [], "the collected library still reloads"
