@@ -12,19 +12,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 venv="${RAY_VENV:-$root/target/ray-venv}"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "maturin>=1.9.4,<2" "ray[data]==2.60.0"
+"$root/bench/python/venv.sh" "$venv" "ray[data]==2.60.0"
 (cd "$root" && nice -n 10 cargo build --release --quiet -p teleprompt-cli)
-# A wheel installed into the venv, not `maturin develop`: that puts the
-# extension in crates/teleprompt-py/python/teleprompt/, shared with every
-# other venv developing there, and the last build (debug or release) wins.
-wheels="$root/target/ray-wheels"
-rm -rf "$wheels"
-nice -n 10 "$venv/bin/maturin" build --release --quiet \
-    --manifest-path "$root/crates/teleprompt-py/Cargo.toml" --out "$wheels" > /dev/null
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
-    "$wheels"/teleprompt-*.whl
 # A session of its own: compare.py counts the CPU time of every process of
 # its session (Ray's included), and the kernel's autogroup scheduling gives
 # the session a fair share of the cores against other sessions.
