@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use serde_json::Value;
-use teleprompt::context::Clock;
+use teleprompt::context::{Clock, Namespace};
 use teleprompt::messages::history_from_value;
 use teleprompt::ChatMessage;
 
@@ -72,6 +72,15 @@ fn history(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<ChatMessage
 
 /// `now` as RFC 3339 text: an aware `datetime`, or text (checked).
 pub(crate) fn now_text(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<String> {
+    parse_now(py, now).map(|(text, _)| text)
+}
+
+fn clock(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<Clock> {
+    parse_now(py, now).map(|(_, clock)| clock)
+}
+
+/// `now` as text and as the clock it sets.
+fn parse_now(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<(String, Clock)> {
     let text = if let Ok(text) = now.cast::<PyString>() {
         text.to_str()?.to_string()
     } else if now.hasattr("isoformat")? {
@@ -85,13 +94,9 @@ pub(crate) fn now_text(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<Strin
     } else {
         return Err(errors::input(py, "now must be a datetime or RFC 3339 text"));
     };
-    Clock::parse(&text).map_err(|error| errors::input(py, format!("now: {}", error.message())))?;
-    Ok(text)
-}
-
-fn clock(py: Python<'_>, now: &Bound<'_, PyAny>) -> PyResult<Clock> {
-    let text = now_text(py, now)?;
-    Clock::parse(&text).map_err(|error| errors::input(py, format!("now: {}", error.message())))
+    let clock = Clock::parse(&text)
+        .map_err(|error| errors::input(py, format!("now: {}", error.message())))?;
+    Ok((text, clock))
 }
 
 fn check(
@@ -133,17 +138,15 @@ impl PromptContext {
         if let Some(data) = object(py, data, "data")? {
             context = check(py, context.data(data))?;
         }
-        if let Some(fields) = object(py, assistant, "assistant")? {
-            context = check(py, context.assistant(fields))?;
-        }
-        if let Some(fields) = object(py, conversation, "conversation")? {
-            context = check(py, context.conversation(fields))?;
-        }
-        if let Some(fields) = object(py, session, "session")? {
-            context = check(py, context.session(fields))?;
-        }
-        if let Some(fields) = object(py, message, "message")? {
-            context = check(py, context.message(fields))?;
+        for (namespace, fields) in [
+            (Namespace::Assistant, assistant),
+            (Namespace::Conversation, conversation),
+            (Namespace::Session, session),
+            (Namespace::Message, message),
+        ] {
+            if let Some(fields) = object(py, fields, namespace.as_str())? {
+                context = check(py, context.namespace(namespace, fields))?;
+            }
         }
         if let Some(fields) = object(py, args, "args")? {
             context = check(py, context.args(fields))?;
