@@ -4,10 +4,17 @@
 //! above a prompt's `input.default`). Nothing is merged up front: a [`View`]
 //! resolves a path through the layers when the template reads it, so the cost
 //! of a render depends on what the template reads, not on the size of the data.
+//!
+//! Each layer keeps, beside its JSON, what a syntax made of it on first use
+//! ([`Derived`]): Jinja's objects over the parts of the layer a template
+//! read, so that the next render of the same data reads them without
+//! looking anything up again. A layer carries them while it lives: in
+//! [`Data`] clones, and under [`Data::over_data`].
 
+use std::any::Any;
 use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -29,14 +36,68 @@ mod parse;
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Data {
-    layers: Arc<[Arc<Value>]>,
+    layers: Arc<[Layer]>,
+}
+
+/// One JSON layer of [`Data`], with what syntaxes derived from it.
+#[derive(Clone, Debug)]
+pub(crate) struct Layer {
+    pub(crate) value: Arc<Value>,
+    pub(crate) derived: Arc<Derived>,
+}
+
+impl Layer {
+    fn new(value: Arc<Value>) -> Layer {
+        Layer {
+            value,
+            derived: Arc::default(),
+        }
+    }
+}
+
+/// What a syntax made of a layer on first use, kept with the layer: one
+/// slot per use ([`Derived::JINJA`], [`Derived::CHAT_TEMPLATE`]).
+#[derive(Default)]
+pub(crate) struct Derived {
+    slots: [OnceLock<Box<dyn Any + Send + Sync>>; 2],
+}
+
+impl Derived {
+    /// Jinja's objects over the layer.
+    pub(crate) const JINJA: usize = 0;
+    /// Jinja's objects over the layer, read as a chat template's data.
+    pub(crate) const CHAT_TEMPLATE: usize = 1;
+
+    /// The value in `slot`, made by `make` the first time. `None` if the
+    /// slot holds a value of another type.
+    pub(crate) fn get_or_init<T: Any + Send + Sync>(
+        &self,
+        slot: usize,
+        make: impl FnOnce() -> T,
+    ) -> Option<&T> {
+        self.slots
+            .get(slot)?
+            .get_or_init(|| Box::new(make()))
+            .downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let made = self
+            .slots
+            .iter()
+            .filter(|slot| slot.get().is_some())
+            .count();
+        write!(f, "Derived({made} made)")
+    }
 }
 
 impl Data {
     /// Data made of one JSON value (normally an object).
     pub fn new(value: impl Into<Arc<Value>>) -> Data {
         Data {
-            layers: Arc::from(vec![value.into()]),
+            layers: Arc::from(vec![Layer::new(value.into())]),
         }
     }
 
@@ -49,18 +110,37 @@ impl Data {
 
     /// Data with `lower` underneath: keys of `self` win, objects merge deeply.
     pub fn over(&self, lower: impl Into<Arc<Value>>) -> Data {
-        let mut layers: Vec<Arc<Value>> = self.layers.to_vec();
-        layers.push(lower.into());
+        let mut layers: Vec<Layer> = self.layers.to_vec();
+        layers.push(Layer::new(lower.into()));
         Data {
             layers: Arc::from(layers),
         }
     }
 
+    /// [`Data::over`] with all of `lower`'s layers underneath, keeping what
+    /// was derived from them (a prompt's defaults, read every render).
+    pub fn over_data(&self, lower: &Data) -> Data {
+        let layers: Vec<Layer> = self
+            .layers
+            .iter()
+            .chain(lower.layers.iter())
+            .cloned()
+            .collect();
+        Data {
+            layers: Arc::from(layers),
+        }
+    }
+
+    /// The layers, highest priority first.
+    pub(crate) fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
     /// Data with `upper` on top: keys of `upper` win (the host's render
     /// context of a Dotprompt file, which the data must not shadow).
     pub(crate) fn under(&self, upper: impl Into<Arc<Value>>) -> Data {
-        let mut layers: Vec<Arc<Value>> = Vec::with_capacity(self.layers.len() + 1);
-        layers.push(upper.into());
+        let mut layers: Vec<Layer> = Vec::with_capacity(self.layers.len() + 1);
+        layers.push(Layer::new(upper.into()));
         layers.extend(self.layers.iter().cloned());
         Data {
             layers: Arc::from(layers),
@@ -69,7 +149,7 @@ impl Data {
 
     /// A view of the merged root.
     pub fn root(&self) -> View<'_> {
-        let mut nodes = self.layers.iter().map(|layer| &**layer);
+        let mut nodes = self.layers.iter().map(|layer| &*layer.value);
         match nodes.next() {
             None => View::single(&Value::Null),
             Some(first) if !first.is_object() => View::single(first),
@@ -571,7 +651,10 @@ pub(crate) fn child<'a>(json: &'a Value, key: &str) -> Option<&'a Value> {
 /// `map`'s entry for `key`. Small maps (most objects a template reads) are
 /// scanned: comparing a few short keys costs less than hashing one.
 #[inline]
-fn find_key<'a>(map: &'a Map<String, Value>, key: &str) -> Option<(&'a String, &'a Value)> {
+pub(crate) fn find_key<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+) -> Option<(&'a String, &'a Value)> {
     const SCAN: usize = 8;
     if map.len() <= SCAN {
         let key = key.as_bytes();
@@ -585,7 +668,7 @@ fn find_key<'a>(map: &'a Map<String, Value>, key: &str) -> Option<(&'a String, &
 /// are compared as two machine words (overlapping when shorter than two
 /// words), in line, instead of calling a function to compare the bytes.
 #[inline]
-fn same_key(held: &[u8], key: &[u8]) -> bool {
+pub(crate) fn same_key(held: &[u8], key: &[u8]) -> bool {
     let n = key.len();
     if held.len() != n {
         return false;

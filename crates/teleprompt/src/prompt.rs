@@ -28,6 +28,9 @@ pub struct Prompt {
     default_role: Role,
     continuation_prompt: Option<String>,
     defaults: Option<Arc<Value>>,
+    /// `defaults` as a data layer, made at the first render and kept, so
+    /// that what a syntax derives from it is kept too.
+    defaults_layer: std::sync::OnceLock<Data>,
     document: Document,
     template: syntax::Template,
     /// A tokenizer config's `tool_use` template, rendered instead when the
@@ -136,6 +139,7 @@ impl Prompt {
             Some(own) => data::merge_under(Arc::unwrap_or_clone(own), &tokens),
             None => tokens,
         }));
+        self.defaults_layer = std::sync::OnceLock::new();
     }
 
     /// Loads a prompt from text. `origin` is the file name used for the
@@ -267,6 +271,7 @@ impl Prompt {
             default_role,
             continuation_prompt: metadata.continuation_prompt,
             defaults: metadata.defaults.map(Arc::new),
+            defaults_layer: std::sync::OnceLock::new(),
             document,
             template,
             tool_use,
@@ -333,7 +338,10 @@ impl Prompt {
     ) -> Result<Rendered, Error> {
         let data = data.into();
         let data = match &self.defaults {
-            Some(defaults) => data.over(defaults.clone()),
+            Some(defaults) => data.over_data(
+                self.defaults_layer
+                    .get_or_init(|| Data::new(defaults.clone())),
+            ),
             None => data,
         };
         let data = self.with_context(data, options)?;

@@ -438,7 +438,36 @@ fn run_case(case: &Case, fixture: &str, name: &str, syntax: Syntax) -> Result<()
         (Ok(_), Some(_)) => return Err("expected load errors, the prompt loaded".into()),
         _ => {}
     }
-    let result = prompt.and_then(|p| p.render_with(data, &render));
+    // Three renders of the same data: a layer's first render reads it
+    // afresh, the second makes what the layer keeps, the third reuses it.
+    // All three must agree with the fixture.
+    let data = teleprompt::Data::new(data);
+    for round in 1..=3 {
+        let result = prompt
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|p| p.render_with(&data, &render));
+        check_render(
+            result,
+            expected_output,
+            expected_error,
+            expected_errors.is_some(),
+        )
+        .map_err(|message| match round {
+            1 => message,
+            _ => format!("render {round} of the same data: {message}"),
+        })?;
+    }
+    Ok(())
+}
+
+/// Checks one render's result against the fixture's expectations.
+fn check_render(
+    result: Result<teleprompt::Rendered, Error>,
+    expected_output: Option<&String>,
+    expected_error: Option<&String>,
+    load_errors: bool,
+) -> Result<(), String> {
     match (result, expected_output, expected_error) {
         (Ok(rendered), Some(output), error) => {
             if rendered.text() != output {
@@ -458,7 +487,7 @@ fn run_case(case: &Case, fixture: &str, name: &str, syntax: Syntax) -> Result<()
             Err(format!("expected an error, rendered:\n{}", rendered.text()))
         }
         (Err(error), _, Some(want)) => check_error(want, &error),
-        (Err(_), _, None) if expected_errors.is_some() => Ok(()),
+        (Err(_), _, None) if load_errors => Ok(()),
         (Err(error), _, None) => Err(format!("unexpected error:\n{}", error.report())),
     }
 }

@@ -269,14 +269,14 @@ impl Miss {
 }
 
 impl MissLog {
-    pub(super) fn record(&self, parent: std::sync::Arc<dyn MissPlace>, key: &minijinja::Value) {
+    pub(super) fn record(&self, parent: std::sync::Arc<dyn MissPlace>, key: &str) {
         if let Ok(mut recent) = self.recent.lock() {
             if recent.len() == RECENT_MISSES {
                 recent.remove(0);
             }
             recent.push(Miss {
                 parent,
-                key: key.clone(),
+                key: minijinja::Value::from(key),
             });
         }
     }

@@ -58,7 +58,6 @@ use filters::{
     to_json_filter,
 };
 use names::{FILTERS, IMPLICIT_CALLABLES};
-use value::Node;
 
 const TEMPLATE_NAME: &str = "prompt";
 
@@ -352,11 +351,7 @@ impl JinjaTemplate {
 
     pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
         let misses = Arc::new(MissLog::default());
-        let root = match self.dialect {
-            Dialect::ChatTemplate => Node::chat_root(data.clone(), &misses),
-            Dialect::Jinja | Dialect::Django => Node::root(data.clone(), &misses),
-        };
-        let root = JValue::from_object(root);
+        let root = value::root(data, self.dialect == Dialect::ChatTemplate);
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
@@ -366,7 +361,7 @@ impl JinjaTemplate {
             limit: self.limits.max_output,
             over: false,
         };
-        let result = scope::with_scope(env.now.clone(), &self.limits, || {
+        let result = scope::with_scope(env.now.clone(), &self.limits, misses.clone(), || {
             template.render_captured_to(root, &mut out).map(drop)
         });
         if out.over {

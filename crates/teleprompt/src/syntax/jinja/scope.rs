@@ -6,9 +6,11 @@
 
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::Arc;
 
 use jiff::Zoned;
 
+use super::errors::{MissLog, MissPlace};
 use crate::limits::{describe_bytes, Limits};
 
 /// The state of the render running on this thread.
@@ -20,6 +22,8 @@ struct Scope {
     /// Bytes of text filters and operators have built so far.
     built: usize,
     limits: Limits,
+    /// Keys the template looked for and did not find, for its errors.
+    misses: Arc<MissLog>,
 }
 
 /// A bound a render went past, carried as the source of minijinja's error
@@ -92,17 +96,33 @@ impl Drop for Restore {
 }
 
 /// Runs `f` (a render) with `now` as the current time and `limits` as its
-/// bounds.
-pub(super) fn with_scope<R>(now: Zoned, limits: &Limits, f: impl FnOnce() -> R) -> R {
+/// bounds, noting what it misses in `misses`.
+pub(super) fn with_scope<R>(
+    now: Zoned,
+    limits: &Limits,
+    misses: Arc<MissLog>,
+    f: impl FnOnce() -> R,
+) -> R {
     let scope = Scope {
         now,
         printed: 0,
         built: 0,
         limits: *limits,
+        misses,
     };
     let previous = CURRENT.with(|current| current.replace(Some(scope)));
     let _restore = Restore(previous);
     f()
+}
+
+/// Notes that the running render looked for `key` in `place` and did not
+/// find it (nothing outside a render).
+pub(super) fn record_miss(place: Arc<dyn MissPlace>, key: &str) {
+    with_current(|scope| {
+        if let Some(scope) = scope {
+            scope.misses.record(place, key);
+        }
+    });
 }
 
 /// The current render's time (the system clock outside a render).

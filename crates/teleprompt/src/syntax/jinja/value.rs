@@ -1,157 +1,580 @@
-//! The data as minijinja sees it: lazy objects over [`Data`], never
-//! converted up front, and the way back to JSON.
+//! The data as minijinja sees it, and the way back to JSON.
+//!
+//! Each object and array of the data a template reaches is a [`Tree`]: an
+//! object over its place in one layer of [`Data`], made when the template
+//! reads it. What the template never reads is never converted.
+//!
+//! The first render of a layer makes its trees for that render only: a
+//! tree is its parent plus one step, and finds its value from the layer's
+//! root when read (data made for one render, as from Python, pays for
+//! nothing else). From the second render of the same layer on, the layer
+//! keeps its trees (see [`crate::data::Derived`]): a kept tree fills in its
+//! keys and each child when first read and holds them, so later renders
+//! read what they read before as minijinja reads its own values.
+//!
+//! Where lower layers' objects merge under an object, a [`Merged`] view
+//! over the trees of each layer is made for the render.
 
-use std::sync::{Arc, Weak};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{ErrorKind, Value as JValue};
 use serde_json::Value;
 
-use super::errors::{MissLog, MissPlace};
-use crate::data::{Data, Segment, View};
+use super::errors::MissPlace;
+use super::scope;
+use crate::data::{find_key, same_key, Data, Derived, Layer, Segment, View};
 
-/// A lazy minijinja object over one object or array of the data.
-///
-/// A node is its parent plus one step (a key or an index), so reaching a
-/// child costs one allocation (the node itself); its place in the data is
-/// found again from the root when it is read.
-#[derive(Debug)]
-pub(super) struct Node {
-    place: Place,
-    /// A message of a chat template's `messages`, read as `transformers`
-    /// hands it over (see [`message_field`]).
-    message: bool,
-    /// The value is an array (else an object): known when the node is
-    /// made, so minijinja's frequent `repr` calls need no lookup.
-    seq: bool,
+/// The root value a template renders against: the data's trees, merged
+/// when several layers hold objects. `chat` reads the data as a chat
+/// template's (its `messages` as `transformers` hands them over).
+pub(super) fn root(data: &Data, chat: bool) -> JValue {
+    let mut layers = data.layers().iter();
+    let Some(first) = layers.next() else {
+        return JValue::from_object(Tree::root(Arc::new(Value::Null), chat, Mode::Once));
+    };
+    let top = layer_root(first, chat);
+    if !first.value.is_object() {
+        return top;
+    }
+    let mut parts: Vec<Arc<Tree>> = Vec::new();
+    for layer in layers.filter(|layer| layer.value.is_object()) {
+        if let Some(tree) = layer_root(layer, chat).downcast_object::<Tree>() {
+            parts.push(tree);
+        }
+    }
+    if parts.is_empty() {
+        return top;
+    }
+    match top.downcast_object::<Tree>() {
+        Some(tree) => {
+            parts.insert(0, tree);
+            JValue::from_object(Merged::new(parts))
+        }
+        None => top,
+    }
 }
 
+/// The tree over a layer's root: for this render on the layer's first,
+/// then the one the layer keeps.
+fn layer_root(layer: &Layer, chat: bool) -> JValue {
+    let slot = match chat {
+        true => Derived::CHAT_TEMPLATE,
+        false => Derived::JINJA,
+    };
+    let once = || JValue::from_object(Tree::root(layer.value.clone(), chat, Mode::Once));
+    let Some(kept) = layer.derived.get_or_init(slot, Kept::default) else {
+        return once();
+    };
+    if !kept.rendered.swap(true, Ordering::Relaxed) {
+        return once();
+    }
+    kept.root
+        .get_or_init(|| JValue::from_object(Tree::root(layer.value.clone(), chat, Mode::Kept)))
+        .clone()
+}
+
+/// What a layer keeps for Jinja: whether it was rendered, and from its
+/// second render, its root tree.
+#[derive(Default)]
+struct Kept {
+    rendered: AtomicBool,
+    root: OnceLock<JValue>,
+}
+
+/// A value a host function returned, as minijinja sees it: objects and
+/// arrays stay JSON, read as the data is.
+pub(super) fn json_value(value: Value) -> JValue {
+    match value {
+        // Quiet: a render's errors name paths in its own data.
+        Value::Object(_) | Value::Array(_) => {
+            JValue::from_object(Tree::root(Arc::new(value), false, Mode::Quiet))
+        }
+        scalar => scalar_value(&scalar),
+    }
+}
+
+/// One object or array of a layer, as minijinja sees it.
+#[derive(Debug)]
+pub(super) struct Tree {
+    /// The layer's root value: the tree finds its own value from there.
+    layer: Arc<Value>,
+    place: Place,
+    mode: Mode,
+    role: Role,
+    /// The value is an array (else an object).
+    seq: bool,
+    /// Keys of an object (as the template sees them), elements of an array.
+    len: usize,
+    /// A kept tree's children (unused by the others).
+    filled: OnceLock<Filled>,
+}
+
+/// Where a tree is in its layer.
 #[derive(Debug)]
 enum Place {
-    /// The root of the render's data.
-    Root {
-        data: Data,
-        /// Weak: the log keeps the nodes it names alive, and they their
-        /// root; the render owns the log.
-        misses: Weak<MissLog>,
-        /// A chat template's data: its `messages` read as `transformers`
-        /// normalizes them.
-        chat: bool,
-    },
-    /// A step below another node. A key is kept as minijinja's value (a
-    /// shared string: no copy).
-    Key(Arc<Node>, JValue),
-    Index(Arc<Node>, usize),
+    Root,
+    /// A tree made for one render: its parent (which does not hold it)
+    /// and one step.
+    Below(Arc<Tree>, Step),
+    /// A kept tree: the steps from the root. Not a link to its parent,
+    /// which holds it.
+    Path(Box<[Step]>),
 }
 
-impl Node {
-    pub(super) fn root(data: Data, misses: &Arc<MissLog>) -> Node {
-        Node {
-            place: Place::Root {
-                data,
-                misses: Arc::downgrade(misses),
-                chat: false,
-            },
-            message: false,
-            seq: false,
-        }
-        .with_kind()
-    }
+/// How a tree is made and kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// For one render: children are made when read, and not kept.
+    Once,
+    /// Kept with its layer: children are made when first read, and kept.
+    Kept,
+    /// A host function's result, for one render: misses in it are not
+    /// the render's data.
+    Quiet,
+}
 
+/// One step from a tree to its child.
+#[derive(Clone, Debug)]
+enum Step {
+    /// The key as the data holds it (a shared string).
+    Key(JValue),
+    Index(usize),
+}
+
+/// What a tree is in a chat template's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Plain,
     /// The root of a chat template's data.
-    pub(super) fn chat_root(data: Data, misses: &Arc<MissLog>) -> Node {
-        Node {
-            place: Place::Root {
-                data,
-                misses: Arc::downgrade(misses),
-                chat: true,
-            },
-            message: false,
-            seq: false,
-        }
-        .with_kind()
-    }
+    ChatRoot,
+    /// Its `messages`.
+    Messages,
+    /// One of them, read as `transformers` hands it over (see
+    /// [`message_field`]).
+    Message,
+}
 
-    /// `self` with `seq` set from the data.
-    fn with_kind(mut self) -> Node {
-        self.seq = self.view().is_some_and(|view| view.value().is_array());
-        self
-    }
+/// A tree's children, made as they are first read.
+#[derive(Debug)]
+enum Filled {
+    Map {
+        keys: Box<[JValue]>,
+        values: Box<[OnceLock<JValue>]>,
+        /// Positions of the keys of a larger object (a few are scanned).
+        index: Option<HashMap<Box<str>, usize>>,
+    },
+    /// Elements in chunks, each made when one of its elements is first
+    /// read: a long array (a history) costs little when one element is.
+    Seq(Box<[OnceLock<Chunk>]>),
+}
 
-    /// True for a chat template's root `messages` list.
-    fn is_chat_messages(&self) -> bool {
-        match &self.place {
-            Place::Key(parent, key) => {
-                key.as_str() == Some("messages")
-                    && matches!(parent.place, Place::Root { chat: true, .. })
-            }
-            _ => false,
-        }
-    }
+/// Up to [`CHUNK`] elements of an array, each made when first read.
+type Chunk = Box<[OnceLock<JValue>]>;
 
-    /// The keys of this node's object, as the template sees them.
-    fn keys<'a>(&self, view: &View<'a>) -> Vec<&'a str> {
-        if self.message {
-            message_keys(view)
-        } else {
-            view.keys()
-        }
-    }
+/// Keys scanned before a map of positions pays off.
+const SCAN_KEYS: usize = 8;
+/// Elements per chunk of an array.
+const CHUNK: usize = 32;
 
-    fn view(&self) -> Option<View<'_>> {
-        match &self.place {
-            Place::Root { data, .. } => Some(data.root()),
-            Place::Key(parent, key) => parent.view()?.get(key.as_str()?),
-            Place::Index(parent, index) => parent.view()?.index(*index),
-        }
-    }
-
-    /// The render's miss log, kept at the root.
-    fn misses(&self) -> &Weak<MissLog> {
-        match &self.place {
-            Place::Root { misses, .. } => misses,
-            Place::Key(parent, _) | Place::Index(parent, _) => parent.misses(),
-        }
-    }
-
-    /// Notes that `key` is not in this node, for the error that may follow.
-    fn record_miss(self: &Arc<Self>, key: &JValue) {
-        if let Some(misses) = self.misses().upgrade() {
-            misses.record(self.clone(), key);
-        }
-    }
-
-    /// The path from the root, for messages.
-    fn path_from_root(&self) -> Vec<Segment> {
-        let mut path = match &self.place {
-            Place::Root { .. } => return Vec::new(),
-            Place::Key(parent, _) | Place::Index(parent, _) => parent.path_from_root(),
+impl Tree {
+    fn root(layer: Arc<Value>, chat: bool, mode: Mode) -> Tree {
+        let role = match chat {
+            true => Role::ChatRoot,
+            false => Role::Plain,
         };
-        match &self.place {
-            Place::Key(_, key) => path.push(Segment::Key(key.as_str().unwrap_or_default().into())),
-            Place::Index(_, index) => path.push(Segment::Index(*index)),
-            Place::Root { .. } => {}
+        let (seq, len) = shape(&layer, role);
+        Tree {
+            layer,
+            place: Place::Root,
+            mode,
+            role,
+            seq,
+            len,
+            filled: OnceLock::new(),
         }
-        path
+    }
+
+    /// This tree's value, found from the layer's root.
+    fn value(&self) -> Option<&Value> {
+        self.resolve(&self.layer)
+    }
+
+    fn resolve<'v>(&self, layer: &'v Value) -> Option<&'v Value> {
+        match &self.place {
+            Place::Root => Some(layer),
+            Place::Below(parent, step) => step.take(parent.resolve(layer)?),
+            Place::Path(path) => path.iter().try_fold(layer, |value, step| step.take(value)),
+        }
+    }
+
+    /// The keys of a map as the template sees them.
+    fn keys(&self) -> Vec<JValue> {
+        if self.seq {
+            return Vec::new();
+        }
+        if self.mode == Mode::Kept {
+            if let Filled::Map { keys, .. } = self.filled() {
+                return keys.to_vec();
+            }
+        }
+        self.value()
+            .map(|value| self.keys_of(value))
+            .unwrap_or_default()
+    }
+
+    fn keys_of(&self, value: &Value) -> Vec<JValue> {
+        let view = View::single(value);
+        match self.role {
+            Role::Message => message_keys(&view),
+            _ => view.keys(),
+        }
+        .into_iter()
+        .map(JValue::from)
+        .collect()
+    }
+
+    fn filled(&self) -> &Filled {
+        self.filled.get_or_init(|| {
+            if self.seq {
+                let chunks = self.len.div_ceil(CHUNK);
+                return Filled::Seq((0..chunks).map(|_| OnceLock::new()).collect());
+            }
+            let keys: Box<[JValue]> = match self.value() {
+                Some(value) => self.keys_of(value).into(),
+                None => Box::default(),
+            };
+            let index = (keys.len() > SCAN_KEYS).then(|| {
+                keys.iter()
+                    .enumerate()
+                    .map(|(at, key)| (Box::from(key.as_str().unwrap_or_default()), at))
+                    .collect()
+            });
+            Filled::Map {
+                values: keys.iter().map(|_| OnceLock::new()).collect(),
+                keys,
+                index,
+            }
+        })
+    }
+
+    /// The child under `name`, without noting a miss.
+    fn lookup(self: &Arc<Self>, name: &str) -> Option<JValue> {
+        if self.mode != Mode::Kept {
+            return self.make_by_key(name, None);
+        }
+        let Filled::Map {
+            keys,
+            values,
+            index,
+        } = self.filled()
+        else {
+            return None;
+        };
+        let at = match index {
+            Some(index) => *index.get(name)?,
+            None => keys.iter().position(|key| {
+                key.as_str()
+                    .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
+            })?,
+        };
+        let slot = values.get(at)?;
+        if let Some(made) = slot.get() {
+            return Some(made.clone());
+        }
+        let made = self.make_by_key(name, keys.get(at))?;
+        Some(slot.get_or_init(|| made).clone())
+    }
+
+    /// Makes the child under `name` (`key`: the key as a value, when the
+    /// caller has it).
+    fn make_by_key(self: &Arc<Self>, name: &str, key: Option<&JValue>) -> Option<JValue> {
+        let value = self.value()?;
+        let (held, found) = match self.role {
+            Role::Message => {
+                let (held, found) = message_field(&View::single(value), name)?;
+                (held, found.value())
+            }
+            _ => {
+                let (held, found) = find_key(value.as_object()?, name)?;
+                (held.as_str(), found)
+            }
+        };
+        let held = match key {
+            Some(key) if held == name => key.clone(),
+            _ => JValue::from(held),
+        };
+        Some(self.child(Step::Key(held), found))
+    }
+
+    /// The element at `index`.
+    fn item(self: &Arc<Self>, index: usize) -> Option<JValue> {
+        if index >= self.len {
+            return None;
+        }
+        if self.mode != Mode::Kept {
+            let found = self.value()?.as_array()?.get(index)?;
+            return Some(self.child(Step::Index(index), found));
+        }
+        let Filled::Seq(chunks) = self.filled() else {
+            return None;
+        };
+        let chunk = chunks.get(index / CHUNK)?.get_or_init(|| {
+            let size = CHUNK.min(self.len - index / CHUNK * CHUNK);
+            (0..size).map(|_| OnceLock::new()).collect()
+        });
+        let slot = chunk.get(index % CHUNK)?;
+        if let Some(made) = slot.get() {
+            return Some(made.clone());
+        }
+        let found = self.value()?.as_array()?.get(index)?;
+        let made = self.child(Step::Index(index), found);
+        Some(slot.get_or_init(|| made).clone())
+    }
+
+    /// A child of this tree: scalars as values, objects and arrays as trees.
+    fn child(self: &Arc<Self>, step: Step, value: &Value) -> JValue {
+        if !matches!(value, Value::Object(_) | Value::Array(_)) {
+            return scalar_value(value);
+        }
+        let role = match (self.role, &step) {
+            (Role::ChatRoot, Step::Key(key)) if key.as_str() == Some("messages") => Role::Messages,
+            (Role::Messages, _) => Role::Message,
+            _ => Role::Plain,
+        };
+        let (seq, len) = shape(value, role);
+        let place = match (&self.place, self.mode) {
+            (Place::Path(path), Mode::Kept) => {
+                Place::Path(path.iter().cloned().chain([step]).collect())
+            }
+            (Place::Root, Mode::Kept) => Place::Path(Box::new([step])),
+            _ => Place::Below(self.clone(), step),
+        };
+        JValue::from_object(Tree {
+            layer: self.layer.clone(),
+            place,
+            mode: self.mode,
+            role,
+            seq,
+            len,
+            filled: OnceLock::new(),
+        })
+    }
+
+    /// Notes that `key` is not in this tree, for the error that may follow.
+    fn record_miss(self: &Arc<Self>, key: &str) {
+        if self.mode != Mode::Quiet {
+            scope::record_miss(self.clone(), key);
+        }
     }
 }
 
-impl MissPlace for Node {
+impl Step {
+    /// The value one step below `value`.
+    fn take<'v>(&self, value: &'v Value) -> Option<&'v Value> {
+        match self {
+            Step::Key(key) => find_key(value.as_object()?, key.as_str()?).map(|(_, found)| found),
+            Step::Index(index) => value.as_array()?.get(*index),
+        }
+    }
+
+    fn segment(&self) -> Segment {
+        match self {
+            Step::Key(key) => Segment::Key(key.as_str().unwrap_or_default().into()),
+            Step::Index(index) => Segment::Index(*index),
+        }
+    }
+}
+
+/// Whether a value is read as an array, and its length as the template
+/// sees it (a message's keys as `transformers` builds them).
+fn shape(value: &Value, role: Role) -> (bool, usize) {
+    match value {
+        Value::Array(items) => (true, items.len()),
+        Value::Object(map) if role == Role::Message => (
+            false,
+            message_keys(&View::single(value)).len().min(map.len() + 2),
+        ),
+        Value::Object(map) => (false, map.len()),
+        _ => (false, 0),
+    }
+}
+
+impl MissPlace for Tree {
     fn path(&self) -> Vec<Segment> {
-        self.path_from_root()
+        match &self.place {
+            Place::Root => Vec::new(),
+            Place::Below(parent, step) => {
+                let mut path = parent.path();
+                path.push(step.segment());
+                path
+            }
+            Place::Path(path) => path.iter().map(Step::segment).collect(),
+        }
     }
 }
 
-/// The minijinja value of a child of `parent`: scalars as values, objects
-/// and arrays as nodes.
-fn child(parent: &Arc<Node>, place: impl FnOnce(Arc<Node>) -> Place, view: &View<'_>) -> JValue {
-    match view.value() {
-        value @ (Value::Object(_) | Value::Array(_)) => JValue::from_object(Node {
-            place: place(parent.clone()),
-            message: parent.is_chat_messages(),
-            seq: value.is_array(),
-        }),
-        scalar => scalar_value(scalar),
+impl Object for Tree {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        match self.seq {
+            true => ObjectRepr::Seq,
+            false => ObjectRepr::Map,
+        }
+    }
+
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        if self.seq {
+            let index = key.as_i64()?;
+            let index = if index < 0 {
+                self.len.checked_sub(index.unsigned_abs() as usize)?
+            } else {
+                usize::try_from(index).ok()?
+            };
+            return self.item(index);
+        }
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<JValue> {
+        if self.seq {
+            return None;
+        }
+        let found = self.lookup(name);
+        if found.is_none() {
+            self.record_miss(name);
+        }
+        found
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        match self.seq {
+            true => Enumerator::Seq(self.len),
+            false => Enumerator::Values(self.keys()),
+        }
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.len)
+    }
+
+    fn is_true(self: &Arc<Self>) -> bool {
+        self.len > 0
+    }
+
+    /// Python's `repr` of the list or map, as Jinja2 prints data (this is
+    /// what `~` and minijinja's own filters print).
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(
+            self.clone(),
+        )))
+    }
+}
+
+/// An object of the data where lower layers' objects merge under the
+/// highest one's: its keys are theirs, the highest layer's first, and a
+/// key's value is the highest layer's that has it. Made for one render.
+#[derive(Debug)]
+pub(super) struct Merged {
+    /// The trees of the layers that hold an object here, highest first.
+    parts: Vec<Arc<Tree>>,
+    keys: OnceLock<Vec<JValue>>,
+}
+
+impl Merged {
+    fn new(parts: Vec<Arc<Tree>>) -> Merged {
+        Merged {
+            parts,
+            keys: OnceLock::new(),
+        }
+    }
+
+    fn keys(&self) -> &[JValue] {
+        self.keys.get_or_init(|| {
+            let mut keys: Vec<JValue> = Vec::new();
+            for part in &self.parts {
+                for key in part.keys() {
+                    if !keys.contains(&key) {
+                        keys.push(key);
+                    }
+                }
+            }
+            keys
+        })
+    }
+}
+
+/// The tree of an object (not an array) in `value`.
+fn object_tree(value: &JValue) -> Option<Arc<Tree>> {
+    value.downcast_object::<Tree>().filter(|tree| !tree.seq)
+}
+
+impl MissPlace for Merged {
+    fn path(&self) -> Vec<Segment> {
+        self.parts
+            .first()
+            .map(|part| part.path())
+            .unwrap_or_default()
+    }
+}
+
+impl Object for Merged {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<JValue> {
+        for (at, part) in self.parts.iter().enumerate() {
+            let Some(found) = part.lookup(name) else {
+                continue;
+            };
+            let Some(tree) = object_tree(&found) else {
+                return Some(found);
+            };
+            let lower = self.parts.get(at + 1..).unwrap_or_default();
+            let mut parts: Vec<Arc<Tree>> = lower
+                .iter()
+                .filter_map(|part| object_tree(&part.lookup(name)?))
+                .collect();
+            if parts.is_empty() {
+                return Some(found);
+            }
+            parts.insert(0, tree);
+            return Some(JValue::from_object(Merged::new(parts)));
+        }
+        if !self.parts.iter().all(|part| part.mode == Mode::Quiet) {
+            scope::record_miss(self.clone(), name);
+        }
+        None
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.keys().to_vec())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.keys().len())
+    }
+
+    fn is_true(self: &Arc<Self>) -> bool {
+        !self.keys().is_empty()
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(
+            self.clone(),
+        )))
     }
 }
 
@@ -213,117 +636,22 @@ fn scalar_value(value: &Value) -> JValue {
             }
         }
         Value::String(s) => JValue::from(s.as_str()),
-        // Objects and arrays become `Node`s; this arm is not reached.
+        // Objects and arrays become trees; this arm is not reached.
         Value::Array(_) | Value::Object(_) => JValue::from(()),
     }
 }
 
-impl Object for Node {
-    fn repr(self: &Arc<Self>) -> ObjectRepr {
-        match self.seq {
-            true => ObjectRepr::Seq,
-            false => ObjectRepr::Map,
-        }
-    }
-
-    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
-        let view = self.view()?;
-        if let Value::Array(items) = view.value() {
-            let index = key.as_i64()?;
-            let index = if index < 0 {
-                items.len().checked_sub(index.unsigned_abs() as usize)?
-            } else {
-                usize::try_from(index).ok()?
-            };
-            let found = view.index(index)?;
-            return Some(child(self, |parent| Place::Index(parent, index), &found));
-        }
-        let name = key.as_str()?;
-        if self.message {
-            if let Some((held, found)) = message_field(&view, name) {
-                let held = match held == name {
-                    true => key.clone(),
-                    false => JValue::from(held),
-                };
-                return Some(child(self, |parent| Place::Key(parent, held), &found));
-            }
-            self.record_miss(key);
-            return None;
-        }
-        match view.get(name) {
-            Some(found) => Some(child(
-                self,
-                |parent| Place::Key(parent, key.clone()),
-                &found,
-            )),
-            None => {
-                self.record_miss(key);
-                None
-            }
-        }
-    }
-
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        let Some(view) = self.view() else {
-            return Enumerator::Empty;
-        };
-        match view.value() {
-            Value::Array(items) => Enumerator::Seq(items.len()),
-            _ => Enumerator::Values(self.keys(&view).into_iter().map(JValue::from).collect()),
-        }
-    }
-
-    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
-        let view = self.view()?;
-        match self.message {
-            true => Some(message_keys(&view).len()),
-            false => view.len(),
-        }
-    }
-
-    fn is_true(self: &Arc<Self>) -> bool {
-        match self.message {
-            true => self
-                .view()
-                .is_some_and(|view| !message_keys(&view).is_empty()),
-            false => self.view().is_some_and(|view| !view.is_empty()),
-        }
-    }
-
-    /// Python's `repr` of the list or map, as Jinja2 prints data (this is
-    /// what `~` and minijinja's own filters print).
-    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
-    where
-        Self: Sized + 'static,
-    {
-        f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(
-            self.clone(),
-        )))
-    }
-}
-
-/// A value a host function returned, as minijinja sees it: objects and
-/// arrays stay JSON, read lazily like the data.
-pub(super) fn json_value(value: Value) -> JValue {
-    match value {
-        Value::Object(_) | Value::Array(_) => {
-            // No miss log: a render's errors name paths in its own data.
-            JValue::from_object(Node::root(Data::new(value), &Arc::default()))
-        }
-        scalar => scalar_value(&scalar),
-    }
-}
-
-/// The JSON form of a minijinja value: the data itself for our nodes,
-/// a conversion for values computed by the template.
+/// The JSON form of a minijinja value: the data itself for our trees,
+/// a conversion for merged objects and values computed by the template.
 pub(super) fn to_json_value(value: &JValue) -> Result<Value, minijinja::Error> {
-    if let Some(node) = value.downcast_object_ref::<Node>() {
-        let Some(view) = node.view() else {
+    if let Some(tree) = value.downcast_object_ref::<Tree>() {
+        let Some(value) = tree.value() else {
             return Ok(Value::Null);
         };
-        if !node.message {
-            return Ok(view.to_json());
+        if tree.role != Role::Message {
+            return Ok(value.clone());
         }
+        let view = View::single(value);
         let mut map = serde_json::Map::new();
         for key in message_keys(&view) {
             if let Some((_, found)) = message_field(&view, key) {
