@@ -41,6 +41,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use minijinja::machinery;
+use minijinja::value::ValueKind;
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior, Value as JValue};
 
 use crate::data::Data;
@@ -85,6 +86,8 @@ pub(crate) struct JinjaTemplate {
     /// The files it includes, imports or extends (none without an include
     /// root), to place render errors in them.
     files: Option<files::Files>,
+    /// The length of the last output, to size the next one's buffer.
+    last_len: std::sync::atomic::AtomicUsize,
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -313,6 +316,7 @@ impl JinjaTemplate {
             syntax,
             dialect,
             files,
+            last_len: Default::default(),
         };
         Ok((template, found.into_error()))
     }
@@ -356,8 +360,9 @@ impl JinjaTemplate {
             .env
             .get_template(TEMPLATE_NAME)
             .map_err(|error| TemplateError::render(None, error.to_string()))?;
+        let last_len = self.last_len.load(std::sync::atomic::Ordering::Relaxed);
         let mut out = CappedWriter {
-            bytes: Vec::new(),
+            bytes: Vec::with_capacity(last_len.min(self.limits.max_output)),
             limit: self.limits.max_output,
             over: false,
         };
@@ -368,6 +373,8 @@ impl JinjaTemplate {
             return Err(output_limit_error(self.limits.max_output));
         }
         result.map_err(|error| self.render_error(&error, &misses, data))?;
+        self.last_len
+            .store(out.bytes.len(), std::sync::atomic::Ordering::Relaxed);
         // Filters only ever write whole UTF-8 strings.
         String::from_utf8(out.bytes)
             .map_err(|_| TemplateError::render(None, "the output is not UTF-8 text"))
@@ -642,11 +649,23 @@ pub(super) fn format_value(
         scope::spend(len).map_err(scope::Over::error)?;
         return minijinja::escape_formatter(out, state, value);
     }
+    // (`as_i64` of a string builds an error message: ask only numbers.)
+    let integer = value.kind() == ValueKind::Number && value.is_integer();
+    if let Some(number) = integer.then(|| value.as_i64()).flatten() {
+        // An integer (a count, a year, `loop.index`): Python's digits.
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(number);
+        scope::spend(text.len()).map_err(scope::Over::error)?;
+        return out.write_str(text).map_err(|_| write_error());
+    }
     // Python's `str(value)`, as Jinja2 prints it.
     let text = python::display(value)?;
     scope::spend(text.len()).map_err(scope::Over::error)?;
-    out.write_str(&text)
-        .map_err(|_| minijinja::Error::new(ErrorKind::WriteFailure, "cannot write the output"))
+    out.write_str(&text).map_err(|_| write_error())
+}
+
+fn write_error() -> minijinja::Error {
+    minijinja::Error::new(ErrorKind::WriteFailure, "cannot write the output")
 }
 
 #[cfg(test)]
