@@ -51,7 +51,11 @@ pub struct Limits {
     pub max_items: usize,
     /// The most steps of one render (default 5,000,000): loop passes,
     /// template calls (partials) and function calls (helpers) in Go and
-    /// Handlebars; minijinja's instructions (fuel) in Jinja. 5 million
+    /// Handlebars; minijinja's instructions (fuel) in Jinja, counted only
+    /// in a template that can run longer than its text and data (a loop
+    /// over `range` or over a list it built, nested loops over the same
+    /// list, macros, recursion, other files): one whose loops each walk a
+    /// part of the data is bounded by the data, and runs uncounted. 5 million
     /// steps take 0.1–0.4 s on one core (Jinja macro calls and template
     /// calls are the dearest); a chat template spends about 50 on each
     /// message of the conversation.

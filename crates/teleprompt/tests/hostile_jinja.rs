@@ -61,3 +61,38 @@ fn hostile_jinja_templates_stop_within_the_budget() {
         ],
     );
 }
+
+/// `max_steps` counts where a template can run longer than its text and
+/// data (`syntax/jinja/fuel.rs`): a loop over `range` or nested loops over
+/// one list stop at the limit, while loops that each walk a part of the
+/// data are bounded by the data and are not counted.
+#[test]
+fn max_steps_counts_only_templates_that_can_outrun_their_data() {
+    use teleprompt::{LoadOptions, Prompt};
+    let items: Vec<serde_json::Value> = (0..2000)
+        .map(|i| json!({"name": format!("n{i}"), "tags": ["a", "b"]}))
+        .collect();
+    let data = json!({ "items": items });
+    let limited = |body: &str| {
+        let source = format!("---\nlimits:\n  max_steps: 1000\n---\n{body}");
+        Prompt::from_source("p.j2", &source, &LoadOptions::default()).expect("loads")
+    };
+    let walk = limited(
+        "{% for i in items %}{{ i.name }}{% for t in i.tags %}{{ t }}{% endfor %}{% endfor %}",
+    );
+    let text = walk
+        .render(data.clone())
+        .expect("a walk of the data is not counted");
+    assert_eq!(
+        text.text().len(),
+        (0..2000).map(|i| format!("n{i}ab").len()).sum::<usize>()
+    );
+    for body in [
+        "{% for i in range(2000) %}{{ i }}{% endfor %}",
+        "{% for i in items %}{% for j in items %}{% endfor %}{% endfor %}",
+        "{% set copy = items %}{% for i in copy %}{{ i.name }}{% endfor %}",
+    ] {
+        let error = limited(body).render(data.clone()).expect_err(body);
+        assert!(error.to_string().contains("max_steps"), "{body}: {error}");
+    }
+}

@@ -79,6 +79,10 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
                         super::growth::check_items(text.chars().count())?;
                     }
                 }
+                if name == "join" {
+                    // Called directly: no second round of argument parsing.
+                    return super::python::join_filter(state, Rest(args), kwargs);
+                }
                 // Keyword arguments go on to the builtin, which checks them.
                 if kwargs.args().next().is_some() {
                     args.push(JValue::from(kwargs));

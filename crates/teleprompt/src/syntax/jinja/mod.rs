@@ -25,6 +25,7 @@ mod django;
 mod errors;
 mod files;
 mod filters;
+mod fuel;
 mod growth;
 pub(crate) mod hf;
 mod inputs;
@@ -304,6 +305,13 @@ impl JinjaTemplate {
         } else {
             source.text.clone()
         };
+        // Fuel only where `max_steps` is needed to stop the render.
+        let needs_fuel = files.is_some()
+            || machinery::parse(&compiled, TEMPLATE_NAME, syntax.clone())
+                .map_or(true, |ast| fuel::needed(&ast));
+        if !needs_fuel {
+            env.set_fuel(None);
+        }
         env.add_template_owned(TEMPLATE_NAME, compiled)
             .map_err(|error| convert_error(&error, body, &source, None))?;
         let template = JinjaTemplate {

@@ -163,6 +163,8 @@ enum Filled {
     Map {
         keys: Box<[JValue]>,
         values: Box<[OnceLock<JValue>]>,
+        /// Each key's [`key_tag`], scanned before any key is compared.
+        tags: Box<[u64]>,
         /// Positions of the keys of a larger object (a few are scanned).
         index: Option<HashMap<Box<str>, usize>>,
     },
@@ -174,8 +176,20 @@ enum Filled {
 /// Up to [`CHUNK`] elements of an array, each made when first read.
 type Chunk = Box<[OnceLock<JValue>]>;
 
-/// Keys scanned before a map of positions pays off.
-const SCAN_KEYS: usize = 8;
+/// Keys scanned (by their tags) before a map of positions pays off.
+const SCAN_KEYS: usize = 32;
+
+/// A key's length and first bytes in one word: keys with different tags
+/// differ, so a lookup compares one word per key and the text of a key
+/// only when the tags match.
+fn key_tag(key: &str) -> u64 {
+    let bytes = key.as_bytes();
+    let mut head = [0u8; 8];
+    let n = bytes.len().min(7);
+    head[..n].copy_from_slice(&bytes[..n]);
+    head[7] = bytes.len().min(255) as u8;
+    u64::from_le_bytes(head)
+}
 /// Elements per chunk of an array.
 const CHUNK: usize = 32;
 
@@ -254,6 +268,10 @@ impl Tree {
             });
             Filled::Map {
                 values: keys.iter().map(|_| OnceLock::new()).collect(),
+                tags: keys
+                    .iter()
+                    .map(|key| key_tag(key.as_str().unwrap_or_default()))
+                    .collect(),
                 keys,
                 index,
             }
@@ -268,6 +286,7 @@ impl Tree {
         let Filled::Map {
             keys,
             values,
+            tags,
             index,
         } = self.filled()
         else {
@@ -275,10 +294,19 @@ impl Tree {
         };
         let at = match index {
             Some(index) => *index.get(name)?,
-            None => keys.iter().position(|key| {
-                key.as_str()
-                    .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
-            })?,
+            None => {
+                let tag = key_tag(name);
+                let same = |at: &usize| {
+                    keys.get(*at)
+                        .and_then(JValue::as_str)
+                        .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
+                };
+                tags.iter()
+                    .enumerate()
+                    .filter(|(_, held)| **held == tag)
+                    .map(|(at, _)| at)
+                    .find(same)?
+            }
         };
         let slot = values.get(at)?;
         if let Some(made) = slot.get() {

@@ -515,7 +515,7 @@ pub(super) fn join_filter(
     args: Rest<JValue>,
     kwargs: Kwargs,
 ) -> Result<JValue, minijinja::Error> {
-    let builtin = JValue::from_function(minijinja::filters::join);
+    let builtin = || JValue::from_function(minijinja::filters::join);
     let mut args = args.0;
     // The input, `d` and `attribute`: past them, a later argument would
     // be read as the attribute and fail as an undefined value.
@@ -533,19 +533,21 @@ pub(super) fn join_filter(
         if kwargs.args().next().is_some() {
             args.push(JValue::from(kwargs));
         }
-        return builtin.call(state, &args);
+        return builtin().call(state, &args);
     };
     // `attribute=`: the items' attribute (a dotted path), as minijinja's
     // `map` finds it.
-    let attribute = match args.get(2) {
-        Some(attribute) => Some(attribute.clone()),
-        None => kwargs.get::<Option<JValue>>("attribute")?,
-    };
-    let joiner = match args.get(1) {
-        Some(joiner) => Some(joiner.clone()),
-        None => kwargs.get::<Option<JValue>>("d")?,
-    };
-    kwargs.assert_all_used()?;
+    let mut attribute = args.get(2).cloned();
+    let mut joiner = args.get(1).cloned();
+    if kwargs.args().next().is_some() {
+        if attribute.is_none() {
+            attribute = kwargs.get::<Option<JValue>>("attribute")?;
+        }
+        if joiner.is_none() {
+            joiner = kwargs.get::<Option<JValue>>("d")?;
+        }
+        kwargs.assert_all_used()?;
+    }
     let items = match attribute {
         Some(attribute) => JValue::from_function(minijinja::filters::map).call(
             state,
@@ -558,7 +560,7 @@ pub(super) fn join_filter(
     };
     if items.try_iter().is_err() {
         // minijinja's message for a value that cannot be joined.
-        return builtin.call(state, &[items]);
+        return builtin().call(state, &[items]);
     }
     let joiner = match &joiner {
         Some(joiner) => display(joiner)?,
