@@ -184,11 +184,13 @@ const SCAN_KEYS: usize = 32;
 /// only when the tags match.
 fn key_tag(key: &str) -> u64 {
     let bytes = key.as_bytes();
-    let mut head = [0u8; 8];
-    let n = bytes.len().min(7);
-    head[..n].copy_from_slice(&bytes[..n]);
-    head[7] = bytes.len().min(255) as u8;
-    u64::from_le_bytes(head)
+    // Byte by byte: a copy of a variable length would call `memcpy`.
+    let head = bytes
+        .iter()
+        .take(7)
+        .enumerate()
+        .fold(0u64, |tag, (at, byte)| tag | u64::from(*byte) << (8 * at));
+    head | (bytes.len().min(255) as u64) << 56
 }
 /// Elements per chunk of an array.
 const CHUNK: usize = 32;
