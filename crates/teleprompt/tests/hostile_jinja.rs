@@ -90,7 +90,7 @@ fn max_steps_counts_only_templates_that_can_outrun_their_data() {
     for body in [
         "{% for i in range(2000) %}{{ i }}{% endfor %}",
         "{% for i in items %}{% for j in items %}{% endfor %}{% endfor %}",
-        "{% set copy = items %}{% for i in copy %}{{ i.name }}{% endfor %}",
+        "{% set copy = items + items %}{% for i in copy %}{{ i.name }}{% endfor %}",
     ] {
         let error = limited(body).render(data.clone()).expect_err(body);
         assert!(error.to_string().contains("max_steps"), "{body}: {error}");

@@ -12,64 +12,139 @@
 //! rewriting and the bound checks):
 //!
 //! - no macro, call block, block, include, import or extends;
-//! - every `for` walks a path of the data (`a.b[0].c`, optionally through
-//!   `|items`, `|dictsort`, `|reverse`, `|sort`, `|list`, `|unique`,
-//!   `.items()`, `.keys()` or `.values()`) that starts at a name the
-//!   template never assigns (`set`, `with`), and for a loop inside another
-//!   loop, at the innermost enclosing loop's own variable (`for t in d.tags`
-//!   inside `for d in documents`);
+//! - every `for` walks a path of the data (`a.b[0].c`, `a[1:]`, optionally
+//!   through `|items`, `|dictsort`, `|reverse`, `|sort`, `|list`,
+//!   `|unique`, `.items()`, `.keys()` or `.values()`) that starts at a name
+//!   the template assigns nothing but such paths (`set messages =
+//!   messages[1:]`, as chat templates do; `set` and `with`), and for a loop
+//!   inside another loop, at the innermost enclosing loop's own variable
+//!   (`for t in d.tags` inside `for d in documents`);
 //! - no `recursive` loop.
 //!
 //! Anything else keeps the fuel.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use minijinja::machinery::ast;
 
 /// True unless the template is bounded by its text and data alone.
 pub(super) fn needed(template: &ast::Stmt<'_>) -> bool {
-    let mut assigned = HashSet::new();
-    if !collect_assigned(std::slice::from_ref(template), &mut assigned) {
+    let template = std::slice::from_ref(template);
+    let mut assignments = Assignments::new();
+    if !collect_assigned(template, &mut assignments, true) {
         return true;
     }
-    !bounded(std::slice::from_ref(template), &assigned, None)
+    let names = Names {
+        not_data: not_data(&assignments),
+        assignments,
+    };
+    !bounded(template, &names, None)
 }
 
-/// Collects the names `set` and `with` assign; false where a statement
-/// needs fuel whatever else holds (macros, other files, blocks).
-fn collect_assigned<'a>(stmts: &[ast::Stmt<'a>], assigned: &mut HashSet<&'a str>) -> bool {
+/// What an assignment puts in a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Held<'a> {
+    /// A path of the data from this name.
+    Path(&'a str),
+    /// A constant of the template's text.
+    Constant,
+    /// Anything else.
+    Other,
+}
+
+/// The names `set` and `with` assign, with what each assignment holds.
+type Assignments<'a> = HashMap<&'a str, Vec<Held<'a>>>;
+
+/// What the loops' rule needs to know of the assigned names.
+struct Names<'a> {
+    assignments: Assignments<'a>,
+    /// The assigned names that may hold something other than the data.
+    not_data: HashSet<&'a str>,
+}
+
+/// The assigned names that may hold something other than the data or a
+/// constant: one of their values is something else, or a path from such
+/// a name.
+fn not_data<'a>(assignments: &Assignments<'a>) -> HashSet<&'a str> {
+    let mut not_data: HashSet<&str> = HashSet::new();
+    loop {
+        let before = not_data.len();
+        for (name, held) in assignments {
+            let other = held.iter().any(|held| match held {
+                Held::Path(root) => not_data.contains(root),
+                Held::Constant => false,
+                Held::Other => true,
+            });
+            if other {
+                not_data.insert(name);
+            }
+        }
+        if not_data.len() == before {
+            return not_data;
+        }
+    }
+}
+
+/// Notes what `target` is assigned (`value`: `None` for a block's text).
+fn assign<'a>(target: &ast::Expr<'a>, value: Option<&ast::Expr<'a>>, into: &mut Assignments<'a>) {
+    let mut bound = HashSet::new();
+    bound_names(target, &mut bound);
+    // A single name may hold a path of the data or a constant; names
+    // unpacked from a value, or a block's text, hold something else.
+    let held = match (target, value) {
+        (ast::Expr::Var(_), Some(value)) => match data_path_root(value) {
+            Some(root) => Held::Path(root),
+            None if is_constant(value) => Held::Constant,
+            None => Held::Other,
+        },
+        _ => Held::Other,
+    };
+    for name in bound {
+        into.entry(name).or_default().push(held);
+    }
+}
+
+/// Collects what `set` and `with` assign in `stmts` (and in nested loops
+/// when `nested`); false where a statement needs fuel whatever else holds
+/// (macros, other files, blocks, recursive loops).
+fn collect_assigned<'a>(
+    stmts: &[ast::Stmt<'a>],
+    assigned: &mut Assignments<'a>,
+    nested: bool,
+) -> bool {
     stmts.iter().all(|stmt| match stmt {
-        ast::Stmt::Template(template) => collect_assigned(&template.children, assigned),
+        ast::Stmt::Template(template) => collect_assigned(&template.children, assigned, nested),
         ast::Stmt::EmitExpr(_)
         | ast::Stmt::EmitRaw(_)
         | ast::Stmt::Continue(_)
         | ast::Stmt::Break(_)
         | ast::Stmt::Do(_) => true,
-        ast::Stmt::ForLoop(for_loop) => {
+        ast::Stmt::ForLoop(for_loop) if nested => {
             !for_loop.recursive
-                && collect_assigned(&for_loop.body, assigned)
-                && collect_assigned(&for_loop.else_body, assigned)
+                && collect_assigned(&for_loop.body, assigned, nested)
+                && collect_assigned(&for_loop.else_body, assigned, nested)
         }
+        ast::Stmt::ForLoop(for_loop) => !for_loop.recursive,
         ast::Stmt::IfCond(cond) => {
-            collect_assigned(&cond.true_body, assigned)
-                && collect_assigned(&cond.false_body, assigned)
+            collect_assigned(&cond.true_body, assigned, nested)
+                && collect_assigned(&cond.false_body, assigned, nested)
         }
         ast::Stmt::WithBlock(with) => {
-            for (target, _) in &with.assignments {
-                names(target, assigned);
+            for (target, value) in &with.assignments {
+                assign(target, Some(value), assigned);
             }
-            collect_assigned(&with.body, assigned)
+            collect_assigned(&with.body, assigned, nested)
         }
         ast::Stmt::Set(set) => {
-            names(&set.target, assigned);
+            assign(&set.target, Some(&set.expr), assigned);
             true
         }
         ast::Stmt::SetBlock(set) => {
-            names(&set.target, assigned);
-            collect_assigned(&set.body, assigned)
+            assign(&set.target, None, assigned);
+            collect_assigned(&set.body, assigned, nested)
         }
-        ast::Stmt::AutoEscape(block) => collect_assigned(&block.body, assigned),
-        ast::Stmt::FilterBlock(block) => collect_assigned(&block.body, assigned),
+        ast::Stmt::AutoEscape(block) => collect_assigned(&block.body, assigned, nested),
+        ast::Stmt::FilterBlock(block) => collect_assigned(&block.body, assigned, nested),
         ast::Stmt::Block(_)
         | ast::Stmt::Import(_)
         | ast::Stmt::FromImport(_)
@@ -81,49 +156,75 @@ fn collect_assigned<'a>(stmts: &[ast::Stmt<'a>], assigned: &mut HashSet<&'a str>
 }
 
 /// The names an assignment target binds (`x`, `a, b`; not `ns.x`).
-fn names<'a>(target: &ast::Expr<'a>, into: &mut HashSet<&'a str>) {
+fn bound_names<'a>(target: &ast::Expr<'a>, into: &mut HashSet<&'a str>) {
     match target {
         ast::Expr::Var(var) => {
             into.insert(var.id);
         }
-        ast::Expr::Tuple(tuple) => tuple.items.iter().for_each(|item| names(item, into)),
-        ast::Expr::List(list) => list.items.iter().for_each(|item| names(item, into)),
+        ast::Expr::Tuple(tuple) => tuple.items.iter().for_each(|item| bound_names(item, into)),
+        ast::Expr::List(list) => list.items.iter().for_each(|item| bound_names(item, into)),
         _ => {}
     }
 }
 
+/// The names that hold a part of one loop pass's element: the loop's
+/// variables (when nothing assigns them), and names assigned only in the
+/// loop's own body (not in a nested loop, nowhere else) and only paths
+/// from those (`set call = message.tool_calls[0].function`).
+fn element_names<'a>(for_loop: &ast::ForLoop<'a>, names: &Names<'a>) -> HashSet<&'a str> {
+    let mut element = HashSet::new();
+    bound_names(&for_loop.target, &mut element);
+    element.retain(|name| !names.assignments.contains_key(name));
+    let mut local = Assignments::new();
+    collect_assigned(&for_loop.body, &mut local, false);
+    loop {
+        let before = element.len();
+        for (name, held) in &local {
+            let only_here = names.assignments.get(name).map(Vec::len) == Some(held.len());
+            let from_element = held.iter().all(|held| match held {
+                Held::Path(root) => element.contains(root),
+                Held::Constant | Held::Other => false,
+            });
+            if only_here && from_element {
+                element.insert(name);
+            }
+        }
+        if element.len() == before {
+            return element;
+        }
+    }
+}
+
 /// Whether every loop in `stmts` walks the data as the rule says.
-/// `inner`: the variables of the innermost enclosing loop, if any.
-fn bounded(
-    stmts: &[ast::Stmt<'_>],
-    assigned: &HashSet<&str>,
-    inner: Option<&HashSet<&str>>,
-) -> bool {
+/// `element`: the names holding a part of the innermost enclosing loop's
+/// element, inside a loop.
+fn bounded(stmts: &[ast::Stmt<'_>], names: &Names<'_>, element: Option<&HashSet<&str>>) -> bool {
     stmts.iter().all(|stmt| match stmt {
-        ast::Stmt::Template(template) => bounded(&template.children, assigned, inner),
+        ast::Stmt::Template(template) => bounded(&template.children, names, element),
         ast::Stmt::ForLoop(for_loop) => {
             let Some(root) = data_path_root(&for_loop.iter) else {
                 return false;
             };
-            let allowed = match inner {
-                Some(variables) => variables.contains(root),
-                None => true,
+            // Inside a loop: a part of the innermost loop's element.
+            // Outside: the data, or a name holding a path of it.
+            let allowed = match element {
+                Some(element) => element.contains(root),
+                None => !names.not_data.contains(root),
             };
-            if !allowed || assigned.contains(root) || root == "loop" {
+            if !allowed || root == "loop" {
                 return false;
             }
-            let mut variables = HashSet::new();
-            names(&for_loop.target, &mut variables);
-            bounded(&for_loop.body, assigned, Some(&variables))
-                && bounded(&for_loop.else_body, assigned, inner)
+            let inner = element_names(for_loop, names);
+            bounded(&for_loop.body, names, Some(&inner))
+                && bounded(&for_loop.else_body, names, element)
         }
         ast::Stmt::IfCond(cond) => {
-            bounded(&cond.true_body, assigned, inner) && bounded(&cond.false_body, assigned, inner)
+            bounded(&cond.true_body, names, element) && bounded(&cond.false_body, names, element)
         }
-        ast::Stmt::WithBlock(with) => bounded(&with.body, assigned, inner),
-        ast::Stmt::SetBlock(set) => bounded(&set.body, assigned, inner),
-        ast::Stmt::AutoEscape(block) => bounded(&block.body, assigned, inner),
-        ast::Stmt::FilterBlock(block) => bounded(&block.body, assigned, inner),
+        ast::Stmt::WithBlock(with) => bounded(&with.body, names, element),
+        ast::Stmt::SetBlock(set) => bounded(&set.body, names, element),
+        ast::Stmt::AutoEscape(block) => bounded(&block.body, names, element),
+        ast::Stmt::FilterBlock(block) => bounded(&block.body, names, element),
         _ => true,
     })
 }
@@ -139,17 +240,19 @@ fn data_path_root<'a>(expr: &ast::Expr<'a>) -> Option<&'a str> {
     match expr {
         ast::Expr::Var(var) => Some(var.id),
         ast::Expr::GetAttr(attr) => data_path_root(&attr.expr),
-        ast::Expr::GetItem(item) => match &item.subscript_expr {
-            ast::Expr::Const(_) => data_path_root(&item.expr),
-            _ => None,
-        },
+        ast::Expr::GetItem(item) if is_constant(&item.subscript_expr) => data_path_root(&item.expr),
+        ast::Expr::Slice(slice) => {
+            let bounds = [&slice.start, &slice.stop, &slice.step];
+            let constant = bounds
+                .iter()
+                .all(|bound| bound.as_ref().is_none_or(is_constant));
+            constant.then_some(())?;
+            data_path_root(&slice.expr)
+        }
         ast::Expr::Filter(filter) if WALKING_FILTERS.contains(&filter.name) => {
-            let constant_args = filter.args.iter().all(|arg| {
-                matches!(
-                    arg,
-                    ast::CallArg::Pos(ast::Expr::Const(_))
-                        | ast::CallArg::Kwarg(_, ast::Expr::Const(_))
-                )
+            let constant_args = filter.args.iter().all(|arg| match arg {
+                ast::CallArg::Pos(value) | ast::CallArg::Kwarg(_, value) => is_constant(value),
+                _ => false,
             });
             constant_args.then_some(())?;
             data_path_root(filter.expr.as_ref()?)
@@ -161,6 +264,15 @@ fn data_path_root<'a>(expr: &ast::Expr<'a>) -> Option<&'a str> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// A constant, or a negated one (`-1`).
+fn is_constant(expr: &ast::Expr<'_>) -> bool {
+    match expr {
+        ast::Expr::Const(_) => true,
+        ast::Expr::UnaryOp(op) => matches!(op.expr, ast::Expr::Const(_)),
+        _ => false,
     }
 }
 
@@ -184,6 +296,10 @@ mod tests {
             "{% for k, v in data|dictsort %}{{ k }}{% endfor %}{% for d in docs|reverse %}{% endfor %}",
             "{% for c in issue['title'] %}{{ c }}{% endfor %}",
             "{% set ns = namespace(n=0) %}{% for x in xs %}{% set ns.n = ns.n + 1 %}{% endfor %}",
+            "{% set system = messages[0] %}{% set messages = messages[1:] %}{% for m in messages %}{% endfor %}",
+            "{% set rest = messages[1:] %}{% set last = rest[-1:] %}{% for m in last %}{% endfor %}",
+            "{% set tools = custom_tools %}{% if not tools %}{% set tools = none %}{% endif %}{% for t in tools %}{% endfor %}",
+            "{% for m in messages %}{% set call = m.tool_calls[0].function %}{% for k, v in call.arguments|items %}{{ k }}{% endfor %}{% endfor %}",
         ] {
             assert!(!needs(source), "{source}");
         }
@@ -205,7 +321,16 @@ mod tests {
             "{% for x in xs[i] %}{% endfor %}",
             "{% include 'other' %}",
             "{% for x in loop %}{% endfor %}",
-            "{% with ys = xs %}{% for y in ys %}{% endfor %}{% endwith %}",
+            "{% with ys = xs + xs %}{% for y in ys %}{% endfor %}{% endwith %}",
+            "{% set messages = messages + messages %}{% for m in messages %}{% endfor %}",
+            "{% set a = b + b %}{% set c = a[1:] %}{% for x in c %}{% endfor %}",
+            "{% set a, b = xs, xs %}{% for x in a %}{% endfor %}",
+            "{% set a %}text{% endset %}{% for x in a %}{% endfor %}",
+            "{% for x in xs[i:] %}{% endfor %}",
+            "{% for m in xs %}{% set t = xs %}{% for z in t %}{% endfor %}{% endfor %}",
+            "{% set t = xs %}{% for m in xs %}{% set t = m %}{% for z in t %}{% endfor %}{% endfor %}",
+            "{% for m in xs %}{% for n in m.ys %}{% set t = m %}{% for z in t %}{% endfor %}{% endfor %}{% endfor %}",
+            "{% for m in xs %}{% set t = m %}{% for n in m.ys %}{% for z in t %}{% endfor %}{% endfor %}{% endfor %}",
         ] {
             assert!(needs(source), "{source}");
         }
