@@ -156,3 +156,38 @@ fn threads_render_the_same_data_at_once() {
         }
     });
 }
+
+#[test]
+fn turns_of_one_context_read_its_data_alike() {
+    use teleprompt::PromptContext;
+    let context = PromptContext::new()
+        .data(json!({"issue": {"title": "Fix login", "labels": ["bug", "auth"]}}))
+        .expect("data")
+        .assistant(json!({"name": "Ava"}))
+        .expect("namespace");
+    let template = prompt(
+        "p.j2",
+        "{{ assistant.name }}: {{ issue.title }} [{{ issue.labels|join(', ') }}] turn {{ run.turn_number }}",
+    );
+    for turn in 1..=4 {
+        let rendered = template
+            .render_turn(&context.clone().turn(turn))
+            .expect("renders");
+        assert_eq!(
+            rendered.text(),
+            format!("Ava: Fix login [bug, auth] turn {turn}")
+        );
+    }
+    let missing = prompt("p.j2", "{{ issue.titel }}");
+    for turn in 1..=3 {
+        let error = missing
+            .render_turn(&context.clone().turn(turn))
+            .expect_err("a misspelt key");
+        assert_eq!(error.path(), Some("issue.titel"), "turn {turn}");
+        assert_eq!(
+            error.suggestion(),
+            Some("did you mean \"issue.title\"?"),
+            "turn {turn}"
+        );
+    }
+}

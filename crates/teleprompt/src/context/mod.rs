@@ -177,8 +177,8 @@ pub struct PromptContext {
     turn: Turn,
     namespaces: [Option<HostLayer>; 4],
     args: Option<ArgsLayers>,
-    custom_rules: Option<Arc<Value>>,
-    data: Option<Arc<Value>>,
+    custom_rules: Option<Data>,
+    data: Option<Data>,
     client_language: Option<Arc<str>>,
     history: History,
     workspace: Option<Arc<Workspace>>,
@@ -210,15 +210,15 @@ impl Default for Turn {
 /// A host namespace wrapped once as a layer: `{"message": {…}}`.
 #[derive(Clone, Debug)]
 struct HostLayer {
-    layer: Arc<Value>,
+    layer: Data,
     warnings: Arc<[String]>,
 }
 
 /// The args as two layers: `{"args": {…}}` and the root copy.
 #[derive(Clone, Debug)]
 struct ArgsLayers {
-    namespaced: Arc<Value>,
-    root: Arc<Value>,
+    namespaced: Data,
+    root: Data,
     warnings: Arc<[String]>,
 }
 
@@ -317,7 +317,7 @@ impl PromptContext {
         let layer = single_key(name, Value::Object(map));
         if let Some(slot) = self.namespaces.get_mut(namespace.slot()) {
             *slot = Some(HostLayer {
-                layer,
+                layer: Data::new(layer),
                 warnings: warnings.into(),
             });
         }
@@ -355,8 +355,8 @@ impl PromptContext {
         let (root, hidden) = fields::root_args(&map);
         warnings.extend(hidden);
         self.args = Some(ArgsLayers {
-            namespaced: single_key("args", Value::Object(map)),
-            root: Arc::new(Value::Object(root)),
+            namespaced: Data::new(single_key("args", Value::Object(map))),
+            root: Data::new(Value::Object(root)),
             warnings: warnings.into(),
         });
         Ok(self)
@@ -364,7 +364,10 @@ impl PromptContext {
 
     /// Sets `custom_rules`, the host's extra instructions (Forge).
     pub fn custom_rules(mut self, rules: impl Into<String>) -> PromptContext {
-        self.custom_rules = Some(single_key("custom_rules", Value::String(rules.into())));
+        self.custom_rules = Some(Data::new(single_key(
+            "custom_rules",
+            Value::String(rules.into()),
+        )));
         self
     }
 
@@ -382,7 +385,7 @@ impl PromptContext {
                 ),
             ));
         }
-        self.data = Some(Arc::new(data));
+        self.data = Some(Data::new(data));
         Ok(self)
     }
 
@@ -537,7 +540,7 @@ impl PromptContext {
     ) -> Result<ContextData, Error> {
         let mut data = Data::new(self.turn_values(reads)?);
         for layer in self.host_layers() {
-            data = data.over(layer);
+            data = data.over_data(layer);
         }
         // The host's own `message.language` hides the resolved one: then
         // the history is not searched.
@@ -550,7 +553,7 @@ impl PromptContext {
             data = data.over(message_language(language));
         }
         if let Some(args) = &self.args {
-            data = data.over(args.root.clone());
+            data = data.over_data(&args.root);
         }
         if let Some(defaults) = defaults {
             data = data.over(defaults);
@@ -600,17 +603,17 @@ impl PromptContext {
     }
 
     /// Rank 2, in a fixed order (their names never overlap).
-    fn host_layers(&self) -> impl Iterator<Item = Arc<Value>> + '_ {
+    fn host_layers(&self) -> impl Iterator<Item = &Data> + '_ {
         let namespaces = self
             .namespaces
             .iter()
             .flatten()
-            .map(|namespace| namespace.layer.clone());
-        let args = self.args.iter().map(|args| args.namespaced.clone());
+            .map(|namespace| &namespace.layer);
+        let args = self.args.iter().map(|args| &args.namespaced);
         namespaces
             .chain(args)
-            .chain(self.custom_rules.iter().cloned())
-            .chain(self.data.iter().cloned())
+            .chain(self.custom_rules.iter())
+            .chain(self.data.iter())
     }
 
     /// The latest user language in the history, else the client's language.
@@ -635,8 +638,12 @@ impl PromptContext {
             .namespaces
             .get(Namespace::Message.slot())
             .and_then(Option::as_ref)
-            .is_some_and(|namespace| sets(&namespace.layer));
-        namespace || self.data.as_deref().is_some_and(sets)
+            .is_some_and(|namespace| sets(namespace.layer.root().value()));
+        namespace
+            || self
+                .data
+                .as_ref()
+                .is_some_and(|data| sets(data.root().value()))
     }
 
     fn warnings(&self) -> Vec<String> {
