@@ -423,10 +423,9 @@ impl Step {
 fn shape(value: &Value, role: Role) -> (bool, usize) {
     match value {
         Value::Array(items) => (true, items.len()),
-        Value::Object(map) if role == Role::Message => (
-            false,
-            message_keys(&View::single(value)).len().min(map.len() + 2),
-        ),
+        Value::Object(_) if role == Role::Message => {
+            (false, message_keys(&View::single(value)).len())
+        }
         Value::Object(map) => (false, map.len()),
         _ => (false, 0),
     }
