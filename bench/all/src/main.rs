@@ -310,7 +310,7 @@ fn bench(size: &str, args: &Args) -> Result<(), String> {
         .collect();
     if !differ.is_empty() {
         eprintln!(
-            "warning: {name}: {} render(s) text different from teleprompt-jinja's",
+            "warning: {name}: {} render text different from teleprompt-jinja's",
             differ.join(", ")
         );
     }

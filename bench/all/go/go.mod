@@ -1,0 +1,3 @@
+module teleprompt.bench/all
+
+go 1.19
