@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Python's Jinja2 on the workload of bench/all, for bench/all/run.sh.
+"""Python's Jinja2 on the workloads of bench/all, for bench/all/run.sh.
 
 Usage: python jinja2_bench.py [--templates DIR] [--data DIR] [--runs N]
-       [--time-ms MS] [--out DIR] [--render-only] N...
+       [--time-ms MS] [--out DIR] [--render-only] [--chat NAME,...]
+       [--conversation FILE] N...
 
 For each N: compile templates/py_prompt.j2 once with
 `jinja2.Environment(keep_trailing_newline=True)` (as bench/python/compare.py
@@ -14,6 +15,14 @@ unless --render-only, time `template.render(data)` and print one JSON line
 --runs runs of about --time-ms each, with the calibration of the Rust
 program (double the iterations until a run takes a tenth of --time-ms, then
 scale), the garbage collector off during runs, as timeit does.
+
+For each --chat NAME: the same with DATA/NAME_chat_template.jinja compiled
+as transformers compiles a chat template (`compile_chat_template`, the
+replica of its `_compile_jinja_template` that bench/jinja/compare.py
+checks against transformers), rendered with `template.render(**kwargs)`,
+the keyword arguments loaded once from DATA/--conversation (default
+chat_20.json); the text goes to DIR/NAME_chat_template.jinja2.txt and the
+JSON line's template is NAME_chat_template.
 """
 
 from __future__ import annotations
@@ -24,9 +33,13 @@ import json
 import statistics
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import jinja2
+import jinja2.ext
+import jinja2.nodes
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 HERE = Path(__file__).resolve().parent
 ENGINE = "jinja2"
@@ -53,19 +66,73 @@ def calibrate(render, time_ms):
         iters *= 2
 
 
+def compile_chat_template(source):
+    """transformers' `_compile_jinja_template` (utils/chat_template_utils.py),
+    reduced to what shapes rendering, as bench/jinja/compare.py replicates
+    it: the environment, the `{% generation %}` tag (a call block that
+    returns its body), `tojson`, `raise_exception`, `strftime_now`.
+    transformers 5 also replaces the `dict` and `namespace` globals with
+    sandbox-hardened versions; the Llama templates use neither."""
+
+    class AssistantTracker(jinja2.ext.Extension):
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+            return jinja2.nodes.CallBlock(
+                self.call_method("_generation_support"), [], [], body
+            ).set_lineno(lineno)
+
+        @jinja2.pass_eval_context
+        def _generation_support(self, context, caller):
+            return caller()
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(
+            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+        )
+
+    def strftime_now(format):
+        return datetime.now().strftime(format)
+
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=[AssistantTracker, jinja2.ext.loopcontrols],
+    )
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = strftime_now
+    return env.from_string(source)
+
+
 def bench(size, args):
     name = f"py_prompt_{size}"
     source = (args.templates / "py_prompt.j2").read_text(encoding="utf-8")
     data = json.loads((args.data / f"{name}.json").read_text(encoding="utf-8"))
     template = jinja2.Environment(keep_trailing_newline=True).from_string(source)
-    text = template.render(data)
+    time_render(name, lambda: template.render(data), args)
+
+
+def bench_chat(chat, kwargs, args):
+    name = f"{chat}_chat_template"
+    source = (args.data / f"{name}.jinja").read_text(encoding="utf-8")
+    template = compile_chat_template(source)
+    time_render(name, lambda: template.render(**kwargs), args)
+
+
+def time_render(name, render, args):
+    """Renders once (the text to --out), then, unless --render-only, times
+    `render` and prints the JSON line under the template name `name`."""
+    text = render()
     if args.out:
         (args.out / f"{name}.{ENGINE}.txt").write_bytes(text.encode("utf-8"))
     if args.render_only:
         return
-
-    def render():
-        return template.render(data)
 
     iters = calibrate(render, args.time_ms)
     times = [run(render, iters) / iters for _ in range(args.runs)]
@@ -88,12 +155,21 @@ def main():
     parser.add_argument("--time-ms", type=int, default=200)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--render-only", action="store_true")
-    parser.add_argument("sizes", nargs="+")
+    parser.add_argument("--chat", default="", help="chat templates, NAME,... (DATA/NAME_chat_template.jinja)")
+    parser.add_argument("--conversation", default="chat_20.json", help="the chat templates' render arguments, in DATA")
+    parser.add_argument("sizes", nargs="*")
     args = parser.parse_args()
+    chats = [name for name in args.chat.split(",") if name]
     if args.runs < 1 or args.time_ms < 1:
         sys.exit("--runs and --time-ms must be positive")
+    if not args.sizes and not chats:
+        sys.exit("nothing to do: give sizes N... or --chat NAME,...")
     for size in args.sizes:
         bench(size, args)
+    if chats:
+        kwargs = json.loads((args.data / args.conversation).read_text(encoding="utf-8"))
+        for chat in chats:
+            bench_chat(chat, kwargs, args)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,11 @@
 # hand-written Rust (one process, runs interleaved), then Go's
 # text/template, handlebars.js and Python's Jinja2, on
 # bench/all/templates/py_prompt.* with bench/data/py_prompt_{10,200}.json.
+# In the same run: teleprompt's chat-template syntax beside raw minijinja
+# and Jinja2 (both set up as transformers sets up Jinja2) on
+# bench/data/llama{3,31}_chat_template.jinja with bench/data/chat_20.json,
+# and a turn of a conversation with 10, 1,000 and 10,000 messages of
+# history (teleprompt alone: appending a message, or reusing the history).
 #
 #   bench/all/run.sh                          # 3 rounds of 7 runs of ~200 ms per engine and size
 #   ROUNDS=5 bench/all/run.sh
@@ -14,9 +19,11 @@
 # package-lock.json (npm ci) and Jinja2 3.1.6 into a venv
 # (BENCH_ALL_VENV, default target/bench-all-venv), renders once with every
 # engine into OUT/text (OUT: BENCH_ALL_OUT, default target/bench-all) and
-# stops unless all texts are byte-identical; then runs ROUNDS rounds (the
-# Rust program, Go, Node, Python in each), keeps the JSON lines in
-# OUT/times.jsonl and prints the medians and the ratio table (table.py).
+# stops unless all texts are byte-identical (the 11 engines' py_prompt
+# texts; teleprompt's, raw minijinja's and Jinja2's chat-template texts);
+# then runs ROUNDS rounds (the Rust program, Go, Node, Python in each),
+# keeps the JSON lines in OUT/times.jsonl and prints the medians and the
+# ratio table (table.py).
 # CARGO_TARGET_DIR is honoured (default bench/all/target).
 set -euo pipefail
 
@@ -26,6 +33,8 @@ rounds="${ROUNDS:-3}"
 runs="${RUNS:-7}"
 time_ms="${TIME_MS:-200}"
 sizes=(10 200)
+chats=llama3,llama31
+turns=10,1000,10000
 data="$root/bench/data"
 templates="$here/templates"
 out="${BENCH_ALL_OUT:-$root/target/bench-all}"
@@ -78,13 +87,15 @@ python="$venv/bin/python"
 versions="$(rustc --version | cut -d' ' -f1-2); $(go version | cut -d' ' -f3); node $(node --version), handlebars.js $(cd "$here" && node -p 'require("handlebars").VERSION'); Python $("$python" -c 'import platform, jinja2; print(platform.python_version(), "Jinja2", jinja2.__version__)')"
 echo "$versions" >&2
 
-# Every engine's text, byte for byte against teleprompt's Jinja.
+# Every engine's text, byte for byte against teleprompt's (its Jinja for
+# py_prompt, its chat-template syntax for the chat templates). The turn
+# engines render once too (no peer, no text to compare).
 rm -rf "$out/text"
 mkdir -p "$out/text"
-"$rust_bin" --data "$data" --templates "$templates" --out "$out/text" --render-only "${sizes[@]}"
+"$rust_bin" --data "$data" --templates "$templates" --out "$out/text" --render-only --chat "$chats" --turn "$turns" "${sizes[@]}"
 "$go_bin" -data "$data" -templates "$templates" -out "$out/text" -render-only "${sizes[@]}"
 node "$here/hbs.js" --data "$data" --templates "$templates" --out "$out/text" --render-only "${sizes[@]}"
-"$python" "$here/jinja2_bench.py" --data "$data" --templates "$templates" --out "$out/text" --render-only "${sizes[@]}"
+"$python" "$here/jinja2_bench.py" --data "$data" --templates "$templates" --out "$out/text" --render-only --chat "$chats" "${sizes[@]}"
 differ=()
 same=()
 for size in "${sizes[@]}"; do
@@ -103,23 +114,38 @@ for size in "${sizes[@]}"; do
     fi
     same+=("N=$size: $(wc -c <"$reference") bytes")
 done
+# The chat templates: raw minijinja's and Jinja2's text against teleprompt's.
+IFS=, read -ra chat_names <<<"$chats"
+for name in "${chat_names[@]}"; do
+    stem="${name}_chat_template"
+    reference="$out/text/$stem.teleprompt-chat-template.txt"
+    for engine in minijinja jinja2; do
+        if ! cmp -s "$reference" "$out/text/$stem.$engine.txt"; then
+            differ+=("$engine ($stem)")
+        fi
+    done
+    same+=("$stem: $(wc -c <"$reference") bytes")
+done
 if [ ${#differ[@]} -gt 0 ]; then
     list="$(printf '%s, ' "${differ[@]}")"
-    echo "run.sh: these engines render text different from teleprompt's Jinja: ${list%, }" >&2
+    echo "run.sh: these engines render text different from teleprompt's: ${list%, }" >&2
     echo "the texts are in $out/text: diff $out/text/py_prompt_N.teleprompt-jinja.txt $out/text/py_prompt_N.ENGINE.txt" >&2
+    echo "(chat templates: diff $out/text/NAME_chat_template.teleprompt-chat-template.txt $out/text/NAME_chat_template.ENGINE.txt)" >&2
     echo "outputs differ: the timings would not compare the same work" >&2
     exit 1
 fi
-echo "all 11 engines render byte-identical text ($(printf '%s, ' "${same[@]}")in $out/text)" >&2
+echo "all 11 engines render byte-identical text, and the 3 on each chat template ($(printf '%s, ' "${same[@]}")in $out/text)" >&2
 
 times="$out/times.jsonl"
 : >"$times"
 for ((round = 1; round <= rounds; round++)); do
     echo "round $round/$rounds ..." >&2
-    "$rust_bin" --data "$data" --templates "$templates" --runs "$runs" --time-ms "$time_ms" "${sizes[@]}" >>"$times"
+    "$rust_bin" --data "$data" --templates "$templates" --runs "$runs" --time-ms "$time_ms" \
+        --chat "$chats" --turn "$turns" "${sizes[@]}" >>"$times"
     "$go_bin" -data "$data" -templates "$templates" -runs "$runs" -time "${time_ms}ms" "${sizes[@]}" >>"$times"
     node "$here/hbs.js" --data "$data" --templates "$templates" --runs "$runs" --time-ms "$time_ms" "${sizes[@]}" >>"$times"
-    "$python" "$here/jinja2_bench.py" --data "$data" --templates "$templates" --runs "$runs" --time-ms "$time_ms" "${sizes[@]}" >>"$times"
+    "$python" "$here/jinja2_bench.py" --data "$data" --templates "$templates" --runs "$runs" --time-ms "$time_ms" \
+        --chat "$chats" "${sizes[@]}" >>"$times"
 done
 load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 

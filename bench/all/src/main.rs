@@ -2,12 +2,16 @@
 //! peer engine on one workload, in one process: raw minijinja 3.0.5 (the
 //! engine under teleprompt's Jinja), tera 1, handlebars-rust 6, gotmpl 0.6
 //! and a hand-written Rust function (the floor: what producing the text
-//! straight from the JSON costs). `bench/all/run.sh` runs this, then Go's
+//! straight from the JSON costs). Then teleprompt's chat-template syntax
+//! beside raw minijinja on Hugging Face chat templates (`--chat`, see
+//! `chat.rs`), and a turn of a conversation at several history lengths
+//! (`--turn`, see `turn.rs`). `bench/all/run.sh` runs this, then Go's
 //! text/template, handlebars.js and Python's Jinja2 on the same files, and
 //! prints the ratio table.
 //!
 //! Usage: `cargo run --release -- [--data DIR] [--templates DIR] [--runs N]
-//! [--time-ms MS] [--out DIR] [--render-only] [--only ENGINE] N...`
+//! [--time-ms MS] [--out DIR] [--render-only] [--only ENGINE]
+//! [--chat NAME,...] [--conversation FILE] [--turn LEN,...] N...`
 //!
 //! For each N: read `py_prompt_N.json` (from `--data`, default bench/data)
 //! once, and load each engine's template from `--templates` (default
@@ -20,7 +24,13 @@
 //! median of `--runs` runs of about `--time-ms` each, all engines' runs
 //! interleaved so that machine noise hits all alike. `--only ENGINE` times
 //! one engine, for profiling it.
-
+//!
+//! For each `--chat` NAME: the same with `NAME_chat_template.jinja` (from
+//! `--data`) and the conversation `--conversation` (default
+//! `chat_20.json`, the keyword arguments of the render), the texts written
+//! as `NAME_chat_template.ENGINE.txt`. With `--turn`: one race of the turn
+//! engines at all the lengths given (template `turn`), plus one line per
+//! append engine with its reset's share (`mean_ns`).
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -30,13 +40,15 @@ use std::time::Duration;
 
 use teleprompt::{Data, LoadOptions, Prompt, Syntax};
 
+mod chat;
 #[path = "../../race.rs"]
 mod race;
 #[path = "../../timing.rs"]
 mod timing;
+mod turn;
 use race::{race, Engine};
 
-/// The engines, as `--only` and the JSON lines name them.
+/// The py_prompt engines, as `--only` and the JSON lines name them.
 const ENGINES: [&str; 8] = [
     "teleprompt-jinja",
     "teleprompt-go",
@@ -58,9 +70,15 @@ struct Args {
     /// Time only this engine (for profiling one of them).
     only: Option<String>,
     sizes: Vec<String>,
+    /// Chat templates: `NAME_chat_template.jinja` in `data`.
+    chats: Vec<String>,
+    /// The chat templates' render arguments, in `data`.
+    conversation: String,
+    /// History lengths of the turn engines.
+    turns: Vec<usize>,
 }
 
-const USAGE: &str = "usage: teleprompt-bench-all [--data DIR] [--templates DIR] [--runs N] [--time-ms MS] [--out DIR] [--render-only] [--only ENGINE] N...";
+const USAGE: &str = "usage: teleprompt-bench-all [--data DIR] [--templates DIR] [--runs N] [--time-ms MS] [--out DIR] [--render-only] [--only ENGINE] [--chat NAME,...] [--conversation FILE] [--turn LEN,...] N...";
 
 fn parse_args() -> Result<Args, String> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -73,6 +91,9 @@ fn parse_args() -> Result<Args, String> {
         render_only: false,
         only: None,
         sizes: Vec::new(),
+        chats: Vec::new(),
+        conversation: "chat_20.json".to_string(),
+        turns: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -82,15 +103,16 @@ fn parse_args() -> Result<Args, String> {
             "--templates" => args.templates = value("--templates")?.into(),
             "--out" => args.out = Some(value("--out")?.into()),
             "--render-only" => args.render_only = true,
-            "--only" => {
-                let engine = value("--only")?;
-                if !ENGINES.contains(&engine.as_str()) {
-                    return Err(format!(
-                        "--only: unknown engine {engine} (one of {})",
-                        ENGINES.join(", ")
-                    ));
+            "--only" => args.only = Some(value("--only")?),
+            "--chat" => args
+                .chats
+                .extend(value("--chat")?.split(',').map(str::to_string)),
+            "--conversation" => args.conversation = value("--conversation")?,
+            "--turn" => {
+                for len in value("--turn")?.split(',') {
+                    args.turns
+                        .push(len.parse().map_err(|e| format!("--turn {len}: {e}"))?);
                 }
-                args.only = Some(engine);
             }
             "--runs" => {
                 args.runs = value("--runs")?
@@ -108,8 +130,22 @@ fn parse_args() -> Result<Args, String> {
             _ => args.sizes.push(arg),
         }
     }
-    if args.sizes.is_empty() || args.runs == 0 {
+    if (args.sizes.is_empty() && args.chats.is_empty() && args.turns.is_empty()) || args.runs == 0 {
         return Err(USAGE.into());
+    }
+    if let Some(only) = &args.only {
+        let mut engines: Vec<String> = ENGINES
+            .iter()
+            .chain(chat::ENGINES.iter().filter(|e| !ENGINES.contains(e)))
+            .map(|engine| engine.to_string())
+            .collect();
+        engines.extend(args.turns.iter().flat_map(|&len| turn::engine_names(len)));
+        if !engines.contains(only) {
+            return Err(format!(
+                "--only: unknown engine {only} (one of {})",
+                engines.join(", ")
+            ));
+        }
     }
     Ok(args)
 }
@@ -399,6 +435,31 @@ fn main() -> ExitCode {
     for size in &args.sizes {
         if let Err(message) = bench(size, &args) {
             eprintln!("py_prompt_{size}: {message}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if !args.chats.is_empty() {
+        let path = args.data.join(&args.conversation);
+        let json: serde_json::Value = match std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+        {
+            Ok(json) => json,
+            Err(message) => {
+                eprintln!("{}: {message}", path.display());
+                return ExitCode::FAILURE;
+            }
+        };
+        for name in &args.chats {
+            if let Err(message) = chat::bench(name, &json, &args) {
+                eprintln!("{name}_chat_template: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if !args.turns.is_empty() {
+        if let Err(message) = turn::bench(&args.turns, &args) {
+            eprintln!("turn: {message}");
             return ExitCode::FAILURE;
         }
     }
