@@ -1,10 +1,10 @@
 //! minijinja's errors turned into teleprompt's: placed on the body as
 //! written, with the missing path and the closest key that exists.
 
+use std::cell::RefCell;
 use std::error::Error as _;
 use std::fmt;
 use std::ops::Range;
-use std::sync::Mutex;
 
 use minijinja::machinery;
 use minijinja::ErrorKind;
@@ -239,9 +239,20 @@ pub(super) fn convert_error(
 
 /// The last keys a render looked up and did not find. minijinja's errors
 /// say only "undefined value"; these name the path that was missing.
+///
+/// A ring of the last [`RECENT_MISSES`], written by the render's own thread
+/// (through its scope) without a lock: a chat template tests many absent
+/// keys on purpose (`'tool_calls' in message`), so a miss must cost little.
 #[derive(Debug, Default)]
 pub(super) struct MissLog {
-    recent: Mutex<Vec<Miss>>,
+    recent: RefCell<Ring>,
+}
+
+#[derive(Debug, Default)]
+struct Ring {
+    slots: Vec<Miss>,
+    /// Misses noted so far: the next one goes to `written % RECENT_MISSES`.
+    written: usize,
 }
 
 /// Where a miss happened: its path from the root is worked out only when
@@ -255,7 +266,7 @@ pub(super) trait MissPlace: fmt::Debug + Send + Sync {
 /// of the last few lookups (later probes, such as globals, come after it).
 const RECENT_MISSES: usize = 8;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Miss {
     parent: std::sync::Arc<dyn MissPlace>,
     /// The key, as minijinja holds it (a shared string: no copy).
@@ -270,15 +281,32 @@ impl Miss {
 
 impl MissLog {
     pub(super) fn record(&self, parent: std::sync::Arc<dyn MissPlace>, key: &str) {
-        if let Ok(mut recent) = self.recent.lock() {
-            if recent.len() == RECENT_MISSES {
-                recent.remove(0);
-            }
-            recent.push(Miss {
-                parent,
-                key: minijinja::Value::from(key),
-            });
+        let Ok(mut ring) = self.recent.try_borrow_mut() else {
+            return;
+        };
+        let miss = Miss {
+            parent,
+            key: minijinja::Value::from(key),
+        };
+        let at = ring.written % RECENT_MISSES;
+        match ring.slots.get_mut(at) {
+            Some(slot) => *slot = miss,
+            None => ring.slots.push(miss),
         }
+        ring.written += 1;
+    }
+
+    /// The misses kept, oldest first.
+    fn in_order(&self) -> Vec<Miss> {
+        let Ok(ring) = self.recent.try_borrow() else {
+            return Vec::new();
+        };
+        let start = match ring.slots.len() < RECENT_MISSES {
+            true => 0,
+            false => ring.written % RECENT_MISSES,
+        };
+        let (newer, older) = ring.slots.split_at(start.min(ring.slots.len()));
+        older.iter().chain(newer).cloned().collect()
     }
 
     /// The most recent miss whose key the failing source names, and the span
@@ -292,7 +320,7 @@ impl MissLog {
             .find('\n')
             .map_or(body.len(), |i| span.start + i)
             .max(span.end);
-        let mut recent = self.recent.lock().ok()?;
+        let mut recent = self.in_order();
         let found = recent.iter().rposition(|miss| {
             body.get(span.clone())
                 .is_some_and(|text| contains_word(text, miss.key()))

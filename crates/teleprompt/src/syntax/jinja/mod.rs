@@ -362,7 +362,7 @@ impl JinjaTemplate {
     }
 
     pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
-        let misses = Arc::new(MissLog::default());
+        let misses = std::rc::Rc::new(MissLog::default());
         let root = value::root(data, self.dialect == Dialect::ChatTemplate);
         let template = self
             .env

@@ -23,7 +23,7 @@ struct Scope {
     built: usize,
     limits: Limits,
     /// Keys the template looked for and did not find, for its errors.
-    misses: Arc<MissLog>,
+    misses: std::rc::Rc<MissLog>,
 }
 
 /// A bound a render went past, carried as the source of minijinja's error
@@ -100,7 +100,7 @@ impl Drop for Restore {
 pub(super) fn with_scope<R>(
     now: Zoned,
     limits: &Limits,
-    misses: Arc<MissLog>,
+    misses: std::rc::Rc<MissLog>,
     f: impl FnOnce() -> R,
 ) -> R {
     let scope = Scope {
