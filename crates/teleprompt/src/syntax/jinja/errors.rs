@@ -426,3 +426,43 @@ impl fmt::Display for HostFailure {
 }
 
 impl std::error::Error for HostFailure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Root;
+
+    impl MissPlace for Root {
+        fn path(&self) -> Vec<Segment> {
+            Vec::new()
+        }
+    }
+
+    fn keys(log: &MissLog) -> Vec<String> {
+        log.in_order()
+            .iter()
+            .map(|miss| miss.key().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_log_keeps_the_latest_misses_oldest_first() {
+        let log = MissLog::default();
+        let place: std::sync::Arc<dyn MissPlace> = std::sync::Arc::new(Root);
+        for i in 0..3 {
+            log.record(place.clone(), &format!("k{i}"));
+        }
+        assert_eq!(keys(&log), ["k0", "k1", "k2"]);
+        for i in 3..(RECENT_MISSES + 5) {
+            log.record(place.clone(), &format!("k{i}"));
+        }
+        let expected: Vec<String> = (5..RECENT_MISSES + 5).map(|i| format!("k{i}")).collect();
+        assert_eq!(keys(&log), expected);
+        // The most recent miss named on the line explains the error.
+        let body = "{{ k9 }} {{ k6 }}";
+        let (miss, span) = log.explain(body, Some(3..5)).expect("k9 is noted");
+        assert_eq!((miss.key(), span), ("k9", 3..5));
+    }
+}
