@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{ErrorKind, Value as JValue};
@@ -31,41 +31,63 @@ use crate::data::{find_key, same_key, Data, Derived, Layer, Segment, View};
 /// when several layers hold objects. `chat` reads the data as a chat
 /// template's (its `messages` as `transformers` hands them over).
 pub(super) fn root(data: &Data, chat: bool) -> JValue {
-    let mut layers = data.layers().iter();
-    let Some(first) = layers.next() else {
+    let Some((first, rest)) = data.layers().split_first() else {
         return JValue::from_object(Tree::root(Arc::new(Value::Null), chat, Mode::Once));
     };
     let top = layer_root(first, chat);
     if !first.value.is_object() {
         return top;
     }
-    let mut parts: Vec<Arc<Tree>> = Vec::new();
-    for layer in layers.filter(|layer| layer.value.is_object()) {
-        if let Some(tree) = layer_root(layer, chat).downcast_object::<Tree>() {
-            parts.push(tree);
-        }
-    }
-    if parts.is_empty() {
+    let lower: Vec<&Layer> = rest
+        .iter()
+        .filter(|layer| layer.value.is_object())
+        .collect();
+    if lower.is_empty() {
         return top;
     }
-    match top.downcast_object::<Tree>() {
-        Some(tree) => {
-            parts.insert(0, tree);
-            JValue::from_object(Merged::new(parts))
+    let parts: Vec<Arc<Tree>> = std::iter::once(top)
+        .chain(lower.iter().map(|layer| layer_root(layer, chat)))
+        .filter_map(|root| root.downcast_object::<Tree>())
+        .collect();
+    let kept = parts.iter().all(|part| part.mode == Mode::Kept);
+    let cache = first.derived.get_or_init(slot(chat), Kept::default);
+    let Some(cache) = cache.filter(|_| kept) else {
+        return JValue::from_object(Merged::new(parts));
+    };
+    // Kept layers: the merged root is kept too, with the top layer, for
+    // the layers under it last time.
+    let under: Vec<Weak<Derived>> = lower
+        .iter()
+        .map(|layer| Arc::downgrade(&layer.derived))
+        .collect();
+    let Ok(mut merged) = cache.merged.lock() else {
+        return JValue::from_object(Merged::new(parts));
+    };
+    if let Some((held, root)) = merged.as_ref() {
+        let same =
+            held.len() == under.len() && held.iter().zip(&under).all(|(a, b)| Weak::ptr_eq(a, b));
+        if same {
+            return root.clone();
         }
-        None => top,
+    }
+    let root = JValue::from_object(Merged::new(parts));
+    *merged = Some((under, root.clone()));
+    root
+}
+
+/// The slot of [`Derived`] that Jinja's objects take.
+fn slot(chat: bool) -> usize {
+    match chat {
+        true => Derived::CHAT_TEMPLATE,
+        false => Derived::JINJA,
     }
 }
 
 /// The tree over a layer's root: for this render on the layer's first,
 /// then the one the layer keeps.
 fn layer_root(layer: &Layer, chat: bool) -> JValue {
-    let slot = match chat {
-        true => Derived::CHAT_TEMPLATE,
-        false => Derived::JINJA,
-    };
     let once = || JValue::from_object(Tree::root(layer.value.clone(), chat, Mode::Once));
-    let Some(kept) = layer.derived.get_or_init(slot, Kept::default) else {
+    let Some(kept) = layer.derived.get_or_init(slot(chat), Kept::default) else {
         return once();
     };
     if !kept.rendered.swap(true, Ordering::Relaxed) {
@@ -77,11 +99,13 @@ fn layer_root(layer: &Layer, chat: bool) -> JValue {
 }
 
 /// What a layer keeps for Jinja: whether it was rendered, and from its
-/// second render, its root tree.
+/// second render, its root tree, and its merged root over the kept layers
+/// under it last time (a prompt's defaults).
 #[derive(Default)]
 struct Kept {
     rendered: AtomicBool,
     root: OnceLock<JValue>,
+    merged: Mutex<Option<(Vec<Weak<Derived>>, JValue)>>,
 }
 
 /// A value a host function returned, as minijinja sees it: objects and
@@ -173,24 +197,71 @@ enum Filled {
     Seq(Box<[OnceLock<Chunk>]>),
 }
 
+impl Filled {
+    /// A map's slots over `keys`.
+    fn map(keys: Box<[JValue]>) -> Filled {
+        let index = (keys.len() > SCAN_KEYS).then(|| {
+            keys.iter()
+                .enumerate()
+                .map(|(at, key)| (Box::from(key.as_str().unwrap_or_default()), at))
+                .collect()
+        });
+        Filled::Map {
+            values: keys.iter().map(|_| OnceLock::new()).collect(),
+            tags: keys
+                .iter()
+                .map(|key| key_tag(key.as_str().unwrap_or_default()))
+                .collect(),
+            keys,
+            index,
+        }
+    }
+
+    /// A map's key `name` as a value, and its slot.
+    fn entry(&self, name: &str) -> Option<(&JValue, &OnceLock<JValue>)> {
+        let Filled::Map {
+            keys,
+            values,
+            tags,
+            index,
+        } = self
+        else {
+            return None;
+        };
+        let at = match index {
+            Some(index) => *index.get(name)?,
+            None => {
+                let tag = key_tag(name);
+                let same = |at: &usize| {
+                    keys.get(*at)
+                        .and_then(JValue::as_str)
+                        .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
+                };
+                tags.iter()
+                    .enumerate()
+                    .filter(|(_, held)| **held == tag)
+                    .map(|(at, _)| at)
+                    .find(same)?
+            }
+        };
+        Some((keys.get(at)?, values.get(at)?))
+    }
+}
+
 /// Up to [`CHUNK`] elements of an array, each made when first read.
 type Chunk = Box<[OnceLock<JValue>]>;
 
 /// Keys scanned (by their tags) before a map of positions pays off.
 const SCAN_KEYS: usize = 32;
 
-/// A key's length and first bytes in one word: keys with different tags
-/// differ, so a lookup compares one word per key and the text of a key
-/// only when the tags match.
+/// A key's length, first two bytes and last byte in one word: keys with
+/// different tags differ, so a lookup compares one word per key and the
+/// text of a key only when the tags match.
 fn key_tag(key: &str) -> u64 {
     let bytes = key.as_bytes();
-    // Byte by byte: a copy of a variable length would call `memcpy`.
-    let head = bytes
-        .iter()
-        .take(7)
-        .enumerate()
-        .fold(0u64, |tag, (at, byte)| tag | u64::from(*byte) << (8 * at));
-    head | (bytes.len().min(255) as u64) << 56
+    let byte = |at: usize| bytes.get(at).copied().map_or(0, u64::from);
+    let last = bytes.last().copied().map_or(0, u64::from);
+    (bytes.len() as u64) << 32 | byte(0) << 16 | byte(1) << 8 | last
 }
 /// Elements per chunk of an array.
 const CHUNK: usize = 32;
@@ -258,24 +329,9 @@ impl Tree {
                 let chunks = self.len.div_ceil(CHUNK);
                 return Filled::Seq((0..chunks).map(|_| OnceLock::new()).collect());
             }
-            let keys: Box<[JValue]> = match self.value() {
-                Some(value) => self.keys_of(value).into(),
-                None => Box::default(),
-            };
-            let index = (keys.len() > SCAN_KEYS).then(|| {
-                keys.iter()
-                    .enumerate()
-                    .map(|(at, key)| (Box::from(key.as_str().unwrap_or_default()), at))
-                    .collect()
-            });
-            Filled::Map {
-                values: keys.iter().map(|_| OnceLock::new()).collect(),
-                tags: keys
-                    .iter()
-                    .map(|key| key_tag(key.as_str().unwrap_or_default()))
-                    .collect(),
-                keys,
-                index,
+            match self.value() {
+                Some(value) => Filled::map(self.keys_of(value).into()),
+                None => Filled::map(Box::default()),
             }
         })
     }
@@ -285,36 +341,12 @@ impl Tree {
         if self.mode != Mode::Kept {
             return self.make_by_key(name, None);
         }
-        let Filled::Map {
-            keys,
-            values,
-            tags,
-            index,
-        } = self.filled()
-        else {
-            return None;
-        };
-        let at = match index {
-            Some(index) => *index.get(name)?,
-            None => {
-                let tag = key_tag(name);
-                let same = |at: &usize| {
-                    keys.get(*at)
-                        .and_then(JValue::as_str)
-                        .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
-                };
-                tags.iter()
-                    .enumerate()
-                    .filter(|(_, held)| **held == tag)
-                    .map(|(at, _)| at)
-                    .find(same)?
-            }
-        };
-        let slot = values.get(at)?;
+        let filled = self.filled();
+        let (key, slot) = filled.entry(name)?;
         if let Some(made) = slot.get() {
             return Some(made.clone());
         }
-        let made = self.make_by_key(name, keys.get(at))?;
+        let made = self.make_by_key(name, Some(key))?;
         Some(slot.get_or_init(|| made).clone())
     }
 
@@ -512,14 +544,46 @@ pub(super) struct Merged {
     /// The trees of the layers that hold an object here, highest first.
     parts: Vec<Arc<Tree>>,
     keys: OnceLock<Vec<JValue>>,
+    /// Over kept trees only: each key's value, made when first read and
+    /// kept (the merged object is kept with its layer).
+    kept: Option<OnceLock<Filled>>,
 }
 
 impl Merged {
     fn new(parts: Vec<Arc<Tree>>) -> Merged {
+        let kept = parts.iter().all(|part| part.mode == Mode::Kept);
         Merged {
             parts,
             keys: OnceLock::new(),
+            kept: kept.then(OnceLock::new),
         }
+    }
+
+    /// The value under `name`: the highest layer's that has it, merged
+    /// with the objects under it when it is an object.
+    fn find(&self, name: &str) -> Option<JValue> {
+        for (at, part) in self.parts.iter().enumerate() {
+            let Some(found) = part.lookup(name) else {
+                continue;
+            };
+            if found
+                .downcast_object_ref::<Tree>()
+                .is_none_or(|tree| tree.seq)
+            {
+                return Some(found);
+            }
+            let lower = self.parts.get(at + 1..).unwrap_or_default();
+            let mut parts: Vec<Arc<Tree>> = lower
+                .iter()
+                .filter_map(|part| object_tree(&part.lookup(name)?))
+                .collect();
+            if parts.is_empty() {
+                return Some(found);
+            }
+            parts.insert(0, object_tree(&found)?);
+            return Some(JValue::from_object(Merged::new(parts)));
+        }
+        None
     }
 
     fn keys(&self) -> &[JValue] {
@@ -561,23 +625,23 @@ impl Object for Merged {
     }
 
     fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<JValue> {
-        for (at, part) in self.parts.iter().enumerate() {
-            let Some(found) = part.lookup(name) else {
-                continue;
-            };
-            let Some(tree) = object_tree(&found) else {
-                return Some(found);
-            };
-            let lower = self.parts.get(at + 1..).unwrap_or_default();
-            let mut parts: Vec<Arc<Tree>> = lower
-                .iter()
-                .filter_map(|part| object_tree(&part.lookup(name)?))
-                .collect();
-            if parts.is_empty() {
-                return Some(found);
+        let found = match &self.kept {
+            Some(kept) => {
+                let filled = kept.get_or_init(|| Filled::map(self.keys().into()));
+                match filled.entry(name) {
+                    Some((_, slot)) => match slot.get() {
+                        Some(made) => Some(made.clone()),
+                        None => self
+                            .find(name)
+                            .map(|made| slot.get_or_init(|| made).clone()),
+                    },
+                    None => None,
+                }
             }
-            parts.insert(0, tree);
-            return Some(JValue::from_object(Merged::new(parts)));
+            None => self.find(name),
+        };
+        if found.is_some() {
+            return found;
         }
         if !self.parts.iter().all(|part| part.mode == Mode::Quiet) {
             scope::record_miss(self.clone(), name);
