@@ -100,7 +100,9 @@ fn layer_root(layer: &Layer, chat: bool) -> JValue {
 
 /// What a layer keeps for Jinja: whether it was rendered, and from its
 /// second render, its root tree, and its merged root over the kept layers
-/// under it last time (a prompt's defaults).
+/// under it last time (a prompt's defaults). The merged root holds those
+/// layers' trees, so it keeps their values while this layer lives (one
+/// set of layers at a time).
 #[derive(Default)]
 struct Kept {
     rendered: AtomicBool,
