@@ -17,9 +17,10 @@ program (double the iterations until a run takes a tenth of --time-ms, then
 scale), the garbage collector off during runs, as timeit does.
 
 For each --chat NAME: the same with DATA/NAME_chat_template.jinja compiled
-as transformers compiles a chat template (`compile_chat_template`, the
-replica of its `_compile_jinja_template` that bench/jinja/compare.py
-checks against transformers), rendered with `template.render(**kwargs)`,
+as transformers compiles a chat template (`compile_replica` of
+bench/jinja/transformers_env.py, the replica of its
+`_compile_jinja_template` that bench/jinja/compare.py checks against
+transformers), rendered with `template.render(**kwargs)`,
 the keyword arguments loaded once from DATA/--conversation (default
 chat_20.json); the text goes to DIR/NAME_chat_template.jinja2.txt and the
 JSON line's template is NAME_chat_template.
@@ -33,15 +34,13 @@ import json
 import statistics
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 import jinja2
-import jinja2.ext
-import jinja2.nodes
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "jinja"))
+from transformers_env import compile_replica  # noqa: E402
 ENGINE = "jinja2"
 
 
@@ -66,50 +65,6 @@ def calibrate(render, time_ms):
         iters *= 2
 
 
-def compile_chat_template(source):
-    """transformers' `_compile_jinja_template` (utils/chat_template_utils.py),
-    reduced to what shapes rendering, as bench/jinja/compare.py replicates
-    it: the environment, the `{% generation %}` tag (a call block that
-    returns its body), `tojson`, `raise_exception`, `strftime_now`.
-    transformers 5 also replaces the `dict` and `namespace` globals with
-    sandbox-hardened versions; the Llama templates use neither."""
-
-    class AssistantTracker(jinja2.ext.Extension):
-        tags = {"generation"}
-
-        def parse(self, parser):
-            lineno = next(parser.stream).lineno
-            body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
-            return jinja2.nodes.CallBlock(
-                self.call_method("_generation_support"), [], [], body
-            ).set_lineno(lineno)
-
-        @jinja2.pass_eval_context
-        def _generation_support(self, context, caller):
-            return caller()
-
-    def raise_exception(message):
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-        return json.dumps(
-            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-        )
-
-    def strftime_now(format):
-        return datetime.now().strftime(format)
-
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True,
-        lstrip_blocks=True,
-        extensions=[AssistantTracker, jinja2.ext.loopcontrols],
-    )
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = strftime_now
-    return env.from_string(source)
-
-
 def bench(size, args):
     name = f"py_prompt_{size}"
     source = (args.templates / "py_prompt.j2").read_text(encoding="utf-8")
@@ -121,7 +76,7 @@ def bench(size, args):
 def bench_chat(chat, kwargs, args):
     name = f"{chat}_chat_template"
     source = (args.data / f"{name}.jinja").read_text(encoding="utf-8")
-    template = compile_chat_template(source)
+    template = compile_replica(source)
     time_render(name, lambda: template.render(**kwargs), args)
 
 

@@ -10,11 +10,12 @@ teleprompt time (above 1 means teleprompt is faster).
 
 - teleprompt and raw minijinja 3.0.5: the release binary of bench/jinja
   (built here with `nice -n 10 cargo build --release`), the two engines' runs
-  interleaved in one process; see src/main.rs for the minijinja setup.
+  interleaved in one process; see src/main.rs and ../chat_template.rs for
+  the minijinja setup.
 - Jinja2: compiled exactly as transformers compiles a chat template. With
   transformers installed, its own `_compile_jinja_template` is used (and the
-  replica below is checked against it); without it, a replica of that
-  function: `ImmutableSandboxedEnvironment(trim_blocks=True,
+  replica in transformers_env.py is checked against it); without it, that
+  replica of the function: `ImmutableSandboxedEnvironment(trim_blocks=True,
   lstrip_blocks=True, extensions=[AssistantTracker, jinja2.ext.loopcontrols])`
   with its `tojson` filter (json.dumps, no HTML escaping) and the
   `raise_exception` and `strftime_now` globals. `--setup` forces one. Timed is
@@ -55,60 +56,14 @@ import subprocess
 import sys
 import tempfile
 import timeit
-from datetime import datetime
 from pathlib import Path
+
+from transformers_env import compile_replica
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
 NAMES = ["llama3", "llama31"]
 ENGINES = ["teleprompt", "minijinja", "jinja2"]
-
-
-def compile_replica(source: str):
-    """transformers' `_compile_jinja_template` (utils/chat_template_utils.py),
-    reduced to what shapes rendering: the environment, the `{% generation %}`
-    tag (a call block that returns its body), `tojson`, `raise_exception`,
-    `strftime_now`. transformers 5 also replaces the `dict` and `namespace`
-    globals with sandbox-hardened versions; the Llama templates use neither."""
-    import jinja2
-    import jinja2.ext
-    import jinja2.nodes
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    class AssistantTracker(jinja2.ext.Extension):
-        tags = {"generation"}
-
-        def parse(self, parser):
-            lineno = next(parser.stream).lineno
-            body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
-            return jinja2.nodes.CallBlock(
-                self.call_method("_generation_support"), [], [], body
-            ).set_lineno(lineno)
-
-        @jinja2.pass_eval_context
-        def _generation_support(self, context, caller):
-            return caller()
-
-    def raise_exception(message):
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-        return json.dumps(
-            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-        )
-
-    def strftime_now(format):
-        return datetime.now().strftime(format)
-
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True,
-        lstrip_blocks=True,
-        extensions=[AssistantTracker, jinja2.ext.loopcontrols],
-    )
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = strftime_now
-    return env.from_string(source)
 
 
 def transformers_compiler():
