@@ -35,17 +35,23 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use teleprompt::{Data, LoadOptions, Prompt, Syntax};
 
 mod chat;
+#[path = "../../chat_template.rs"]
+mod chat_template;
+#[path = "../../cli.rs"]
+mod cli;
+#[path = "../../gotmpl_value.rs"]
+mod gotmpl_value;
 #[path = "../../race.rs"]
 mod race;
 #[path = "../../timing.rs"]
 mod timing;
 mod turn;
+use gotmpl_value::to_gotmpl;
 use race::{race, Engine};
 
 /// The py_prompt engines, as `--only` and the JSON lines name them.
@@ -95,36 +101,26 @@ fn parse_args() -> Result<Args, String> {
         conversation: "chat_20.json".to_string(),
         turns: Vec::new(),
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut value = |flag: &str| it.next().ok_or(format!("{flag} needs a value"));
+    let mut flags = cli::Flags::from_env();
+    while let Some(arg) = flags.next() {
         match arg.as_str() {
-            "--data" => args.data = value("--data")?.into(),
-            "--templates" => args.templates = value("--templates")?.into(),
-            "--out" => args.out = Some(value("--out")?.into()),
+            "--data" => args.data = flags.value()?.into(),
+            "--templates" => args.templates = flags.value()?.into(),
+            "--out" => args.out = Some(flags.value()?.into()),
             "--render-only" => args.render_only = true,
-            "--only" => args.only = Some(value("--only")?),
+            "--only" => args.only = Some(flags.value()?),
             "--chat" => args
                 .chats
-                .extend(value("--chat")?.split(',').map(str::to_string)),
-            "--conversation" => args.conversation = value("--conversation")?,
+                .extend(flags.value()?.split(',').map(str::to_string)),
+            "--conversation" => args.conversation = flags.value()?,
             "--turn" => {
-                for len in value("--turn")?.split(',') {
+                for len in flags.value()?.split(',') {
                     args.turns
                         .push(len.parse().map_err(|e| format!("--turn {len}: {e}"))?);
                 }
             }
-            "--runs" => {
-                args.runs = value("--runs")?
-                    .parse()
-                    .map_err(|e| format!("--runs: {e}"))?
-            }
-            "--time-ms" => {
-                let ms: u64 = value("--time-ms")?
-                    .parse()
-                    .map_err(|e| format!("--time-ms: {e}"))?;
-                args.run_time = Duration::from_millis(ms);
-            }
+            "--runs" => args.runs = flags.parse()?,
+            "--time-ms" => args.run_time = flags.millis()?,
             "-h" | "--help" => return Err(USAGE.into()),
             _ if arg.starts_with("--") => return Err(format!("unknown flag {arg}")),
             _ => args.sizes.push(arg),
@@ -148,28 +144,6 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     Ok(args)
-}
-
-/// JSON to gotmpl's value, as a Go host's data would be: integers `Int`,
-/// other numbers `Float`, objects gotmpl's (sorted) maps.
-fn to_gotmpl(value: &serde_json::Value) -> gotmpl::Value {
-    use gotmpl::Value;
-    match value {
-        serde_json::Value::Null => Value::Nil,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::Int(i),
-            (None, Some(u)) => Value::Uint(u),
-            (None, None) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => Value::String(s.as_str().into()),
-        serde_json::Value::Array(items) => Value::List(items.iter().map(to_gotmpl).collect()),
-        serde_json::Value::Object(map) => Value::Map(Arc::new(
-            map.iter()
-                .map(|(key, value)| (Arc::<str>::from(key.as_str()), to_gotmpl(value)))
-                .collect(),
-        )),
-    }
 }
 
 /// The floor: the workload's text written straight from the JSON with
@@ -333,10 +307,11 @@ fn bench(size: &str, args: &Args) -> Result<(), String> {
         .map(|(engine, text)| text.map_err(|e| format!("{engine}: {e}")))
         .collect::<Result<_, _>>()?;
     if let Some(out) = &args.out {
-        for (engine, text) in ENGINES.iter().zip(&texts) {
-            let path = out.join(format!("{name}.{engine}.txt"));
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        }
+        cli::write_texts(
+            out,
+            &name,
+            ENGINES.into_iter().zip(texts.iter().map(String::as_str)),
+        )?;
     }
     let differ: Vec<&str> = ENGINES
         .iter()
@@ -425,43 +400,20 @@ fn bench(size: &str, args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::from(2);
+    cli::main(parse_args, |args| {
+        for size in &args.sizes {
+            bench(size, &args).map_err(|message| format!("py_prompt_{size}: {message}"))?;
         }
-    };
-    for size in &args.sizes {
-        if let Err(message) = bench(size, &args) {
-            eprintln!("py_prompt_{size}: {message}");
-            return ExitCode::FAILURE;
-        }
-    }
-    if !args.chats.is_empty() {
-        let path = args.data.join(&args.conversation);
-        let json: serde_json::Value = match std::fs::read_to_string(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-        {
-            Ok(json) => json,
-            Err(message) => {
-                eprintln!("{}: {message}", path.display());
-                return ExitCode::FAILURE;
-            }
-        };
-        for name in &args.chats {
-            if let Err(message) = chat::bench(name, &json, &args) {
-                eprintln!("{name}_chat_template: {message}");
-                return ExitCode::FAILURE;
+        if !args.chats.is_empty() {
+            let json = chat_template::read_json(&args.data.join(&args.conversation))?;
+            for name in &args.chats {
+                chat::bench(name, &json, &args)
+                    .map_err(|message| format!("{name}_chat_template: {message}"))?;
             }
         }
-    }
-    if !args.turns.is_empty() {
-        if let Err(message) = turn::bench(&args.turns, &args) {
-            eprintln!("turn: {message}");
-            return ExitCode::FAILURE;
+        if !args.turns.is_empty() {
+            turn::bench(&args.turns, &args).map_err(|message| format!("turn: {message}"))?;
         }
-    }
-    ExitCode::SUCCESS
+        Ok(())
+    })
 }

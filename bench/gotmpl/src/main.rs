@@ -16,14 +16,18 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use gotmpl::{MissingKey, Template, TemplateError, Value};
 use teleprompt::{Data, LoadOptions, Prompt, Syntax};
 
+#[path = "../../cli.rs"]
+mod cli;
+#[path = "../../gotmpl_value.rs"]
+mod gotmpl_value;
 #[path = "../../timing.rs"]
 mod timing;
+use gotmpl_value::to_gotmpl;
 use timing::{calibrate, median, time_run};
 
 struct Args {
@@ -45,27 +49,17 @@ fn parse_args() -> Result<Args, String> {
         only: None,
         names: Vec::new(),
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut value = |flag: &str| it.next().ok_or(format!("{flag} needs a value"));
+    let mut flags = cli::Flags::from_env();
+    while let Some(arg) = flags.next() {
         match arg.as_str() {
-            "--data" => args.data = value("--data")?.into(),
-            "--out" => args.out = Some(value("--out")?.into()),
-            "--only" => match value("--only")?.as_str() {
+            "--data" => args.data = flags.value()?.into(),
+            "--out" => args.out = Some(flags.value()?.into()),
+            "--only" => match flags.value()?.as_str() {
                 engine @ ("teleprompt" | "gotmpl") => args.only = Some(engine.to_string()),
                 other => return Err(format!("--only: unknown engine {other}")),
             },
-            "--runs" => {
-                args.runs = value("--runs")?
-                    .parse()
-                    .map_err(|e| format!("--runs: {e}"))?
-            }
-            "--time-ms" => {
-                let ms: u64 = value("--time-ms")?
-                    .parse()
-                    .map_err(|e| format!("--time-ms: {e}"))?;
-                args.run_time = Duration::from_millis(ms);
-            }
+            "--runs" => args.runs = flags.parse()?,
+            "--time-ms" => args.run_time = flags.millis()?,
             _ if arg.starts_with("--") => return Err(format!("unknown flag {arg}")),
             _ => args.names.push(arg),
         }
@@ -74,29 +68,6 @@ fn parse_args() -> Result<Args, String> {
         return Err("usage: teleprompt-bench-gotmpl [--data DIR] [--runs N] [--time-ms MS] [--out DIR] [--only ENGINE] NAME...".into());
     }
     Ok(args)
-}
-
-/// JSON to gotmpl's value: integers stay `Int` (as Go's `int` fields in a
-/// host struct), other numbers are `Float`, objects become sorted maps.
-fn to_gotmpl(value: &serde_json::Value) -> Value {
-    match value {
-        serde_json::Value::Null => Value::Nil,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => match n.as_u64() {
-                Some(u) => Value::Uint(u),
-                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
-        },
-        serde_json::Value::String(s) => Value::String(s.as_str().into()),
-        serde_json::Value::Array(items) => Value::List(items.iter().map(to_gotmpl).collect()),
-        serde_json::Value::Object(map) => Value::Map(Arc::new(
-            map.iter()
-                .map(|(k, v)| (Arc::<str>::from(k.as_str()), to_gotmpl(v)))
-                .collect(),
-        )),
-    }
 }
 
 /// gotmpl's value back to JSON, for `toJSON` (maps come out with sorted
@@ -185,12 +156,7 @@ fn bench(name: &str, args: &Args) -> Result<(), String> {
         .execute_to_string(&value)
         .map_err(|e| format!("gotmpl: {e}"))?;
     if let Some(out) = &args.out {
-        let write = |engine: &str, text: &str| {
-            let path = out.join(format!("{name}.{engine}.txt"));
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
-        };
-        write("teleprompt", &ours)?;
-        write("gotmpl", &theirs)?;
+        cli::write_texts(out, name, [("teleprompt", &*ours), ("gotmpl", &*theirs)])?;
     }
     if ours != theirs {
         eprintln!("warning: {name}: teleprompt and gotmpl render different text");
@@ -231,18 +197,10 @@ fn bench(name: &str, args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::from(2);
+    cli::main(parse_args, |args| {
+        for name in &args.names {
+            bench(name, &args).map_err(|message| format!("{name}: {message}"))?;
         }
-    };
-    for name in &args.names {
-        if let Err(message) = bench(name, &args) {
-            eprintln!("{name}: {message}");
-            return ExitCode::FAILURE;
-        }
-    }
-    ExitCode::SUCCESS
+        Ok(())
+    })
 }

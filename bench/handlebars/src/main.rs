@@ -28,6 +28,8 @@ use std::time::Duration;
 use handlebars::{Context, Handlebars};
 use teleprompt::{Data, LoadOptions, Prompt};
 
+#[path = "../../cli.rs"]
+mod cli;
 #[path = "../../race.rs"]
 mod race;
 #[path = "../../timing.rs"]
@@ -55,27 +57,17 @@ fn parse_args() -> Result<Args, String> {
         only: None,
         names: Vec::new(),
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut value = |flag: &str| it.next().ok_or(format!("{flag} needs a value"));
+    let mut flags = cli::Flags::from_env();
+    while let Some(arg) = flags.next() {
         match arg.as_str() {
-            "--data" => args.data = value("--data")?.into(),
-            "--out" => args.out = Some(value("--out")?.into()),
-            "--only" => match value("--only")?.as_str() {
+            "--data" => args.data = flags.value()?.into(),
+            "--out" => args.out = Some(flags.value()?.into()),
+            "--only" => match flags.value()?.as_str() {
                 engine @ ("teleprompt" | "handlebars-rust") => args.only = Some(engine.to_string()),
                 other => return Err(format!("--only: unknown engine {other}")),
             },
-            "--runs" => {
-                args.runs = value("--runs")?
-                    .parse()
-                    .map_err(|e| format!("--runs: {e}"))?
-            }
-            "--time-ms" => {
-                let ms: u64 = value("--time-ms")?
-                    .parse()
-                    .map_err(|e| format!("--time-ms: {e}"))?;
-                args.run_time = Duration::from_millis(ms);
-            }
+            "--runs" => args.runs = flags.parse()?,
+            "--time-ms" => args.run_time = flags.millis()?,
             "-h" | "--help" => return Err(USAGE.into()),
             _ if arg.starts_with("--") => return Err(format!("unknown flag {arg}")),
             _ => args.names.push(arg),
@@ -115,12 +107,11 @@ fn bench(name: &str, args: &Args) -> Result<(), String> {
         .render_with_context(name, &context)
         .map_err(|e| format!("handlebars-rust: {e}"))?;
     if let Some(out) = &args.out {
-        let write = |engine: &str, text: &str| {
-            let path = out.join(format!("{name}.{engine}.txt"));
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
-        };
-        write("teleprompt", &ours)?;
-        write("handlebars-rust", &theirs)?;
+        cli::write_texts(
+            out,
+            name,
+            [("teleprompt", &*ours), ("handlebars-rust", &*theirs)],
+        )?;
     }
     if ours != theirs {
         eprintln!("warning: {name}: teleprompt and handlebars-rust render different text");
@@ -158,18 +149,10 @@ fn bench(name: &str, args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::from(2);
+    cli::main(parse_args, |args| {
+        for name in &args.names {
+            bench(name, &args).map_err(|message| format!("{name}: {message}"))?;
         }
-    };
-    for name in &args.names {
-        if let Err(message) = bench(name, &args) {
-            eprintln!("{name}: {message}");
-            return ExitCode::FAILURE;
-        }
-    }
-    ExitCode::SUCCESS
+        Ok(())
+    })
 }
