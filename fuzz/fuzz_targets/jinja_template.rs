@@ -4,6 +4,8 @@
 //! against fixed chat-template data (`messages` with roles, content parts
 //! and tool calls, `tools`, `add_generation_prompt`, special tokens) and a
 //! conversation history, then writes the result in every output format.
+//! It renders the same turn three times: the first render reads the data
+//! afresh, the later ones read what its layers kept, and all must agree.
 //! Nothing may panic, hang or overflow the stack.
 //!
 //! Run: `cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run jinja_template -- -dict=jinja.dict`
@@ -14,6 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
+use teleprompt::context::Clock;
 use teleprompt::limits::Limits;
 use teleprompt::messages::history_from_value;
 use teleprompt::{ChatMessage, LoadOptions, OutputFormat, PromptContext, Strictness, Syntax};
@@ -122,9 +125,26 @@ fuzz_target!(|bytes: &[u8]| {
     let Ok(context) = context.data(data()) else {
         return;
     };
-    if let Ok(rendered) = prompt.render_turn(&context) {
+    // A fixed clock, so that renders of the same turn agree.
+    let Ok(clock) = Clock::parse("2026-11-26T08:00:00Z") else {
+        return;
+    };
+    let context = context.clock(clock);
+    let first = prompt.render_turn(&context);
+    if let Ok(rendered) = &first {
         for format in OutputFormat::ALL {
             let _ = rendered.to_format(format);
         }
+    }
+    // The second render of the same data reads the objects its layers
+    // kept from the first, the third reuses them: all three must agree.
+    let outcome = |result: &Result<teleprompt::Rendered, teleprompt::Error>| match result {
+        Ok(rendered) => Ok(rendered.text().to_string()),
+        Err(error) => Err(error.to_string()),
+    };
+    let expected = outcome(&first);
+    for round in 2..=3 {
+        let again = outcome(&prompt.render_turn(&context));
+        assert_eq!(again, expected, "render {round} of the same data differs");
     }
 });
