@@ -1146,3 +1146,36 @@ pub(super) fn arg_expr<'e, 'a>(arg: &'e ast::CallArg<'a>) -> &'e ast::Expr<'a> {
         | ast::CallArg::KwargSplat(e) => e,
     }
 }
+
+/// The span of the first `{% import … as NAME %}` whose `NAME` cannot be
+/// assigned to (minijinja parses it as any expression: `as f.keys()`).
+pub(super) fn unassignable_import(stmt: &ast::Stmt<'_>) -> Option<std::ops::Range<usize>> {
+    fn assignable(expr: &ast::Expr<'_>) -> bool {
+        match expr {
+            ast::Expr::Var(_) | ast::Expr::GetAttr(_) => true,
+            ast::Expr::List(list) => list.items.iter().all(assignable),
+            _ => false,
+        }
+    }
+    fn first(stmts: &[ast::Stmt<'_>]) -> Option<std::ops::Range<usize>> {
+        stmts.iter().find_map(unassignable_import)
+    }
+    match stmt {
+        ast::Stmt::Import(import) if !assignable(&import.name) => {
+            Some(full_start(&import.name)..import.name.span().end_offset as usize)
+        }
+        ast::Stmt::Template(template) => first(&template.children),
+        ast::Stmt::ForLoop(for_loop) => {
+            first(&for_loop.body).or_else(|| first(&for_loop.else_body))
+        }
+        ast::Stmt::IfCond(cond) => first(&cond.true_body).or_else(|| first(&cond.false_body)),
+        ast::Stmt::WithBlock(with) => first(&with.body),
+        ast::Stmt::SetBlock(set) => first(&set.body),
+        ast::Stmt::AutoEscape(block) => first(&block.body),
+        ast::Stmt::FilterBlock(block) => first(&block.body),
+        ast::Stmt::Block(block) => first(&block.body),
+        ast::Stmt::Macro(m) => first(&m.body),
+        ast::Stmt::CallBlock(call) => first(&call.macro_decl.body),
+        _ => None,
+    }
+}

@@ -482,6 +482,14 @@ fn scan(
         unclosed_block_error(&error, text, checks.syntax.clone())
             .unwrap_or_else(|| convert_error(&error, text, &Edited::default(), None))
     })?;
+    if let Some(span) = check::unassignable_import(&ast) {
+        // minijinja would panic compiling it (the name after `as` is read
+        // as any expression, and assigned as a name).
+        return Err(TemplateError::parse(
+            Some(span),
+            "`{% import … as NAME %}` needs a name after `as`",
+        ));
+    }
     let mut found = crate::diagnostics::Found::default();
     let mut checker = Checker::new(checks.limits);
     checker.files = checks.files;
