@@ -15,10 +15,12 @@
 //! - every `for` walks a path of the data (`a.b[0].c`, `a[1:]`, optionally
 //!   through `|items`, `|dictsort`, `|reverse`, `|sort`, `|list`,
 //!   `|unique`, `.items()`, `.keys()` or `.values()`) that starts at a name
-//!   the template assigns nothing but such paths (`set messages =
-//!   messages[1:]`, as chat templates do; `set` and `with`), and for a loop
-//!   inside another loop, at the innermost enclosing loop's own variable
-//!   (`for t in d.tags` inside `for d in documents`);
+//!   the template assigns (`set`, `with`) nothing but such paths or
+//!   constants (`set messages = messages[1:]`, `set tools = none`, as chat
+//!   templates do); for a loop inside another loop, the path starts at the
+//!   innermost enclosing loop's own variable (`for t in d.tags` inside
+//!   `for d in documents`), or at a name that loop's body alone assigns
+//!   paths from it (`set call = message.tool_calls[0].function`);
 //! - no `recursive` loop.
 //!
 //! Anything else keeps the fuel.
