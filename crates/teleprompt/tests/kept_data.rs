@@ -191,3 +191,24 @@ fn turns_of_one_context_read_its_data_alike() {
         );
     }
 }
+
+#[test]
+fn deep_and_huge_data_read_alike_every_time() {
+    // 120 levels of nesting (data stops at 128), read to the bottom.
+    let mut deep = json!({"leaf": "bottom"});
+    for _ in 0..120 {
+        deep = json!({ "next": deep });
+    }
+    let path = format!("{{{{ d{}.leaf }}}}", ".next".repeat(120));
+    let data = Data::new(json!({ "d": deep }));
+    assert_same(&renders(&prompt("p.j2", &path), &data, 3), "bottom");
+    // 200,000 elements: one read near the end, its length, and a missing
+    // index, alike on the first render and on those that keep the list.
+    let items: Vec<Value> = (0..200_000).map(|i| json!({ "n": i })).collect();
+    let data = Data::new(json!({ "items": items }));
+    let one = prompt("p.j2", "{{ items[199998].n }} {{ items|length }}");
+    assert_same(&renders(&one, &data, 3), "199998 200000");
+    let past = renders(&prompt("p.j2", "{{ items[200000].n }}"), &data, 3);
+    assert!(past[0].starts_with("error: "), "{}", past[0]);
+    assert_same(&past, &past[0]);
+}

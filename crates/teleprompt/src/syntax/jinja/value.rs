@@ -250,6 +250,24 @@ impl Filled {
     }
 }
 
+/// Python's `repr` of one of our objects, as Jinja2 prints data.
+fn write_repr(
+    object: Arc<impl Object + 'static>,
+    f: &mut std::fmt::Formatter<'_>,
+) -> std::fmt::Result {
+    f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(object)))
+}
+
+/// The value `slot` holds, made by `make` and kept there the first time.
+/// (`make` runs outside the slot's lock: it may read other slots.)
+fn kept_in(slot: &OnceLock<JValue>, make: impl FnOnce() -> Option<JValue>) -> Option<JValue> {
+    if let Some(made) = slot.get() {
+        return Some(made.clone());
+    }
+    let made = make()?;
+    Some(slot.get_or_init(|| made).clone())
+}
+
 /// Up to [`CHUNK`] elements of an array, each made when first read.
 type Chunk = Box<[OnceLock<JValue>]>;
 
@@ -345,11 +363,7 @@ impl Tree {
         }
         let filled = self.filled();
         let (key, slot) = filled.entry(name)?;
-        if let Some(made) = slot.get() {
-            return Some(made.clone());
-        }
-        let made = self.make_by_key(name, Some(key))?;
-        Some(slot.get_or_init(|| made).clone())
+        kept_in(slot, || self.make_by_key(name, Some(key)))
     }
 
     /// Makes the child under `name` (`key`: the key as a value, when the
@@ -389,13 +403,10 @@ impl Tree {
             let size = CHUNK.min(self.len - index / CHUNK * CHUNK);
             (0..size).map(|_| OnceLock::new()).collect()
         });
-        let slot = chunk.get(index % CHUNK)?;
-        if let Some(made) = slot.get() {
-            return Some(made.clone());
-        }
-        let found = self.value()?.as_array()?.get(index)?;
-        let made = self.child(Step::Index(index), found);
-        Some(slot.get_or_init(|| made).clone())
+        kept_in(chunk.get(index % CHUNK)?, || {
+            let found = self.value()?.as_array()?.get(index)?;
+            Some(self.child(Step::Index(index), found))
+        })
     }
 
     /// A child of this tree: scalars as values, objects and arrays as trees.
@@ -532,9 +543,7 @@ impl Object for Tree {
     where
         Self: Sized + 'static,
     {
-        f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(
-            self.clone(),
-        )))
+        write_repr(self.clone(), f)
     }
 }
 
@@ -630,15 +639,10 @@ impl Object for Merged {
         let found = match &self.kept {
             Some(kept) => {
                 let filled = kept.get_or_init(|| Filled::map(self.keys().into()));
-                match filled.entry(name) {
-                    Some((_, slot)) => match slot.get() {
-                        Some(made) => Some(made.clone()),
-                        None => self
-                            .find(name)
-                            .map(|made| slot.get_or_init(|| made).clone()),
-                    },
-                    None => None,
-                }
+                // An absent key is a miss, noted below.
+                filled
+                    .entry(name)
+                    .and_then(|(_, slot)| kept_in(slot, || self.find(name)))
             }
             None => self.find(name),
         };
@@ -667,9 +671,7 @@ impl Object for Merged {
     where
         Self: Sized + 'static,
     {
-        f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(
-            self.clone(),
-        )))
+        write_repr(self.clone(), f)
     }
 }
 
