@@ -58,6 +58,12 @@ pub(crate) enum Flavor {
     Go,
     /// Handlebars.
     Handlebars,
+    /// Jinja, lowered where every construct of the template has its exact
+    /// meaning here (`syntax/jinja/lower.rs`). Such a program renders only
+    /// what it can render as Jinja does: values print as Python prints
+    /// them, or not at all, and anything else is an error, after which
+    /// the template renders on minijinja.
+    Jinja,
 }
 
 /// A host function the program calls, with its name as templates write it.
@@ -208,6 +214,17 @@ pub(crate) enum Instr {
     /// arguments: an error when the current context also has a key `name`
     /// (handlebars.js would call the helper and hide the data's value).
     BareHelper { name: Box<str>, span: Span },
+    /// A Jinja `for` over a list: `elem` holds each item; slot `pass`
+    /// the pass's index (from 0) and `pass + 1` the list's length, which
+    /// `loop.*` ([`Expr::Loop`]) reads. Anything but a list is an error.
+    ForList {
+        value: Expr,
+        elem: u32,
+        pass: u32,
+        body: Block,
+        otherwise: Block,
+        span: Span,
+    },
     /// Leaves the innermost loop.
     Break,
     /// Goes on with the next iteration of the innermost loop.
@@ -245,12 +262,64 @@ pub(crate) enum Expr {
         keys: Box<[Key]>,
         span: Span,
     },
+    /// A field of a Jinja loop ([`Instr::ForList`]) whose slots start
+    /// at `pass`.
+    Loop { pass: u32, field: LoopField },
     /// A function call; a pipeline's previous value is the last argument.
     Call {
         func: Func,
         args: Box<[Expr]>,
         span: Span,
     },
+}
+
+/// What Jinja's `loop.NAME` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LoopField {
+    /// `loop.index`: the pass, from 1.
+    Index,
+    /// `loop.index0`: the pass, from 0.
+    Index0,
+    /// `loop.revindex`: passes left, this one included.
+    Revindex,
+    /// `loop.revindex0`: passes left after this one.
+    Revindex0,
+    /// `loop.first`.
+    First,
+    /// `loop.last`.
+    Last,
+    /// `loop.length`.
+    Length,
+}
+
+impl LoopField {
+    /// The field `loop.NAME` names, if it is one of these.
+    pub(crate) fn named(name: &str) -> Option<LoopField> {
+        Some(match name {
+            "index" => LoopField::Index,
+            "index0" => LoopField::Index0,
+            "revindex" => LoopField::Revindex,
+            "revindex0" => LoopField::Revindex0,
+            "first" => LoopField::First,
+            "last" => LoopField::Last,
+            "length" => LoopField::Length,
+            _ => return None,
+        })
+    }
+
+    /// Its value on pass `index` (from 0) of `length`.
+    pub(crate) fn of(self, index: i64, length: i64) -> super::value::Value<'static> {
+        use super::value::Value;
+        match self {
+            LoopField::Index => Value::Int(index + 1),
+            LoopField::Index0 => Value::Int(index),
+            LoopField::Revindex => Value::Int(length - index),
+            LoopField::Revindex0 => Value::Int(length - index - 1),
+            LoopField::First => Value::Bool(index == 0),
+            LoopField::Last => Value::Bool(index + 1 == length),
+            LoopField::Length => Value::Int(length),
+        }
+    }
 }
 
 /// One key of a path.

@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use super::gofmt;
 use super::helpers;
-use super::program::{Block, Const, Expr, Flavor, Func, Instr, Key, PartialContent, Program, Span};
+use super::program::{
+    Block, Const, Expr, Flavor, Func, Instr, Key, LoopField, PartialContent, Program, Span,
+};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::{data, functions, messages, Data, Strictness};
@@ -118,6 +120,17 @@ fn internal(span: Span) -> Box<TemplateError> {
     Box::new(TemplateError::render(
         Some(span.range()),
         "internal error: malformed program",
+    ))
+}
+
+/// A value a program lowered from Jinja does not handle the way Jinja
+/// does (`what`: what it was to do with it): the template renders on
+/// minijinja instead, which gives the result, or the error, Jinja gives.
+#[cold]
+fn not_jinja(span: Span, what: &str, value: &Value<'_>) -> Box<TemplateError> {
+    Box::new(TemplateError::render(
+        Some(span.range()),
+        format!("cannot {what} {} here", value.kind_name()),
     ))
 }
 
@@ -324,6 +337,14 @@ impl<'a> Renderer<'a> {
                     ))).into());
                 }
             }
+            Instr::ForList {
+                value,
+                elem,
+                pass,
+                body,
+                otherwise,
+                span,
+            } => return self.exec_for_list(value, (*elem, *pass), body, otherwise, *span, dot),
             Instr::Break => return Ok(Flow::Break),
             Instr::Continue => return Ok(Flow::Continue),
         }
@@ -514,6 +535,35 @@ impl<'a> Renderer<'a> {
         }
         if !ran {
             return self.exec_block(otherwise, dot);
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// A Jinja `for` over a list of the data ([`Instr::ForList`]).
+    fn exec_for_list(
+        &mut self,
+        value: &'a Expr,
+        (elem, pass): (u32, u32),
+        body: &'a Block,
+        otherwise: &'a Block,
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Flow> {
+        let items = match self.eval(value, dot, false)? {
+            Value::Array(items) => items,
+            other => return Err(not_jinja(span, "iterate", &other)),
+        };
+        if items.is_empty() {
+            return self.exec_block(otherwise, dot);
+        }
+        let length = Value::Int(i64::try_from(items.len()).unwrap_or(i64::MAX));
+        self.set(pass + 1, length);
+        for (i, item) in items.iter().enumerate() {
+            self.set(pass, Value::Int(i as i64));
+            let item = Value::from_json(item);
+            if self.iterate(span, (None, Value::Null), Some(elem), item, body)? {
+                break;
+            }
         }
         Ok(Flow::Normal)
     }
@@ -890,6 +940,16 @@ impl<'a> Renderer<'a> {
 
     #[inline(never)]
     fn print_other(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
+        if self.program.flavor == Flavor::Jinja {
+            // Python's `str()` of a bool; other values print on minijinja.
+            return match value {
+                Value::Bool(b) => {
+                    self.out.push_str(if *b { "True" } else { "False" });
+                    Ok(())
+                }
+                other => Err(not_jinja(span, "print", other)),
+            };
+        }
         match value {
             Value::Missing => {
                 if self.program.strictness != Strictness::Lenient {
@@ -935,8 +995,18 @@ impl<'a> Renderer<'a> {
                 Some(json) => Ok(Value::from_json(json)),
                 None => self.eval_path(expr, dot, test),
             },
+            Expr::Loop { pass, field } => Ok(self.loop_field(*pass, *field)),
             Expr::Call { func, args, span } => self.call(*func, args, *span, dot, test),
         }
+    }
+
+    /// `loop.NAME` of the Jinja loop whose slots start at `pass`.
+    fn loop_field(&self, pass: u32, field: LoopField) -> Value<'a> {
+        let slot = |n: u32| match self.vars.get(self.frame + (pass + n) as usize) {
+            Some(Value::Int(i)) => *i,
+            _ => 0,
+        };
+        field.of(slot(0), slot(1))
     }
 
     /// The JSON a path reaches, when it reads keys that objects of the
@@ -1404,6 +1474,17 @@ impl<'a> Renderer<'a> {
             }
             Func::Len => {
                 let value = self.arg(args, 0, span, dot)?;
+                if self.program.flavor == Flavor::Jinja {
+                    // Jinja's `length`: characters of a string, items of a list.
+                    let len = match &value {
+                        Value::Array(items) => items.len(),
+                        Value::Str(_) | Value::String(_) => {
+                            value.as_str().unwrap_or("").chars().count()
+                        }
+                        other => return Err(not_jinja(span, "count", other)),
+                    };
+                    return Ok(Value::Int(len as i64));
+                }
                 let len = match &value {
                     Value::Str(s) => s.len(),
                     Value::String(s) => s.len(),
@@ -1521,6 +1602,15 @@ impl<'a> Renderer<'a> {
                     ))
                     .into());
                 };
+                if self.program.flavor == Flavor::Jinja {
+                    // Jinja's `join` prints items with Python's `str()`:
+                    // the same text for strings and integers only.
+                    let plain = |item: &serde_json::Value| item.is_string() || item.is_i64();
+                    match &list {
+                        Value::Array(items) if items.iter().all(plain) => {}
+                        other => return Err(not_jinja(span, "join", other)),
+                    }
+                }
                 let items: &[serde_json::Value] = match &list {
                     Value::Array(items) => items,
                     Value::Json(json) if json.is_array() => {
@@ -1800,6 +1890,9 @@ impl<'a> Renderer<'a> {
         span: Span,
         read: (&[Expr], usize),
     ) -> Result<Value<'v>> {
+        if self.program.flavor == Flavor::Jinja && !matches!(value, Value::Array(_)) {
+            return Err(not_jinja(span, "index", value));
+        }
         Ok(match (value, index) {
             (Value::Array(items), Value::Int(n)) => {
                 match usize::try_from(*n).ok().and_then(|n| items.get(n)) {

@@ -29,6 +29,7 @@ mod fuel;
 mod growth;
 pub(crate) mod hf;
 mod inputs;
+mod lower;
 mod names;
 mod nesting;
 pub(crate) mod prompty;
@@ -89,6 +90,42 @@ pub(crate) struct JinjaTemplate {
     files: Option<files::Files>,
     /// The length of the last output, to size the next one's buffer.
     last_len: std::sync::atomic::AtomicUsize,
+    /// The template on teleprompt's own evaluator, where it lowers
+    /// (`lower`): tried first, minijinja renders when it declines.
+    direct: Option<Direct>,
+}
+
+/// A template lowered onto the engine, with how often it declined.
+struct Direct {
+    program: crate::engine::program::Program,
+    /// Renders that succeeded on it, and renders it declined (minijinja
+    /// rendered them): a template whose data keeps it declining stops
+    /// trying it.
+    rendered: std::sync::atomic::AtomicU32,
+    declined: std::sync::atomic::AtomicU32,
+}
+
+impl Direct {
+    /// The text, or `None` where minijinja is to render.
+    fn render(&self, data: &Data, expect: usize) -> Option<String> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (rendered, declined) = (self.rendered.load(Relaxed), self.declined.load(Relaxed));
+        if declined > 16 && declined / 4 > rendered {
+            return None;
+        }
+        match crate::engine::render(&self.program, data, expect) {
+            Ok(out) => {
+                if rendered < u32::MAX {
+                    self.rendered.store(rendered + 1, Relaxed);
+                }
+                Some(out)
+            }
+            Err(_) => {
+                self.declined.store(declined.saturating_add(1), Relaxed);
+                None
+            }
+        }
+    }
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -312,6 +349,24 @@ impl JinjaTemplate {
         if !needs_fuel {
             env.set_fuel(None);
         }
+        // The direct path only for templates that run without fuel: the
+        // engine counts steps in its own way, and a render it declines for
+        // them runs on minijinja, uncounted there too. It is lowered from
+        // the body as written: a plain Jinja body's only rewriting is the
+        // bound checks (the engine checks what its filters build itself)
+        // and pongo2's autoescape spellings (not lowered).
+        let direct = (dialect == Dialect::Jinja
+            && !needs_fuel
+            && files.is_none()
+            && found.errors.is_empty())
+        .then(|| machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok())
+        .flatten()
+        .and_then(|ast| lower::lower(&ast, body, limits))
+        .map(|program| Direct {
+            program,
+            rendered: Default::default(),
+            declined: Default::default(),
+        });
         env.add_template_owned(TEMPLATE_NAME, compiled)
             .map_err(|error| convert_error(&error, body, &source, None))?;
         let template = JinjaTemplate {
@@ -325,6 +380,7 @@ impl JinjaTemplate {
             dialect,
             files,
             last_len: Default::default(),
+            direct,
         };
         Ok((template, found.into_error()))
     }
@@ -362,13 +418,22 @@ impl JinjaTemplate {
     }
 
     pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
+        let last_len = self.last_len.load(std::sync::atomic::Ordering::Relaxed);
+        if let Some(out) = self
+            .direct
+            .as_ref()
+            .and_then(|direct| direct.render(data, last_len.min(self.limits.max_output)))
+        {
+            self.last_len
+                .store(out.len(), std::sync::atomic::Ordering::Relaxed);
+            return Ok(out);
+        }
         let misses = std::rc::Rc::new(MissLog::default());
         let root = value::root(data, self.dialect == Dialect::ChatTemplate);
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
             .map_err(|error| TemplateError::render(None, error.to_string()))?;
-        let last_len = self.last_len.load(std::sync::atomic::Ordering::Relaxed);
         let mut out = CappedWriter {
             bytes: Vec::with_capacity(last_len.min(self.limits.max_output)),
             limit: self.limits.max_output,
