@@ -387,6 +387,30 @@ pub(crate) enum Func {
     /// A host function: its index in [`Program::hosts`]. It takes any
     /// number of arguments, as JSON.
     Host(u16),
+    /// Jinja's own operators and tests, in programs lowered from Jinja.
+    Jinja(JinjaOp),
+}
+
+/// Jinja's operators, tests and filters that Go and Handlebars do not
+/// have, as the direct path lowers them (`syntax/jinja/lower.rs`); each
+/// fails where Jinja's result would differ from what it computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JinjaOp {
+    /// `x is defined`: the argument is a path or a variable; only its last
+    /// key may be missing (from an object).
+    Defined,
+    /// `x | default(y)`: `x`, or `y` where `x` is not defined (as
+    /// [`JinjaOp::Defined`] tells).
+    Default,
+    /// `a ~ b`: both printed (strings, integers, booleans) and joined.
+    Concat,
+    /// `a + b` of two strings or two integers.
+    Add,
+    /// `a in b`: a substring, an element of a list, a key of a map.
+    In,
+    /// `a if c else b`, arguments in that order, the unused one not
+    /// evaluated.
+    Cond,
 }
 
 impl Func {
@@ -441,6 +465,14 @@ impl Func {
                 Func::Lookup => "lookup",
                 Func::Dict => "hash",
                 Func::Hbs(helper) => helper.name(),
+                Func::Jinja(op) => match op {
+                    JinjaOp::Defined => "defined",
+                    JinjaOp::Default => "default",
+                    JinjaOp::Concat => "~",
+                    JinjaOp::Add => "+",
+                    JinjaOp::In => "in",
+                    JinjaOp::Cond => "if",
+                },
                 _ => "?",
             },
             |(name, _)| name,
@@ -461,6 +493,9 @@ impl Func {
             Func::History => (0, Some(0)),
             Func::Media => (2, Some(2)),
             Func::Hbs(helper) => helper.arity(),
+            Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
+            Func::Jinja(JinjaOp::Cond) => (3, Some(3)),
+            Func::Jinja(_) => (2, Some(2)),
             Func::Eq => (2, None),
             Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join | Func::Lookup => {
                 (2, Some(2))

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::gofmt;
 use super::helpers;
 use super::program::{
-    Block, Const, Expr, Flavor, Func, Instr, Key, LoopField, PartialContent, Program, Span,
+    Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, PartialContent, Program, Span,
 };
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
@@ -1000,6 +1000,129 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// Jinja's operators ([`JinjaOp`]).
+    #[inline(never)]
+    fn jinja_op(
+        &mut self,
+        op: JinjaOp,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        match op {
+            JinjaOp::Defined => {
+                let expr = args.first().ok_or_else(|| internal(span))?;
+                Ok(Value::Bool(self.defined(expr, span, dot)?.is_some()))
+            }
+            JinjaOp::Default => {
+                let expr = args.first().ok_or_else(|| internal(span))?;
+                match self.defined(expr, span, dot)? {
+                    Some(value) => Ok(value),
+                    None => self.arg(args, 1, span, dot),
+                }
+            }
+            JinjaOp::Cond => {
+                let branch = if self.arg(args, 0, span, dot)?.is_true() {
+                    1
+                } else {
+                    2
+                };
+                self.arg(args, branch, span, dot)
+            }
+            JinjaOp::Concat | JinjaOp::Add => {
+                let a = self.arg(args, 0, span, dot)?;
+                let b = self.arg(args, 1, span, dot)?;
+                if op == JinjaOp::Add {
+                    match (&a, &b) {
+                        (Value::Int(x), Value::Int(y)) => {
+                            return x
+                                .checked_add(*y)
+                                .map(Value::Int)
+                                .ok_or_else(|| not_jinja(span, "add", &b));
+                        }
+                        (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {}
+                        (other, _) => return Err(not_jinja(span, "add", other)),
+                    }
+                }
+                let mut text = String::new();
+                for value in [&a, &b] {
+                    match value {
+                        Value::Str(_) | Value::String(_) => {
+                            self.fits(
+                                Func::Jinja(op),
+                                text.len() + value.as_str().map_or(0, str::len),
+                                span,
+                            )?;
+                            text.push_str(value.as_str().unwrap_or(""));
+                        }
+                        Value::Int(i) => gofmt::write_int(&mut text, *i),
+                        Value::Bool(b) => text.push_str(if *b { "True" } else { "False" }),
+                        other => return Err(not_jinja(span, "join", other)),
+                    }
+                }
+                self.built(Func::Jinja(op), text, span)
+            }
+            JinjaOp::In => {
+                let needle = self.arg(args, 0, span, dot)?;
+                let haystack = self.arg(args, 1, span, dot)?;
+                let found = match (&haystack, needle.as_str()) {
+                    (Value::Str(_) | Value::String(_), Some(needle)) => {
+                        haystack.as_str().unwrap_or("").contains(needle)
+                    }
+                    (Value::Object(view), Some(key)) => view.get(key).is_some(),
+                    (Value::Array(items), _) => {
+                        let mut found = false;
+                        for item in items.iter() {
+                            let item = Value::from_json(item);
+                            // Python's `==` across kinds (1 == 1.0, True == 1)
+                            // is not Go's: those are minijinja's to compare.
+                            if kind(&item) != kind(&needle) {
+                                return Err(not_jinja(span, "compare", &item));
+                            }
+                            if equal(&item, &needle)
+                                .map_err(|_| not_jinja(span, "compare", &item))?
+                            {
+                                found = true;
+                                break;
+                            }
+                        }
+                        found
+                    }
+                    (other, _) => return Err(not_jinja(span, "search", other)),
+                };
+                Ok(Value::Bool(found))
+            }
+        }
+    }
+
+    /// The value of a path whose last key may be missing (`None`), for
+    /// Jinja's `is defined` and `default`: any other step missing, or a
+    /// last step into something other than a map of the data, fails.
+    fn defined(
+        &mut self,
+        expr: &'a Expr,
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Option<Value<'a>>> {
+        let Expr::Path { base, keys, .. } = expr else {
+            return match self.eval(expr, dot, false)? {
+                Value::Missing => Err(not_jinja(span, "test", &Value::Missing)),
+                value => Ok(Some(value)),
+            };
+        };
+        let Some((last, init)) = keys.split_last() else {
+            return Err(internal(span));
+        };
+        let mut value = self.eval(base, dot, false)?;
+        for (i, key) in init.iter().enumerate() {
+            value = self.field(&value, key, i, expr, span, false)?;
+        }
+        match &value {
+            Value::Object(view) => Ok(view.get(&last.name).map(Value::from_view)),
+            other => Err(not_jinja(span, "test", other)),
+        }
+    }
+
     /// `loop.NAME` of the Jinja loop whose slots start at `pass`.
     fn loop_field(&self, pass: u32, field: LoopField) -> Value<'a> {
         let slot = |n: u32| match self.vars.get(self.frame + (pass + n) as usize) {
@@ -1433,6 +1556,7 @@ impl<'a> Renderer<'a> {
         // are: recursion that calls functions on the way costs its share.
         self.tick(span)?;
         match func {
+            Func::Jinja(op) => self.jinja_op(op, args, span, dot),
             Func::And | Func::Or => {
                 let mut last = Value::Missing;
                 for expr in args {

@@ -20,8 +20,11 @@
 //! - `for` walks lists only (a map's keys, a string's characters: on
 //!   minijinja); `x[0]` reads lists only;
 //! - `length`/`count` of lists and strings, `join` of strings and
-//!   integers, `lower`/`upper`/`trim` of strings; comparisons of values of
-//!   one kind (Go's and Python's rules agree there; mixed kinds fail).
+//!   integers, `lower`/`upper`/`trim` of strings; comparisons (and `in` a
+//!   list) of values of one kind (Go's and Python's rules agree there;
+//!   mixed kinds fail); `~` of strings, integers and booleans;
+//! - `is defined` and `default` read a path whose last key alone may be
+//!   missing, from a map of the data.
 //!
 //! What it lowers (anything else keeps the template on minijinja alone):
 //! text; `{{ expr }}`; `if`/`elif`/`else`; `for NAME in expr` with `else`,
@@ -30,8 +33,11 @@
 //! assigned or not at each place it is read); expressions of names,
 //! `.attr`, `["key"]`, `[n]` (n ≥ 0), constants (strings, integers,
 //! booleans, `none`), `not`, `and`, `or`, one comparison (`==`, `!=`, `<`,
-//! `<=`, `>`, `>=`), the filters above, and `loop.index`, `index0`,
-//! `revindex`, `revindex0`, `first`, `last`, `length`.
+//! `<=`, `>`, `>=`, `in`, `not in`), `a if c else b`, `~`, `+` (of two
+//! strings or two integers), `is defined`, `is undefined`, `is none`,
+//! `default(x)` (of a path or a variable, not of a name the environment
+//! defines), the filters above, and `loop.index`, `index0`, `revindex`,
+//! `revindex0`, `first`, `last`, `length`.
 //!
 //! Only plain Jinja bodies are lowered (not chat templates or Django),
 //! without other files, and only those minijinja runs without fuel (see
@@ -43,16 +49,26 @@
 use minijinja::machinery::{self, ast};
 use minijinja::value::ValueKind;
 
+use std::collections::HashSet;
+
 use crate::engine::program::{
-    Block, Const, Expr, Flavor, Func, Instr, Key, LoopField, Program, Span, Template,
+    Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program, Span, Template,
 };
 use crate::limits::Limits;
 use crate::Strictness;
 
 /// The program of `template` (parsed from `source`), if every construct
-/// it uses is lowered.
-pub(super) fn lower(template: &ast::Stmt<'_>, source: &str, limits: Limits) -> Option<Program> {
+/// it uses is lowered. `globals`: the names of the environment's functions
+/// (`range`, `namespace`, host functions…), which are defined where the
+/// data has no such key.
+pub(super) fn lower(
+    template: &ast::Stmt<'_>,
+    source: &str,
+    limits: Limits,
+    globals: &HashSet<String>,
+) -> Option<Program> {
     let mut lowerer = Lowerer {
+        globals,
         names: Vec::new(),
         loops: Vec::new(),
         // Slot 0 is the engine's `$`.
@@ -76,7 +92,8 @@ pub(super) fn lower(template: &ast::Stmt<'_>, source: &str, limits: Limits) -> O
     })
 }
 
-struct Lowerer<'a> {
+struct Lowerer<'a, 'g> {
+    globals: &'g HashSet<String>,
     /// Names bound to slots where the lowering is, innermost last: loop
     /// variables, and names set at the top level.
     names: Vec<(&'a str, u32)>,
@@ -88,7 +105,7 @@ struct Lowerer<'a> {
     depth: usize,
 }
 
-impl<'a> Lowerer<'a> {
+impl<'a> Lowerer<'a, '_> {
     fn slots(&mut self, count: u32) -> u32 {
         let first = self.next_slot;
         self.next_slot += count;
@@ -213,6 +230,34 @@ impl<'a> Lowerer<'a> {
                     _ => return None,
                 }
             }
+            ast::Expr::Test(test) => {
+                if !test.args.is_empty() {
+                    return None;
+                }
+                match test.name {
+                    "defined" => self.defined(&test.expr, expr.span())?,
+                    "undefined" => call(
+                        Func::Not,
+                        [self.defined(&test.expr, expr.span())?],
+                        expr.span(),
+                    ),
+                    "none" => call(
+                        Func::Eq,
+                        [self.expr(&test.expr)?, Expr::Const(Const::Null)],
+                        expr.span(),
+                    ),
+                    _ => return None,
+                }
+            }
+            ast::Expr::IfExpr(cond) => call(
+                Func::Jinja(JinjaOp::Cond),
+                [
+                    self.expr(&cond.test_expr)?,
+                    self.expr(&cond.true_expr)?,
+                    self.expr(cond.false_expr.as_ref()?)?,
+                ],
+                expr.span(),
+            ),
             ast::Expr::UnaryOp(op) => match op.op {
                 ast::UnaryOpKind::Not => call(Func::Not, [self.expr(&op.expr)?], expr.span()),
                 ast::UnaryOpKind::Neg => return None,
@@ -227,6 +272,9 @@ impl<'a> Lowerer<'a> {
                     ast::BinOpKind::Lte => Func::Le,
                     ast::BinOpKind::Gt => Func::Gt,
                     ast::BinOpKind::Gte => Func::Ge,
+                    ast::BinOpKind::Concat => Func::Jinja(JinjaOp::Concat),
+                    ast::BinOpKind::Add => Func::Jinja(JinjaOp::Add),
+                    ast::BinOpKind::In => Func::Jinja(JinjaOp::In),
                     _ => return None,
                 };
                 call(
@@ -246,7 +294,15 @@ impl<'a> Lowerer<'a> {
                     ast::CompareOpKind::Lte => Func::Le,
                     ast::CompareOpKind::Gt => Func::Gt,
                     ast::CompareOpKind::Gte => Func::Ge,
-                    _ => return None,
+                    ast::CompareOpKind::In => Func::Jinja(JinjaOp::In),
+                    ast::CompareOpKind::NotIn => {
+                        let found = call(
+                            Func::Jinja(JinjaOp::In),
+                            [self.expr(&compare.expr)?, self.expr(&op.expr)?],
+                            expr.span(),
+                        );
+                        return Some(call(Func::Not, [found], expr.span()));
+                    }
                 };
                 call(
                     func,
@@ -261,6 +317,17 @@ impl<'a> Lowerer<'a> {
                     "upper" => Func::Upper,
                     "trim" => Func::Trim,
                     "length" | "count" => Func::Len,
+                    "default" | "d" => {
+                        let [ast::CallArg::Pos(fallback)] = filter.args.as_slice() else {
+                            return None;
+                        };
+                        let input = self.defined_operand(filter.expr.as_ref()?)?;
+                        return Some(call(
+                            Func::Jinja(JinjaOp::Default),
+                            [input, self.expr(fallback)?],
+                            expr.span(),
+                        ));
+                    }
                     "join" => {
                         let separator = match filter.args.as_slice() {
                             [] => Expr::Const(Const::Str("".into())),
@@ -278,6 +345,30 @@ impl<'a> Lowerer<'a> {
             }
             _ => return None,
         })
+    }
+
+    /// `expr is defined`.
+    fn defined(&self, expr: &ast::Expr<'a>, at: machinery::Span) -> Option<Expr> {
+        Some(call(
+            Func::Jinja(JinjaOp::Defined),
+            [self.defined_operand(expr)?],
+            at,
+        ))
+    }
+
+    /// What `is defined` and `default` test: a path or a variable, not a
+    /// name the environment defines (a function is defined where the data
+    /// lacks the name).
+    fn defined_operand(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        let lowered = self.expr(expr)?;
+        match &lowered {
+            Expr::Var(_) => Some(lowered),
+            Expr::Path { base, keys, .. } => match (&**base, &**keys) {
+                (Expr::Root, [name]) if self.globals.contains(&*name.name) => None,
+                _ => Some(lowered),
+            },
+            _ => None,
+        }
     }
 
     /// `base.name` / `base["name"]`: `loop.index` and the like, or a key.
@@ -424,6 +515,12 @@ mod tests {
             "{{ user.name == 'Ada' }} {{ user.age != 3 }} {{ user.premium or docs }} {{ none == user.name }}",
             "{% for d in docs %}{% for t in d.tags %}{{ t }}{{ loop.index }}{% endfor %}{{ loop.index }}{% endfor %}",
             "{{ '  padded  ' | trim }}|{{ 'x' | length }}|{{ true }}",
+            "{{ user.name ~ ' (' ~ user.age ~ ', ' ~ user.premium ~ ')' }} {{ user.name + '!' }} {{ user.age + 1 }}",
+            "{{ 'a' in docs[0].tags }} {{ 3 in ids }} {{ 'Ad' in user.name }} {{ 'age' in user }} {{ 'x' not in user }}",
+            "{{ user.nick is defined }} {{ user.name is defined }} {{ user.nick is undefined }} {{ nothing is defined }} {{ user.name is none }}",
+            "{{ user.nick | default('no nick') }} {{ user.name | default('x') }} {{ nothing | d('none given') }}",
+            "{{ 'yes' if user.premium else 'no' }} {{ user.name if user.nick is defined else 'anon' }}",
+            "{% for d in docs %}{{ d.draft | default(false) }}{{ d.title ~ '.' }}{% endfor %}",
         ];
         for body in direct {
             assert!(agree(body, &data, Strictness::Strict), "not direct: {body}");
@@ -444,6 +541,15 @@ mod tests {
             "{{ user | length }}",
             "{{ user.age | lower }}",
             "{% if docs[1].tags.x %}{% endif %}",
+            "{{ user.age ~ 1.5 }}",
+            "{{ user.name + 1 }}",
+            "{{ 1 in docs }}",
+            "{{ true in ids }}",
+            "{{ user.nick.x is defined }}",
+            "{{ user.name.x is defined }}",
+            "{{ user.nick.first | default('x') }}",
+            "{{ ids[0] in user.name }}",
+            "{{ none ~ 'x' }}",
         ];
         for body in declined {
             for strictness in [Strictness::Strict, Strictness::Semi, Strictness::Lenient] {
@@ -452,14 +558,17 @@ mod tests {
         }
         // Not lowered at all: the same result too.
         for body in [
-            "{{ user.name ~ '!' }}",
             "{% for i in range(3) %}{{ i }}{% endfor %}",
             "{% macro m() %}x{% endmacro %}{{ m() }}",
             "{% for d in docs %}{% set x = d.title %}{{ x }}{% endfor %}",
             "{{ loop }}",
             "{% for d in docs %}{{ loop.cycle('a', 'b') }}{% endfor %}",
             "{% for d in docs if d.pinned %}{{ d.title }}{% endfor %}",
-            "{{ user.name | default('x') }}",
+            "{{ range is defined }}",
+            "{{ namespace | default('x') }}",
+            "{{ user.name | default('x', true) }}",
+            "{{ 'x' if user.premium }}",
+            "{{ user.name is string }}",
         ] {
             assert!(!agree(body, &data, Strictness::Semi), "direct: {body}");
         }
@@ -567,18 +676,38 @@ mod tests {
         if depth > 2 {
             return leaf(rng);
         }
-        match rng.next() % 10 {
+        match rng.next() % 13 {
             0 => format!("not {}", expr(rng, names, depth + 1)),
-            1 => format!(
+            1 | 10 => format!(
                 "({} {} {})",
                 expr(rng, names, depth + 1),
-                rng.pick(&["and", "or", "==", "!=", "<", ">=", "<="]),
+                rng.pick(&["and", "or", "==", "!=", "<", ">=", "<=", "~", "+", "in", "not in"]),
+                expr(rng, names, depth + 1)
+            ),
+            11 => format!(
+                "{} {}",
+                leaf(rng),
+                rng.pick(&["is defined", "is not defined", "is none", "is undefined"])
+            ),
+            12 => format!(
+                "({} if {} else {})",
+                expr(rng, names, depth + 1),
+                expr(rng, names, depth + 1),
                 expr(rng, names, depth + 1)
             ),
             2 => format!(
                 "{} | {}",
                 leaf(rng),
-                rng.pick(&["lower", "upper", "trim", "length", "join(', ')", "join"])
+                rng.pick(&[
+                    "lower",
+                    "upper",
+                    "trim",
+                    "length",
+                    "join(', ')",
+                    "join",
+                    "default('dflt')",
+                    "d(7)"
+                ])
             ),
             _ => leaf(rng),
         }

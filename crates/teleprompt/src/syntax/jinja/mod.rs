@@ -361,7 +361,7 @@ impl JinjaTemplate {
             && found.errors.is_empty())
         .then(|| machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok())
         .flatten()
-        .and_then(|ast| lower::lower(&ast, body, limits))
+        .and_then(|ast| lower::lower(&ast, body, limits, &functions))
         .map(|program| Direct {
             program,
             rendered: Default::default(),
