@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Seeds corpus/go_template, corpus/jinja_template and corpus/render_data from
+"""Seeds corpus/go_template, corpus/jinja_template, corpus/jinja_direct and
+corpus/render_data from
 the repository's fixtures and examples, with the mode bytes the targets read.
 Run from anywhere: python3 fuzz/seed_corpus.py"""
 import glob
@@ -64,6 +65,14 @@ jinja += [without_front_matter(read(f)) for f in ("examples/rapida/assistant.j2"
 for text in jinja:
     for mode in (0, 1, 2, 0x84, 0x8B):
         write("jinja_template", [mode], text)
+
+# jinja_direct: strictness = mode % 3, data set = mode / 3 % 3; plain Jinja
+# bodies and the benchmarks' prompts.
+direct = [without_front_matter(p) for f in glob.glob(FIXTURES + "/jinja/*.txt") for p in sections(f, "prompt")]
+direct += [read(f) for f in glob.glob(os.path.join(ROOT, "bench/data/*.j2"))]
+for text in direct:
+    for mode in (0, 1, 2, 3, 6):
+        write("jinja_direct", [mode], text)
 
 # render_data: byte 0 = 0 (JSON text), 4 (YAML), 8 (either); byte 1 = the
 # prompt's index in PROMPTS × 4 + strictness.

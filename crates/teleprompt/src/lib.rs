@@ -30,6 +30,9 @@ pub mod diagnostics;
 pub mod document;
 mod engine;
 pub mod functions;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod include;
 mod library;
 pub mod limits;

@@ -8,6 +8,8 @@ pub(crate) mod handlebars;
 pub(crate) mod host_calls;
 pub(crate) mod included;
 pub(crate) mod jinja;
+#[cfg(feature = "fuzzing")]
+pub(crate) use jinja::both as jinja_both;
 pub(crate) mod role_tags;
 
 use crate::diagnostics::TemplateError;

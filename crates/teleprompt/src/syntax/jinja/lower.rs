@@ -449,47 +449,20 @@ mod tests {
     use crate::syntax::{CompileOptions, RenderEnv};
     use crate::Strictness;
     use serde_json::{json, Value};
-    use std::sync::atomic::Ordering::Relaxed;
-
-    fn compile(body: &str, strictness: Strictness) -> Option<JinjaTemplate> {
-        let options = CompileOptions {
-            strictness,
-            functions: Default::default(),
-            jinja: Default::default(),
-            limits: crate::limits::Limits::DEFAULT,
-            includes: None,
-            sk_helpers: false,
-        };
-        JinjaTemplate::compile(body, Dialect::Jinja, &options).ok()
-    }
 
     /// Renders `body` with the direct path and on minijinja alone: the
     /// results must be the same. Returns whether the direct path rendered.
     fn agree(body: &str, data: &Value, strictness: Strictness) -> bool {
-        let (Some(direct), Some(mut plain)) =
-            (compile(body, strictness), compile(body, strictness))
+        let limits = crate::limits::Limits::DEFAULT;
+        let Some(both) = super::super::both(body, &Data::new(data.clone()), strictness, limits)
         else {
             return false;
         };
-        plain.direct = None;
-        let env = RenderEnv {
-            now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
-        };
-        let data = Data::new(data.clone());
-        let (a, b) = (direct.render(&data, &env), plain.render(&data, &env));
-        let show = |r: &Result<String, crate::diagnostics::TemplateError>| match r {
-            Ok(text) => format!("Ok({text:?})"),
-            Err(error) => format!("Err({:?} {:?})", error.message, error.span),
-        };
         assert_eq!(
-            show(&a),
-            show(&b),
+            both.direct, both.minijinja,
             "{body:?} with {data:?} at {strictness:?}"
         );
-        direct
-            .direct
-            .as_ref()
-            .is_some_and(|direct| direct.rendered.load(Relaxed) > 0)
+        both.rendered_directly
     }
 
     #[test]

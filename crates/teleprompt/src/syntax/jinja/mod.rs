@@ -523,6 +523,58 @@ impl JinjaTemplate {
     }
 }
 
+/// A template rendered with the direct path and on minijinja alone: the
+/// text, or the error's message, of each.
+#[cfg(any(test, feature = "fuzzing"))]
+#[derive(Debug)]
+pub(crate) struct Both {
+    pub(crate) direct: Result<String, String>,
+    pub(crate) minijinja: Result<String, String>,
+    /// Whether the direct path rendered (did not give up).
+    pub(crate) rendered_directly: bool,
+}
+
+/// Renders `body` (plain Jinja) over `data` with the direct path and on
+/// minijinja alone, for the tests that compare them; `None` when it does
+/// not compile.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn both(
+    body: &str,
+    data: &Data,
+    strictness: Strictness,
+    limits: crate::limits::Limits,
+) -> Option<Both> {
+    let options = CompileOptions {
+        strictness,
+        functions: Default::default(),
+        jinja: Default::default(),
+        limits,
+        includes: None,
+        sk_helpers: false,
+    };
+    let compile = || match JinjaTemplate::compile_all(body, Dialect::Jinja, &options) {
+        Ok((template, None)) => Some(template),
+        _ => None,
+    };
+    let (direct, mut plain) = (compile()?, compile()?);
+    plain.direct = None;
+    let env = RenderEnv {
+        now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
+    };
+    let outcome = |result: Result<String, TemplateError>| result.map_err(|error| error.message);
+    let with_direct = outcome(direct.render(data, &env));
+    let on_minijinja = outcome(plain.render(data, &env));
+    let rendered = direct
+        .direct
+        .as_ref()
+        .is_some_and(|direct| direct.rendered.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    Some(Both {
+        direct: with_direct,
+        minijinja: on_minijinja,
+        rendered_directly: rendered,
+    })
+}
+
 /// The load-time checks of one template's text, and what they need.
 struct Checks<'c> {
     syntax: minijinja::syntax::SyntaxConfig,

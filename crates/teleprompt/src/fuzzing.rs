@@ -1,0 +1,32 @@
+//! Hooks for the fuzz targets (the `fuzzing` feature): not a public API.
+
+use serde_json::Value;
+
+use crate::Strictness;
+
+/// A plain Jinja template rendered with the direct path and on minijinja
+/// alone: the text, or the error's message, of each.
+#[derive(Debug)]
+pub struct Both {
+    pub direct: Result<String, String>,
+    pub minijinja: Result<String, String>,
+    /// Whether the direct path rendered (did not give up).
+    pub rendered_directly: bool,
+}
+
+/// Renders `body` as a plain Jinja template over `data`, with the direct
+/// path (`syntax/jinja/lower.rs`) and on minijinja alone: `None` when it
+/// does not compile.
+pub fn jinja_both(
+    body: &str,
+    data: Value,
+    strictness: Strictness,
+    limits: crate::limits::Limits,
+) -> Option<Both> {
+    let both = crate::syntax::jinja_both(body, &crate::Data::new(data), strictness, limits)?;
+    Some(Both {
+        direct: both.direct,
+        minijinja: both.minijinja,
+        rendered_directly: both.rendered_directly,
+    })
+}

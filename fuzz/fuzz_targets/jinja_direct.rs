@@ -1,0 +1,71 @@
+//! Feeds arbitrary text to the Jinja loader as a plain Jinja body, at the
+//! strictness and over the data the first byte picks, and renders it twice:
+//! with the direct path (teleprompt's own evaluator, tried first where the
+//! template lowers onto it) and on minijinja alone. Both must give the same
+//! text, or the same error. Nothing may panic, hang or overflow the stack.
+//!
+//! Run: `cd fuzz && cargo +nightly fuzz run -s none jinja_direct -- -dict=jinja.dict`
+
+#![no_main]
+
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::{json, Value};
+use teleprompt::limits::Limits;
+use teleprompt::Strictness;
+
+/// Data of every shape the direct path reads or declines: strings (with
+/// case and space to change), integers at their limits, floats, booleans,
+/// null, lists of one kind and of many, nested maps, keys named like
+/// Jinja's globals and loop fields.
+fn data() -> &'static [Value; 3] {
+    static DATA: OnceLock<[Value; 3]> = OnceLock::new();
+    DATA.get_or_init(|| {
+        [
+            json!({
+                "user": {"name": "Ada", "age": 36, "premium": true, "nick": null, "tags": ["a", "b"]},
+                "docs": [
+                    {"title": "One", "tags": ["x", "y"], "year": 2015, "pinned": true, "score": 1.5},
+                    {"title": "Two", "tags": [], "year": 2016, "pinned": false},
+                    {"title": "ΣΊΣΥΦΟΣ Straße", "tags": ["z"], "year": -1, "pinned": null}
+                ],
+                "ids": [3, 1, 2, 9223372036854775807i64],
+                "words": ["  a ", "B", ""],
+                "mixed": [1, 2.5, "s", null, true, [1], {"k": "v"}],
+                "empty": {},
+                "n": 0,
+                "big": 18446744073709551615u64,
+                "s": "text",
+                "range": "data's range",
+                "loop": {"index": "data's loop"}
+            }),
+            json!({"items": [[1, 2], [3]], "a": {"b": {"c": "deep"}}, "flag": false, "t": ""}),
+            json!({}),
+        ]
+    })
+}
+
+fuzz_target!(|bytes: &[u8]| {
+    let Some((&mode, rest)) = bytes.split_first() else {
+        return;
+    };
+    let Ok(body) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let strictness =
+        [Strictness::Strict, Strictness::Semi, Strictness::Lenient][usize::from(mode % 3)];
+    let data = data()[usize::from(mode / 3 % 3)].clone();
+    let limits = Limits {
+        max_output: 64 << 10,
+        max_value_bytes: 16 << 10,
+        max_steps: 200_000,
+        ..Limits::default()
+    };
+    if let Some(both) = teleprompt::fuzzing::jinja_both(body, data, strictness, limits) {
+        assert_eq!(
+            both.direct, both.minijinja,
+            "the direct path and minijinja differ"
+        );
+    }
+});
