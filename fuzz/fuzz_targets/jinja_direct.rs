@@ -1,5 +1,7 @@
 //! Feeds arbitrary text to the Jinja loader as a plain Jinja body, at the
-//! strictness and over the data the first byte picks, and renders it twice:
+//! strictness, over the data and with the whitespace options (`trim_blocks`,
+//! `lstrip_blocks`, `keep_trailing_newline`) the first byte picks, and
+//! renders it twice:
 //! with the direct path (teleprompt's own evaluator, tried first where the
 //! template lowers onto it) and on minijinja alone. Both must give the same
 //! text, or the same error. Nothing may panic, hang or overflow the stack.
@@ -56,13 +58,19 @@ fuzz_target!(|bytes: &[u8]| {
     let strictness =
         [Strictness::Strict, Strictness::Semi, Strictness::Lenient][usize::from(mode % 3)];
     let data = data()[usize::from(mode / 3 % 3)].clone();
+    let whitespace = mode / 9;
+    let jinja = teleprompt::JinjaOptions {
+        trim_blocks: Some(whitespace & 1 != 0),
+        lstrip_blocks: Some(whitespace & 2 != 0),
+        keep_trailing_newline: Some(whitespace & 4 != 0),
+    };
     let limits = Limits {
         max_output: 64 << 10,
         max_value_bytes: 16 << 10,
         max_steps: 200_000,
         ..Limits::default()
     };
-    if let Some(both) = teleprompt::fuzzing::jinja_both(body, data, strictness, limits) {
+    if let Some(both) = teleprompt::fuzzing::jinja_both(body, data, strictness, jinja, limits) {
         assert_eq!(
             both.direct, both.minijinja,
             "the direct path and minijinja differ"

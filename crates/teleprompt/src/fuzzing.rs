@@ -21,9 +21,11 @@ pub fn jinja_both(
     body: &str,
     data: Value,
     strictness: Strictness,
+    jinja: crate::JinjaOptions,
     limits: crate::limits::Limits,
 ) -> Option<Both> {
-    let both = crate::syntax::jinja_both(body, &crate::Data::new(data), strictness, limits)?;
+    let data = crate::Data::new(data);
+    let both = crate::syntax::jinja_both(body, &data, strictness, jinja, limits)?;
     Some(Both {
         direct: both.direct,
         minijinja: both.minijinja,

@@ -453,9 +453,19 @@ mod tests {
     /// Renders `body` with the direct path and on minijinja alone: the
     /// results must be the same. Returns whether the direct path rendered.
     fn agree(body: &str, data: &Value, strictness: Strictness) -> bool {
+        agree_with(body, data, strictness, Default::default())
+    }
+
+    /// [`agree`] with Jinja's whitespace options.
+    fn agree_with(
+        body: &str,
+        data: &Value,
+        strictness: Strictness,
+        jinja: crate::JinjaOptions,
+    ) -> bool {
         let limits = crate::limits::Limits::DEFAULT;
-        let Some(both) = super::super::both(body, &Data::new(data.clone()), strictness, limits)
-        else {
+        let shared = Data::new(data.clone());
+        let Some(both) = super::super::both(body, &shared, strictness, jinja, limits) else {
             return false;
         };
         assert_eq!(
@@ -544,6 +554,25 @@ mod tests {
             "{{ user.name is string }}",
         ] {
             assert!(!agree(body, &data, Strictness::Semi), "direct: {body}");
+        }
+    }
+
+    /// Every combination of the whitespace options, on a template with
+    /// blocks at the starts and ends of lines, indented, and a final newline.
+    #[test]
+    fn whitespace_options_render_alike() {
+        let body = "Items:\n  {% for x in xs %}\n    - {{ x }}\n  {%- if loop.last %} (last){% endif %}\n  {% endfor %}\n{%- if xs %}\n{{ xs | length }} items {# note #}\n{% endif %}\n";
+        let data = json!({"xs": ["a", "b"]});
+        for bits in 0..8u8 {
+            let jinja = crate::JinjaOptions {
+                trim_blocks: Some(bits & 1 != 0),
+                lstrip_blocks: Some(bits & 2 != 0),
+                keep_trailing_newline: Some(bits & 4 != 0),
+            };
+            assert!(
+                agree_with(body, &data, Strictness::Strict, jinja),
+                "not direct: {bits}"
+            );
         }
     }
 
@@ -754,7 +783,12 @@ mod tests {
             let body = stmts(&mut rng, &mut names, 0, false);
             let strictness =
                 *rng.pick(&[Strictness::Strict, Strictness::Semi, Strictness::Lenient]);
-            if agree(&body, &data, strictness) {
+            let jinja = crate::JinjaOptions {
+                trim_blocks: Some(rng.chance(50)),
+                lstrip_blocks: Some(rng.chance(50)),
+                keep_trailing_newline: Some(rng.chance(50)),
+            };
+            if agree_with(&body, &data, strictness, jinja) {
                 direct += 1;
             }
         }

@@ -542,12 +542,13 @@ pub(crate) fn both(
     body: &str,
     data: &Data,
     strictness: Strictness,
+    jinja: crate::JinjaOptions,
     limits: crate::limits::Limits,
 ) -> Option<Both> {
     let options = CompileOptions {
         strictness,
         functions: Default::default(),
-        jinja: Default::default(),
+        jinja,
         limits,
         includes: None,
         sk_helpers: false,
