@@ -557,6 +557,27 @@ mod tests {
         }
     }
 
+    /// Data over defaults (a prompt's `input.default`, a context's layers):
+    /// objects merge key by key, lists and scalars of the upper layer win.
+    #[test]
+    fn layered_data_renders_alike() {
+        let upper = json!({"user": {"name": "Ada"}, "tags": ["x"], "n": 2});
+        let lower = json!({"user": {"name": "?", "role": "admin", "prefs": {"tone": "dry"}}, "tags": ["y", "z"], "n": 5, "extra": "kept"});
+        let data = Data::new(upper).over(lower);
+        for body in [
+            "{{ user.name }} {{ user.role }} {{ user.prefs.tone }} {{ tags | join(',') }} {{ n }} {{ extra }}",
+            "{% for t in tags %}{{ t }}{% endfor %} {{ 'role' in user }} {{ user.prefs | length }}",
+            "{{ user.missing | default('d') }} {{ user.role is defined }} {{ user.prefs.tone is defined }}",
+        ] {
+            let limits = crate::limits::Limits::DEFAULT;
+            let both = super::super::both(body, &data, Strictness::Strict, Default::default(), limits)
+                .unwrap();
+            assert_eq!(both.direct, both.minijinja, "{body}");
+            let rendered = both.rendered_directly;
+            assert!(rendered || body.contains("length"), "not direct: {body}");
+        }
+    }
+
     /// Every combination of the whitespace options, on a template with
     /// blocks at the starts and ends of lines, indented, and a final newline.
     #[test]
