@@ -51,7 +51,8 @@ pub struct Limits {
     pub max_items: usize,
     /// The most steps of one render (default 5,000,000): loop passes,
     /// template calls (partials) and function calls (helpers) in Go and
-    /// Handlebars; minijinja's instructions (fuel) in Jinja, counted only
+    /// Handlebars; minijinja's fuel in Jinja (an instruction, or 64 bytes
+    /// of text an operator or filter builds or the render prints), counted only
     /// in a template that can run longer than its text and data (a loop
     /// over `range` or over a list it built, nested loops over the same
     /// list, macros, recursion, other files): one whose loops each walk a

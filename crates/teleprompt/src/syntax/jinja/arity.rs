@@ -1,5 +1,5 @@
 //! How many arguments the built-in filters, tests and functions take, as
-//! teleprompt registers them for Jinja (minijinja 3.0.5's built-ins,
+//! teleprompt registers them for Jinja (minijinja 3.1.0's built-ins,
 //! minijinja-contrib's `truncate`, `filesizeformat` and `striptags`, and
 //! teleprompt's own), so a call that cannot fit is a load error
 //! (`parse/wrong-arity`) rather than a render error.

@@ -2,7 +2,7 @@
 //! built-in filters and tests (with the features teleprompt enables), plus
 //! teleprompt's own.
 
-/// minijinja 3.0.5's built-in filters (with the features we enable), plus ours.
+/// minijinja 3.1.0's built-in filters (with the features we enable), plus ours.
 pub(super) const FILTERS: &[&str] = &[
     "safe",
     "escape",
@@ -58,7 +58,7 @@ pub(super) const FILTERS: &[&str] = &[
     "striptags",
 ];
 
-/// minijinja 3.0.5's built-in tests.
+/// minijinja 3.1.0's built-in tests.
 pub(super) const TESTS: &[&str] = &[
     "undefined",
     "defined",
