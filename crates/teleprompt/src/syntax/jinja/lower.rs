@@ -50,7 +50,9 @@ use minijinja::machinery::{self, ast};
 use minijinja::value::ValueKind;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
+use crate::data::Data;
 use crate::engine::program::{
     Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program, Span, Template,
 };
@@ -90,6 +92,57 @@ pub(super) fn lower(
         hosts: Box::new([]),
         flavor: Flavor::Jinja,
     })
+}
+
+/// A template lowered onto the engine, tried first on every render.
+pub(super) struct Direct {
+    program: Program,
+    /// Renders it gave, and renders it gave up (minijinja rendered them).
+    rendered: AtomicU32,
+    declined: AtomicU32,
+    /// Renders not tried since it last gave up.
+    skipped: AtomicU32,
+}
+
+impl Direct {
+    pub(super) fn new(program: Program) -> Direct {
+        Direct {
+            program,
+            rendered: AtomicU32::new(0),
+            declined: AtomicU32::new(0),
+            skipped: AtomicU32::new(0),
+        }
+    }
+
+    /// The text, or `None` where minijinja is to render. A template whose
+    /// data keeps it giving up (a value it does not print, a missing one
+    /// that a lenient render prints empty) is tried only once in 64
+    /// renders, so that giving up costs little.
+    pub(super) fn render(&self, data: &Data, expect: usize) -> Option<String> {
+        let (rendered, declined) = (self.rendered.load(Relaxed), self.declined.load(Relaxed));
+        if declined > 16 && declined / 4 > rendered {
+            let skipped = self.skipped.fetch_add(1, Relaxed);
+            if skipped % 64 != 63 {
+                return None;
+            }
+        }
+        match crate::engine::render(&self.program, data, expect) {
+            Ok(out) => {
+                self.rendered.store(rendered.saturating_add(1), Relaxed);
+                Some(out)
+            }
+            Err(_) => {
+                self.declined.store(declined.saturating_add(1), Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Whether it has rendered (for the tests that compare it).
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(super) fn has_rendered(&self) -> bool {
+        self.rendered.load(Relaxed) > 0
+    }
 }
 
 struct Lowerer<'a, 'g> {
@@ -449,6 +502,7 @@ mod tests {
     use crate::syntax::{CompileOptions, RenderEnv};
     use crate::Strictness;
     use serde_json::{json, Value};
+    use std::sync::atomic::Ordering::Relaxed;
 
     /// Renders `body` with the direct path and on minijinja alone: the
     /// results must be the same. Returns whether the direct path rendered.
@@ -595,6 +649,41 @@ mod tests {
                 "not direct: {bits}"
             );
         }
+    }
+
+    /// Data the direct path keeps giving up on is tried once in 64 renders;
+    /// data it renders brings it back.
+    #[test]
+    fn giving_up_often_stops_trying_until_data_changes() {
+        let template = compile("{{ n }}", Strictness::Strict).unwrap();
+        let env = RenderEnv {
+            now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
+        };
+        let direct = template.direct.as_ref().unwrap();
+        let float = Data::new(json!({"n": 1.5}));
+        for _ in 0..640 {
+            assert_eq!(template.render(&float, &env).unwrap(), "1.5");
+        }
+        let declined = direct.declined.load(Relaxed);
+        assert!((17..=17 + 10).contains(&declined), "{declined}");
+        let int = Data::new(json!({"n": 7}));
+        for _ in 0..1000 {
+            assert_eq!(template.render(&int, &env).unwrap(), "7");
+        }
+        let rendered = direct.rendered.load(Relaxed);
+        assert!(rendered > 500, "{rendered}");
+    }
+
+    fn compile(body: &str, strictness: Strictness) -> Option<JinjaTemplate> {
+        let options = CompileOptions {
+            strictness,
+            functions: Default::default(),
+            jinja: Default::default(),
+            limits: crate::limits::Limits::DEFAULT,
+            includes: None,
+            sk_helpers: false,
+        };
+        JinjaTemplate::compile(body, Dialect::Jinja, &options).ok()
     }
 
     #[test]

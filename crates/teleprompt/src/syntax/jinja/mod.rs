@@ -92,40 +92,7 @@ pub(crate) struct JinjaTemplate {
     last_len: std::sync::atomic::AtomicUsize,
     /// The template on teleprompt's own evaluator, where it lowers
     /// (`lower`): tried first, minijinja renders when it declines.
-    direct: Option<Direct>,
-}
-
-/// A template lowered onto the engine, with how often it declined.
-struct Direct {
-    program: crate::engine::program::Program,
-    /// Renders that succeeded on it, and renders it declined (minijinja
-    /// rendered them): a template whose data keeps it declining stops
-    /// trying it.
-    rendered: std::sync::atomic::AtomicU32,
-    declined: std::sync::atomic::AtomicU32,
-}
-
-impl Direct {
-    /// The text, or `None` where minijinja is to render.
-    fn render(&self, data: &Data, expect: usize) -> Option<String> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let (rendered, declined) = (self.rendered.load(Relaxed), self.declined.load(Relaxed));
-        if declined > 16 && declined / 4 > rendered {
-            return None;
-        }
-        match crate::engine::render(&self.program, data, expect) {
-            Ok(out) => {
-                if rendered < u32::MAX {
-                    self.rendered.store(rendered + 1, Relaxed);
-                }
-                Some(out)
-            }
-            Err(_) => {
-                self.declined.store(declined.saturating_add(1), Relaxed);
-                None
-            }
-        }
-    }
+    direct: Option<lower::Direct>,
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -362,11 +329,7 @@ impl JinjaTemplate {
         .then(|| machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok())
         .flatten()
         .and_then(|ast| lower::lower(&ast, body, limits, &functions))
-        .map(|program| Direct {
-            program,
-            rendered: Default::default(),
-            declined: Default::default(),
-        });
+        .map(lower::Direct::new);
         env.add_template_owned(TEMPLATE_NAME, compiled)
             .map_err(|error| convert_error(&error, body, &source, None))?;
         let template = JinjaTemplate {
@@ -568,7 +531,7 @@ pub(crate) fn both(
     let rendered = direct
         .direct
         .as_ref()
-        .is_some_and(|direct| direct.rendered.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        .is_some_and(lower::Direct::has_rendered);
     Some(Both {
         direct: with_direct,
         minijinja: on_minijinja,
