@@ -36,6 +36,22 @@ pub(crate) struct CompileOptions {
     pub sk_helpers: bool,
 }
 
+impl CompileOptions {
+    /// At `strictness`, with nothing else: no host functions, files or
+    /// whitespace options, the default limits (for the tests).
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn plain(strictness: Strictness) -> CompileOptions {
+        CompileOptions {
+            strictness,
+            functions: Functions::default(),
+            jinja: crate::JinjaOptions::default(),
+            limits: crate::limits::Limits::DEFAULT,
+            includes: None,
+            sk_helpers: false,
+        }
+    }
+}
+
 /// What a render may ask of the world besides its data.
 #[derive(Clone, Debug)]
 pub(crate) struct RenderEnv {

@@ -9,17 +9,7 @@ use crate::syntax::CompileOptions;
 use crate::{Data, Strictness};
 
 fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateError> {
-    compile_go(
-        src,
-        &CompileOptions {
-            strictness,
-            functions: Default::default(),
-            jinja: Default::default(),
-            limits: crate::limits::Limits::DEFAULT,
-            includes: None,
-            sk_helpers: false,
-        },
-    )
+    compile_go(src, &CompileOptions::plain(strictness))
 }
 
 fn render_with(src: &str, data: Value, strictness: Strictness) -> Result<String, TemplateError> {
@@ -262,12 +252,8 @@ fn compile_hosts(src: &str, strictness: Strictness) -> Result<GoTemplate, Templa
     compile_go(
         src,
         &CompileOptions {
-            strictness,
             functions: host_functions(),
-            jinja: Default::default(),
-            limits: crate::limits::Limits::DEFAULT,
-            includes: None,
-            sk_helpers: false,
+            ..CompileOptions::plain(strictness)
         },
     )
 }

@@ -5,14 +5,7 @@ use super::parse::parse;
 use crate::{LoadOptions, Prompt, Strictness, Syntax};
 
 fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
-    let options = crate::syntax::CompileOptions {
-        strictness: Strictness::Semi,
-        functions: crate::functions::Functions::default(),
-        jinja: Default::default(),
-        limits: crate::limits::Limits::DEFAULT,
-        includes: None,
-        sk_helpers: false,
-    };
+    let options = crate::syntax::CompileOptions::plain(Strictness::Semi);
     let template = super::compile(body, &options).map_err(|e| e.message)?;
     template
         .render(&crate::Data::new(data))

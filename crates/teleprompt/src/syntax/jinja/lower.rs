@@ -675,27 +675,12 @@ mod tests {
     }
 
     fn compile(body: &str, strictness: Strictness) -> Option<JinjaTemplate> {
-        let options = CompileOptions {
-            strictness,
-            functions: Default::default(),
-            jinja: Default::default(),
-            limits: crate::limits::Limits::DEFAULT,
-            includes: None,
-            sk_helpers: false,
-        };
-        JinjaTemplate::compile(body, Dialect::Jinja, &options).ok()
+        JinjaTemplate::compile(body, Dialect::Jinja, &CompileOptions::plain(strictness)).ok()
     }
 
     #[test]
     fn the_output_limit_holds_on_the_direct_path() {
-        let mut options = CompileOptions {
-            strictness: Strictness::Strict,
-            functions: Default::default(),
-            jinja: Default::default(),
-            limits: crate::limits::Limits::DEFAULT,
-            includes: None,
-            sk_helpers: false,
-        };
+        let mut options = CompileOptions::plain(Strictness::Strict);
         options.limits.max_output = 1000;
         let template = JinjaTemplate::compile(
             "{% for x in xs %}{{ x }}{% endfor %}",

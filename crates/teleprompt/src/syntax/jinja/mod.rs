@@ -509,12 +509,9 @@ pub(crate) fn both(
     limits: crate::limits::Limits,
 ) -> Option<Both> {
     let options = CompileOptions {
-        strictness,
-        functions: Default::default(),
         jinja,
         limits,
-        includes: None,
-        sk_helpers: false,
+        ..CompileOptions::plain(strictness)
     };
     let compile = || match JinjaTemplate::compile_all(body, Dialect::Jinja, &options) {
         Ok((template, None)) => Some(template),
