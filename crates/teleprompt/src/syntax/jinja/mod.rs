@@ -391,6 +391,16 @@ impl JinjaTemplate {
                 .store(out.len(), std::sync::atomic::Ordering::Relaxed);
             return Ok(out);
         }
+        self.render_on_minijinja(data, env, last_len)
+    }
+
+    /// [`JinjaTemplate::render`] on minijinja, the direct path aside.
+    fn render_on_minijinja(
+        &self,
+        data: &Data,
+        env: &RenderEnv,
+        last_len: usize,
+    ) -> Result<String, TemplateError> {
         let misses = std::rc::Rc::new(MissLog::default());
         let root = value::root(data, self.dialect == Dialect::ChatTemplate);
         let template = self
@@ -513,19 +523,20 @@ pub(crate) fn both(
         limits,
         ..CompileOptions::plain(strictness)
     };
-    let compile = || match JinjaTemplate::compile_all(body, Dialect::Jinja, &options) {
-        Ok((template, None)) => Some(template),
-        _ => None,
+    // One template for both: minijinja compiles a macro's closure in an
+    // order of its own (a hash set's), and an error inside a macro may name
+    // whichever missing name it looked up last.
+    let template = match JinjaTemplate::compile_all(body, Dialect::Jinja, &options) {
+        Ok((template, None)) => template,
+        _ => return None,
     };
-    let (direct, mut plain) = (compile()?, compile()?);
-    plain.direct = None;
     let env = RenderEnv {
         now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
     };
     let outcome = |result: Result<String, TemplateError>| result.map_err(|error| error.message);
-    let with_direct = outcome(direct.render(data, &env));
-    let on_minijinja = outcome(plain.render(data, &env));
-    let rendered = direct
+    let with_direct = outcome(template.render(data, &env));
+    let on_minijinja = outcome(template.render_on_minijinja(data, &env, 0));
+    let rendered = template
         .direct
         .as_ref()
         .is_some_and(lower::Direct::has_rendered);
