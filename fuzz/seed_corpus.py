@@ -67,12 +67,18 @@ for text in jinja:
         write("jinja_template", [mode], text)
 
 # jinja_direct: strictness = mode % 3, data set = mode / 3 % 3, whitespace
-# options = the bits of mode / 9; plain Jinja
-# bodies and the benchmarks' prompts.
+# options = the bits of mode / 9 % 8, a chat template when mode >= 128;
+# plain Jinja bodies and the benchmarks' prompts, then chat templates (173:
+# lenient, the data with messages, trim_blocks and lstrip_blocks).
 direct = [without_front_matter(p) for f in glob.glob(FIXTURES + "/jinja/*.txt") for p in sections(f, "prompt")]
 direct += [read(f) for f in glob.glob(os.path.join(ROOT, "bench/data/*.j2"))]
 for text in direct:
     for mode in (0, 1, 2, 3, 6, 9, 27, 45, 63):
+        write("jinja_direct", [mode], text)
+chats = [read(f) for f in glob.glob(FIXTURES + "/chat-template/templates/*.jinja")]
+chats += [read(f) for f in glob.glob(os.path.join(ROOT, "bench/data/*.jinja"))]
+for text in chats:
+    for mode in (171, 172, 173):
         write("jinja_direct", [mode], text)
 
 # render_data: byte 0 = 0 (JSON text), 4 (YAML), 8 (either); byte 1 = the

@@ -1,7 +1,7 @@
-//! Feeds arbitrary text to the Jinja loader as a plain Jinja body, at the
-//! strictness, over the data and with the whitespace options (`trim_blocks`,
-//! `lstrip_blocks`, `keep_trailing_newline`) the first byte picks, and
-//! renders it twice:
+//! Feeds arbitrary text to the Jinja loader as a plain Jinja body or a
+//! chat template, at the strictness, over the data and with the whitespace
+//! options (`trim_blocks`, `lstrip_blocks`, `keep_trailing_newline`) the
+//! first byte picks, and renders it twice:
 //! with the direct path (teleprompt's own evaluator, tried first where the
 //! template lowers onto it) and on minijinja alone. Both must give the same
 //! text, or the same error. Nothing may panic, hang or overflow the stack.
@@ -40,6 +40,15 @@ fn data() -> &'static [Value; 3] {
                 "big": 18446744073709551615u64,
                 "s": "text",
                 "range": "data's range",
+                "messages": [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": {"x": 1}}}]},
+                    {"role": "tool", "content": "ok", "tool_call_id": "c1"},
+                    {"role": "assistant", "content": "done", "reasoning_content": "thought"},
+                    {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+                ],
+                "bos_token": "<s>",
+                "add_generation_prompt": true,
                 "loop": {"index": "data's loop"}
             }),
             json!({"items": [[1, 2], [3]], "a": {"b": {"c": "deep"}}, "flag": false, "t": ""}),
@@ -58,7 +67,10 @@ fuzz_target!(|bytes: &[u8]| {
     let strictness =
         [Strictness::Strict, Strictness::Semi, Strictness::Lenient][usize::from(mode % 3)];
     let data = data()[usize::from(mode / 3 % 3)].clone();
-    let whitespace = mode / 9;
+    let whitespace = mode / 9 % 8;
+    // A chat template (transformers' environment, messages as it hands
+    // them over) or plain Jinja.
+    let chat = mode >= 128;
     let jinja = teleprompt::JinjaOptions {
         trim_blocks: Some(whitespace & 1 != 0),
         lstrip_blocks: Some(whitespace & 2 != 0),
@@ -70,7 +82,9 @@ fuzz_target!(|bytes: &[u8]| {
         max_steps: 200_000,
         ..Limits::default()
     };
-    if let Some(both) = teleprompt::fuzzing::jinja_both(body, data, strictness, jinja, limits) {
+    if let Some(both) =
+        teleprompt::fuzzing::jinja_both(body, data, (strictness, chat), jinja, limits)
+    {
         assert_eq!(
             both.direct, both.minijinja,
             "the direct path and minijinja differ"

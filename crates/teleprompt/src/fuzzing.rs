@@ -14,18 +14,18 @@ pub struct Both {
     pub rendered_directly: bool,
 }
 
-/// Renders `body` as a plain Jinja template over `data`, with the direct
-/// path (`syntax/jinja/lower.rs`) and on minijinja alone: `None` when it
-/// does not compile.
+/// Renders `body` as a plain Jinja template (a chat template with `chat`)
+/// over `data`, with the direct path (`syntax/jinja/lower.rs`) and on
+/// minijinja alone: `None` when it does not compile.
 pub fn jinja_both(
     body: &str,
     data: Value,
-    strictness: Strictness,
+    (strictness, chat): (Strictness, bool),
     jinja: crate::JinjaOptions,
     limits: crate::limits::Limits,
 ) -> Option<Both> {
     let data = crate::Data::new(data);
-    let both = crate::syntax::jinja_both(body, &data, strictness, jinja, limits)?;
+    let both = crate::syntax::jinja_both(body, &data, (strictness, chat), jinja, limits)?;
     Some(Both {
         direct: both.direct,
         minijinja: both.minijinja,

@@ -64,6 +64,18 @@ pub(crate) enum Flavor {
     /// them, or not at all, and anything else is an error, after which
     /// the template renders on minijinja.
     Jinja,
+    /// A Hugging Face chat template lowered as [`Flavor::Jinja`] is: a
+    /// message of the data's `messages` also reads as `transformers` hands
+    /// it over (a key whose value is null is absent; the reasoning aliases
+    /// are minijinja's to read).
+    ChatTemplate,
+}
+
+impl Flavor {
+    /// Lowered from Jinja.
+    pub(crate) fn is_jinja(self) -> bool {
+        matches!(self, Flavor::Jinja | Flavor::ChatTemplate)
+    }
 }
 
 /// A host function the program calls, with its name as templates write it.
@@ -411,6 +423,9 @@ pub(crate) enum JinjaOp {
     /// `a if c else b`, arguments in that order, the unused one not
     /// evaluated.
     Cond,
+    /// `list[a:b]` of a list (either bound may be null): Python's bounds,
+    /// clamped, from the end where negative.
+    Slice,
 }
 
 impl Func {
@@ -472,6 +487,7 @@ impl Func {
                     JinjaOp::Add => "+",
                     JinjaOp::In => "in",
                     JinjaOp::Cond => "if",
+                    JinjaOp::Slice => "[:]",
                 },
                 _ => "?",
             },
@@ -494,7 +510,7 @@ impl Func {
             Func::Media => (2, Some(2)),
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
-            Func::Jinja(JinjaOp::Cond) => (3, Some(3)),
+            Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(_) => (2, Some(2)),
             Func::Eq => (2, None),
             Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join | Func::Lookup => {

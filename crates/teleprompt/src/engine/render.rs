@@ -49,7 +49,15 @@ pub(crate) fn render(program: &Program, data: &Data, expect: usize) -> Result<St
         args: Vec::with_capacity(8),
         partial_blocks: Vec::new(),
         partial_level: 0,
+        messages: None,
     };
+    if program.flavor == Flavor::ChatTemplate {
+        if let Some(serde_json::Value::Array(items)) =
+            data.root().get("messages").map(|v| v.value())
+        {
+            renderer.messages = Some(items.as_ptr_range());
+        }
+    }
     renderer
         .vars
         .resize(program.main.slots.max(1) as usize, Value::Missing);
@@ -79,6 +87,9 @@ struct Renderer<'a> {
     /// partial called as a partial block; in a partial block's content, those
     /// seen where it was written.
     partial_level: usize,
+    /// A chat template's messages (the data's `messages` list), by where
+    /// they are: an object in this range is a message.
+    messages: Option<std::ops::Range<*const serde_json::Value>>,
 }
 
 /// A Handlebars partial block being called.
@@ -356,7 +367,25 @@ impl<'a> Renderer<'a> {
     /// that an object is true even when empty.
     #[inline]
     fn truthy(&self, value: &Value<'a>) -> bool {
+        if let (Some(_), Value::Object(view)) = (&self.messages, value) {
+            if self.is_message(view) {
+                // Empty when every key is null, as `transformers` drops them.
+                return view
+                    .keys()
+                    .iter()
+                    .any(|key| view.get(key).is_some_and(|found| !found.value().is_null()));
+            }
+        }
         value.is_true() || (self.program.flavor == Flavor::Handlebars && is_object(value))
+    }
+
+    /// Truth for `and`, `or` and `not`: Go's and Handlebars' `is_true`, a
+    /// chat template's message as [`Renderer::truthy`] has it.
+    fn truth(&self, value: &Value<'a>) -> bool {
+        match self.program.flavor {
+            Flavor::ChatTemplate => self.truthy(value),
+            _ => value.is_true(),
+        }
     }
 
     /// Fails when a function's text of `bytes` would be larger than one
@@ -940,7 +969,7 @@ impl<'a> Renderer<'a> {
 
     #[inline(never)]
     fn print_other(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
-        if self.program.flavor == Flavor::Jinja {
+        if self.program.flavor.is_jinja() {
             // Python's `str()` of a bool; other values print on minijinja.
             return match value {
                 Value::Bool(b) => {
@@ -1022,11 +1051,8 @@ impl<'a> Renderer<'a> {
                 }
             }
             JinjaOp::Cond => {
-                let branch = if self.arg(args, 0, span, dot)?.is_true() {
-                    1
-                } else {
-                    2
-                };
+                let test = self.arg(args, 0, span, dot)?;
+                let branch = if self.truth(&test) { 1 } else { 2 };
                 self.arg(args, branch, span, dot)
             }
             JinjaOp::Concat | JinjaOp::Add => {
@@ -1062,12 +1088,35 @@ impl<'a> Renderer<'a> {
                 }
                 self.built(Func::Jinja(op), text, span)
             }
+            JinjaOp::Slice => {
+                let list = self.arg(args, 0, span, dot)?;
+                let Value::Array(items) = list else {
+                    return Err(not_jinja(span, "slice", &list));
+                };
+                let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
+                let mut bound = |n: usize, default: i64| -> Result<usize> {
+                    let at = match self.arg(args, n, span, dot)? {
+                        Value::Null => default,
+                        Value::Int(i) if i < 0 => (i.saturating_add(len)).max(0),
+                        Value::Int(i) => i.min(len),
+                        other => return Err(not_jinja(span, "slice by", &other)),
+                    };
+                    Ok(usize::try_from(at).unwrap_or(0))
+                };
+                let (start, stop) = (bound(1, 0)?, bound(2, len)?);
+                Ok(Value::Array(
+                    items.get(start..stop.max(start)).unwrap_or(&[]),
+                ))
+            }
             JinjaOp::In => {
                 let needle = self.arg(args, 0, span, dot)?;
                 let haystack = self.arg(args, 1, span, dot)?;
                 let found = match (&haystack, needle.as_str()) {
                     (Value::Str(_) | Value::String(_), Some(needle)) => {
                         haystack.as_str().unwrap_or("").contains(needle)
+                    }
+                    (Value::Object(view), Some(key)) if self.is_message(view) => {
+                        self.message_field(view, key, span)?.is_some()
                     }
                     (Value::Object(view), Some(key)) => view.get(key).is_some(),
                     (Value::Array(items), _) => {
@@ -1118,6 +1167,9 @@ impl<'a> Renderer<'a> {
             value = self.field(&value, key, i, expr, span, false)?;
         }
         match &value {
+            Value::Object(view) if self.is_message(view) => Ok(self
+                .message_field(view, &last.name, span)?
+                .map(Value::from_view)),
             Value::Object(view) => Ok(view.get(&last.name).map(Value::from_view)),
             other => Err(not_jinja(span, "test", other)),
         }
@@ -1141,6 +1193,10 @@ impl<'a> Renderer<'a> {
         let Expr::Path { base, keys, .. } = expr else {
             return None;
         };
+        if self.messages.is_some() {
+            // A message's keys read as a chat template reads them.
+            return None;
+        }
         let from = match &**base {
             Expr::Dot => dot,
             Expr::Var(slot) => self.vars.get(self.frame + *slot as usize)?,
@@ -1264,11 +1320,39 @@ impl<'a> Renderer<'a> {
         test: bool,
     ) -> Result<Value<'v>> {
         if let Value::Object(view) = value {
+            if self.messages.is_some() && self.is_message(view) {
+                return match self.message_field(view, &key.name, span)? {
+                    Some(found) => Ok(Value::from_view(found)),
+                    None => Err(not_jinja(span, "read", value)),
+                };
+            }
             if let Some(found) = view.get(&key.name) {
                 return Ok(Value::from_view(found));
             }
         }
         self.field_other(value, key, i, path, span, test)
+    }
+
+    /// Whether `view` is one of a chat template's messages.
+    fn is_message(&self, view: &data::View<'_>) -> bool {
+        self.messages.as_ref().is_some_and(|messages| {
+            !view.is_merged() && messages.contains(&std::ptr::from_ref(view.value()))
+        })
+    }
+
+    /// A field of a chat template's message as `transformers` hands it
+    /// over: `None` where the key is absent or its value null; the
+    /// reasoning's aliases are minijinja's to read.
+    fn message_field<'v>(
+        &self,
+        view: &data::View<'v>,
+        name: &str,
+        span: Span,
+    ) -> Result<Option<data::View<'v>>> {
+        if name == "reasoning_content" || name == "thinking" {
+            return Err(not_jinja(span, "read", &Value::Str("the reasoning")));
+        }
+        Ok(view.get(name).filter(|found| !found.value().is_null()))
     }
 
     /// [`Renderer::field`] of a key an object lacks, or of a value that is
@@ -1561,7 +1645,7 @@ impl<'a> Renderer<'a> {
                 let mut last = Value::Missing;
                 for expr in args {
                     let value = self.eval(expr, dot, test)?;
-                    if value.is_true() == (func == Func::Or) {
+                    if self.truth(&value) == (func == Func::Or) {
                         return Ok(value);
                     }
                     last = value;
@@ -1570,7 +1654,8 @@ impl<'a> Renderer<'a> {
             }
             Func::Not => {
                 let expr = args.first().ok_or_else(|| internal(span))?;
-                Ok(Value::Bool(!self.eval(expr, dot, test)?.is_true()))
+                let value = self.eval(expr, dot, test)?;
+                Ok(Value::Bool(!self.truth(&value)))
             }
             Func::Eq => {
                 let first = self.arg(args, 0, span, dot)?;
@@ -1598,7 +1683,7 @@ impl<'a> Renderer<'a> {
             }
             Func::Len => {
                 let value = self.arg(args, 0, span, dot)?;
-                if self.program.flavor == Flavor::Jinja {
+                if self.program.flavor.is_jinja() {
                     // Jinja's `length`: characters of a string, items of a list.
                     let len = match &value {
                         Value::Array(items) => items.len(),
@@ -1726,7 +1811,7 @@ impl<'a> Renderer<'a> {
                     ))
                     .into());
                 };
-                if self.program.flavor == Flavor::Jinja {
+                if self.program.flavor.is_jinja() {
                     // Jinja's `join` prints items with Python's `str()`:
                     // the same text for strings and integers only.
                     let plain = |item: &serde_json::Value| item.is_string() || item.is_i64();
@@ -2014,7 +2099,7 @@ impl<'a> Renderer<'a> {
         span: Span,
         read: (&[Expr], usize),
     ) -> Result<Value<'v>> {
-        if self.program.flavor == Flavor::Jinja && !matches!(value, Value::Array(_)) {
+        if self.program.flavor.is_jinja() && !matches!(value, Value::Array(_)) {
             return Err(not_jinja(span, "index", value));
         }
         Ok(match (value, index) {

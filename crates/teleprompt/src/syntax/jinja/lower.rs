@@ -70,6 +70,7 @@ pub(super) fn lower(
     source: &str,
     limits: Limits,
     globals: &HashSet<String>,
+    flavor: Flavor,
 ) -> Option<Program> {
     let mut lowerer = Lowerer {
         globals,
@@ -92,7 +93,7 @@ pub(super) fn lower(
         strictness: Strictness::Strict,
         limits,
         hosts: Box::new([]),
-        flavor: Flavor::Jinja,
+        flavor,
     })
 }
 
@@ -385,9 +386,31 @@ impl<'a> Lowerer<'a, '_> {
                 ],
                 expr.span(),
             ),
+            ast::Expr::Slice(slice) if slice.step.is_none() => {
+                let bound = |bound: &Option<ast::Expr<'a>>| match bound {
+                    Some(bound) => self.expr(bound),
+                    None => Some(Expr::Const(Const::Null)),
+                };
+                call(
+                    Func::Jinja(JinjaOp::Slice),
+                    [
+                        self.expr(&slice.expr)?,
+                        bound(&slice.start)?,
+                        bound(&slice.stop)?,
+                    ],
+                    expr.span(),
+                )
+            }
             ast::Expr::UnaryOp(op) => match op.op {
                 ast::UnaryOpKind::Not => call(Func::Not, [self.expr(&op.expr)?], expr.span()),
-                ast::UnaryOpKind::Neg => return None,
+                // A negative integer (`items[-2:]`).
+                ast::UnaryOpKind::Neg => match &op.expr {
+                    ast::Expr::Const(constant) => match constant_of(&constant.value)? {
+                        Const::Int(i) => Expr::Const(Const::Int(i.checked_neg()?)),
+                        _ => return None,
+                    },
+                    _ => return None,
+                },
             },
             ast::Expr::BinOp(op) => {
                 let func = match op.op {
@@ -581,19 +604,20 @@ mod tests {
     /// Renders `body` with the direct path and on minijinja alone: the
     /// results must be the same. Returns whether the direct path rendered.
     fn agree(body: &str, data: &Value, strictness: Strictness) -> bool {
-        agree_with(body, data, strictness, Default::default())
+        agree_with(body, data, (strictness, false), Default::default())
     }
 
     /// [`agree`] with Jinja's whitespace options.
     fn agree_with(
         body: &str,
         data: &Value,
-        strictness: Strictness,
+        (strictness, chat): (Strictness, bool),
         jinja: crate::JinjaOptions,
     ) -> bool {
         let limits = crate::limits::Limits::DEFAULT;
         let shared = Data::new(data.clone());
-        let Some(both) = super::super::both(body, &shared, strictness, jinja, limits) else {
+        let Some(both) = super::super::both(body, &shared, (strictness, chat), jinja, limits)
+        else {
             return false;
         };
         assert_eq!(
@@ -706,11 +730,83 @@ mod tests {
             "{{ user.missing | default('d') }} {{ user.role is defined }} {{ user.prefs.tone is defined }}",
         ] {
             let limits = crate::limits::Limits::DEFAULT;
-            let both = super::super::both(body, &data, Strictness::Strict, Default::default(), limits)
+            let both = super::super::both(body, &data, (Strictness::Strict, false), Default::default(), limits)
                 .unwrap();
             assert_eq!(both.direct, both.minijinja, "{body}");
             let rendered = both.rendered_directly;
             assert!(rendered || body.contains("length"), "not direct: {body}");
+        }
+    }
+
+    /// A chat template (in `transformers`' environment) rendered with the
+    /// direct path and on minijinja alone; whether it rendered directly.
+    fn agree_chat(body: &str, data: &Value, strictness: Strictness) -> bool {
+        let limits = crate::limits::Limits::DEFAULT;
+        let shared = Data::new(data.clone());
+        let Some(both) = super::super::both(
+            body,
+            &shared,
+            (strictness, true),
+            Default::default(),
+            limits,
+        ) else {
+            return false;
+        };
+        assert_eq!(
+            both.direct, both.minijinja,
+            "{body:?} with {data:?} at {strictness:?}"
+        );
+        both.rendered_directly
+    }
+
+    #[test]
+    fn chat_templates_render_directly_and_alike() {
+        let llama3 = include_str!("../../../../../bench/data/llama3_chat_template.jinja");
+        let chat: Value =
+            serde_json::from_str(include_str!("../../../../../bench/data/chat_20.json")).unwrap();
+        for strictness in [Strictness::Lenient, Strictness::Strict] {
+            assert!(agree_chat(llama3, &chat, strictness), "llama3 not direct");
+        }
+        let llama31 = include_str!("../../../../../bench/data/llama31_chat_template.jinja");
+        agree_chat(llama31, &chat, Strictness::Lenient);
+        // A message's null key is absent, as `transformers` hands it over;
+        // its reasoning aliases are minijinja's; other maps read as maps.
+        let data = json!({
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "assistant", "content": null, "tool_calls": [{"name": "f"}]},
+                {"role": "tool", "content": "ok", "tool_calls": null},
+                {"role": "assistant", "content": "done", "reasoning_content": "thought"},
+                {"content": null}
+            ],
+            "meta": {"note": null},
+            "bos_token": "<s>",
+            "add_generation_prompt": true
+        });
+        let direct = [
+            "{% for m in messages %}{{ m.role | default('?') }}:{{ m.content if m.content is defined else '-' }}|{% endfor %}",
+            "{% for m in messages %}{{ 'tool_calls' in m }}{{ m.tool_calls is defined }}{% if m %}+{% endif %}{{ not m }}{% endfor %}",
+            "{{ messages[0].role }} {% for m in messages[1:3] %}{{ m.role }}{% endfor %} {% for m in messages[:-4] %}{{ m.content }}{% endfor %}",
+            "{{ 'note' in meta }} {{ meta.note is defined }} {{ bos_token + messages[0].content }}",
+            "{% set loop_messages = messages[1:4] %}{% for message in loop_messages %}{% set content = message.content | default('') | trim %}{% if message.role == 'tool' %}{% set content = '[' ~ content ~ ']' %}{% endif %}{{ content }}{% endfor %}",
+        ];
+        for body in direct {
+            assert!(
+                agree_chat(body, &data, Strictness::Lenient),
+                "not direct: {body}"
+            );
+        }
+        for body in [
+            "{% for m in messages %}{{ m.reasoning_content }}{% endfor %}",
+            "{% for m in messages %}{{ m.thinking is defined }}{% endfor %}",
+            "{% for m in messages %}{{ m.content }}{% endfor %}",
+            "{{ meta.note }}",
+            "{% for m in messages %}{{ m }}{% endfor %}",
+            "{{ messages[-1].content }}",
+        ] {
+            for strictness in [Strictness::Lenient, Strictness::Strict] {
+                assert!(!agree_chat(body, &data, strictness), "direct: {body}");
+            }
         }
     }
 
@@ -727,7 +823,7 @@ mod tests {
                 keep_trailing_newline: Some(bits & 4 != 0),
             };
             assert!(
-                agree_with(body, &data, Strictness::Strict, jinja),
+                agree_with(body, &data, (Strictness::Strict, false), jinja),
                 "not direct: {bits}"
             );
         }
@@ -954,10 +1050,33 @@ mod tests {
                     map.insert(key.to_string(), value(&mut rng, 0));
                 }
             }
+            // A third of the cases are chat templates, over messages of
+            // random fields (some null, as OpenAI's `content` beside
+            // `tool_calls`).
+            let chat = rng.chance(33);
+            if chat {
+                let messages: Vec<Value> = (0..rng.next() % 4)
+                    .map(|_| {
+                        let mut message = serde_json::Map::new();
+                        for key in KEYS {
+                            if rng.chance(60) {
+                                let field = match rng.chance(30) {
+                                    true => Value::Null,
+                                    false => value(&mut rng, 2),
+                                };
+                                message.insert(key.to_string(), field);
+                            }
+                        }
+                        Value::Object(message)
+                    })
+                    .collect();
+                map.insert("messages".to_string(), Value::Array(messages));
+            }
             let data = Value::Object(map);
             let mut names: Vec<String> = KEYS
                 .iter()
                 .chain(&["s", "t"])
+                .chain(if chat { &["messages"][..] } else { &[][..] })
                 .map(|key| key.to_string())
                 .collect();
             let body = stmts(&mut rng, &mut names, 0, false);
@@ -968,7 +1087,7 @@ mod tests {
                 lstrip_blocks: Some(rng.chance(50)),
                 keep_trailing_newline: Some(rng.chance(50)),
             };
-            if agree_with(&body, &data, strictness, jinja) {
+            if agree_with(&body, &data, (strictness, chat), jinja) {
                 direct += 1;
             }
         }

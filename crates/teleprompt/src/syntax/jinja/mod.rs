@@ -48,6 +48,7 @@ use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior, Value as 
 
 use crate::data::Data;
 use crate::diagnostics::TemplateError;
+use crate::engine::program::Flavor;
 use crate::functions::Naming;
 use crate::messages;
 use crate::syntax::edits::Edited;
@@ -249,7 +250,8 @@ impl JinjaTemplate {
             .map_err(|message| TemplateError::parse(None, message))?;
         register_host_functions(&mut env, &hosts, &filters)?;
         filters.extend(hosts.iter().map(|(name, _)| name.as_str()));
-        let text = if translated.is_unchanged() {
+        let untranslated = translated.is_unchanged();
+        let text = if untranslated {
             body
         } else {
             translated.text.as_str()
@@ -322,14 +324,19 @@ impl JinjaTemplate {
         // the body as written: a plain Jinja body's only rewriting is the
         // bound checks (the engine checks what its filters build itself)
         // and pongo2's autoescape spellings (not lowered).
-        let direct = (dialect == Dialect::Jinja
-            && !needs_fuel
-            && files.is_none()
-            && found.errors.is_empty())
-        .then(|| machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok())
-        .flatten()
-        .and_then(|ast| lower::lower(&ast, body, limits, &functions))
-        .map(lower::Direct::new);
+        let flavor = match dialect {
+            Dialect::Jinja => Some(Flavor::Jinja),
+            // Without `{% generation %}` blocks (rewritten for minijinja).
+            Dialect::ChatTemplate if untranslated => Some(Flavor::ChatTemplate),
+            _ => None,
+        };
+        let direct = flavor
+            .filter(|_| !needs_fuel && files.is_none() && found.errors.is_empty())
+            .and_then(|flavor| {
+                let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok()?;
+                lower::lower(&ast, body, limits, &functions, flavor)
+            })
+            .map(lower::Direct::new);
         env.add_template_owned(TEMPLATE_NAME, compiled)
             .map_err(|error| convert_error(&error, body, &source, None))?;
         let template = JinjaTemplate {
@@ -507,17 +514,21 @@ pub(crate) struct Both {
     pub(crate) rendered_directly: bool,
 }
 
-/// Renders `body` (plain Jinja) over `data` with the direct path and on
-/// minijinja alone, for the tests that compare them; `None` when it does
-/// not compile.
+/// Renders `body` (plain Jinja, or a chat template with `chat`) over
+/// `data` with the direct path and on minijinja alone, for the tests that
+/// compare them; `None` when it does not compile.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn both(
     body: &str,
     data: &Data,
-    strictness: Strictness,
+    (strictness, chat): (Strictness, bool),
     jinja: crate::JinjaOptions,
     limits: crate::limits::Limits,
 ) -> Option<Both> {
+    let dialect = match chat {
+        true => Dialect::ChatTemplate,
+        false => Dialect::Jinja,
+    };
     let options = CompileOptions {
         jinja,
         limits,
@@ -526,7 +537,7 @@ pub(crate) fn both(
     // One template for both: minijinja compiles a macro's closure in an
     // order of its own (a hash set's), and an error inside a macro may name
     // whichever missing name it looked up last.
-    let template = match JinjaTemplate::compile_all(body, Dialect::Jinja, &options) {
+    let template = match JinjaTemplate::compile_all(body, dialect, &options) {
         Ok((template, None)) => template,
         _ => return None,
     };
