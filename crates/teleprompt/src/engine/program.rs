@@ -426,6 +426,9 @@ pub(crate) enum JinjaOp {
     /// `list[a:b]` of a list (either bound may be null): Python's bounds,
     /// clamped, from the end where negative.
     Slice,
+    /// `raise_exception(…)`: a render that reaches it fails, on minijinja,
+    /// with the template's message.
+    Raise,
 }
 
 impl Func {
@@ -488,6 +491,7 @@ impl Func {
                     JinjaOp::In => "in",
                     JinjaOp::Cond => "if",
                     JinjaOp::Slice => "[:]",
+                    JinjaOp::Raise => "raise_exception",
                 },
                 _ => "?",
             },
@@ -510,6 +514,7 @@ impl Func {
             Func::Media => (2, Some(2)),
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
+            Func::Jinja(JinjaOp::Raise) => (0, Some(0)),
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(_) => (2, Some(2)),
             Func::Eq => (2, None),

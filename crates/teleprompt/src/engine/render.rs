@@ -1088,6 +1088,7 @@ impl<'a> Renderer<'a> {
                 }
                 self.built(Func::Jinja(op), text, span)
             }
+            JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
             JinjaOp::Slice => {
                 let list = self.arg(args, 0, span, dot)?;
                 let Value::Array(items) = list else {

@@ -38,8 +38,14 @@
 //! `<=`, `>`, `>=`, `in`, `not in`), `a if c else b`, `~`, `+` (of two
 //! strings or two integers), `is defined`, `is undefined`, `is none`,
 //! `default(x)` (of a path or a variable, not of a name the environment
-//! defines), the filters above, and `loop.index`, `index0`, `revindex`,
-//! `revindex0`, `first`, `last`, `length`.
+//! defines, which `is defined` always is), `list[a:b]`, the filters above,
+//! `loop.index`, `index0`, `revindex`, `revindex0`, `first`, `last`,
+//! `length`, and `raise_exception(…)` (the render goes to minijinja, which
+//! raises it).
+//!
+//! Chat templates (in `transformers`' environment, without `{% generation
+//! %}` blocks) are lowered too: a message of `messages` reads as
+//! `transformers` hands it over (a key whose value is null is absent).
 //!
 //! Only plain Jinja bodies are lowered (not chat templates or Django),
 //! without other files, and only those minijinja runs without fuel (see
@@ -386,6 +392,13 @@ impl<'a> Lowerer<'a, '_> {
                 ],
                 expr.span(),
             ),
+            // A chat template's error branch: minijinja raises it.
+            ast::Expr::Call(called)
+                if matches!(&called.expr, ast::Expr::Var(name) if name.id == "raise_exception"
+                    && self.read(name.id) == Some(None)) =>
+            {
+                call(Func::Jinja(JinjaOp::Raise), [], expr.span())
+            }
             ast::Expr::Slice(slice) if slice.step.is_none() => {
                 let bound = |bound: &Option<ast::Expr<'a>>| match bound {
                     Some(bound) => self.expr(bound),
@@ -499,6 +512,13 @@ impl<'a> Lowerer<'a, '_> {
 
     /// `expr is defined`.
     fn defined(&self, expr: &ast::Expr<'a>, at: machinery::Span) -> Option<Expr> {
+        // A name the environment defines (`strftime_now`, `range`) is
+        // defined, in the data or not.
+        if let ast::Expr::Var(var) = expr {
+            if self.globals.contains(var.id) && self.read(var.id)?.is_none() {
+                return Some(Expr::Const(Const::Bool(true)));
+            }
+        }
         Some(call(
             Func::Jinja(JinjaOp::Defined),
             [self.defined_operand(expr)?],
@@ -656,6 +676,7 @@ mod tests {
             "{{ user.nick | default('no nick') }} {{ user.name | default('x') }} {{ nothing | d('none given') }}",
             "{{ 'yes' if user.premium else 'no' }} {{ user.name if user.nick is defined else 'anon' }}",
             "{% for d in docs %}{{ d.draft | default(false) }}{{ d.title ~ '.' }}{% endfor %}",
+            "{{ range is defined }} {{ strftime_now is defined }} {% if user.age > 100 %}{{ raise_exception('too old') }}{% endif %}ok",
             "{% set x = 'top' %}{% for d in docs %}{% set x = d.title | upper %}{% if loop.first %}{% set x = x ~ '!' %}{% endif %}{{ x }} {% endfor %}{{ x }}",
             "{% for d in docs %}{% set t = d.title %}{% for g in d.tags %}{% set u = t ~ g %}{{ u }}{% endfor %}{{ t }};{% endfor %}",
         ];
@@ -687,6 +708,7 @@ mod tests {
             "{{ user.nick.first | default('x') }}",
             "{{ ids[0] in user.name }}",
             "{{ none ~ 'x' }}",
+            "{% if user.age < 100 %}{{ raise_exception('too young') }}{% endif %}",
         ];
         for body in declined {
             for strictness in [Strictness::Strict, Strictness::Semi, Strictness::Lenient] {
@@ -700,7 +722,6 @@ mod tests {
             "{{ loop }}",
             "{% for d in docs %}{{ loop.cycle('a', 'b') }}{% endfor %}",
             "{% for d in docs if d.pinned %}{{ d.title }}{% endfor %}",
-            "{{ range is defined }}",
             "{{ namespace | default('x') }}",
             "{{ user.name | default('x', true) }}",
             "{{ 'x' if user.premium }}",
