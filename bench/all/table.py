@@ -32,7 +32,7 @@ NAMES = {
     "teleprompt-jinja": "teleprompt, Jinja",
     "teleprompt-go": "teleprompt, Go",
     "teleprompt-handlebars": "teleprompt, Handlebars",
-    "minijinja": "raw minijinja 3.0.5",
+    "minijinja": "raw minijinja 3.1.0",
     "tera": "tera 1",
     "jinja2": "Python Jinja2",
     "handlebars-rust": "handlebars-rust 6",
@@ -45,7 +45,7 @@ NAMES = {
 # The chat-template engines.
 CHAT_NAMES = {
     "teleprompt-chat-template": "teleprompt, chat-template",
-    "minijinja": "raw minijinja 3.0.5",
+    "minijinja": "raw minijinja 3.1.0",
     "jinja2": "Python Jinja2",
 }
 
