@@ -676,6 +676,7 @@ mod tests {
             "{{ user.nick | default('no nick') }} {{ user.name | default('x') }} {{ nothing | d('none given') }}",
             "{{ 'yes' if user.premium else 'no' }} {{ user.name if user.nick is defined else 'anon' }}",
             "{% for d in docs %}{{ d.draft | default(false) }}{{ d.title ~ '.' }}{% endfor %}",
+            "{% set x = 1 %}{% for d in docs[5:] %}{% else %}{% set x = 2 %}{% endfor %}{{ x }}{% if x %}{% set x = 3 %}{% endif %}{{ x }}",
             "{{ range is defined }} {{ strftime_now is defined }} {% if user.age > 100 %}{{ raise_exception('too old') }}{% endif %}ok",
             "{% set x = 'top' %}{% for d in docs %}{% set x = d.title | upper %}{% if loop.first %}{% set x = x ~ '!' %}{% endif %}{{ x }} {% endfor %}{{ x }}",
             "{% for d in docs %}{% set t = d.title %}{% for g in d.tags %}{% set u = t ~ g %}{{ u }}{% endfor %}{{ t }};{% endfor %}",
