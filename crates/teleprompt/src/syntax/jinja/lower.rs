@@ -902,6 +902,54 @@ mod tests {
         assert_eq!(small, "ab");
     }
 
+    /// Bounds reached on the direct path end as they do on minijinja: a
+    /// value doubled 40 times (`max_value_bytes`), a walk longer than the
+    /// engine's step count (minijinja walks the data without fuel), deep
+    /// data, a long list.
+    #[test]
+    fn hostile_templates_end_alike() {
+        let limits = crate::limits::Limits {
+            max_steps: 1000,
+            ..crate::limits::Limits::DEFAULT
+        };
+        let doubling = "{% set s = 'x' %}".to_string()
+            + &"{% set s = s ~ s %}".repeat(40)
+            + "{{ s | length }}";
+        let mut deep = json!("bottom");
+        for _ in 0..120 {
+            deep = json!({ "a": deep });
+        }
+        let deep_path = format!("{{{{ d{} }}}}", ".a".repeat(120));
+        let long: Vec<Value> = (0..200_000).map(|i| json!({"t": i})).collect();
+        let cases = [
+            (doubling.as_str(), json!({})),
+            ("{% for x in xs %}{{ x }}{% endfor %}", json!({"xs": vec!["y"; 2000]})),
+            (deep_path.as_str(), json!({ "d": deep })),
+            ("{% for x in xs %}{% if loop.last %}{{ x.t }} of {{ loop.length }}{% endif %}{% endfor %}", json!({ "xs": long })),
+        ];
+        for (body, data) in cases {
+            let shared = Data::new(data);
+            let both = super::super::both(
+                body,
+                &shared,
+                (Strictness::Strict, false),
+                Default::default(),
+                limits,
+            )
+            .unwrap();
+            assert_eq!(both.direct, both.minijinja, "{body}");
+        }
+        let doubled = super::super::both(
+            &doubling,
+            &Data::new(json!({})),
+            (Strictness::Strict, false),
+            Default::default(),
+            limits,
+        )
+        .unwrap();
+        assert!(doubled.direct.unwrap_err().contains("max_value_bytes"));
+    }
+
     /// A small deterministic generator (xorshift).
     struct Rng(u64);
 
