@@ -763,22 +763,7 @@ mod tests {
     /// A chat template (in `transformers`' environment) rendered with the
     /// direct path and on minijinja alone; whether it rendered directly.
     fn agree_chat(body: &str, data: &Value, strictness: Strictness) -> bool {
-        let limits = crate::limits::Limits::DEFAULT;
-        let shared = Data::new(data.clone());
-        let Some(both) = super::super::both(
-            body,
-            &shared,
-            (strictness, true),
-            Default::default(),
-            limits,
-        ) else {
-            return false;
-        };
-        assert_eq!(
-            both.direct, both.minijinja,
-            "{body:?} with {data:?} at {strictness:?}"
-        );
-        both.rendered_directly
+        agree_with(body, data, (strictness, true), Default::default())
     }
 
     #[test]
