@@ -3,7 +3,7 @@
 //! Jinja: the direct path.
 //!
 //! Most prompts are text, values of the data, `if`s and `for`s over lists:
-//! the engine renders those four to five times faster than minijinja (it
+//! the engine renders those three to five times faster than minijinja (it
 //! reads the data in place, with names resolved to slots when the prompt
 //! loads). A template made of nothing else is lowered here, as well as
 //! minijinja's; each render tries the engine first.
@@ -47,10 +47,10 @@
 //! %}` blocks) are lowered too: a message of `messages` reads as
 //! `transformers` hands it over (a key whose value is null is absent).
 //!
-//! Only plain Jinja bodies are lowered (not chat templates or Django),
-//! without other files, and only those minijinja runs without fuel (see
-//! `fuel`): the engine counts `max_steps` in its own units, so a count
-//! could differ, but there it counts nothing. The engine checks what its
+//! Django bodies (translated from pongo2's spellings) are not lowered, nor
+//! templates that use other files; and only templates minijinja runs
+//! without fuel are (see `fuel`): the engine counts `max_steps` in its own
+//! units, so a count could differ, but there it counts nothing. The engine checks what its
 //! filters build against `max_value_bytes` itself, in place of the bound
 //! checks minijinja's text gets.
 
