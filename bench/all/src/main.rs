@@ -51,6 +51,8 @@ mod race;
 #[path = "../../timing.rs"]
 mod timing;
 mod turn;
+#[path = "../../turn_workload.rs"]
+mod turn_workload;
 use gotmpl_value::to_gotmpl;
 use race::{race, Engine};
 

@@ -33,20 +33,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use teleprompt::context::Clock;
-use teleprompt::messages::{ChatMessage, Role};
 use teleprompt::{LoadOptions, Prompt, PromptContext, Syntax};
 
 use crate::race::{race, Engine};
+use crate::turn_workload::{message, turn_context, PROMPT};
 use crate::Args;
-
-/// crates/teleprompt/benches/turn.rs's prompt.
-const PROMPT: &str = r#"{{ role("system") -}}
-You are {{ assistant.name }}. Today is {{ system.day_of_week }}, {{ system.current_date }}.
-Answer in {{ message.language }}. This is turn {{ run.turn_number }}.
-{{ history() }}
-{{- role("user") }}{{ message.text }}
-"#;
 
 /// Appends between two resets of an append engine, at most.
 const BLOCK: usize = 32;
@@ -59,39 +50,10 @@ pub fn engine_names(len: usize) -> [String; 2] {
     ]
 }
 
-/// The `i`-th message of a conversation: users and assistants in turn.
-fn message(i: usize) -> ChatMessage {
-    let role = if i.is_multiple_of(2) {
-        Role::User
-    } else {
-        Role::Assistant
-    };
-    ChatMessage {
-        role,
-        content: Some(json!(format!(
-            "message {i}: some words of the conversation"
-        ))),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        extra: serde_json::Map::new(),
-    }
-}
-
 /// The conversation's context without a history; the host sets
 /// `message.language`, so the history is never searched for it.
 fn conversation() -> Result<PromptContext, String> {
-    let error = |e: teleprompt::Error| format!("turn context: {e}");
-    PromptContext::new()
-        .assistant(json!({"name": "Ada"}))
-        .map_err(error)?
-        .message(json!({"text": "What changed?", "language": "English"}))
-        .map_err(error)
-}
-
-/// The context of turn `turn`: the conversation's, with the turn and a clock.
-fn turn_context(conversation: &PromptContext, turn: u32) -> PromptContext {
-    let now = jiff::Timestamp::from_second(1_790_000_000 + i64::from(turn)).expect("in range");
-    conversation.clone().turn(turn).clock(Clock::Fixed(now))
+    crate::turn_workload::conversation(true).map_err(|e| format!("turn context: {e}"))
 }
 
 /// Renders an untimed turn of `conversation` (checking its history once,
@@ -145,7 +107,7 @@ impl<'a> Append<'a> {
         let block = len.clamp(1, BLOCK);
         // Room for a block's appends: the history never moves.
         let mut messages = Vec::with_capacity(len + block);
-        messages.extend((0..len).map(message));
+        messages.extend((0..len).map(|i| message(i, None)));
         let conversation = host.clone().with_history(messages);
         Append {
             prompt,
@@ -174,7 +136,7 @@ impl<'a> Append<'a> {
         self.turn += 1;
         let conversation = self.conversation.take().expect("a conversation");
         let next = conversation.history().len();
-        let conversation = conversation.push_message(message(next));
+        let conversation = conversation.push_message(message(next, None));
         let context = turn_context(&conversation, self.turn);
         // Dropped before the next append, as hosts do: held, it would make
         // that append copy the history.
@@ -229,7 +191,7 @@ pub fn bench(lens: &[usize], args: &Args) -> Result<(), String> {
             prompt: &prompt,
             conversation: host
                 .clone()
-                .with_history((0..len).map(message).collect::<Vec<_>>()),
+                .with_history((0..len).map(|i| message(i, None)).collect::<Vec<_>>()),
             turn: 0,
         };
         bytes.push(first_turn(&prompt, &reuse.conversation)?);

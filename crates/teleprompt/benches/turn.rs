@@ -35,44 +35,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use serde_json::json;
-use teleprompt::context::Clock;
-use teleprompt::messages::{ChatMessage, Role};
+use teleprompt::messages::ChatMessage;
 use teleprompt::{LoadOptions, Prompt, PromptContext, Syntax};
 
-const PROMPT: &str = r#"{{ role("system") -}}
-You are {{ assistant.name }}. Today is {{ system.day_of_week }}, {{ system.current_date }}.
-Answer in {{ message.language }}. This is turn {{ run.turn_number }}.
-{{ history() }}
-{{- role("user") }}{{ message.text }}
-"#;
+#[path = "../../../bench/turn_workload.rs"]
+mod turn_workload;
+use turn_workload::{message, turn_context, PROMPT};
 
 const LENGTHS: [usize; 3] = [10, 1_000, 10_000];
 
 /// Appends between two resets of an append benchmark, at most.
 const BLOCK: usize = 32;
-
-/// The `i`-th message of a conversation: users and assistants in turn.
-fn message(i: usize, language: Option<&str>) -> ChatMessage {
-    let role = if i.is_multiple_of(2) {
-        Role::User
-    } else {
-        Role::Assistant
-    };
-    let mut extra = serde_json::Map::new();
-    if let (Role::User, Some(language)) = (role, language) {
-        extra.insert("language".into(), json!(language));
-    }
-    ChatMessage {
-        role,
-        content: Some(json!(format!(
-            "message {i}: some words of the conversation"
-        ))),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        extra,
-    }
-}
 
 fn history(len: usize) -> Arc<Vec<ChatMessage>> {
     Arc::new((0..len).map(|i| message(i, None)).collect())
@@ -86,25 +59,8 @@ fn prompt() -> Prompt {
     Prompt::from_source("chat.j2", PROMPT, &options).expect("compiles")
 }
 
-/// The conversation's context without a history; the host sets
-/// `message.language` or not.
 fn conversation(host_language: bool) -> PromptContext {
-    let message = if host_language {
-        json!({"text": "What changed?", "language": "English"})
-    } else {
-        json!({"text": "What changed?"})
-    };
-    PromptContext::new()
-        .assistant(json!({"name": "Ada"}))
-        .expect("an object")
-        .message(message)
-        .expect("an object")
-}
-
-/// The context of turn `turn`: the conversation's, with the turn and a clock.
-fn turn_context(conversation: &PromptContext, turn: u32) -> PromptContext {
-    let now = jiff::Timestamp::from_second(1_790_000_000 + i64::from(turn)).expect("in range");
-    conversation.clone().turn(turn).clock(Clock::Fixed(now))
+    turn_workload::conversation(host_language).expect("objects")
 }
 
 fn turns(c: &mut Criterion) {
