@@ -367,24 +367,32 @@ impl<'a> Renderer<'a> {
     /// that an object is true even when empty.
     #[inline]
     fn truthy(&self, value: &Value<'a>) -> bool {
-        if let (Some(_), Value::Object(view)) = (&self.messages, value) {
-            if self.is_message(view) {
-                // Empty when every key is null, as `transformers` drops them.
-                return view
-                    .keys()
-                    .iter()
-                    .any(|key| view.get(key).is_some_and(|found| !found.value().is_null()));
-            }
+        if self.messages.is_some() {
+            return self.message_truth(value);
         }
         value.is_true() || (self.program.flavor == Flavor::Handlebars && is_object(value))
     }
 
     /// Truth for `and`, `or` and `not`: Go's and Handlebars' `is_true`, a
     /// chat template's message as [`Renderer::truthy`] has it.
+    #[inline]
     fn truth(&self, value: &Value<'a>) -> bool {
-        match self.program.flavor {
-            Flavor::ChatTemplate => self.truthy(value),
-            _ => value.is_true(),
+        match self.messages {
+            Some(_) => self.message_truth(value),
+            None => value.is_true(),
+        }
+    }
+
+    /// Truth in a chat template: a message is empty when every key is
+    /// null, as `transformers` drops them.
+    #[inline(never)]
+    fn message_truth(&self, value: &Value<'a>) -> bool {
+        match value {
+            Value::Object(view) if self.is_message(view) => view
+                .keys()
+                .iter()
+                .any(|key| view.get(key).is_some_and(|found| !found.value().is_null())),
+            other => other.is_true(),
         }
     }
 
@@ -1320,13 +1328,7 @@ impl<'a> Renderer<'a> {
         span: Span,
         test: bool,
     ) -> Result<Value<'v>> {
-        if let Value::Object(view) = value {
-            if self.messages.is_some() && self.is_message(view) {
-                return match self.message_field(view, &key.name, span)? {
-                    Some(found) => Ok(Value::from_view(found)),
-                    None => Err(not_jinja(span, "read", value)),
-                };
-            }
+        if let (Value::Object(view), None) = (value, &self.messages) {
             if let Some(found) = view.get(&key.name) {
                 return Ok(Value::from_view(found));
             }
@@ -1368,6 +1370,20 @@ impl<'a> Renderer<'a> {
         span: Span,
         test: bool,
     ) -> Result<Value<'v>> {
+        if let (Value::Object(view), Some(_)) = (value, &self.messages) {
+            // A chat template: a message's keys read as `transformers`
+            // hands them over; other maps as they are.
+            let found = match self.is_message(view) {
+                true => self.message_field(view, &key.name, span)?,
+                false => view.get(&key.name),
+            };
+            if let Some(found) = found {
+                return Ok(Value::from_view(found));
+            }
+            if self.is_message(view) {
+                return Err(not_jinja(span, "read", value));
+            }
+        }
         let Expr::Path { base, keys, .. } = path else {
             return Err(internal(span));
         };
