@@ -23,42 +23,42 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod check;
+pub mod analysis;
 pub mod context;
 pub mod data;
 pub mod diagnostics;
-pub mod document;
 mod engine;
 pub mod functions;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-mod include;
 mod library;
 pub mod limits;
+mod load;
 pub mod messages;
 mod options;
 mod prompt;
-mod request;
+mod render;
 pub mod schema;
 mod syntax;
 pub mod testing;
 
+pub use crate::analysis as check;
 pub use crate::context::PromptContext;
 pub use crate::data::Data;
 pub use crate::diagnostics::{
     Error, ErrorClass, Errors, Location, ReportPart, MAX_ERRORS_PER_FILE,
 };
-pub use crate::document::Document;
 #[cfg(feature = "watch")]
 pub use crate::library::Watcher;
 pub use crate::library::{
     prompt_files, FailedFile, Library, LibraryEntry, ReloadReport, SharedLibrary,
 };
+pub use crate::load::document::{self, Document};
 pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::{Prompt, RenderOptions, Rendered};
-pub use crate::request::{RenderRequest, RequestError};
+pub use crate::render::request::{RenderRequest, RequestError};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

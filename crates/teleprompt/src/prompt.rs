@@ -50,7 +50,7 @@ pub struct Prompt {
     source_hash: u64,
     /// The files its load read or looked for (partials, includes, a
     /// sibling tokenizer config), for a library to tell when to rebuild it.
-    dependencies: Vec<crate::include::Dependency>,
+    dependencies: Vec<crate::load::include::Dependency>,
 }
 
 impl Prompt {
@@ -65,7 +65,7 @@ impl Prompt {
         let origin = path.display().to_string();
         let bytes = limits::read_file(path, options.limits.max_template_bytes, Input::Template)?;
         let source = Prompt::utf8(&origin, &bytes)?;
-        let includes = crate::include::Includes::for_file(
+        let includes = crate::load::include::Includes::for_file(
             path,
             options.include_root.as_deref(),
             options.limits.max_template_bytes,
@@ -122,10 +122,10 @@ impl Prompt {
             return;
         };
         let bytes = limits::read_file(&config_path, max_bytes, Input::Template).ok();
-        self.dependencies.push(crate::include::Dependency {
+        self.dependencies.push(crate::load::include::Dependency {
             path: config_path.canonicalize().unwrap_or(config_path),
             name: "tokenizer_config.json".into(),
-            hash: bytes.as_deref().map(crate::include::content_hash),
+            hash: bytes.as_deref().map(crate::load::include::content_hash),
         });
         let Some(config) = bytes.and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
         else {
@@ -134,7 +134,7 @@ impl Prompt {
         let Value::Object(config) = config else {
             return;
         };
-        let tokens = Value::Object(syntax::jinja::hf::special_tokens(&config));
+        let tokens = Value::Object(crate::load::formats::hf_tokenizer::special_tokens(&config));
         self.defaults = Some(Arc::new(match self.defaults.take() {
             Some(own) => data::merge_under(Arc::unwrap_or_clone(own), &tokens),
             None => tokens,
@@ -148,7 +148,7 @@ impl Prompt {
     /// [`LoadOptions::include_root`], when set.
     pub fn from_source(origin: &str, source: &str, options: &LoadOptions) -> Result<Prompt, Error> {
         let includes = options.include_root.as_deref().and_then(|root| {
-            crate::include::Includes::in_root(root, options.limits.max_template_bytes)
+            crate::load::include::Includes::in_root(root, options.limits.max_template_bytes)
         });
         Prompt::load(origin, source, options, includes)
     }
@@ -157,7 +157,7 @@ impl Prompt {
         origin: &str,
         source: &str,
         options: &LoadOptions,
-        includes: Option<crate::include::Includes>,
+        includes: Option<crate::load::include::Includes>,
     ) -> Result<Prompt, Error> {
         let path = Path::new(origin);
         let by_name = Syntax::from_path(path);
@@ -168,17 +168,17 @@ impl Prompt {
         let (document, mut metadata, tool_use) =
             if is_json && by_name.or(options.syntax) == Some(Syntax::ChatTemplate) {
                 Prompt::read_tokenizer_config(origin, source, options)?
-            } else if syntax::handlebars::sk::is_sk_prompt(origin) {
-                let prompt = syntax::handlebars::sk::read(origin, source)?;
+            } else if crate::load::formats::semantic_kernel::is_sk_prompt(origin) {
+                let prompt = crate::load::formats::semantic_kernel::read(origin, source)?;
                 required = prompt.required;
                 (prompt.document, prompt.metadata, None)
             } else {
                 let mut document = Document::parse(origin, source)?;
                 let mut metadata = document.metadata()?;
-                if syntax::jinja::prompty::is_prompty(origin) {
-                    syntax::jinja::prompty::apply(&document, &mut metadata)?;
-                } else if syntax::handlebars::dotprompt::is_dotprompt(origin) {
-                    syntax::handlebars::dotprompt::apply(&mut document, &mut metadata)?;
+                if crate::load::formats::prompty::is_prompty(origin) {
+                    crate::load::formats::prompty::apply(&document, &mut metadata)?;
+                } else if crate::load::formats::dotprompt::is_dotprompt(origin) {
+                    crate::load::formats::dotprompt::apply(&mut document, &mut metadata)?;
                 }
                 (document, metadata, None)
             };
@@ -203,7 +203,7 @@ impl Prompt {
         })?;
         if syntax == Syntax::ChatTemplate {
             // What `transformers` passes to every chat template.
-            let base = syntax::jinja::hf::base_arguments();
+            let base = crate::load::formats::hf_tokenizer::base_arguments();
             metadata.defaults = Some(match metadata.defaults.take() {
                 Some(own) => data::merge_under(own, &base),
                 None => base,
@@ -225,7 +225,7 @@ impl Prompt {
         let limits = options
             .limits
             .lowered_by(&metadata.limits)
-            .map_err(|message| document.key_error(crate::document::key::LIMITS, message))?;
+            .map_err(|message| document.key_error(crate::load::document::key::LIMITS, message))?;
         let looked_at = includes.clone();
         let compile = syntax::CompileOptions {
             strictness,
@@ -278,7 +278,7 @@ impl Prompt {
             required,
             schema: metadata.schema,
             dotprompt,
-            source_hash: crate::include::content_hash(source.as_bytes()),
+            source_hash: crate::load::include::content_hash(source.as_bytes()),
             dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
         };
         match found {
@@ -299,16 +299,22 @@ impl Prompt {
         source: &str,
         options: &LoadOptions,
     ) -> Result<(Document, document::Metadata, Option<Document>), Error> {
-        let config =
-            syntax::jinja::hf::read_config(origin, source, options.template_name.as_deref())?;
+        let config = crate::load::formats::hf_tokenizer::read_config(
+            origin,
+            source,
+            options.template_name.as_deref(),
+        )?;
         let label = |name: Option<&str>| match name {
             Some(name) => format!("{origin} (chat_template \"{name}\")"),
             None => format!("{origin} (chat_template)"),
         };
         let document = Document::plain(&label(config.name.as_deref()), config.template);
-        let tool_use = config
-            .tool_use
-            .map(|template| Document::plain(&label(Some(syntax::jinja::hf::TOOL_USE)), template));
+        let tool_use = config.tool_use.map(|template| {
+            Document::plain(
+                &label(Some(crate::load::formats::hf_tokenizer::TOOL_USE)),
+                template,
+            )
+        });
         let metadata = document::Metadata {
             syntax: Some(Syntax::ChatTemplate),
             defaults: Some(Value::Object(config.tokens)),
@@ -469,7 +475,7 @@ impl Prompt {
     /// context's reserved key itself is an `input` error: it could
     /// otherwise pose as the host's context (layers merge deeply).
     fn with_context(&self, data: Data, options: &RenderOptions) -> Result<Data, Error> {
-        let key = syntax::handlebars::dotprompt::CONTEXT_KEY;
+        let key = crate::load::formats::dotprompt::CONTEXT_KEY;
         if !self.dotprompt {
             return Ok(data);
         }
@@ -551,7 +557,7 @@ impl Prompt {
         }
         Err(self.document.place_on_key(
             Error::new(ErrorClass::Input, message),
-            crate::document::key::INPUT,
+            crate::load::document::key::INPUT,
         ))
     }
 
@@ -583,7 +589,7 @@ impl Prompt {
                     .as_ref()
                     .is_some_and(|schema| schema.declares(name))
         };
-        let structured = |path: &[crate::check::Step]| {
+        let structured = |path: &[crate::analysis::Step]| {
             self.schema
                 .as_ref()
                 .is_some_and(|schema| schema.declares_structure(path))
@@ -616,7 +622,7 @@ impl Prompt {
         };
         let on_input_line = |error: Error| {
             self.document
-                .place_on_key(error, crate::document::key::INPUT)
+                .place_on_key(error, crate::load::document::key::INPUT)
         };
         let defaulted = |name: &str| {
             self.defaults
@@ -675,7 +681,7 @@ impl Prompt {
     /// the template no longer parses).
     /// `teleprompt inspect` prints it as Picoschema and JSON Schema for
     /// front matter `input.schema`.
-    pub fn inputs(&self) -> Option<crate::check::Inputs> {
+    pub fn inputs(&self) -> Option<crate::analysis::Inputs> {
         let inputs = self.template.inputs()?;
         if self.syntax == Syntax::ChatTemplate {
             return Some(inputs);
@@ -720,7 +726,7 @@ impl Prompt {
                 bytes.extend_from_slice(&hash.to_le_bytes());
             }
         }
-        format!("{:016x}", crate::include::content_hash(&bytes))
+        format!("{:016x}", crate::load::include::content_hash(&bytes))
     }
 
     /// The files the prompt's load read besides its own (partials,
@@ -734,7 +740,7 @@ impl Prompt {
     }
 
     /// What the prompt's load looked at, for a library's reload.
-    pub(crate) fn dependencies(&self) -> &[crate::include::Dependency] {
+    pub(crate) fn dependencies(&self) -> &[crate::load::include::Dependency] {
         &self.dependencies
     }
 

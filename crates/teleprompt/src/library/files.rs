@@ -19,7 +19,7 @@ pub fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         !is_dotprompt_partial(path)
             && (Syntax::from_path(path).is_some()
                 || (has_text_extension(path) && opens_with_front_matter(path))
-                || (crate::syntax::handlebars::sk::is_sk_prompt(&path.to_string_lossy())
+                || (crate::load::formats::semantic_kernel::is_sk_prompt(&path.to_string_lossy())
                     && is_sk_prompt_yaml(path)))
     })
 }

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostics::{Error, ErrorClass, Errors};
-use crate::include::{content_hash, Dependency};
 use crate::limits::{self, Input};
+use crate::load::include::{content_hash, Dependency};
 use crate::{LoadOptions, Prompt};
 
 pub use files::prompt_files;

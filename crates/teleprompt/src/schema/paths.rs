@@ -26,7 +26,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::InputSchema;
-use crate::check::{dotted, Inputs, Step};
+use crate::analysis::{dotted, Inputs, Step};
 use crate::diagnostics::closest;
 
 /// Local `$ref`s followed in a row before the walk gives up (a chain of

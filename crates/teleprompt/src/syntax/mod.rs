@@ -29,7 +29,7 @@ pub(crate) struct CompileOptions {
     /// Bounds on a render (the host's, lowered by the front matter).
     pub limits: crate::limits::Limits,
     /// Where included files are found; `None`: nothing is read from files.
-    pub includes: Option<crate::include::Includes>,
+    pub includes: Option<crate::load::include::Includes>,
     /// Handlebars helpers take Semantic Kernel's meaning where SK's
     /// differs from the other systems' (`json` of a string prints it as it
     /// is): the prompt comes from SK.
@@ -141,7 +141,7 @@ impl Template {
 
     /// What the template reads of its data: paths, each with where it is
     /// first read in the template's text (`source.text`).
-    pub(crate) fn inputs(&self) -> Option<crate::check::Inputs> {
+    pub(crate) fn inputs(&self) -> Option<crate::analysis::Inputs> {
         match &self.compiled {
             Compiled::Go(template) => template.inputs(&self.source.text),
             Compiled::Jinja(template) => Some(template.inputs()),
@@ -156,7 +156,7 @@ impl Template {
     pub(crate) fn warnings(
         &self,
         root: &dyn Fn(&str) -> bool,
-        structured: &dyn Fn(&[crate::check::Step]) -> bool,
+        structured: &dyn Fn(&[crate::analysis::Step]) -> bool,
     ) -> Vec<TemplateError> {
         let found = match &self.compiled {
             Compiled::Go(template) => {
@@ -208,7 +208,7 @@ impl Template {
         &self,
         open: &str,
         close: &str,
-        structured: &dyn Fn(&[crate::check::Step]) -> bool,
+        structured: &dyn Fn(&[crate::analysis::Step]) -> bool,
     ) -> Vec<TemplateError> {
         let Some(inputs) = self.inputs() else {
             return Vec::new();

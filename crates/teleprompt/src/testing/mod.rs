@@ -52,7 +52,7 @@ pub use self::update::{update, write_atomically, Updated};
 use crate::context::Clock;
 use crate::data::{self, describe};
 use crate::diagnostics::closest;
-use crate::document::{self, Document};
+use crate::load::document::{self, Document};
 use crate::messages::{history_from_value, ChatMessage};
 use crate::{limits, Error, ErrorClass, LoadOptions, Syntax};
 
@@ -232,7 +232,7 @@ fn has_front_matter(path: &Path) -> bool {
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
     let origin = path.display().to_string();
-    !is_json && !crate::syntax::handlebars::sk::is_sk_prompt(&origin)
+    !is_json && !crate::load::formats::semantic_kernel::is_sk_prompt(&origin)
 }
 
 /// The sibling tests file of the prompt at `path`, if there is one:

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Actual, CaseOrigin, CaseResult, Expectation, ExpectedMessage};
-use crate::document::{self, Document};
+use crate::load::document::{self, Document};
 use crate::{data, limits, Error, ErrorClass};
 
 /// What [`update`] did.

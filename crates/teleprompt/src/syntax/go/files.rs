@@ -47,8 +47,8 @@ use std::sync::Arc;
 use super::ast::*;
 use super::parse;
 use crate::diagnostics::{Error, TemplateError};
-use crate::document::Document;
-use crate::include::{Includes, MAX_FILES};
+use crate::load::document::Document;
+use crate::load::include::{Includes, MAX_FILES};
 use crate::syntax::included::Placements;
 use crate::Syntax;
 
@@ -599,7 +599,9 @@ fn go_document(origin: &str, text: &str) -> Result<Document, Error> {
 /// its front matter or, without a `syntax` key, its extension names
 /// another syntax.
 fn not_go(document: &Document, relative: &Path) -> Option<String> {
-    let said = document.front_matter.get(crate::document::key::SYNTAX);
+    let said = document
+        .front_matter
+        .get(crate::load::document::key::SYNTAX);
     let syntax = match said {
         Some(serde_json::Value::String(name)) => name.parse::<Syntax>().ok(),
         Some(_) => None,
@@ -628,7 +630,7 @@ fn plain(value: &serde_json::Value) -> String {
 /// Whether a document's front matter says `syntax: go`.
 fn says_go(document: &Document) -> bool {
     matches!(
-        document.front_matter.get(crate::document::key::SYNTAX),
+        document.front_matter.get(crate::load::document::key::SYNTAX),
         Some(serde_json::Value::String(name)) if name.parse::<Syntax>() == Ok(Syntax::Go)
     )
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::ast::{self, Arg, ListNode, Node, PipeNode};
-use crate::check::{Inputs, Step};
+use crate::analysis::{Inputs, Step};
 
 /// Where dot or a variable points: a path from the root, or somewhere the
 /// walk cannot follow (a function's result, a `define` called with one).

@@ -74,7 +74,7 @@ impl GoTemplate {
 
     /// What the template reads of its data, other files' templates
     /// included (spans in them placed by [`GoTemplate::place`]).
-    pub(crate) fn inputs(&self, body: &str) -> Option<crate::check::Inputs> {
+    pub(crate) fn inputs(&self, body: &str) -> Option<crate::analysis::Inputs> {
         let (tree, _) = self.tree(body)?;
         Some(inputs::inputs(&tree))
     }
@@ -246,7 +246,7 @@ fn root_reads(tree: &ast::Tree, extra: &[ast::DefineNode]) -> Option<BTreeSet<St
     (!whole).then_some(names)
 }
 
-/// Likely mistakes of a chat prompt (see [`crate::check::chat`]).
+/// Likely mistakes of a chat prompt (see [`crate::analysis::chat`]).
 pub(crate) fn chat_warnings(body: &str) -> Vec<TemplateError> {
     let Ok(tree) = parse::parse_nested(body, crate::limits::NESTING_CEILING) else {
         return Vec::new();
@@ -262,7 +262,7 @@ pub(crate) fn chat_warnings(body: &str) -> Vec<TemplateError> {
 }
 
 fn chat_list(body: &str, list: &ast::ListNode, top: bool, out: &mut Vec<TemplateError>) {
-    use crate::check::chat::Item;
+    use crate::analysis::chat::Item;
     let mut items = Vec::new();
     for node in &list.nodes {
         items.push(match node {
@@ -306,7 +306,7 @@ fn chat_list(body: &str, list: &ast::ListNode, top: bool, out: &mut Vec<Template
             | ast::Node::Continue(_) => Item::Other,
         });
     }
-    out.extend(crate::check::chat::warnings(&items, top));
+    out.extend(crate::analysis::chat::warnings(&items, top));
 }
 
 /// Sortie's most common mistake: `.issue.title` inside `{{range}}` or

@@ -1,5 +1,5 @@
 //! Partials from files: `{{> persona}}` with no inline definition of
-//! `persona` reads a file of the include root (see [`crate::include`] for
+//! `persona` reads a file of the include root (see [`crate::load::include`] for
 //! the names tried: `persona.hbs`, Dotprompt's `_persona.prompt`, Forge's
 //! `persona.md`, …), when the prompt loads. A partial file may use further
 //! partials, found beside it first. Its text is used as it is (no front
@@ -18,10 +18,10 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use super::ast::*;
-use super::{dotprompt, parse};
+use super::{dotprompt_helpers, parse};
 use crate::diagnostics::TemplateError;
-use crate::document::Document;
-use crate::include::{Includes, MAX_FILES};
+use crate::load::document::Document;
+use crate::load::include::{Includes, MAX_FILES};
 use crate::syntax::included::Placements;
 
 /// A partial read from a file, its tree placed in the combined source.
@@ -179,7 +179,7 @@ fn resolve(
     let document = Document::plain(&found.origin, found.text);
     let parsed = parse::parse_nested(&document.body, max_nesting).and_then(|mut tree| {
         if dotprompt {
-            dotprompt::rewrite(&mut tree)?;
+            dotprompt_helpers::rewrite(&mut tree)?;
         }
         Ok(tree)
     });

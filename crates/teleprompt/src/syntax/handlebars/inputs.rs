@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::ast::{Call, Expr, Node, Path};
 use super::lower::{helpers, BLOCK_HELPERS};
-use crate::check::{Inputs, Step};
+use crate::analysis::{Inputs, Step};
 
 /// Where a context or block parameter points: a path from the root, or
 /// somewhere the walk cannot follow (a helper's result).

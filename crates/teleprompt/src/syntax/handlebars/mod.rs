@@ -22,13 +22,12 @@
 //! prompt loads ([`files`]).
 
 pub mod ast;
-pub(crate) mod dotprompt;
+mod dotprompt_helpers;
 mod files;
 mod inputs;
 pub mod lex;
 mod lower;
 pub mod parse;
-pub(crate) mod sk;
 
 use std::collections::BTreeSet;
 
@@ -37,7 +36,7 @@ use crate::engine;
 use crate::syntax::CompileOptions;
 
 /// A compiled Handlebars template, with the partial files it read.
-/// Likely mistakes of a chat prompt (see [`crate::check::chat`]).
+/// Likely mistakes of a chat prompt (see [`crate::analysis::chat`]).
 pub(crate) fn chat_warnings(body: &str) -> Vec<TemplateError> {
     let Ok(tree) = parse::parse_nested(body, crate::limits::NESTING_CEILING) else {
         return Vec::new();
@@ -48,7 +47,7 @@ pub(crate) fn chat_warnings(body: &str) -> Vec<TemplateError> {
 }
 
 fn chat_nodes(nodes: &[ast::Node], top: bool, out: &mut Vec<TemplateError>) {
-    use crate::check::chat::Item;
+    use crate::analysis::chat::Item;
     fn marker(call: &ast::Call) -> Option<&str> {
         match &call.head {
             ast::Expr::Path(path) if !path.explicit && !path.data && path.parents == 0 => {
@@ -85,11 +84,11 @@ fn chat_nodes(nodes: &[ast::Node], top: bool, out: &mut Vec<TemplateError>) {
             ast::Node::Partial(_) => Item::Other,
         });
     }
-    out.extend(crate::check::chat::warnings(&items, top));
+    out.extend(crate::analysis::chat::warnings(&items, top));
 }
 
 /// What the template reads of its data (`None` if it no longer parses).
-pub(crate) fn read_inputs(body: &str) -> Option<crate::check::Inputs> {
+pub(crate) fn read_inputs(body: &str) -> Option<crate::analysis::Inputs> {
     let tree = parse::parse_nested(body, crate::limits::NESTING_CEILING).ok()?;
     Some(inputs::inputs(&tree.nodes))
 }
@@ -148,7 +147,7 @@ pub(crate) fn compile_all(
     engine::check_size(body)?;
     let mut tree = parse::parse_nested(body, options.limits.nesting())?;
     if dotprompt {
-        dotprompt::rewrite(&mut tree)?;
+        dotprompt_helpers::rewrite(&mut tree)?;
     }
     let loaded = files::load(
         &mut tree,

@@ -925,9 +925,9 @@ fn target_names<'a>(target: &ast::Expr<'a>, names: &mut Vec<&'a str>) {
     }
 }
 
-/// The chat-prompt warnings of a Jinja body (see [`crate::check::chat`]).
+/// The chat-prompt warnings of a Jinja body (see [`crate::analysis::chat`]).
 pub(super) fn chat_warnings(stmts: &[ast::Stmt<'_>], top: bool, out: &mut Vec<TemplateError>) {
-    use crate::check::chat::Item;
+    use crate::analysis::chat::Item;
     use ast::Stmt;
     let marker = |expr: &ast::Expr<'_>| match expr {
         ast::Expr::Call(call) => match &call.expr {
@@ -975,7 +975,7 @@ pub(super) fn chat_warnings(stmts: &[ast::Stmt<'_>], top: bool, out: &mut Vec<Te
         };
         items.push(item);
     }
-    out.extend(crate::check::chat::warnings(&items, top));
+    out.extend(crate::analysis::chat::warnings(&items, top));
 }
 
 /// Where `expr` starts in the text: minijinja's span of a postfix

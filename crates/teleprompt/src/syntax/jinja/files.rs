@@ -1,6 +1,6 @@
 //! Other templates a Jinja prompt names: `{% include %}`, `{% import %}`,
 //! `{% from … import %}` and `{% extends %}` of files of the include root
-//! (see [`crate::include`]), all read when the prompt loads.
+//! (see [`crate::load::include`]), all read when the prompt loads.
 //!
 //! A name is a relative path (`/` between folders), looked for from the
 //! include root first (as Jinja2's `FileSystemLoader` reads every name
@@ -38,10 +38,10 @@ use std::path::PathBuf;
 use minijinja::machinery::ast;
 
 use super::TEMPLATE_NAME;
-use crate::check::Inputs;
+use crate::analysis::Inputs;
 use crate::diagnostics::{closest, Error, Found, TemplateError, MAX_ERRORS_PER_FILE};
-use crate::document::Document;
-use crate::include::{Includes, MAX_FILES};
+use crate::load::document::Document;
+use crate::load::include::{Includes, MAX_FILES};
 use crate::syntax::edits::{Edit, Edited};
 
 /// A tag that names another template.

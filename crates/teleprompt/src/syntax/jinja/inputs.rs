@@ -18,7 +18,7 @@ use std::ops::Range;
 use minijinja::machinery::ast;
 
 use super::check::full_start;
-use crate::check::{Inputs, Step};
+use crate::analysis::{Inputs, Step};
 
 /// Where a name points: a path from the root, or somewhere the walk cannot
 /// follow (a computed value, a macro).

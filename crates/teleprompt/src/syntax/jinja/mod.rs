@@ -26,13 +26,12 @@ mod errors;
 mod files;
 mod filters;
 mod fuel;
+mod generation;
 mod growth;
-pub(crate) mod hf;
 mod inputs;
 mod lower;
 mod names;
 mod nesting;
-pub(crate) mod prompty;
 mod python;
 mod scope;
 mod value;
@@ -78,7 +77,7 @@ pub(crate) struct JinjaTemplate {
     reads: BTreeSet<String>,
     /// What it reads from the data (not its own variables or functions),
     /// placed in the body it was given.
-    inputs: crate::check::Inputs,
+    inputs: crate::analysis::Inputs,
     /// Bounds on a render.
     limits: crate::limits::Limits,
     /// The delimiters and whitespace rules, to parse the body again.
@@ -236,11 +235,11 @@ impl JinjaTemplate {
                 django::translate(body)?
             }
             Dialect::ChatTemplate => {
-                env.add_filter(hf::GENERATION_FILTER, |text: &str| {
+                env.add_filter(generation::GENERATION_FILTER, |text: &str| {
                     template_call(messages::emit_generation(text))
                 });
-                filters.push(hf::GENERATION_FILTER);
-                hf::generation_blocks(body, syntax.clone())
+                filters.push(generation::GENERATION_FILTER);
+                generation::generation_blocks(body, syntax.clone())
             }
             Dialect::Jinja => Edited::default(),
         };
@@ -356,7 +355,7 @@ impl JinjaTemplate {
     }
 
     /// Names the template may read from the root of the data.
-    /// Likely mistakes of a chat prompt (see [`crate::check::chat`]),
+    /// Likely mistakes of a chat prompt (see [`crate::analysis::chat`]),
     /// placed on the body as written.
     pub(crate) fn warnings(&self) -> Vec<TemplateError> {
         let text = if self.source.is_unchanged() {
@@ -379,7 +378,7 @@ impl JinjaTemplate {
 
     /// What the template reads of its data: paths with their nesting and
     /// the lists `for` walks (see `inputs`).
-    pub(crate) fn inputs(&self) -> crate::check::Inputs {
+    pub(crate) fn inputs(&self) -> crate::analysis::Inputs {
         self.inputs.clone()
     }
 
@@ -647,7 +646,7 @@ fn linked_inputs(
     text: &str,
     syntax: &minijinja::syntax::SyntaxConfig,
     files: &files::Files,
-) -> crate::check::Inputs {
+) -> crate::analysis::Inputs {
     let mut data = BTreeSet::new();
     let mut texts: Vec<Option<&str>> = Vec::with_capacity(files.units.len());
     let mut links = std::collections::HashMap::new();
@@ -685,7 +684,7 @@ fn linked_inputs(
     };
     match trees.first().and_then(Option::as_ref) {
         Some(body) => inputs::linked(body, &data, &linked),
-        None => crate::check::Inputs::default(),
+        None => crate::analysis::Inputs::default(),
     }
 }
 

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use crate::data::{describe, parse_yaml};
 use crate::diagnostics::Location;
 use crate::diagnostics::{Error, ErrorClass};
-use crate::document::{Document, Metadata};
+use crate::load::document::{Document, Metadata};
 use crate::{MessageReader, Syntax};
 
 /// True for a file that should be read as a Semantic Kernel prompt YAML.

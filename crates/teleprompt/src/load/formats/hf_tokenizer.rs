@@ -7,14 +7,13 @@
 //! `add_generation_prompt` (`False` unless given), the special tokens
 //! (`bos_token`, `eos_token`, …) and any extra keyword arguments. The
 //! values it supplies itself become the prompt's defaults here, under the
-//! host's data. Its `{% generation %}` tag becomes a filter block here.
+//! host's data. (Its `{% generation %}`
+//! tag is Jinja syntax: see `syntax/jinja/generation.rs`.)
 
-use minijinja::machinery;
 use serde_json::{Map, Value};
 
 use crate::data::describe;
 use crate::diagnostics::{closest, Error, ErrorClass, Location};
-use crate::syntax::edits::{Edit, Edited};
 
 /// The special tokens `transformers` passes to a chat template.
 const SPECIAL_TOKENS: &[&str] = &[
@@ -195,36 +194,6 @@ fn json_reason(error: &serde_json::Error) -> String {
         Some(cut) => text[..cut].to_string(),
         None => text,
     }
-}
-
-/// The filter a `{% generation %}` block becomes.
-pub(super) const GENERATION_FILTER: &str = "teleprompt_generation";
-
-/// `{% generation %}…{% endgeneration %}` (the tag `transformers` adds to
-/// mark what the assistant generates) as a filter block that prints its
-/// content unchanged between generation markers: `{%- generation %}` keeps
-/// its whitespace control, only the tag name is rewritten.
-pub(super) fn generation_blocks(body: &str, syntax: minijinja::syntax::SyntaxConfig) -> Edited {
-    use minijinja::machinery::Token;
-    let mut edits = Vec::new();
-    let mut previous_was_block_start = false;
-    for (token, span) in machinery::tokenize(body, false, syntax).map_while(Result::ok) {
-        if previous_was_block_start {
-            let replacement = match token {
-                Token::Ident("generation") => Some(format!("filter {GENERATION_FILTER}")),
-                Token::Ident("endgeneration") => Some("endfilter".to_string()),
-                _ => None,
-            };
-            if let Some(replacement) = replacement {
-                edits.push(Edit {
-                    original: span.start_offset as usize..span.end_offset as usize,
-                    replacement,
-                });
-            }
-        }
-        previous_was_block_start = matches!(token, Token::BlockStart);
-    }
-    Edited::new(body, edits)
 }
 
 #[cfg(test)]

@@ -1,78 +1,21 @@
-//! Google Dotprompt `.prompt` files as they are (checked against the
-//! `dotprompt` npm package 1.1.2).
-//!
-//! - The body is Handlebars; the front matter's `model`, `config`, `tools`,
-//!   `output`, … stay metadata for the host; `input.schema` (Picoschema)
-//!   is checked before each render ([`crate::schema`]); `input.default`
-//!   sits under the data.
-//! - As Dotprompt, the template is the body trimmed of whitespace at both
-//!   ends when the file has front matter.
-//! - Messages follow Dotprompt's rules (see [`MessageReader::Dotprompt`]):
-//!   each message's text is kept as rendered, whitespace and newlines
-//!   included; only whitespace-only pieces are dropped.
-//! - Helpers, rewritten here before lowering: `{{role "system"}}`,
-//!   `"user"`, `"model"` (teleprompt's `assistant`); `{{history}}`;
-//!   `{{media url=… contentType=…}}` (or positional); data variables other
-//!   than Handlebars' own (`@state`, `@auth`, …) read the host's render
-//!   context ([`crate::RenderOptions::context`]). `{{section "name"}}`,
-//!   which leaves a pending part for Genkit to fill, is refused.
-//!
-//! [`MessageReader::Dotprompt`]: crate::MessageReader::Dotprompt
-
-use serde_json::Value;
+//! Dotprompt's helpers in a `.prompt` file's Handlebars body, rewritten
+//! into teleprompt's before lowering: `{{role "system"}}`, `"user"`,
+//! `"model"` (teleprompt's `assistant`); `{{history}}`; `{{media url=…
+//! contentType=…}}` (or positional); data variables other than
+//! Handlebars' own (`@state`, `@auth`, …) read the host's render context
+//! ([`crate::RenderOptions::context`]). `{{section "name"}}`, which leaves
+//! a pending part for Genkit to fill, is refused. The file format itself
+//! is read in `load/formats/dotprompt.rs`.
 
 use super::ast::{Call, Expr, HashPair, Ident, Node, Path, Tree};
-use crate::diagnostics::{closest, Error, TemplateError};
-use crate::document::{Document, Metadata};
-use crate::{MessageReader, Syntax};
-
-/// The key of the data layer that holds the host's render context: a
-/// private-use character, so no ordinary data key collides with it.
-pub(crate) const CONTEXT_KEY: &str = "\u{E000}dotprompt-context";
+use crate::diagnostics::{closest, TemplateError};
+use crate::load::formats::dotprompt::CONTEXT_KEY;
 
 /// Handlebars' own data variables, which keep their meaning.
 const HANDLEBARS_DATA: [&str; 5] = ["root", "key", "index", "first", "last"];
 
 /// The role names a Dotprompt template may write.
 const ROLES: [&str; 3] = ["system", "user", "model"];
-
-/// True for a file that should be read as a Dotprompt file (unless its
-/// front matter names another `syntax`: then it is a teleprompt prompt).
-pub(crate) fn is_dotprompt(origin: &str) -> bool {
-    std::path::Path::new(origin)
-        .extension()
-        .and_then(|ext| ext.to_str())
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("prompt"))
-}
-
-/// Completes `metadata` from a Dotprompt file's front matter, and trims
-/// the body as Dotprompt does.
-pub(crate) fn apply(document: &mut Document, metadata: &mut Metadata) -> Result<(), Error> {
-    if metadata
-        .syntax
-        .is_some_and(|syntax| syntax != Syntax::Handlebars)
-    {
-        // A teleprompt prompt that names its syntax, by teleprompt's rules.
-        return Ok(());
-    }
-    metadata.syntax = Some(Syntax::Handlebars);
-    metadata.messages.get_or_insert(MessageReader::Dotprompt);
-    if let Some(Value::Array(tools)) = document.front_matter.get("tools") {
-        if let Some(bad) = tools.iter().find(|tool| !tool.is_string()) {
-            return Err(document.key_error(
-                "tools",
-                format!(
-                    "`tools` is a list of tool names, found {}",
-                    crate::data::describe(bad)
-                ),
-            ));
-        }
-    }
-    if !document.front_matter.is_empty() {
-        document.trim_body();
-    }
-    Ok(())
-}
 
 /// Rewrites Dotprompt's helpers into teleprompt's: role names, the hash
 /// form of `media`, context data variables; refuses `section`.

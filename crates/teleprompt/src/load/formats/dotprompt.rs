@@ -1,0 +1,58 @@
+//! Google Dotprompt `.prompt` files as they are (checked against the
+//! `dotprompt` npm package 1.1.2): the front matter's `model`, `config`,
+//! `tools`, `output`, … stay metadata for the host; `input.schema`
+//! (Picoschema) is checked before each render ([`crate::schema`]);
+//! `input.default` sits under the data; the body is Handlebars, trimmed
+//! of whitespace at both ends when the file has front matter; messages
+//! follow Dotprompt's rules ([`MessageReader::Dotprompt`]). Dotprompt's
+//! helpers are Handlebars syntax: `syntax/handlebars/dotprompt_helpers.rs`.
+//!
+//! [`MessageReader::Dotprompt`]: crate::MessageReader::Dotprompt
+
+use serde_json::Value;
+
+use crate::diagnostics::Error;
+use crate::load::document::{Document, Metadata};
+use crate::{MessageReader, Syntax};
+
+/// The key of the data layer that holds the host's render context: a
+/// private-use character, so no ordinary data key collides with it.
+pub(crate) const CONTEXT_KEY: &str = "\u{E000}dotprompt-context";
+
+/// True for a file that should be read as a Dotprompt file (unless its
+/// front matter names another `syntax`: then it is a teleprompt prompt).
+pub(crate) fn is_dotprompt(origin: &str) -> bool {
+    std::path::Path::new(origin)
+        .extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("prompt"))
+}
+
+/// Completes `metadata` from a Dotprompt file's front matter, and trims
+/// the body as Dotprompt does.
+pub(crate) fn apply(document: &mut Document, metadata: &mut Metadata) -> Result<(), Error> {
+    if metadata
+        .syntax
+        .is_some_and(|syntax| syntax != Syntax::Handlebars)
+    {
+        // A teleprompt prompt that names its syntax, by teleprompt's rules.
+        return Ok(());
+    }
+    metadata.syntax = Some(Syntax::Handlebars);
+    metadata.messages.get_or_insert(MessageReader::Dotprompt);
+    if let Some(Value::Array(tools)) = document.front_matter.get("tools") {
+        if let Some(bad) = tools.iter().find(|tool| !tool.is_string()) {
+            return Err(document.key_error(
+                "tools",
+                format!(
+                    "`tools` is a list of tool names, found {}",
+                    crate::data::describe(bad)
+                ),
+            ));
+        }
+    }
+    if !document.front_matter.is_empty() {
+        document.trim_body();
+    }
+    Ok(())
+}

@@ -1,0 +1,3 @@
+//! A compiled prompt + data → text and messages.
+
+pub(crate) mod request;
