@@ -35,21 +35,7 @@ impl Syntax {
     /// `chat_template.jinja` (or `….chat_template.jinja`), Sortie's
     /// `WORKFLOW.md` (Go).
     pub fn from_path(path: &Path) -> Option<Syntax> {
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        if name == "tokenizer_config.json" || name.ends_with("chat_template.jinja") {
-            return Some(Syntax::ChatTemplate);
-        }
-        // Sortie's (and Symphony's) workflow file: a Go template body.
-        if name == "workflow.md" {
-            return Some(Syntax::Go);
-        }
-        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
-            "j2" | "jinja" | "jinja2" | "prompty" => Some(Syntax::Jinja),
-            "django" | "pongo2" => Some(Syntax::Django),
-            "gotmpl" | "tmpl" => Some(Syntax::Go),
-            "hbs" | "handlebars" => Some(Syntax::Handlebars),
-            _ => None,
-        }
+        crate::load::kind::FileKind::syntax(path)
     }
 
     /// The strictness a prompt gets when neither it nor the host sets one:

@@ -7,8 +7,8 @@
 //! in progress never sees a library half reloaded; with the `watch`
 //! feature, [`SharedLibrary::watch`] reloads when files change.
 
-mod files;
 mod shared;
+mod walk;
 #[cfg(feature = "watch")]
 mod watch;
 
@@ -21,9 +21,9 @@ use crate::limits::{self, Input};
 use crate::load::include::{content_hash, Dependency};
 use crate::{LoadOptions, Prompt};
 
-pub use files::prompt_files;
-pub(crate) use files::{files_under, is_sk_prompt_yaml};
 pub use shared::SharedLibrary;
+pub(crate) use walk::files_under;
+pub use walk::prompt_files;
 #[cfg(feature = "watch")]
 pub use watch::Watcher;
 

@@ -1,6 +1,291 @@
-//! A file or its bytes → a compiled prompt: what kind of file it is, its
-//! front matter, the files it may include, and the formats of other tools.
+//! A file or its bytes → a compiled prompt ([`Compiled`]): what kind of
+//! file it is ([`kind`]), its front matter ([`document`]), the files it may
+//! include ([`include`]), and the formats of other tools ([`formats`]),
+//! each mapped onto a document and the prompt's own metadata before the
+//! body is compiled by its syntax.
 
 pub mod document;
 pub(crate) mod formats;
 pub(crate) mod include;
+pub(crate) mod kind;
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use crate::data::{self, Data};
+use crate::diagnostics::{Error, ErrorClass};
+use crate::limits::{self, Input};
+use crate::messages::Role;
+use crate::options::{LoadOptions, MessageReader, OnError, Strictness, Syntax};
+use crate::schema::InputSchema;
+use crate::syntax::{CompileOptions, Template};
+use document::{Document, Metadata};
+use include::{Dependency, Includes};
+use kind::FileKind;
+
+/// A loaded prompt: a plain value that the render pipeline
+/// ([`crate::render`]) and the analyses ([`crate::analysis`]) read.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub name: String,
+    pub description: Option<String>,
+    /// What kind of file the prompt came from (its origin).
+    pub kind: FileKind,
+    pub syntax: Syntax,
+    pub strictness: Strictness,
+    pub on_error: OnError,
+    pub default_role: Role,
+    pub continuation_prompt: Option<String>,
+    pub defaults: Option<Arc<Value>>,
+    /// `defaults` as a data layer, made at the first render and kept, so
+    /// that what a syntax derives from it is kept too.
+    pub defaults_layer: OnceLock<Data>,
+    pub document: Document,
+    pub template: Template,
+    /// A tokenizer config's `tool_use` template, rendered instead when the
+    /// data has `tools` and no template was named (as `transformers`
+    /// chooses).
+    pub tool_use: Option<Box<(Document, Template)>>,
+    /// Inputs the data must hold (a Semantic Kernel prompt's required
+    /// `input_variables` without a default).
+    pub required: Vec<String>,
+    /// The declared inputs (`input.schema`) the data is checked against
+    /// before each render.
+    pub schema: Option<InputSchema>,
+    /// Messages by Dotprompt's rules (`messages: dotprompt`, `.prompt`
+    /// files): text kept as rendered.
+    pub dotprompt: bool,
+    /// The hash of the prompt's own text.
+    pub source_hash: u64,
+    /// The files its load read or looked for (partials, includes, a
+    /// sibling tokenizer config), for a library to tell when to rebuild it.
+    pub dependencies: Vec<Dependency>,
+}
+
+/// Loads the prompt file at `path`; its includes resolve in
+/// [`LoadOptions::include_root`], else in its own folder.
+pub(crate) fn from_file(path: &Path, options: &LoadOptions) -> Result<Compiled, Error> {
+    let origin = path.display().to_string();
+    let bytes = limits::read_file(path, options.limits.max_template_bytes, Input::Template)?;
+    let source = utf8(&origin, &bytes)?;
+    let includes = Includes::for_file(
+        path,
+        options.include_root.as_deref(),
+        options.limits.max_template_bytes,
+    );
+    let mut compiled = load(&origin, source, options, includes)?;
+    // A `.jinja` chat template (by name, or as the host says).
+    let jinja_file = path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("jinja"));
+    if compiled.syntax == Syntax::ChatTemplate && jinja_file {
+        add_sibling_tokens(&mut compiled, path, options.limits.max_template_bytes);
+    }
+    Ok(compiled)
+}
+
+/// Loads a prompt from text; `origin` names it as a file would.
+pub(crate) fn from_source(
+    origin: &str,
+    source: &str,
+    options: &LoadOptions,
+) -> Result<Compiled, Error> {
+    let includes = options
+        .include_root
+        .as_deref()
+        .and_then(|root| Includes::in_root(root, options.limits.max_template_bytes));
+    load(origin, source, options, includes)
+}
+
+/// `bytes` as UTF-8 text, else a `document` error naming `origin`.
+pub(crate) fn utf8<'b>(origin: &str, bytes: &'b [u8]) -> Result<&'b str, Error> {
+    std::str::from_utf8(bytes).map_err(|error| {
+        Error::new(
+            ErrorClass::Document,
+            format!(
+                "the file is not UTF-8 text (invalid byte at offset {})",
+                error.valid_up_to()
+            ),
+        )
+        .with_file(origin)
+    })
+}
+
+/// A `chat_template.jinja` ships beside its `tokenizer_config.json`,
+/// which holds the special tokens the template prints: they become
+/// defaults too (the host's data still wins).
+fn add_sibling_tokens(compiled: &mut Compiled, path: &Path, max_bytes: usize) {
+    let (tokens, dependency) = formats::hf_tokenizer::sibling_tokens(path, max_bytes);
+    compiled.dependencies.extend(dependency);
+    let Some(tokens) = tokens else {
+        return;
+    };
+    compiled.defaults = Some(Arc::new(match compiled.defaults.take() {
+        Some(own) => data::merge_under(Arc::unwrap_or_clone(own), &tokens),
+        None => tokens,
+    }));
+    compiled.defaults_layer = OnceLock::new();
+}
+
+/// The document and metadata of `source` by its kind of file: another
+/// tool's format mapped onto the prompt's own keys, or front matter. Also
+/// a tokenizer config's `tool_use` template and a Semantic Kernel
+/// prompt's required inputs.
+fn read_document(
+    kind: FileKind,
+    origin: &str,
+    source: &str,
+    options: &LoadOptions,
+) -> Result<(Document, Metadata, Option<Document>, Vec<String>), Error> {
+    match kind {
+        FileKind::TokenizerConfig => {
+            let (document, metadata, tool_use) =
+                formats::hf_tokenizer::read(origin, source, options.template_name.as_deref())?;
+            Ok((document, metadata, tool_use, Vec::new()))
+        }
+        // Any JSON file is a tokenizer config when the host says so.
+        FileKind::Json if options.syntax == Some(Syntax::ChatTemplate) => {
+            let (document, metadata, tool_use) =
+                formats::hf_tokenizer::read(origin, source, options.template_name.as_deref())?;
+            Ok((document, metadata, tool_use, Vec::new()))
+        }
+        FileKind::Yaml | FileKind::Tests => {
+            let prompt = formats::semantic_kernel::read(origin, source)?;
+            Ok((prompt.document, prompt.metadata, None, prompt.required))
+        }
+        _ => {
+            let mut document = Document::parse(origin, source)?;
+            let mut metadata = document.metadata()?;
+            match kind {
+                FileKind::Prompty => formats::prompty::apply(&document, &mut metadata)?,
+                FileKind::Dotprompt | FileKind::DotpromptPartial => {
+                    formats::dotprompt::apply(&mut document, &mut metadata)?
+                }
+                _ => {}
+            }
+            Ok((document, metadata, None, Vec::new()))
+        }
+    }
+}
+
+fn load(
+    origin: &str,
+    source: &str,
+    options: &LoadOptions,
+    includes: Option<Includes>,
+) -> Result<Compiled, Error> {
+    let path = Path::new(origin);
+    let kind = FileKind::of(path);
+    let by_name = FileKind::syntax(path);
+    let (document, mut metadata, tool_use, required) =
+        read_document(kind, origin, source, options)?;
+    // `.jinja` says "a Jinja-family syntax"; a host that names one of
+    // them (chat-template, django) says which.
+    let from_file = match (by_name, options.syntax) {
+        (Some(Syntax::Jinja), Some(host)) if host.is_jinja_family() => Some(host),
+        (named, host) => named.or(host),
+    };
+    let syntax = metadata.syntax.or(from_file).ok_or_else(|| {
+        Error::new(
+            ErrorClass::Document,
+            format!(
+                "cannot tell the template syntax of this file: add `syntax: NAME` \
+                     ({}) to its front matter, give it an extension \
+                     ({}), or pass --syntax",
+                Syntax::NAMES,
+                Syntax::EXTENSIONS
+            ),
+        )
+        .with_file(origin)
+    })?;
+    if syntax == Syntax::ChatTemplate {
+        formats::hf_tokenizer::complete(&mut metadata, path, kind);
+    }
+    let strictness = options
+        .strict
+        .or(metadata.strict)
+        .unwrap_or_else(|| syntax.default_strictness());
+    let default_role = metadata.default_role.unwrap_or(Role::User);
+    let dotprompt = metadata.messages == Some(MessageReader::Dotprompt);
+    let limits = options
+        .limits
+        .lowered_by(&metadata.limits)
+        .map_err(|message| document.key_error(document::key::LIMITS, message))?;
+    let looked_at = includes.clone();
+    let compile = CompileOptions {
+        strictness,
+        functions: options.functions.clone(),
+        jinja: metadata.jinja.or(options.jinja),
+        limits,
+        includes,
+        // Semantic Kernel's prompt YAML implies SK's messages; a
+        // Handlebars file may say `template_format: handlebars`, SK's key.
+        sk_helpers: metadata.messages == Some(MessageReader::SkTags)
+            || document.front_matter.get("template_format")
+                == Some(&Value::String("handlebars".to_string())),
+    };
+    let compile_body = |document: &Document| {
+        Template::compile(
+            syntax,
+            &document.body,
+            metadata.messages.unwrap_or_default(),
+            default_role,
+            &compile,
+        )
+        .map_err(|error| document.locate(error))
+        .map(|(template, found)| (template, found.map(|error| document.locate(error))))
+    };
+    let (template, mut found) = compile_body(&document)?;
+    let tool_use = match tool_use {
+        Some(tool_document) => {
+            let (template, more) = compile_body(&tool_document)?;
+            found = match (found, more) {
+                (Some(first), Some(more)) => Some(first.with_others([more])),
+                (first, more) => first.or(more),
+            };
+            Some(Box::new((tool_document, template)))
+        }
+        None => None,
+    };
+    let compiled = Compiled {
+        name: metadata.name.unwrap_or_else(|| document::file_stem(path)),
+        description: metadata.description,
+        kind,
+        syntax,
+        strictness,
+        on_error: metadata.on_error.unwrap_or_default(),
+        default_role,
+        continuation_prompt: metadata.continuation_prompt,
+        defaults: metadata.defaults.map(Arc::new),
+        defaults_layer: OnceLock::new(),
+        document,
+        template,
+        tool_use,
+        required,
+        schema: metadata.schema,
+        dotprompt,
+        source_hash: include::content_hash(source.as_bytes()),
+        dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
+    };
+    match found {
+        // Errors the front end went on past: the template compiled
+        // (for its warnings), but the prompt does not load.
+        Some(error) => Err(error.with_warnings(crate::analysis::warnings(&compiled))),
+        None => Ok(compiled),
+    }
+}
+
+impl Compiled {
+    /// The file name the prompt was loaded from.
+    pub(crate) fn origin(&self) -> &str {
+        &self.document.origin
+    }
+
+    /// Whether a render may read `name` from the top level of the data
+    /// (see [`crate::Prompt::reads`]).
+    pub(crate) fn reads(&self, name: &str) -> bool {
+        self.template.reads(name) || self.schema.as_ref().is_some_and(|s| s.declares(name))
+    }
+}

@@ -1,3 +1,251 @@
-//! A compiled prompt + data → text and messages.
+//! A compiled prompt + data → text and messages: the prompt's defaults
+//! under the data, the declared inputs checked, the template rendered,
+//! its output cut into messages at the role markers, and the turn's
+//! history placed.
 
+pub(crate) mod options;
+pub(crate) mod rendered;
 pub(crate) mod request;
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Map, Value};
+
+use crate::context::{self, PromptContext};
+use crate::data::Data;
+use crate::diagnostics::{Error, ErrorClass};
+use crate::load::formats::dotprompt;
+use crate::load::{document, Compiled};
+use crate::messages::{ChatMessage, Markers};
+use crate::options::OnError;
+use crate::schema::MAX_VIOLATIONS;
+use crate::syntax;
+use options::RenderOptions;
+use rendered::{Cut, Rendered};
+
+/// What a render adds to the data: the conversation around it.
+#[derive(Default)]
+struct Turn {
+    /// The current time of the render.
+    now: Option<jiff::Zoned>,
+    history: Arc<Vec<ChatMessage>>,
+    continuation: bool,
+    warnings: Vec<String>,
+}
+
+/// Renders `compiled` against plain data, the prompt's defaults under it.
+pub(crate) fn render(
+    compiled: &Compiled,
+    data: Data,
+    options: &RenderOptions,
+) -> Result<Rendered, Error> {
+    let data = match &compiled.defaults {
+        Some(defaults) => data.over_data(
+            compiled
+                .defaults_layer
+                .get_or_init(|| Data::new(defaults.clone())),
+        ),
+        None => data,
+    };
+    let data = with_context(compiled, data, options)?;
+    let turn = Turn {
+        now: Some(options.clock.now().to_zoned(jiff::tz::TimeZone::UTC)),
+        ..Turn::default()
+    };
+    render_data(compiled, &data, turn)
+}
+
+/// Renders one turn of a conversation from `context`; every error
+/// carries the context's labels.
+pub(crate) fn render_turn(
+    compiled: &Compiled,
+    context: &PromptContext,
+    options: &RenderOptions,
+) -> Result<Rendered, Error> {
+    let labels = context.labels();
+    let label = |error: Error| error.with_labels(labels);
+    if options.validate_history {
+        context.validate_history().map_err(|error| {
+            let rule = format!("rule {}: {}", error.rule.name(), error.rule.description());
+            label(Error::new(ErrorClass::Input, error.to_string()).with_suggestion(Some(rule)))
+        })?;
+    }
+    let reads = |name: &str| compiled.reads(name);
+    let built = context
+        .build_with_defaults(&reads, compiled.defaults.clone())
+        .map_err(label)?;
+    let turn = Turn {
+        now: Some(context.now()),
+        history: context.shared_history(),
+        continuation: context.is_continuation(),
+        warnings: built.warnings,
+    };
+    let data = with_context(compiled, built.data, options).map_err(label)?;
+    let mut rendered = render_data(compiled, &data, turn).map_err(label)?;
+    rendered.recovered = rendered.recovered.map(label);
+    Ok(rendered)
+}
+
+fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rendered, Error> {
+    check_required(compiled, data)?;
+    check_schema(compiled, data)?;
+    if let Some(schema) = &compiled.schema {
+        turn.warnings.extend(schema.near_misses(data.root()));
+    }
+    let markers = Markers::new();
+    let env = syntax::RenderEnv {
+        now: turn
+            .now
+            .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC)),
+    };
+    let (document, template) = match &compiled.tool_use {
+        Some(tool_use)
+            if data
+                .root()
+                .get("tools")
+                .is_some_and(|t| !t.value().is_null()) =>
+        {
+            (&tool_use.0, &tool_use.1)
+        }
+        _ => (&compiled.document, &compiled.template),
+    };
+    let output = crate::messages::with_markers(&markers, || template.render(data, &env));
+    let split = output
+        .map_err(|error| document.locate(error))
+        .and_then(|output| {
+            if compiled.dotprompt {
+                return markers
+                    .split_dotprompt(&output, compiled.default_role)
+                    .map(Cut::from)
+                    .map_err(|error| {
+                        Error::new(ErrorClass::Render, error.to_string())
+                            .with_file(compiled.origin())
+                    });
+            }
+            if !markers.made_any() {
+                // No marker was made, so none (nor a piece of one) is
+                // in the output: one message, without a scan.
+                return Ok(Cut::plain(output));
+            }
+            markers
+                .split(&output, compiled.default_role)
+                .map(Cut::from)
+                .map_err(|error| {
+                    Error::new(ErrorClass::Render, error.to_string()).with_file(compiled.origin())
+                })
+        });
+    let (split, recovered) = match split {
+        Ok(split) => (split, None),
+        Err(error) if compiled.on_error == OnError::Original => {
+            (Cut::plain(document.body.clone()), Some(error))
+        }
+        Err(error) => return Err(error),
+    };
+    let split = match turn.continuation && split.text.trim().is_empty() {
+        true => {
+            let fallback =
+                context::continuation_fallback("", true, compiled.continuation_prompt.as_deref());
+            Cut::plain(fallback.to_string())
+        }
+        false => split,
+    };
+    Ok(Rendered {
+        text: split.text,
+        items: split.items.map_or_else(OnceLock::new, OnceLock::from),
+        default_role: compiled.default_role,
+        generations: split.generations,
+        history: turn.history,
+        warnings: turn.warnings,
+        recovered,
+    })
+}
+
+/// `data` with the host's render context on top, where a Dotprompt
+/// template's `@state`, `@auth`, … read it. Data that holds the
+/// context's reserved key itself is an `input` error: it could
+/// otherwise pose as the host's context (layers merge deeply).
+fn with_context(compiled: &Compiled, data: Data, options: &RenderOptions) -> Result<Data, Error> {
+    let key = dotprompt::CONTEXT_KEY;
+    if !compiled.dotprompt {
+        return Ok(data);
+    }
+    if data.root().get(key).is_some() {
+        return Err(Error::new(
+            ErrorClass::Input,
+            "the data holds the key reserved for the host's render context: \
+             pass the context in RenderOptions::context",
+        )
+        .with_file(compiled.origin()));
+    }
+    // Without a context, an empty one: `@auth` is then missing as
+    // `auth`, not as the reserved key.
+    let context = options
+        .context
+        .as_deref()
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let mut layer = Map::new();
+    layer.insert(key.to_string(), context);
+    Ok(data.under(Value::Object(layer)))
+}
+
+/// Every required input the data lacks, in one `input` error.
+fn check_required(compiled: &Compiled, data: &Data) -> Result<(), Error> {
+    let root = data.root();
+    let missing: Vec<&str> = compiled
+        .required
+        .iter()
+        .map(String::as_str)
+        .filter(|name| root.get(name).is_none())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let names = missing
+        .iter()
+        .map(|name| format!("\"{name}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(Error::new(
+        ErrorClass::Input,
+        match missing.len() {
+            1 => format!("the prompt requires the input {names}, which the data does not have"),
+            _ => {
+                format!("the prompt requires the inputs {names}, which the data does not have")
+            }
+        },
+    )
+    .with_file(compiled.origin())
+    .with_suggestion(Some(
+        "pass it, give it a `default`, or set `is_required: false` in `input_variables`"
+            .to_string(),
+    )))
+}
+
+/// The data against the declared inputs (`input.schema`): every
+/// violation, one per line, in one `input` error placed on the front
+/// matter's `input` key.
+fn check_schema(compiled: &Compiled, data: &Data) -> Result<(), Error> {
+    let Some(schema) = &compiled.schema else {
+        return Ok(());
+    };
+    let violations = schema.check(data.root());
+    if violations.is_empty() {
+        return Ok(());
+    }
+    let mut message =
+        String::from("the data does not fit the prompt's declared inputs (`input.schema`):");
+    for violation in violations.iter().take(MAX_VIOLATIONS) {
+        message.push_str("\n  ");
+        message.push_str(&violation.to_string());
+    }
+    if violations.len() > MAX_VIOLATIONS {
+        message.push_str(&format!(
+            "\n  … and more (the first {} are shown)",
+            MAX_VIOLATIONS
+        ));
+    }
+    Err(compiled
+        .document
+        .place_on_key(Error::new(ErrorClass::Input, message), document::key::INPUT))
+}

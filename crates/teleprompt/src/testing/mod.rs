@@ -53,6 +53,7 @@ use crate::context::Clock;
 use crate::data::{self, describe};
 use crate::diagnostics::closest;
 use crate::load::document::{self, Document};
+use crate::load::kind::FileKind;
 use crate::messages::{history_from_value, ChatMessage};
 use crate::{limits, Error, ErrorClass, LoadOptions, Syntax};
 
@@ -228,11 +229,7 @@ impl PromptTests {
 /// Whether the prompt file at `path` may hold front matter (not a
 /// tokenizer config, not a Semantic Kernel prompt YAML).
 fn has_front_matter(path: &Path) -> bool {
-    let is_json = path
-        .extension()
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
-    let origin = path.display().to_string();
-    !is_json && !crate::load::formats::semantic_kernel::is_sk_prompt(&origin)
+    FileKind::of(path).has_front_matter()
 }
 
 /// The sibling tests file of the prompt at `path`, if there is one:
@@ -353,7 +350,7 @@ pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
         .map(|entry| entry.path())
         .filter(|file| file.is_file() && !is_tests_file(file))
         .filter(|file| document::file_stem(file) == base)
-        .filter(|file| could_be_prompt(file))
+        .filter(|file| FileKind::could_be_prompt(file))
         .filter(|file| {
             let name = file.file_name().unwrap_or_default().to_string_lossy();
             ["yaml", "yml"]
@@ -390,27 +387,9 @@ pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
     }
 }
 
-/// Whether `file` may be a prompt rather than data beside it: any file but
-/// JSON and YAML, except a tokenizer config and Semantic Kernel's prompt
-/// YAML.
-fn could_be_prompt(file: &Path) -> bool {
-    let ext = file
-        .extension()
-        .map(|ext| ext.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "json" => Syntax::from_path(file).is_some(),
-        "yaml" | "yml" => crate::library::is_sk_prompt_yaml(file),
-        _ => true,
-    }
-}
-
 /// Whether `path` names a tests file (`*.tests.yaml`, `*.tests.yml`).
 pub fn is_tests_file(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|name| name.to_str())
-        .map(str::to_ascii_lowercase)
-        .is_some_and(|name| name.ends_with(".tests.yaml") || name.ends_with(".tests.yml"))
+    FileKind::of(path) == FileKind::Tests
 }
 
 fn front_matter_cases(

@@ -19,15 +19,6 @@ use crate::{MessageReader, Syntax};
 /// private-use character, so no ordinary data key collides with it.
 pub(crate) const CONTEXT_KEY: &str = "\u{E000}dotprompt-context";
 
-/// True for a file that should be read as a Dotprompt file (unless its
-/// front matter names another `syntax`: then it is a teleprompt prompt).
-pub(crate) fn is_dotprompt(origin: &str) -> bool {
-    std::path::Path::new(origin)
-        .extension()
-        .and_then(|ext| ext.to_str())
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("prompt"))
-}
-
 /// Completes `metadata` from a Dotprompt file's front matter, and trims
 /// the body as Dotprompt does.
 pub(crate) fn apply(document: &mut Document, metadata: &mut Metadata) -> Result<(), Error> {

@@ -10,10 +10,17 @@
 //! host's data. (Its `{% generation %}`
 //! tag is Jinja syntax: see `syntax/jinja/generation.rs`.)
 
+use std::path::Path;
+
 use serde_json::{Map, Value};
 
-use crate::data::describe;
+use crate::data::{describe, merge_under};
 use crate::diagnostics::{closest, Error, ErrorClass, Location};
+use crate::limits::{self, Input};
+use crate::load::document::{Document, Metadata};
+use crate::load::include::{content_hash, Dependency};
+use crate::load::kind::FileKind;
+use crate::options::Syntax;
 
 /// The special tokens `transformers` passes to a chat template.
 const SPECIAL_TOKENS: &[&str] = &[
@@ -194,6 +201,73 @@ fn json_reason(error: &serde_json::Error) -> String {
         Some(cut) => text[..cut].to_string(),
         None => text,
     }
+}
+
+/// A `tokenizer_config.json` as a prompt: its chat template (the one
+/// named `template_name` from a list) is the body, its special tokens are
+/// defaults under the data. Lines in errors count in the template text.
+/// With a list of named templates and no name asked for, also the
+/// `tool_use` template, for renders with `tools`.
+pub(crate) fn read(
+    origin: &str,
+    source: &str,
+    template_name: Option<&str>,
+) -> Result<(Document, Metadata, Option<Document>), Error> {
+    let config = read_config(origin, source, template_name)?;
+    let label = |name: Option<&str>| match name {
+        Some(name) => format!("{origin} (chat_template \"{name}\")"),
+        None => format!("{origin} (chat_template)"),
+    };
+    let document = Document::plain(&label(config.name.as_deref()), config.template);
+    let tool_use = config
+        .tool_use
+        .map(|template| Document::plain(&label(Some(TOOL_USE)), template));
+    let metadata = Metadata {
+        syntax: Some(Syntax::ChatTemplate),
+        defaults: Some(Value::Object(config.tokens)),
+        ..Metadata::default()
+    };
+    Ok((document, metadata, tool_use))
+}
+
+/// What every chat template gets from its origin: the arguments
+/// `transformers` passes (under the prompt's own defaults) and, for a
+/// `…/MODEL/tokenizer_config.json` without a `name`, the model's folder
+/// name as the prompt's name.
+pub(crate) fn complete(metadata: &mut Metadata, path: &Path, kind: FileKind) {
+    let base = base_arguments();
+    metadata.defaults = Some(match metadata.defaults.take() {
+        Some(own) => merge_under(own, &base),
+        None => base,
+    });
+    if metadata.name.is_none() && matches!(kind, FileKind::TokenizerConfig | FileKind::ChatTemplate)
+    {
+        metadata.name = path
+            .parent()
+            .and_then(Path::file_name)
+            .map(|dir| dir.to_string_lossy().into_owned());
+    }
+}
+
+/// The special tokens of the `tokenizer_config.json` beside a
+/// `chat_template.jinja` at `path` (the template prints them), and the
+/// config as a file the load looked at. A missing or unreadable config
+/// gives no tokens.
+pub(crate) fn sibling_tokens(path: &Path, max_bytes: usize) -> (Option<Value>, Option<Dependency>) {
+    let Some(config_path) = path.parent().map(|dir| dir.join("tokenizer_config.json")) else {
+        return (None, None);
+    };
+    let bytes = limits::read_file(&config_path, max_bytes, Input::Template).ok();
+    let dependency = Dependency {
+        path: config_path.canonicalize().unwrap_or(config_path),
+        name: "tokenizer_config.json".into(),
+        hash: bytes.as_deref().map(content_hash),
+    };
+    let tokens = match bytes.and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok()) {
+        Some(Value::Object(config)) => Some(Value::Object(special_tokens(&config))),
+        _ => None,
+    };
+    (tokens, Some(dependency))
 }
 
 #[cfg(test)]

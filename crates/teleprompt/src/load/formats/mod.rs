@@ -6,3 +6,4 @@ pub(crate) mod dotprompt;
 pub(crate) mod hf_tokenizer;
 pub(crate) mod prompty;
 pub(crate) mod semantic_kernel;
+pub(crate) mod sortie;

@@ -21,14 +21,6 @@ use crate::load::document::{Document, Metadata};
 use crate::messages::Role;
 use crate::{MessageReader, Syntax};
 
-/// True for a file that should be read as a Prompty file.
-pub(crate) fn is_prompty(origin: &str) -> bool {
-    std::path::Path::new(origin)
-        .extension()
-        .and_then(|ext| ext.to_str())
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("prompty"))
-}
-
 /// Completes `metadata` from a Prompty file's front matter.
 pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), Error> {
     let front = &document.front_matter;

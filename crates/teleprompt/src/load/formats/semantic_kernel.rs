@@ -27,14 +27,6 @@ use crate::diagnostics::{Error, ErrorClass};
 use crate::load::document::{Document, Metadata};
 use crate::{MessageReader, Syntax};
 
-/// True for a file that should be read as a Semantic Kernel prompt YAML.
-pub(crate) fn is_sk_prompt(origin: &str) -> bool {
-    std::path::Path::new(origin)
-        .extension()
-        .and_then(|ext| ext.to_str())
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("yaml") || ext.eq_ignore_ascii_case("yml"))
-}
-
 /// A prompt YAML read: its template as a document, the metadata, and the
 /// names of the required inputs that have no default.
 pub(crate) struct SkPrompt {

@@ -57,7 +57,6 @@ const MAX_SCANNED_ENTRIES: usize = 100 * MAX_FILES;
 
 /// Extensions of files that are Go templates when their front matter
 /// says `syntax: go`.
-const TEXT_EXTENSIONS: &[&str] = &["md", "prompt", "txt"];
 
 /// The files a template loaded, and the combined source.
 #[derive(Debug, Default)]
@@ -486,10 +485,7 @@ impl Scan {
                 continue;
             };
             let by_name = Syntax::from_path(relative);
-            let text_file = relative
-                .extension()
-                .and_then(|ext| ext.to_str())
-                .is_some_and(|ext| TEXT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()));
+            let text_file = crate::load::kind::has_text_extension(relative);
             if by_name != Some(Syntax::Go) && !text_file {
                 continue;
             }

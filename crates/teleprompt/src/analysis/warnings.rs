@@ -1,0 +1,131 @@
+//! A prompt's warnings: likely mistakes that neither stop loading nor
+//! rendering, each placed in the file (class [`ErrorClass::Warning`]).
+
+use crate::analysis::{Inputs, Step};
+use crate::diagnostics::{Error, ErrorClass, TemplateError};
+use crate::load::document::key;
+use crate::load::formats::sortie;
+use crate::load::kind::FileKind;
+use crate::load::Compiled;
+use crate::options::Syntax;
+
+/// The prompt context's namespaces that no data element is likely to
+/// have as a field: a root name read where dot is an element is taken
+/// for one of them.
+const CONTEXT_NAMESPACES: &[&str] = &["system", "run", "attempt", "readme", "custom_rules"];
+
+/// In Go syntax, a root name such as `.issue` read inside `range` or
+/// `with`, where dot is the element (`did you mean "$.issue.title"?`); a
+/// mapping printed as it is; with `input.schema`, a path read that it
+/// does not declare and a declared input never read. In the order of the
+/// file.
+pub(crate) fn warnings(compiled: &Compiled) -> Vec<Error> {
+    // Names that are the top level of what a render sees, whatever the
+    // template reads: the prompt context's own namespaces, the prompt's
+    // defaults, the names its origin hands every render, and its
+    // declared inputs.
+    let root = |name: &str| {
+        CONTEXT_NAMESPACES.contains(&name)
+            || (compiled.kind == FileKind::SortieWorkflow && sortie::ROOT_NAMES.contains(&name))
+            || compiled
+                .defaults
+                .as_deref()
+                .is_some_and(|defaults| defaults.get(name).is_some())
+            || compiled
+                .schema
+                .as_ref()
+                .is_some_and(|schema| schema.declares(name))
+    };
+    let structured = |path: &[Step]| {
+        compiled
+            .schema
+            .as_ref()
+            .is_some_and(|schema| schema.declares_structure(path))
+    };
+    let mut warnings: Vec<Error> = compiled
+        .template
+        .warnings(&root, &structured)
+        .into_iter()
+        .map(|warning| compiled.document.locate(warning))
+        .collect();
+    warnings.extend(declared_input_warnings(compiled));
+    // In the order of the file, as a reader meets them; warnings with
+    // no place come last.
+    warnings.sort_by_key(|warning| {
+        warning
+            .location()
+            .map_or((usize::MAX, usize::MAX), |at| (at.line, at.column))
+    });
+    warnings
+}
+
+/// What the template reads of the data the host passes (the prompt
+/// context's namespaces left out, but for a chat template): `None` only
+/// if the template no longer parses.
+pub(crate) fn prompt_inputs(compiled: &Compiled) -> Option<Inputs> {
+    let inputs = compiled.template.inputs()?;
+    if compiled.syntax == Syntax::ChatTemplate {
+        return Some(inputs);
+    }
+    Some(inputs.without(|name| crate::context::RESERVED.contains(&name)))
+}
+
+/// With `input.schema`: a path the template reads that the schema does
+/// not declare (a top-level name, or a key of an object the schema
+/// closes: see [`crate::schema`]), with the declared path it likely
+/// meant, placed where the template first reads it; and a declared input
+/// it never reads, placed on its key under `input.schema`.
+fn declared_input_warnings(compiled: &Compiled) -> Vec<Error> {
+    let (Some(schema), Some(inputs)) = (&compiled.schema, prompt_inputs(compiled)) else {
+        return Vec::new();
+    };
+    let document = &compiled.document;
+    let defaulted = |name: &str| {
+        compiled
+            .defaults
+            .as_deref()
+            .is_some_and(|defaults| defaults.get(name).is_some())
+    };
+    let mut found = Vec::new();
+    for read in schema.undeclared_reads(&inputs, &defaulted) {
+        let message = format!(
+            "the template reads `{}`, which input.schema does not declare",
+            read.path
+        );
+        let suggestion = read.meant.map(|meant| format!("did you mean `{meant}`?"));
+        found.push(match read.span {
+            Some(span) => {
+                let warning = TemplateError::parse(Some(span), message)
+                    .suggest(suggestion)
+                    .with_kind("undeclared-input");
+                document.locate(compiled.template.place_warning(warning))
+            }
+            None => document.place_on_key(
+                Error::new(ErrorClass::Warning, message)
+                    .with_kind("undeclared-input")
+                    .with_suggestion(suggestion),
+                key::INPUT,
+            ),
+        });
+    }
+    if !inputs.reads_whole() {
+        for name in schema.names() {
+            if inputs.names().all(|read| read != name) {
+                found.push(
+                    document.place_on_paths(
+                        Error::new(
+                            ErrorClass::Warning,
+                            format!("input `{name}` is declared but the template never reads it"),
+                        )
+                        .with_kind("unused-input"),
+                        &[
+                            &["input", "schema", name],
+                            &["input", "schema", "properties", name],
+                        ],
+                    ),
+                );
+            }
+        }
+    }
+    found
+}

@@ -1,0 +1,147 @@
+//! The result of a render: its text, and the messages the template
+//! wrote, made on first use when the render wrote no role marker.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::diagnostics::{Error, ErrorClass};
+use crate::messages::{
+    assemble, shape, ChatMessage, ContentPart, Entry, Item, Message, OutputFormat, Role, Split,
+};
+
+/// The result of a render: the text, and the messages the template wrote.
+#[derive(Clone, Debug)]
+pub struct Rendered {
+    pub(super) text: String,
+    /// The messages, in order; made from `text` on first use when the
+    /// render wrote no marker (see [`Cut`]).
+    pub(super) items: OnceLock<Vec<Item>>,
+    /// The role of text outside any message marker.
+    pub(super) default_role: Role,
+    pub(super) generations: Vec<std::ops::Range<usize>>,
+    pub(super) history: Arc<Vec<ChatMessage>>,
+    pub(super) warnings: Vec<String>,
+    pub(super) recovered: Option<Error>,
+}
+
+impl Rendered {
+    /// The messages and the history placeholder, in order.
+    fn items(&self) -> &[Item] {
+        self.items
+            .get_or_init(|| plain_items(&self.text, self.default_role))
+    }
+
+    /// The rendered text, without role markers.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Takes the rendered text.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+
+    /// Byte ranges of [`Rendered::text`] printed inside a chat template's
+    /// `{% generation %}` blocks: the assistant's own words, which
+    /// `transformers` marks with `return_assistant_tokens_mask`.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    /// use serde_json::json;
+    ///
+    /// let template = "{% for m in messages %}{{ m.role }}: \
+    ///     {% if m.role == 'assistant' %}{% generation %}{{ m.content }}{% endgeneration %}\
+    ///     {% else %}{{ m.content }}{% endif %}{{ '\\n' }}{% endfor %}";
+    /// let prompt = Prompt::from_source("chat_template.jinja", template, &LoadOptions::default())?;
+    /// let rendered = prompt.render(json!({"messages": [
+    ///     {"role": "user", "content": "Hi"},
+    ///     {"role": "assistant", "content": "Hello!"},
+    /// ]}))?;
+    /// assert_eq!(rendered.text(), "user: Hi\nassistant: Hello!\n");
+    /// let span = rendered.generation_spans()[0].clone();
+    /// assert_eq!(&rendered.text()[span], "Hello!");
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn generation_spans(&self) -> &[std::ops::Range<usize>] {
+        &self.generations
+    }
+
+    /// The messages the template wrote, in order (without the history).
+    /// Text before the first `role` call belongs to the prompt's
+    /// `default_role`; whitespace-only messages are dropped.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.items().iter().filter_map(|item| match item {
+            Item::Message(message) => Some(message),
+            Item::History => None,
+        })
+    }
+
+    /// The whole conversation to send: the rendered messages, with the
+    /// history where the template placed it, or after them.
+    pub fn conversation(&self) -> Vec<Entry<'_>> {
+        assemble(self.items(), &self.history)
+    }
+
+    /// The result in an output shape: `text`, teleprompt's `messages`,
+    /// OpenAI chat, or Anthropic (system lifted to the top).
+    pub fn to_format(&self, format: OutputFormat) -> Result<serde_json::Value, Error> {
+        shape(format, &self.text, &self.conversation())
+            .map_err(|error| Error::new(ErrorClass::Render, error.to_string()))
+    }
+
+    /// Things the host should know that did not stop the render, such as
+    /// an arg hidden by a namespace.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// With `on_error: original`, the error that made the render fall back
+    /// to the unrendered text. A host should log it.
+    pub fn recovered_error(&self) -> Option<&Error> {
+        self.recovered.as_ref()
+    }
+}
+
+/// A render's text and its messages.
+pub(crate) struct Cut {
+    pub text: String,
+    /// The messages; `None` when the whole text is one message of the
+    /// default role (made from the text when first asked for: a host that
+    /// reads only the text never pays for a copy of it).
+    pub items: Option<Vec<Item>>,
+    pub generations: Vec<std::ops::Range<usize>>,
+}
+
+impl Cut {
+    /// `text` as one message of the default role.
+    pub(crate) fn plain(text: String) -> Cut {
+        Cut {
+            text,
+            items: None,
+            generations: Vec::new(),
+        }
+    }
+}
+
+impl From<Split> for Cut {
+    fn from(split: Split) -> Cut {
+        Cut {
+            text: split.text,
+            items: Some(split.items),
+            generations: split.generations,
+        }
+    }
+}
+
+/// `text` as one message of `role` (none if it is only whitespace).
+fn plain_items(text: &str, role: Role) -> Vec<Item> {
+    let content = text.trim();
+    if content.is_empty() {
+        return Vec::new();
+    }
+    vec![Item::Message(Message {
+        role,
+        content: vec![ContentPart::Text {
+            text: content.to_string(),
+        }],
+    })]
+}
