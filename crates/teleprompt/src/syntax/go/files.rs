@@ -55,9 +55,6 @@ use crate::Syntax;
 /// The most directory entries the scan for `define`s visits.
 const MAX_SCANNED_ENTRIES: usize = 100 * MAX_FILES;
 
-/// Extensions of files that are Go templates when their front matter
-/// says `syntax: go`.
-
 /// The files a template loaded, and the combined source.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
