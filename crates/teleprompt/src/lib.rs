@@ -65,6 +65,11 @@ pub use crate::request::{RenderRequest, RequestError};
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+/// The crate README's Rust example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
 /// The guide's Rust examples (`docs/library.md`), compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/library.md")]
