@@ -1,5 +1,5 @@
-"""The README's Python examples run as written (with a stand-in for the
-OpenAI client, which records what it is given)."""
+"""The Python examples of the READMEs and of the guide (docs/) run as written
+(with a stand-in for the OpenAI client, which records what it is given)."""
 
 import os
 import re
@@ -10,8 +10,17 @@ import pytest
 
 from conftest import REPO
 
-READMES = [REPO / "README.md", REPO / "crates" / "teleprompt-py" / "README.md"]
-BLOCKS = [block for readme in READMES for block in re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)]
+READMES = [
+    REPO / "README.md",
+    REPO / "crates" / "teleprompt-py" / "README.md",
+    *sorted((REPO / "docs").glob("*.md")),
+]
+SOURCES = [
+    (readme.relative_to(REPO), block)
+    for readme in READMES
+    for block in re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
+]
+BLOCKS = [block for _, block in SOURCES]
 
 
 class FakeCompletions:
@@ -42,7 +51,8 @@ def test_the_readmes_have_python_examples():
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example(index, fake_openai, capsys):
     os.chdir(REPO)
-    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {"__name__": "readme"})
+    source, block = SOURCES[index]
+    exec(compile(block, f"{source} python block {index}", "exec"), {"__name__": "readme"})
     for call in fake_openai:
         assert call["model"]
         roles = [message["role"] for message in call["messages"]]

@@ -67,6 +67,22 @@ pub use crate::render::request::{RenderRequest, RequestError};
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+/// The crate README's Rust example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
+/// The guide's Rust examples (`docs/library.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+struct LibraryGuideDoctests;
+
+/// The guide's Rust examples (`docs/check-and-tests.md`), compiled and run as
+/// doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/check-and-tests.md")]
+struct CheckAndTestsGuideDoctests;
+
 #[cfg(test)]
 mod tests {
     use super::*;
