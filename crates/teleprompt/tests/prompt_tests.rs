@@ -430,10 +430,11 @@ fn update_refuses_what_it_cannot_rewrite_safely() {
 }
 
 #[test]
-fn the_readme_example_passes() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-            .expect("README");
+fn the_guide_example_passes() {
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/check-and-tests.md"),
+    )
+    .expect("the guide's page on prompt tests");
     let section = readme
         .split("## Prompt tests\n")
         .nth(1)
