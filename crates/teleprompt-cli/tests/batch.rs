@@ -1,5 +1,9 @@
 //! `teleprompt batch` as a user runs it: a JSON Lines file in, one line
-//! out per line in, in order, with the exit status.
+//! out per line in, in order, with the exit status. The runs a snapshot
+//! file (tests/cmd/batch) cannot say are here: JSON lines checked with
+//! their escapes beside a summary line whose timing varies, many generated
+//! rows, output compared with the examples' expected files or with another
+//! run, a run killed mid-way, a full disk. See tests/README.md.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -125,37 +129,10 @@ fn many_rows_keep_their_order_on_two_threads() {
     assert!(text(&output.stderr).starts_with("batch: 5000 rows, 5000 rendered, 0 failed, "));
 }
 
-#[test]
-fn openai_format_writes_the_messages_as_json() {
-    let dir = tempdir("openai");
-    let prompt = write(
-        &dir,
-        "chat.j2",
-        "{{ role(\"system\") }}You help {{ name }}.\n{{ role(\"user\") }}{{ question }}\n",
-    );
-    let input = write(
-        &dir,
-        "rows.jsonl",
-        "{\"name\": \"Ada\", \"question\": \"Why?\"}\n{\"name\": \"Bo\", \"question\": \"How?\"}\n",
-    );
-    let output = teleprompt(&["batch", &prompt, "--input", &input, "--format", "openai"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let lines = records(&output.stdout);
-    assert_eq!(lines.len(), 2);
-    assert_eq!(lines[1]["index"], 1);
-    assert_eq!(
-        lines[1]["output"]["messages"],
-        json!([
-            {"role": "system", "content": "You help Bo."},
-            {"role": "user", "content": "How?"},
-        ])
-    );
-}
-
 /// A record renders as `teleprompt render` does with the same data,
 /// history and clock.
 #[test]
-fn records_carry_history_turn_and_clock() {
+fn records_carry_history_and_clock() {
     let dir = tempdir("records");
     let history: Value = serde_json::from_str(
         &std::fs::read_to_string(root().join("examples/rapida/history.json")).unwrap(),
@@ -188,32 +165,6 @@ fn records_carry_history_turn_and_clock() {
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["output"], expected);
     assert_eq!(lines[1]["output"], expected);
-
-    let prompt = write(
-        &dir,
-        "turn.j2",
-        "Turn {{ run.turn_number }} of {{ run.max_turns }}, {{ system.current_date }}: fix {{ issue }}.",
-    );
-    let input = write(
-        &dir,
-        "turns.jsonl",
-        "{\"data\": {\"issue\": \"A-1\"}, \"turn\": 2, \"max_turns\": 5}\n\
-         {\"data\": {\"issue\": \"A-2\"}, \"turn\": 3, \"max_turns\": 5, \"now\": \"2027-01-02T03:04:05Z\"}\n",
-    );
-    let output = teleprompt(&[
-        "batch",
-        &prompt,
-        "--input",
-        &input,
-        "--rows-are",
-        "records",
-        "--now",
-        "2026-11-21T09:05:03Z",
-    ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let lines = records(&output.stdout);
-    assert_eq!(lines[0]["output"], "Turn 2 of 5, 2026-11-21: fix A-1.");
-    assert_eq!(lines[1]["output"], "Turn 3 of 5, 2027-01-02: fix A-2.");
 }
 
 #[test]
@@ -463,9 +414,6 @@ fn resume_refuses_an_output_that_is_not_this_runs() {
         // The file is left as it was.
         assert_eq!(std::fs::read(&out).unwrap(), bytes);
     }
-    let output = teleprompt(&["batch", &prompt, "--input", &input, "--resume"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("--output"));
 }
 
 /// A run killed mid-way leaves whole lines; resuming it gives the
@@ -522,76 +470,6 @@ fn a_killed_run_resumes() {
     let output = resume(&prompt, &input, &out);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert_eq!(std::fs::read(&out).unwrap(), complete);
-}
-
-#[test]
-fn a_prompt_that_does_not_load_exits_1_with_its_report() {
-    let dir = tempdir("broken-prompt");
-    let prompt = write(&dir, "broken.j2", "{{ name | uper }}\n");
-    let input = write(&dir, "rows.jsonl", people(3));
-    let output = teleprompt(&["batch", &prompt, "--input", &input]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(output.stdout.is_empty());
-    let stderr = text(&output.stderr);
-    assert!(stderr.contains("error[parse]"), "{stderr}");
-    assert!(stderr.contains("broken.j2:1:"), "{stderr}");
-}
-
-#[test]
-fn usage_errors_exit_2() {
-    let dir = tempdir("usage");
-    let prompt = greeting(&dir);
-    let input = write(&dir, "rows.jsonl", people(3));
-    let missing = dir.join("missing.jsonl");
-    let missing = missing.to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
-        (&["batch", &prompt, "--input", missing], "cannot read"),
-        (
-            &["batch", &prompt, "--input", dir.to_str().unwrap()],
-            "directory",
-        ),
-        (
-            &["batch", "no-such-prompt.j2", "--input", &input],
-            "no-such-prompt.j2",
-        ),
-        (&["batch", &prompt], "--input"),
-        (
-            &["batch", &prompt, "--input", &input, "--jobs", "0"],
-            "--jobs",
-        ),
-        (
-            &["batch", &prompt, "--input", &input, "--rows-are", "rows"],
-            "--rows-are",
-        ),
-        (
-            &["batch", &prompt, "--input", &input, "--output", &input],
-            "is the input file",
-        ),
-    ];
-    for (args, message) in cases {
-        let output = teleprompt(args);
-        let stderr = text(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(message), "{args:?}: {stderr}");
-        assert!(output.stdout.is_empty(), "{args:?}");
-    }
-    // The input was not overwritten.
-    assert_eq!(std::fs::read_to_string(&input).unwrap(), people(3));
-    // A device cannot be read back to resume.
-    if Path::new("/dev/null").exists() {
-        let args = [
-            "batch",
-            &prompt,
-            "--input",
-            &input,
-            "--output",
-            "/dev/null",
-            "--resume",
-        ];
-        let output = teleprompt(&args);
-        assert_eq!(output.status.code(), Some(2));
-        assert!(text(&output.stderr).contains("not a regular file"));
-    }
 }
 
 /// A full disk is a one-line error and status 1; a closed pipe ends

@@ -1,6 +1,7 @@
-//! `teleprompt check` reports: text (with and without colour), JSON, SARIF
-//! (checked against the published SARIF 2.1.0 schema) and GitHub
-//! annotations, on broken copies of every example.
+//! `teleprompt check` reports where a snapshot file (tests/cmd/reports)
+//! cannot say it: SARIF checked against the published SARIF 2.1.0 schema,
+//! a file name that cannot be checked out everywhere, and a hostile file
+//! made at run time. See tests/README.md.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,25 +9,16 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The repository root (examples live there).
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Runs `teleprompt` in `dir` with `env` set and NO_COLOR / CLICOLOR_FORCE
-/// unset unless given.
-fn teleprompt_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_teleprompt"));
-    command
+/// Runs `teleprompt` in `dir` with NO_COLOR / CLICOLOR_FORCE unset.
+fn teleprompt_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_teleprompt"))
         .args(args)
         .current_dir(dir)
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
-        .env_remove("CLICOLOR");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command.output().expect("the teleprompt binary runs")
+        .env_remove("CLICOLOR")
+        .output()
+        .expect("the teleprompt binary runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -41,25 +33,18 @@ fn tempdir(name: &str) -> PathBuf {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("copy dir");
-    for entry in fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).expect("copy file");
-        }
-    }
+/// The folder holding `examples/`, a broken copy of every example's
+/// prompt (`upper` misspelled once in each), shared with the snapshots of
+/// the JSON and GitHub reports (tests/cmd/reports/broken-examples-*.toml).
+fn broken_examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cmd/reports/broken-examples")
 }
 
-/// One broken example: the file, the text replaced, its replacement, the
-/// rule expected, and whether the template is a string inside the file
-/// (its lines are not the file's).
+/// One broken example: the file, the broken text, the rule expected, and
+/// whether the template is a string inside the file (its lines are not
+/// the file's).
 struct Broken {
     file: &'static str,
-    find: &'static str,
     replace: &'static str,
     rule: &'static str,
     message: &'static str,
@@ -69,7 +54,6 @@ struct Broken {
 const BROKEN: &[Broken] = &[
     Broken {
         file: "dotprompt/support.prompt",
-        find: "{{question}}",
         replace: "{{uper question}}",
         rule: "parse/unknown-helper",
         message: "there is no helper named \"uper\"",
@@ -77,7 +61,6 @@ const BROKEN: &[Broken] = &[
     },
     Broken {
         file: "forge/system.hbs",
-        find: "{{custom_rules}}",
         replace: "{{uper custom_rules}}",
         rule: "parse/unknown-helper",
         message: "there is no helper named \"uper\"",
@@ -85,7 +68,6 @@ const BROKEN: &[Broken] = &[
     },
     Broken {
         file: "hf/Qwen3-0.6B/tokenizer_config.json",
-        find: "{{- message.content }}",
         replace: "{{- message.content | uper }}",
         rule: "parse/unknown-filter",
         message: "unknown filter \"uper\"",
@@ -93,7 +75,6 @@ const BROKEN: &[Broken] = &[
     },
     Broken {
         file: "prompty/support.prompty",
-        find: "{{ question }}",
         replace: "{{ question | uper }}",
         rule: "parse/unknown-filter",
         message: "unknown filter \"uper\"",
@@ -101,7 +82,6 @@ const BROKEN: &[Broken] = &[
     },
     Broken {
         file: "rapida/assistant.j2",
-        find: "{{ name }}",
         replace: "{{ name | uper }}",
         rule: "parse/unknown-filter",
         message: "unknown filter \"uper\"",
@@ -109,7 +89,6 @@ const BROKEN: &[Broken] = &[
     },
     Broken {
         file: "rapida/assistant.django",
-        find: "{{ value }}",
         replace: "{{ value|uper }}",
         rule: "parse/unknown-filter",
         message: "unknown filter \"uper\"",
@@ -117,7 +96,6 @@ const BROKEN: &[Broken] = &[
     },
     Broken {
         file: "semantic-kernel/chat.hbs",
-        find: "{{request}}",
         replace: "{{uper request}}",
         rule: "parse/unknown-helper",
         message: "there is no helper named \"uper\"",
@@ -125,7 +103,6 @@ const BROKEN: &[Broken] = &[
     },
     Broken {
         file: "semantic-kernel/story.yaml",
-        find: "{{topic}}",
         replace: "{{uper topic}}",
         rule: "parse/unknown-helper",
         message: "there is no helper named \"uper\"",
@@ -133,7 +110,6 @@ const BROKEN: &[Broken] = &[
     },
     Broken {
         file: "sortie/WORKFLOW.md",
-        find: "{{ .issue.description }}",
         replace: "{{ uper .issue.description }}",
         rule: "parse/unknown-function",
         message: "function \"uper\" not defined",
@@ -141,28 +117,10 @@ const BROKEN: &[Broken] = &[
     },
 ];
 
-/// A copy of examples/ in a temp dir with every file of [`BROKEN`] broken.
-/// Returns the directory holding `examples/`.
-fn broken_examples(name: &str) -> PathBuf {
-    let dir = tempdir(name);
-    copy_dir(&root().join("examples"), &dir.join("examples"));
-    for broken in BROKEN {
-        let path = dir.join("examples").join(broken.file);
-        let source = fs::read_to_string(&path).expect("example");
-        assert!(
-            source.contains(broken.find),
-            "{}: {}",
-            broken.file,
-            broken.find
-        );
-        fs::write(&path, source.replacen(broken.find, broken.replace, 1)).expect("write");
-    }
-    dir
-}
-
 /// The 1-based line and column of the typo (`uper`) in the broken file.
-fn typo_position(dir: &Path, broken: &Broken) -> (usize, usize) {
-    let source = fs::read_to_string(dir.join("examples").join(broken.file)).expect("read");
+fn typo_position(broken: &Broken) -> (usize, usize) {
+    let source =
+        fs::read_to_string(broken_examples().join("examples").join(broken.file)).expect("read");
     let at =
         source.find(broken.replace).expect("injected") + broken.replace.find("uper").expect("typo");
     let before = &source[..at];
@@ -172,61 +130,15 @@ fn typo_position(dir: &Path, broken: &Broken) -> (usize, usize) {
 }
 
 fn json_output(dir: &Path, args: &[&str]) -> (Output, Value) {
-    let output = teleprompt_in(dir, args, &[]);
+    let output = teleprompt_in(dir, args);
     let value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|error| panic!("{error}: {}", text(&output.stdout)));
     (output, value)
 }
 
 #[test]
-fn a_broken_copy_of_each_example_gives_the_expected_json() {
-    let dir = broken_examples("reports-json");
-    let (output, report) = json_output(
-        &dir,
-        &[
-            "check",
-            "examples",
-            "--format",
-            "json",
-            "--label",
-            "commit=abc123",
-        ],
-    );
-    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
-    assert!(output.stderr.is_empty(), "{}", text(&output.stderr));
-    assert_eq!(report["valid"], false);
-    let errors = report["errors"].as_array().expect("errors");
-    assert_eq!(errors.len(), BROKEN.len(), "{report:#}");
-    for broken in BROKEN {
-        let file = format!("examples/{}", broken.file);
-        let error = errors
-            .iter()
-            .find(|error| error["file"] == file.as_str())
-            .unwrap_or_else(|| panic!("no error for {file}: {report:#}"));
-        assert_eq!(error["severity"], "error", "{error:#}");
-        assert_eq!(error["rule"], broken.rule, "{error:#}");
-        assert_eq!(error["class"], "parse", "{error:#}");
-        assert_eq!(error["message"], broken.message, "{error:#}");
-        assert_eq!(error["help"], "did you mean \"upper\"?", "{error:#}");
-        assert_eq!(error["labels"]["commit"], "abc123", "{error:#}");
-        let (line, column) = (error["line"].as_u64(), error["column"].as_u64());
-        if broken.embedded {
-            // Counted in the template string, which is named.
-            assert!(error["template"].is_string(), "{error:#}");
-            assert!(line.is_some() && column.is_some(), "{error:#}");
-        } else {
-            let (line, column) = typo_position(&dir, broken);
-            assert_eq!(error["line"], line, "{file}: {error:#}");
-            assert_eq!(error["column"], column, "{file}: {error:#}");
-            assert_eq!(error["end"]["line"], line, "{error:#}");
-            assert_eq!(error["end"]["column"], column + "uper".len(), "{error:#}");
-        }
-    }
-}
-
-#[test]
 fn a_broken_copy_of_each_example_gives_valid_sarif() {
-    let dir = broken_examples("reports-sarif");
+    let dir = broken_examples();
     let (output, sarif) = json_output(
         &dir,
         &[
@@ -281,7 +193,7 @@ fn a_broken_copy_of_each_example_gives_valid_sarif() {
         if broken.embedded {
             assert!(region.is_null(), "{result:#}");
         } else {
-            let (line, column) = typo_position(&dir, broken);
+            let (line, column) = typo_position(broken);
             assert_eq!(region["startLine"], line, "{result:#}");
             assert_eq!(region["startColumn"], column, "{result:#}");
             assert_eq!(region["endLine"], line, "{result:#}");
@@ -315,7 +227,7 @@ fn assert_valid_sarif(sarif: &Value) {
 }
 
 #[test]
-fn clean_and_warning_runs_give_valid_sarif_and_json() {
+fn warning_and_clean_runs_give_valid_sarif() {
     let dir = tempdir("reports-warning");
     fs::write(
         dir.join("w.gotmpl"),
@@ -329,38 +241,6 @@ fn clean_and_warning_runs_give_valid_sarif_and_json() {
     assert_eq!(result["level"], "warning");
     assert_eq!(result["ruleId"], "warning/range-scope");
 
-    let (output, json) = json_output(&dir, &["check", "w.gotmpl", "--format", "json"]);
-    assert_eq!(output.status.code(), Some(0));
-    assert_eq!(json["valid"], true);
-    assert_eq!(json["errors"], serde_json::json!([]));
-    let warning = &json["warnings"][0];
-    assert_eq!(warning["severity"], "warning");
-    assert_eq!(warning["rule"], "warning/range-scope");
-    assert_eq!(warning["line"], 2);
-    assert_eq!(warning["column"], 22);
-    assert_eq!(warning["end"], serde_json::json!({"line": 2, "column": 31}));
-
-    // --deny-warnings makes the same run fail, in every format.
-    for format in ["text", "json", "sarif", "github"] {
-        let output = teleprompt_in(
-            &dir,
-            &["check", "w.gotmpl", "--deny-warnings", "--format", format],
-            &[],
-        );
-        assert_eq!(output.status.code(), Some(1), "{format}");
-    }
-    let (_, json) = json_output(
-        &dir,
-        &["check", "w.gotmpl", "--format", "json", "--deny-warnings"],
-    );
-    assert_eq!(json["valid"], false);
-    let output = teleprompt_in(&dir, &["check", "w.gotmpl", "--deny-warnings"], &[]);
-    assert!(
-        text(&output.stderr).contains("1 warning(s), denied by --deny-warnings"),
-        "{}",
-        text(&output.stderr)
-    );
-
     // A clean file: an empty, valid log.
     fs::write(dir.join("ok.j2"), "Hello {{ name }}\n").expect("write");
     let (output, sarif) = json_output(&dir, &["check", "ok.j2", "--format", "sarif"]);
@@ -369,37 +249,17 @@ fn clean_and_warning_runs_give_valid_sarif_and_json() {
     assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
 }
 
+/// Annotation properties are escaped: a file named `a,b:c.gotmpl`, made
+/// here as no checkout on Windows could hold it.
 #[test]
-fn github_format_prints_workflow_annotations() {
-    let dir = broken_examples("reports-github");
-    let output = teleprompt_in(&dir, &["check", "examples", "--format", "github"], &[]);
-    assert_eq!(output.status.code(), Some(1));
-    let stdout = text(&output.stdout);
-    let (line, column) = typo_position(&dir, &BROKEN[4]);
-    let expected = format!(
-        "::error file=examples/rapida/assistant.j2,line={line},col={column},endLine={line},\
-         endColumn={},title=parse/unknown-filter::unknown filter \"uper\"%0Ahelp: did you mean \"upper\"?\n",
-        column + 3
-    );
-    assert!(stdout.contains(&expected), "{stdout}");
-    // A template inside a JSON file: the annotation is on the file, the
-    // template's own line and column are in the message.
-    assert!(
-        stdout.lines().any(|line| line.starts_with(
-            "::error file=examples/hf/Qwen3-0.6B/tokenizer_config.json,title=parse/unknown-filter::unknown filter \"uper\" (in `chat_template`, at "
-        )),
-        "{stdout}"
-    );
-    assert_eq!(stdout.lines().count(), BROKEN.len(), "{stdout}");
-
-    // Warnings are ::warning; properties are escaped.
+fn github_annotations_escape_the_file_name() {
     let dir = tempdir("reports-github-warning");
     fs::write(
         dir.join("a,b:c.gotmpl"),
         "{{ .issue.title }}\n{{ range .items }}{{ .issue.id }}{{ end }}\n",
     )
     .expect("write");
-    let output = teleprompt_in(&dir, &["check", "a,b:c.gotmpl", "--format=github"], &[]);
+    let output = teleprompt_in(&dir, &["check", "a,b:c.gotmpl", "--format=github"]);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         text(&output.stdout),
@@ -410,217 +270,12 @@ fn github_format_prints_workflow_annotations() {
 }
 
 #[test]
-fn text_reports_are_coloured_only_when_asked() {
-    let dir = tempdir("reports-colour");
-    fs::write(dir.join("bad.j2"), "Hi {{ name | uper }}\n").expect("write");
-    let escape = "\u{1b}[";
-    // Not a terminal: no colour, the plain report as before.
-    let plain = teleprompt_in(&dir, &["check", "bad.j2"], &[]);
-    assert_eq!(plain.status.code(), Some(1));
-    let plain = text(&plain.stderr);
-    assert!(!plain.contains(escape), "{plain}");
-    assert!(
-        plain.starts_with(
-            "error[parse]: unknown filter \"uper\"\n  --> bad.j2:1:14\n  |\n1 | Hi {{ name | uper }}\n  |              ^^^^\n"
-        ),
-        "{plain}"
-    );
-    // --color always colours, even with NO_COLOR; stripped, it is the same text.
-    let coloured = teleprompt_in(
-        &dir,
-        &["check", "bad.j2", "--color", "always"],
-        &[("NO_COLOR", "1")],
-    );
-    let coloured = text(&coloured.stderr);
-    assert!(coloured.contains(escape), "{coloured}");
-    assert_eq!(strip_ansi(&coloured), plain);
-    // auto with CLICOLOR_FORCE colours; NO_COLOR wins over it.
-    let forced = teleprompt_in(&dir, &["check", "bad.j2"], &[("CLICOLOR_FORCE", "1")]);
-    assert!(text(&forced.stderr).contains(escape));
-    let no_color = teleprompt_in(
-        &dir,
-        &["check", "bad.j2"],
-        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")],
-    );
-    assert!(!text(&no_color.stderr).contains(escape));
-    let never = teleprompt_in(
-        &dir,
-        &["check", "bad.j2", "--color=never"],
-        &[("CLICOLOR_FORCE", "1")],
-    );
-    assert!(!text(&never.stderr).contains(escape));
-    // A bad value is a usage error.
-    let usage = teleprompt_in(&dir, &["check", "bad.j2", "--color=sometimes"], &[]);
-    assert_eq!(usage.status.code(), Some(2));
-    let usage = teleprompt_in(&dir, &["check", "bad.j2", "--format=xml"], &[]);
-    assert_eq!(usage.status.code(), Some(2));
-}
-
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for c in chars.by_ref() {
-                if c == 'm' {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-#[test]
-fn labels_ride_on_load_errors_of_check_and_render() {
-    let dir = tempdir("reports-labels");
-    fs::write(dir.join("bad.j2"), "Hi {{ name | uper }}\n").expect("write");
-    let check = teleprompt_in(&dir, &["check", "bad.j2", "--label", "issue=PROJ-42"], &[]);
-    assert!(
-        text(&check.stderr).contains("  = issue: PROJ-42\n"),
-        "{}",
-        text(&check.stderr)
-    );
-    let render = teleprompt_in(&dir, &["render", "bad.j2", "--label", "issue=PROJ-42"], &[]);
-    assert_eq!(render.status.code(), Some(1));
-    assert!(
-        text(&render.stderr).contains("  = issue: PROJ-42\n"),
-        "{}",
-        text(&render.stderr)
-    );
-    // A data error too.
-    fs::write(dir.join("ok.j2"), "Hi {{ name }}\n").expect("write");
-    fs::write(dir.join("bad.json"), "{").expect("write");
-    let render = teleprompt_in(
-        &dir,
-        &[
-            "render",
-            "ok.j2",
-            "--data=bad.json",
-            "--label",
-            "issue=PROJ-42",
-        ],
-        &[],
-    );
-    assert_eq!(render.status.code(), Some(1));
-    assert!(
-        text(&render.stderr).contains("  = issue: PROJ-42\n"),
-        "{}",
-        text(&render.stderr)
-    );
-    // Once only, when the library already attached it.
-    let render = teleprompt_in(&dir, &["render", "ok.j2", "--label", "issue=PROJ-42"], &[]);
-    assert_eq!(
-        text(&render.stderr).matches("issue: PROJ-42").count(),
-        1,
-        "{}",
-        text(&render.stderr)
-    );
-}
-
-#[test]
-fn an_unreadable_path_is_a_usage_error_in_every_format() {
+fn an_unreadable_path_gives_valid_sarif() {
     let dir = tempdir("reports-usage");
-    for format in ["text", "json", "sarif", "github"] {
-        let output = teleprompt_in(&dir, &["check", "missing-dir/", "--format", format], &[]);
-        assert_eq!(output.status.code(), Some(2), "{format}");
-    }
-    let (_, sarif) = json_output(&dir, &["check", "missing.j2", "--format", "sarif"]);
+    let (output, sarif) = json_output(&dir, &["check", "missing.j2", "--format", "sarif"]);
+    assert_eq!(output.status.code(), Some(2));
     assert_valid_sarif(&sarif);
     assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "io");
-}
-
-#[test]
-fn labels_ride_on_the_errors_of_test_and_inspect() {
-    let dir = tempdir("reports-labels-test");
-    fs::write(dir.join("bad.j2"), "Hi {{ name | uper }}\n").expect("write");
-    let inspect = teleprompt_in(
-        &dir,
-        &["inspect", "bad.j2", "--label", "issue=PROJ-42"],
-        &[],
-    );
-    assert_eq!(inspect.status.code(), Some(1));
-    assert!(
-        text(&inspect.stderr).contains("  = issue: PROJ-42\n"),
-        "{}",
-        text(&inspect.stderr)
-    );
-    // A case that fails and a tests file that cannot be read.
-    fs::write(dir.join("hi.j2"), "Hi {{ name }}\n").expect("write");
-    fs::write(
-        dir.join("hi.tests.yaml"),
-        "- name: greets\n  data: {name: Ada}\n  expect: \"Hello Ada\\n\"\n",
-    )
-    .expect("write");
-    fs::write(dir.join("other.j2"), "{{ x }}\n").expect("write");
-    fs::write(dir.join("other.tests.yaml"), "- name: [\n").expect("write");
-    let test = teleprompt_in(&dir, &["test", ".", "--label", "issue=PROJ-42"], &[]);
-    assert_eq!(test.status.code(), Some(1));
-    let out = format!("{}{}", text(&test.stdout), text(&test.stderr));
-    assert!(out.contains("FAIL    ./hi.j2: greets"), "{out}");
-    assert_eq!(out.matches("= issue: PROJ-42\n").count(), 2, "{out}");
-}
-
-/// Issue 8: `check` reports every error of every file, not the first of
-/// each: two unknown names per syntax, each with its place, and the
-/// warning of a file whose only errors do not stop compiling.
-#[test]
-fn check_json_lists_every_error_of_every_file() {
-    let dir = tempdir("every-error");
-    fs::write(dir.join("two.j2"), "{{ x | uper }}\n{{ y | lowr }}").expect("write");
-    fs::write(dir.join("two.gotmpl"), "{{ uper .x }}\n{{ lowr .y }}").expect("write");
-    fs::write(dir.join("two.hbs"), "{{uper x}}\n{{lowr y}}").expect("write");
-    fs::write(
-        dir.join("scope.gotmpl"),
-        "{{ .issue.title }}\n{{range .items}}{{.issue.title}}{{end}}\n{{ uper .x }}",
-    )
-    .expect("write");
-    let (output, json) = json_output(&dir, &["check", ".", "--format", "json"]);
-    assert_eq!(output.status.code(), Some(1), "{json}");
-    let errors: Vec<(String, String, i64, i64)> = json["errors"]
-        .as_array()
-        .expect("errors")
-        .iter()
-        .map(|error| {
-            (
-                error["file"].as_str().unwrap_or_default().to_string(),
-                error["rule"].as_str().unwrap_or_default().to_string(),
-                error["line"].as_i64().unwrap_or_default(),
-                error["column"].as_i64().unwrap_or_default(),
-            )
-        })
-        .collect();
-    for (file, rule, column) in [
-        ("two.j2", "parse/unknown-filter", 8),
-        ("two.gotmpl", "parse/unknown-function", 4),
-        ("two.hbs", "parse/unknown-helper", 3),
-    ] {
-        for line in [1, 2] {
-            assert!(
-                errors.iter().any(|(f, r, l, c)| f.ends_with(file)
-                    && r == rule
-                    && *l == line
-                    && *c == column),
-                "{file}:{line}:{column} {rule} missing from {errors:?}"
-            );
-        }
-    }
-    assert!(errors.iter().any(|(f, r, l, _)| f.ends_with("scope.gotmpl")
-        && r == "parse/unknown-function"
-        && *l == 3));
-    assert_eq!(errors.len(), 7, "{errors:?}");
-    let warnings = json["warnings"].as_array().expect("warnings");
-    assert!(
-        warnings
-            .iter()
-            .any(|warning| warning["rule"] == "warning/range-scope"
-                && warning["file"]
-                    .as_str()
-                    .is_some_and(|f| f.ends_with("scope.gotmpl"))),
-        "{warnings:?}"
-    );
 }
 
 /// A hostile file of 10,000 unknown function calls reports at most
@@ -645,7 +300,7 @@ fn check_caps_the_errors_of_a_hostile_file() {
         "9900 more errors in this file not shown (at most 100 are reported per file)"
     );
     // The text summary counts them all.
-    let text_run = teleprompt_in(&dir, &["check", "many.gotmpl"], &[]);
+    let text_run = teleprompt_in(&dir, &["check", "many.gotmpl"]);
     assert!(
         text(&text_run.stderr).contains("10000 error(s) in 1 file(s)"),
         "{}",
