@@ -590,7 +590,7 @@ pub struct TemplateError {
     pub(crate) elsewhere: Option<Box<Elsewhere>>,
     /// Further errors found with this one (see [`Error::others`]), boxed
     /// to keep `Result`s small.
-    pub(crate) related: Option<Box<Found>>,
+    pub(crate) related: Option<Box<Findings>>,
     /// What a render error knows beyond its message: the path of the
     /// data it found missing, the calls it happened in. One box for both
     /// keeps `TemplateError`, which every `Result` of the front ends
@@ -724,14 +724,14 @@ impl TemplateError {
 /// argument counts, unresolvable templates): it goes on past each one, so
 /// that a file reports all of them, up to [`MAX_ERRORS_PER_FILE`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Found {
+pub(crate) struct Findings {
     /// The errors kept.
     pub(crate) errors: Vec<TemplateError>,
     /// How many more were found beyond those kept.
     pub(crate) more: usize,
 }
 
-impl Found {
+impl Findings {
     /// Notes an error.
     pub(crate) fn push(&mut self, error: TemplateError) {
         if self.errors.len() < MAX_ERRORS_PER_FILE {
@@ -748,7 +748,7 @@ impl Found {
     }
 
     /// Each error passed through `f` (placing it in another text).
-    pub(crate) fn map(mut self, f: impl Fn(TemplateError) -> TemplateError) -> Found {
+    pub(crate) fn map(mut self, f: impl Fn(TemplateError) -> TemplateError) -> Findings {
         self.errors = self.errors.into_iter().map(f).collect();
         self
     }
@@ -762,7 +762,7 @@ impl Found {
         let mut first = errors.next()?;
         let errors: Vec<TemplateError> = errors.collect();
         if !errors.is_empty() || self.more > 0 {
-            first.related = Some(Box::new(Found {
+            first.related = Some(Box::new(Findings {
                 errors,
                 more: self.more,
             }));
@@ -830,7 +830,7 @@ mod tests {
         assert_eq!(closest("zzz", names), None);
     }
 
-    /// Found by the `render_data` fuzz target: a data key of a megabyte
+    /// Findings by the `render_data` fuzz target: a data key of a megabyte
     /// made one suggestion take seconds.
     #[test]
     fn closest_is_quick_on_long_names() {

@@ -161,7 +161,7 @@ impl Prompt {
                 bytes.extend_from_slice(&hash.to_le_bytes());
             }
         }
-        format!("{:016x}", crate::load::include::content_hash(&bytes))
+        format!("{:016x}", crate::load::include_root::content_hash(&bytes))
     }
 
     /// The files the prompt's load read besides its own (partials,
@@ -176,7 +176,7 @@ impl Prompt {
     }
 
     /// What the prompt's load looked at, for a library's reload.
-    pub(crate) fn dependencies(&self) -> &[crate::load::include::Dependency] {
+    pub(crate) fn dependencies(&self) -> &[crate::load::include_root::Dependency] {
         &self.compiled.dependencies
     }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::diagnostics::{Error, ErrorClass, Errors};
 use crate::limits::{self, Input};
-use crate::load::include::{content_hash, Dependency};
+use crate::load::include_root::{content_hash, Dependency};
 use crate::{LoadOptions, Prompt};
 
 pub use shared::SharedLibrary;

@@ -1,12 +1,12 @@
 //! A file or its bytes → a compiled prompt ([`Compiled`]): what kind of
 //! file it is ([`kind`]), its front matter ([`document`]), the files it may
-//! include ([`include`]), and the formats of other tools ([`formats`]),
+//! include ([`include_root`]), and the formats of other tools ([`formats`]),
 //! each mapped onto a document and the prompt's own metadata before the
 //! body is compiled by its syntax.
 
 pub mod document;
 pub(crate) mod formats;
-pub(crate) mod include;
+pub(crate) mod include_root;
 pub(crate) mod kind;
 
 use std::path::Path;
@@ -22,7 +22,7 @@ use crate::options::{LoadOptions, MessageReader, OnError, Strictness, Syntax};
 use crate::schema::InputSchema;
 use crate::syntax::{CompileOptions, Template};
 use document::{Document, Metadata};
-use include::{Dependency, Includes};
+use include_root::{Dependency, Includes};
 use kind::FileKind;
 
 /// A loaded prompt: a plain value that the render pipeline
@@ -266,7 +266,7 @@ fn load(
         required,
         schema: metadata.schema,
         dotprompt,
-        source_hash: include::content_hash(source.as_bytes()),
+        source_hash: include_root::content_hash(source.as_bytes()),
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
     };
     match found {

@@ -21,7 +21,7 @@ use crate::options::OnError;
 use crate::schema::MAX_VIOLATIONS;
 use crate::syntax;
 use options::RenderOptions;
-use rendered::{Cut, Rendered};
+use rendered::{RenderOutput, Rendered};
 
 /// What a render adds to the data: the conversation around it.
 #[derive(Default)]
@@ -116,7 +116,7 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
             if compiled.dotprompt {
                 return markers
                     .split_dotprompt(&output, compiled.default_role)
-                    .map(Cut::from)
+                    .map(RenderOutput::from)
                     .map_err(|error| {
                         Error::new(ErrorClass::Render, error.to_string())
                             .with_file(compiled.origin())
@@ -125,11 +125,11 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
             if !markers.made_any() {
                 // No marker was made, so none (nor a piece of one) is
                 // in the output: one message, without a scan.
-                return Ok(Cut::plain(output));
+                return Ok(RenderOutput::plain(output));
             }
             markers
                 .split(&output, compiled.default_role)
-                .map(Cut::from)
+                .map(RenderOutput::from)
                 .map_err(|error| {
                     Error::new(ErrorClass::Render, error.to_string()).with_file(compiled.origin())
                 })
@@ -137,7 +137,7 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
     let (split, recovered) = match split {
         Ok(split) => (split, None),
         Err(error) if compiled.on_error == OnError::Original => {
-            (Cut::plain(document.body.clone()), Some(error))
+            (RenderOutput::plain(document.body.clone()), Some(error))
         }
         Err(error) => return Err(error),
     };
@@ -145,7 +145,7 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         true => {
             let fallback =
                 context::continuation_fallback("", true, compiled.continuation_prompt.as_deref());
-            Cut::plain(fallback.to_string())
+            RenderOutput::plain(fallback.to_string())
         }
         false => split,
     };

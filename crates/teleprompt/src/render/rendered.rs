@@ -13,7 +13,7 @@ use crate::messages::{
 pub struct Rendered {
     pub(super) text: String,
     /// The messages, in order; made from `text` on first use when the
-    /// render wrote no marker (see [`Cut`]).
+    /// render wrote no marker (see [`RenderOutput`]).
     pub(super) items: OnceLock<Vec<Item>>,
     /// The role of text outside any message marker.
     pub(super) default_role: Role,
@@ -102,7 +102,7 @@ impl Rendered {
 }
 
 /// A render's text and its messages.
-pub(crate) struct Cut {
+pub(crate) struct RenderOutput {
     pub text: String,
     /// The messages; `None` when the whole text is one message of the
     /// default role (made from the text when first asked for: a host that
@@ -111,10 +111,10 @@ pub(crate) struct Cut {
     pub generations: Vec<std::ops::Range<usize>>,
 }
 
-impl Cut {
+impl RenderOutput {
     /// `text` as one message of the default role.
-    pub(crate) fn plain(text: String) -> Cut {
-        Cut {
+    pub(crate) fn plain(text: String) -> RenderOutput {
+        RenderOutput {
             text,
             items: None,
             generations: Vec::new(),
@@ -122,9 +122,9 @@ impl Cut {
     }
 }
 
-impl From<Split> for Cut {
-    fn from(split: Split) -> Cut {
-        Cut {
+impl From<Split> for RenderOutput {
+    fn from(split: Split) -> RenderOutput {
+        RenderOutput {
             text: split.text,
             items: Some(split.items),
             generations: split.generations,

@@ -29,7 +29,7 @@ pub(crate) struct CompileOptions {
     /// Bounds on a render (the host's, lowered by the front matter).
     pub limits: crate::limits::Limits,
     /// Where included files are found; `None`: nothing is read from files.
-    pub includes: Option<crate::load::include::Includes>,
+    pub includes: Option<crate::load::include_root::Includes>,
     /// Handlebars helpers take Semantic Kernel's meaning where SK's
     /// differs from the other systems' (`json` of a string prints it as it
     /// is): the prompt comes from SK.

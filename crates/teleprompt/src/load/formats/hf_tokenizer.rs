@@ -18,7 +18,7 @@ use crate::data::{describe, merge_under};
 use crate::diagnostics::{closest, Error, ErrorClass, Location};
 use crate::limits::{self, Input};
 use crate::load::document::{Document, Metadata};
-use crate::load::include::{content_hash, Dependency};
+use crate::load::include_root::{content_hash, Dependency};
 use crate::load::kind::FileKind;
 use crate::options::Syntax;
 

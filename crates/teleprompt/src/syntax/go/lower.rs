@@ -9,8 +9,8 @@ use super::ast::*;
 use super::engine::program::{
     Block, Const, Expr, Flavor, Func, Host, Instr, Key, Program, Span as PSpan, Template,
 };
-use super::files::Loaded;
-use crate::diagnostics::{closest, Found, TemplateError};
+use super::includes::Loaded;
+use crate::diagnostics::{closest, Findings, TemplateError};
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::syntax::{builtin_types, host_calls};
 use crate::Strictness;
@@ -28,7 +28,7 @@ pub(crate) fn lower(
     loaded: &Loaded,
     strictness: Strictness,
     functions: &Functions,
-) -> Result<(Program, Found)> {
+) -> Result<(Program, Findings)> {
     let src = loaded.source.as_str();
     let hosts = Host::table(
         functions,
@@ -60,7 +60,7 @@ pub(crate) fn lower(
         sites: &sites,
         misses: &loaded.misses,
         hosts: &hosts,
-        found: RefCell::new(Found::default()),
+        found: RefCell::new(Findings::default()),
     };
     let mut templates = Vec::with_capacity(set.len() + file_templates.len());
     for chosen in &set {
@@ -260,7 +260,7 @@ struct Lowerer<'t> {
     /// Host functions, sorted by name.
     hosts: &'t [Host],
     /// The errors lowering went on past.
-    found: RefCell<Found>,
+    found: RefCell<Findings>,
 }
 
 fn span(range: &Span) -> PSpan {

@@ -6,7 +6,7 @@
 //! functions, variables and template names at compile time.
 
 pub mod ast;
-mod files;
+mod includes;
 mod inputs;
 pub mod lex;
 mod lower;
@@ -113,7 +113,7 @@ pub(crate) fn compile_all(
 ) -> Result<(GoTemplate, Option<TemplateError>), TemplateError> {
     engine::check_size(body)?;
     let tree = parse::parse_nested(body, options.limits.nesting())?;
-    let loaded = files::load(
+    let loaded = includes::load(
         &tree,
         body,
         options.includes.as_ref(),
@@ -134,8 +134,8 @@ pub(crate) fn compile_all(
     Ok((template, found.into_error()))
 }
 
-impl From<files::Loaded> for Included {
-    fn from(loaded: files::Loaded) -> Included {
+impl From<includes::Loaded> for Included {
+    fn from(loaded: includes::Loaded) -> Included {
         let mut defines = Vec::new();
         for file in loaded.files {
             for name in &file.called_as {

@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::ast::*;
-use super::files::Loaded;
-use crate::diagnostics::{closest, Found, TemplateError};
+use super::includes::Loaded;
+use crate::diagnostics::{closest, Findings, TemplateError};
 use crate::engine::helpers::{Helper, HELPERS};
 use crate::engine::program::{
     Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, PartialContent, Program,
@@ -56,7 +56,7 @@ pub(crate) fn lower(
     strictness: Strictness,
     functions: &Functions,
     sk_helpers: bool,
-) -> Result<(Program, Found)> {
+) -> Result<(Program, Findings)> {
     let src = files.source.as_str();
     let hosts = Host::table(
         functions,
@@ -86,7 +86,7 @@ pub(crate) fn lower(
         files,
         hosts: &hosts,
         sk_helpers,
-        found: RefCell::new(Found::default()),
+        found: RefCell::new(Findings::default()),
     };
     let mut templates = Vec::with_capacity(inlines.len() + files.partials.len());
     for inline in &inlines {
@@ -265,7 +265,7 @@ struct Lowerer<'t> {
     sk_helpers: bool,
     /// The errors lowering went on past (unknown helpers, wrong argument
     /// counts, missing partials, `../` above the root).
-    found: RefCell<Found>,
+    found: RefCell<Findings>,
 }
 
 fn pspan(range: &Span) -> PSpan {

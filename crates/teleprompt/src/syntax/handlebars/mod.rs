@@ -23,7 +23,7 @@
 
 pub mod ast;
 mod dotprompt_helpers;
-mod files;
+mod includes;
 mod inputs;
 pub mod lex;
 mod lower;
@@ -149,7 +149,7 @@ pub(crate) fn compile_all(
     if dotprompt {
         dotprompt_helpers::rewrite(&mut tree)?;
     }
-    let loaded = files::load(
+    let loaded = includes::load(
         &mut tree,
         body,
         options.includes.as_ref(),

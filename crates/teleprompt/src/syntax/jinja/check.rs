@@ -9,7 +9,7 @@ use minijinja::machinery::{ast, Span};
 
 use super::arg_types::{self, Lit, Slot};
 use super::arity::{arity, mismatch, Callable};
-use super::files::{Ref, Tag};
+use super::includes::{Ref, Tag};
 use super::names::TESTS;
 use super::Dialect;
 use crate::diagnostics::{closest, TemplateError};
@@ -176,7 +176,7 @@ impl<'a> Checker<'a> {
         &self,
         body: &str,
         hosts: &[(String, Function)],
-        found: &mut crate::diagnostics::Found,
+        found: &mut crate::diagnostics::Findings,
     ) {
         for call in &self.host_calls {
             if call.splat || self.locals.contains(call.name) {
@@ -223,7 +223,7 @@ impl<'a> Checker<'a> {
         &self,
         body: &str,
         dialect: Dialect,
-        found: &mut crate::diagnostics::Found,
+        found: &mut crate::diagnostics::Findings,
     ) {
         for call in &self.counted {
             if call.splat || (call.kind == Callable::Function && self.locals.contains(call.name)) {
@@ -259,7 +259,7 @@ impl<'a> Checker<'a> {
 
     /// Notes in `found` every literal argument of a built-in filter or
     /// function that the render would refuse (`wrong-type`).
-    pub(super) fn type_errors(&self, body: &str, found: &mut crate::diagnostics::Found) {
+    pub(super) fn type_errors(&self, body: &str, found: &mut crate::diagnostics::Findings) {
         for literal in &self.literals {
             if literal.kind == Callable::Function && self.locals.contains(literal.name) {
                 continue;
@@ -382,7 +382,7 @@ impl<'a> Checker<'a> {
         body: &str,
         functions: &HashSet<String>,
         filters: &[&str],
-        found: &mut crate::diagnostics::Found,
+        found: &mut crate::diagnostics::Findings,
     ) -> Result<(), TemplateError> {
         let mut problems: Vec<TemplateError> = Vec::new();
         for (name, from) in &self.filters {
@@ -582,7 +582,7 @@ impl<'a> Checker<'a> {
             self.refs.push(Ref {
                 tag,
                 ignore_missing,
-                choices: super::files::choices(name),
+                choices: super::includes::choices(name),
                 span,
                 end: statement.end_offset as usize,
                 imported,
@@ -692,7 +692,7 @@ impl<'a> Checker<'a> {
     /// Notes in `found` every block that reads a name of the `for` loop or
     /// `with` block around it without being declared `scoped`: Jinja2
     /// renders the name undefined there (minijinja would see it).
-    pub(super) fn block_scope_errors(&self, body: &str, found: &mut crate::diagnostics::Found) {
+    pub(super) fn block_scope_errors(&self, body: &str, found: &mut crate::diagnostics::Findings) {
         for (start, name, at) in &self.unscoped {
             // `block NAME [scoped] [required] %}`
             let head = body

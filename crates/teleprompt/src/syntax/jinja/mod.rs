@@ -23,11 +23,11 @@ mod arity;
 mod check;
 mod django;
 mod errors;
-mod files;
 mod filters;
 mod fuel;
 mod generation;
 mod growth;
+mod includes;
 mod inputs;
 mod lower;
 mod names;
@@ -87,7 +87,7 @@ pub(crate) struct JinjaTemplate {
     dialect: Dialect,
     /// The files it includes, imports or extends (none without an include
     /// root), to place render errors in them.
-    files: Option<files::Files>,
+    files: Option<includes::Files>,
     /// The length of the last output, to size the next one's buffer.
     last_len: std::sync::atomic::AtomicUsize,
     /// The template on teleprompt's own evaluator, where it lowers
@@ -284,7 +284,7 @@ impl JinjaTemplate {
         let edits = std::mem::take(&mut scanned.edits);
         let files = match includes {
             Some(includes) if !scanned.refs.is_empty() => {
-                let mut loaded = files::load(
+                let mut loaded = includes::load(
                     text,
                     scanned,
                     includes,
@@ -575,7 +575,7 @@ struct Checks<'c> {
 fn scan(
     text: &str,
     checks: &Checks<'_>,
-) -> Result<(files::Scanned, crate::diagnostics::Found), TemplateError> {
+) -> Result<(includes::Scanned, crate::diagnostics::Findings), TemplateError> {
     nesting::check(text, checks.syntax.clone(), checks.limits.nesting())?;
     let ast = machinery::parse(text, TEMPLATE_NAME, checks.syntax.clone()).map_err(|error| {
         unclosed_block_error(&error, text, checks.syntax.clone())
@@ -589,7 +589,7 @@ fn scan(
             "`{% import … as NAME %}` needs a name after `as`",
         ));
     }
-    let mut found = crate::diagnostics::Found::default();
+    let mut found = crate::diagnostics::Findings::default();
     let mut checker = Checker::new(checks.limits);
     checker.files = checks.files;
     checker.stmt(&ast);
@@ -607,9 +607,9 @@ fn scan(
             .iter()
             .map(|(from, to, at)| (0, from.as_str(), to.as_str(), at.clone()))
             .collect();
-        for (call, chain) in files::block_cycles(&calls) {
+        for (call, chain) in includes::block_cycles(&calls) {
             if let Some((_, _, _, span)) = calls.get(call) {
-                found.push(files::block_cycle_error(span.clone(), &chain));
+                found.push(includes::block_cycle_error(span.clone(), &chain));
             }
         }
     }
@@ -619,19 +619,19 @@ fn scan(
     let refs = std::mem::take(&mut checker.refs);
     let mut edits = std::mem::take(&mut checker.bounds);
     if checks.files {
-        edits.extend(files::scope_includes(text, &checker.includes));
+        edits.extend(includes::scope_includes(text, &checker.includes));
     }
     // Only plain Jinja bodies take pongo2's autoescape spellings: a
     // dialect's translation has made its own.
     if checks.dialect == Dialect::Jinja {
         edits.append(&mut checker.edits);
     }
-    let scanned = files::Scanned {
+    let scanned = includes::Scanned {
         edits,
         reads: std::mem::take(&mut checker.reads),
         free,
         locals,
-        exports: files::exports(&ast),
+        exports: includes::exports(&ast),
         refs,
         inputs,
         block_calls: std::mem::take(&mut checker.block_calls),
@@ -645,7 +645,7 @@ fn scan(
 fn linked_inputs(
     text: &str,
     syntax: &minijinja::syntax::SyntaxConfig,
-    files: &files::Files,
+    files: &includes::Files,
 ) -> crate::analysis::Inputs {
     let mut data = BTreeSet::new();
     let mut texts: Vec<Option<&str>> = Vec::with_capacity(files.units.len());
@@ -666,7 +666,7 @@ fn linked_inputs(
                 (
                     link.targets.clone(),
                     link.with_context,
-                    link.tag.tag == files::Tag::Extends,
+                    link.tag.tag == includes::Tag::Extends,
                 ),
             );
         }
@@ -692,7 +692,7 @@ fn linked_inputs(
 /// each name a template writes to the file it resolved to at load.
 fn register_files(
     env: &mut Environment<'static>,
-    files: &mut files::Files,
+    files: &mut includes::Files,
 ) -> Result<(), TemplateError> {
     for index in 0..files.units.len() {
         let Some(unit) = files.units.get_mut(index) else {

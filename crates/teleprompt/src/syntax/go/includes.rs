@@ -48,7 +48,7 @@ use super::ast::*;
 use super::parse;
 use crate::diagnostics::{Error, TemplateError};
 use crate::load::document::Document;
-use crate::load::include::{Includes, MAX_FILES};
+use crate::load::include_root::{Includes, MAX_FILES};
 use crate::syntax::included::Placements;
 use crate::Syntax;
 

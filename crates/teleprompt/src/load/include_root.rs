@@ -67,7 +67,7 @@ pub(crate) fn content_hash(bytes: &[u8]) -> u64 {
 
 /// A file found for a name.
 #[derive(Clone, Debug)]
-pub(crate) struct Found {
+pub(crate) struct IncludedFile {
     /// The path as reports show it (the root as the host gave it, joined
     /// with the file's relative path).
     pub origin: String,
@@ -251,7 +251,7 @@ impl Includes {
     pub(crate) fn read_first(
         &self,
         candidates: &[PathBuf],
-    ) -> Result<Option<(PathBuf, Found)>, String> {
+    ) -> Result<Option<(PathBuf, IncludedFile)>, String> {
         for relative in candidates {
             let path = self.root.join(relative);
             // Not there (or a dangling link): try the next name.
@@ -290,7 +290,7 @@ impl Includes {
                     error.utf8_error().valid_up_to()
                 )
             })?;
-            return Ok(Some((relative.clone(), Found { origin, text })));
+            return Ok(Some((relative.clone(), IncludedFile { origin, text })));
         }
         Ok(None)
     }

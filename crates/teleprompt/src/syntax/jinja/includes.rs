@@ -1,6 +1,6 @@
 //! Other templates a Jinja prompt names: `{% include %}`, `{% import %}`,
 //! `{% from … import %}` and `{% extends %}` of files of the include root
-//! (see [`crate::load::include`]), all read when the prompt loads.
+//! (see [`crate::load::include_root`]), all read when the prompt loads.
 //!
 //! A name is a relative path (`/` between folders), looked for from the
 //! include root first (as Jinja2's `FileSystemLoader` reads every name
@@ -39,9 +39,9 @@ use minijinja::machinery::ast;
 
 use super::TEMPLATE_NAME;
 use crate::analysis::Inputs;
-use crate::diagnostics::{closest, Error, Found, TemplateError, MAX_ERRORS_PER_FILE};
+use crate::diagnostics::{closest, Error, Findings, TemplateError, MAX_ERRORS_PER_FILE};
 use crate::load::document::Document;
-use crate::load::include::{Includes, MAX_FILES};
+use crate::load::include_root::{Includes, MAX_FILES};
 use crate::syntax::edits::{Edit, Edited};
 
 /// A tag that names another template.
@@ -382,9 +382,9 @@ const MAX_NEEDS: usize = 256;
 /// included): each level's `super()` nests a render a level deeper.
 pub(super) const MAX_EXTENDS: usize = 32;
 
-/// Checks a template's text: what it found (its errors in `Found`), or
+/// Checks a template's text: what it found (its errors in `Findings`), or
 /// the error that stops it; spans in the text.
-pub(super) type Scan<'s> = dyn Fn(&str) -> Result<(Scanned, Found), TemplateError> + 's;
+pub(super) type Scan<'s> = dyn Fn(&str) -> Result<(Scanned, Findings), TemplateError> + 's;
 
 /// Reads every file the body (`text`, walked into `scanned`) names, and
 /// the files those name, from `includes`; notes their problems in
@@ -394,7 +394,7 @@ pub(super) fn load(
     scanned: Scanned,
     includes: &Includes,
     scan: &Scan<'_>,
-    found: &mut Found,
+    found: &mut Findings,
 ) -> Result<Files, TemplateError> {
     let mut files = Files {
         units: vec![Unit {
@@ -467,7 +467,7 @@ impl Files {
         tag: Ref,
         by_path: &mut HashMap<PathBuf, usize>,
         scan: &Scan<'_>,
-        found: &mut Found,
+        found: &mut Findings,
         queue: &mut VecDeque<usize>,
     ) -> Result<Link, TemplateError> {
         let with_context = match tag.tag {
@@ -637,7 +637,7 @@ impl Files {
     }
 
     /// Notes `problems`, found in template `index`, placed.
-    fn absorb(&self, index: usize, problems: Found, found: &mut Found) {
+    fn absorb(&self, index: usize, problems: Findings, found: &mut Findings) {
         for error in problems.errors {
             found.push(self.place(index, error));
         }
@@ -734,7 +734,7 @@ impl Files {
 
     /// Cycles, names imported that the template does not define, and
     /// templates used without context that read names of a context.
-    fn check_links(&self, found: &mut Found) {
+    fn check_links(&self, found: &mut Findings) {
         let (order, cycles) = self.walk_order();
         for (index, link, chain) in cycles {
             let Some(tag) = self
@@ -963,7 +963,7 @@ impl Files {
     /// A template that others include or import reads `loop` outside its
     /// own loops: Jinja2 does not pass the caller's `loop` (minijinja
     /// would).
-    fn check_loose_loop(&self, target: usize, found: &mut Found) {
+    fn check_loose_loop(&self, target: usize, found: &mut Findings) {
         let Some(span) = self
             .units
             .get(target)
@@ -988,7 +988,7 @@ impl Files {
     }
 
     /// `from … import name`: each name must be one `target` defines.
-    fn check_imported(&self, index: usize, link: &Link, target: usize, found: &mut Found) {
+    fn check_imported(&self, index: usize, link: &Link, target: usize, found: &mut Findings) {
         let Some(exports) = self
             .units
             .get(target)
