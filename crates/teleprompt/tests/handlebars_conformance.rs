@@ -1,6 +1,7 @@
 //! Runs handlebars.js's spec (as JSON, from the handlebars-spec project) when
 //! it is present next to the repository, at `../shared/conformance/handlebars`
-//! from the workspace root. A clone without it passes.
+//! from the workspace root (or `TELEPROMPT_CONFORMANCE`; see
+//! `conformance::data_dir`). A clone without it passes.
 //!
 //! Every case runs that needs no JavaScript and no HTML escaping. Skipped,
 //! with the count of each reason printed per file:

@@ -1,6 +1,7 @@
 //! Runs the mustache spec (its JSON files, at `../shared/conformance/mustache`
-//! from the workspace root, when present) against the Handlebars syntax, as
-//! handlebars.js runs it. A clone without the data passes.
+//! from the workspace root, or `TELEPROMPT_CONFORMANCE`; see
+//! `conformance::data_dir`) against the Handlebars syntax, as handlebars.js
+//! runs it. A clone without the data passes.
 //!
 //! Skipped, with the count of each reason printed per file: the optional
 //! modules Handlebars does not have (`~lambdas`, code in other languages;
