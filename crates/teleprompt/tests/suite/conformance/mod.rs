@@ -1,6 +1,10 @@
 //! What the Handlebars and mustache conformance tests share: running a case
 //! through the public API, partials as inline partials, and the per-file
-//! report.
+//! report. The runs: the mustache spec ([`mustache`]) and handlebars.js's
+//! spec ([`handlebars`]).
+
+mod handlebars;
+mod mustache;
 
 use std::fs;
 use std::path::{Path, PathBuf};
