@@ -16,6 +16,13 @@ pub fn exclusive() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Whether the run was asked to rewrite expected outputs with what
+/// teleprompt produces (`TELEPROMPT_BLESS` set, other than to `0`): the
+/// fixtures (see `fixtures`) and the examples' expected outputs.
+pub fn blessing() -> bool {
+    std::env::var_os("TELEPROMPT_BLESS").is_some_and(|value| !value.is_empty() && value != "0")
+}
+
 /// A fresh folder `name` under the test's temporary folder, holding
 /// `files` (path relative to it, text).
 pub fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {

@@ -1,5 +1,6 @@
 //! Hostile Go templates: each stops with a clear error within the budget
-//! (see the runner, `hostile/mod.rs`). The cases of issue 7 and the shapes next to them.
+//! (see the runner, `hostile/mod.rs`). The cases of issue 7 and the shapes
+//! next to them.
 
 use super::{case, run};
 use serde_json::json;

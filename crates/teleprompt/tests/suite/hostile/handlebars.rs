@@ -1,6 +1,6 @@
 //! Hostile Handlebars templates: each stops with a clear error within the
-//! budget (see the runner, `hostile/mod.rs`). The cases of issue 7 and the shapes next
-//! to them, with Semantic Kernel's helpers too.
+//! budget (see the runner, `hostile/mod.rs`). The cases of issue 7 and the
+//! shapes next to them, with Semantic Kernel's helpers too.
 
 use super::{case, run};
 use serde_json::json;
