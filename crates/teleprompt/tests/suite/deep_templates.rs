@@ -107,6 +107,8 @@ fn call_tree(define: impl Fn(usize, &str) -> String, call: impl Fn(usize) -> Str
 
 #[test]
 fn wide_call_trees_stop_at_the_step_budget() {
+    // Timed, and as heavy as a hostile run: not beside those.
+    let _alone = crate::common::exclusive();
     let go = call_tree(
         |level, calls| format!("{{{{define \"t{level}\"}}}}{calls}{{{{end}}}}"),
         |level| format!("{{{{template \"t{level}\"}}}}"),

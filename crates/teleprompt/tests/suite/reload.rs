@@ -8,8 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 use teleprompt::{Library, LoadOptions, SharedLibrary};
 
-mod common;
-use common::{dir, write};
+use crate::common::{dir, write};
 
 fn render(library: &Library, name: &str, data: serde_json::Value) -> String {
     library

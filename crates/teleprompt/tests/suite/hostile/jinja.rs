@@ -1,12 +1,10 @@
 //! Hostile Jinja templates: each stops with a clear error within the
-//! budget (see `hostile/mod.rs`). The cases of issue 7 and the shapes next
-//! to them: minijinja's operators (`~`, `+`, `*`) have no bound of their
-//! own, so values doubled through a namespace, a macro's arguments or a
-//! straight run of `set`s are the shapes to try.
+//! budget (see the runner, `hostile/mod.rs`). The cases of issue 7 and the
+//! shapes next to them: minijinja's operators (`~`, `+`, `*`) have no
+//! bound of their own, so values doubled through a namespace, a macro's
+//! arguments or a straight run of `set`s are the shapes to try.
 
-mod hostile;
-
-use hostile::{case, run};
+use super::{case, run};
 use serde_json::json;
 use teleprompt::ErrorClass::{Parse, Render};
 use teleprompt::Syntax;

@@ -1,11 +1,27 @@
-//! What the tests of files beside a prompt share: folders of files, and
-//! where an error was placed.
-
-#![allow(dead_code)]
+//! What the suite's modules share: folders of files beside a prompt, where
+//! an error was placed, and the lock of the tests that must run alone.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use teleprompt::Prompt;
+
+/// Held by the tests that must not run beside one another (the suite's
+/// tests share one process and run on several threads): the ones that
+/// take a core and much memory for seconds (the hostile runs), and the
+/// ones that assert a wall-clock time. A test that panics while holding it
+/// does not poison it for the others.
+pub fn exclusive() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Whether the run was asked to rewrite expected outputs with what
+/// teleprompt produces (`TELEPROMPT_BLESS` set, other than to `0`): the
+/// fixtures (see `fixtures`) and the examples' expected outputs.
+pub fn blessing() -> bool {
+    std::env::var_os("TELEPROMPT_BLESS").is_some_and(|value| !value.is_empty() && value != "0")
+}
 
 /// A fresh folder `name` under the test's temporary folder, holding
 /// `files` (path relative to it, text).

@@ -9,8 +9,7 @@ use std::path::PathBuf;
 use serde_json::json;
 use teleprompt::{ErrorClass, Library, LoadOptions, Prompt};
 
-mod common;
-use common::{at, included_by, render};
+use crate::common::{self, at, included_by, render};
 
 fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
     common::dir(&format!("go-includes/{name}"), files)

@@ -110,7 +110,9 @@ fn mangled_prompts_never_panic() {
 
 /// A fresh directory under the target dir for one test.
 fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("robustness")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
@@ -537,6 +539,8 @@ fn a_dotted_key_of_many_parts_stays_one_key() {
 /// built gigabytes.
 #[test]
 fn replace_on_a_list_is_checked_like_on_a_string() {
+    // Timed (1 s): not beside the suite's heavy tests.
+    let _alone = crate::common::exclusive();
     let options = LoadOptions {
         syntax: Some(Syntax::Jinja),
         ..LoadOptions::default()

@@ -1,9 +1,13 @@
 //! What the Handlebars and mustache conformance tests share: running a case
 //! through the public API, partials as inline partials, and the per-file
-//! report.
+//! report. The runs: the mustache spec ([`mustache`]) and handlebars.js's
+//! spec ([`handlebars`]).
+
+mod handlebars;
+mod mustache;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use teleprompt::{LoadOptions, Prompt, Strictness, Syntax};
@@ -19,13 +23,28 @@ pub enum Outcome {
     Stale,
 }
 
-/// The JSON files of `../shared/conformance/<set>` from the workspace root,
+/// Where the conformance data is: `TELEPROMPT_CONFORMANCE` when set, else
+/// the first `shared/conformance` found going up from the workspace root's
+/// parent: `../shared/conformance` from the root of a clone, and from a git
+/// worktree kept in a folder beside the clone (`wt/NAME/`) too.
+pub fn data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("TELEPROMPT_CONFORMANCE") {
+        return PathBuf::from(dir);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root.canonicalize().unwrap_or(root);
+    root.ancestors()
+        .skip(1)
+        .map(|dir| dir.join("shared/conformance"))
+        .find(|dir| dir.is_dir())
+        .unwrap_or_else(|| root.join("../shared/conformance"))
+}
+
+/// The JSON files of `<set>` in the conformance data ([`data_dir`]),
 /// sorted, each as its file name and parsed content; `None` when the data
 /// is not there (a clone without it).
 pub fn files(set: &str) -> Option<Vec<(String, Value)>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance")
-        .join(set);
+    let dir = data_dir().join(set);
     let Ok(entries) = fs::read_dir(&dir) else {
         println!("no conformance data at {}: skipped", dir.display());
         return None;

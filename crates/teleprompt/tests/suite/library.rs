@@ -5,8 +5,7 @@ use std::path::Path;
 
 use teleprompt::{prompt_files, ErrorClass, Library, LoadOptions};
 
-mod common;
-use common::dir;
+use crate::common::dir;
 
 #[test]
 fn prompt_files_are_template_extensions_and_fronted_text_files() {

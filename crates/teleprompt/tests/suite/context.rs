@@ -708,6 +708,8 @@ fn time_turns(context: &PromptContext, iterations: u32) -> Duration {
 
 #[test]
 fn a_turn_costs_the_same_with_10_or_10_000_history_messages() {
+    // Timed: not beside the suite's heavy tests.
+    let _alone = crate::common::exclusive();
     let small = conversation(10, 10);
     let large = conversation(10_000, 10_000);
     // Warm up (the history's language is found once per history).

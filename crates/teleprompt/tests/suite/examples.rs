@@ -42,7 +42,7 @@ fn forge_system_prompt_two_turns() {
             .turn(turn)
             .clock(Clock::parse(now).expect("a valid instant"));
         let rendered = prompt.render_turn(&context).expect("renders");
-        if std::env::var_os("TELEPROMPT_BLESS").is_some() {
+        if crate::common::blessing() {
             std::fs::write(examples().join(file), rendered.text()).expect("writable");
         }
         assert_eq!(rendered.text(), expected(file), "turn {turn}");

@@ -279,7 +279,7 @@ fn the_history_fixtures_give_the_same_verdict_after_each_append() {
             assert_same_verdict(&context);
         }
         // The context's history is the fixture's: its final verdict is the
-        // fixture's (checked against the text in tests/messages.rs).
+        // fixture's (checked against the text in the `messages` module).
         checked += 1;
     }
     assert!(checked >= 6);

@@ -1,6 +1,7 @@
 //! Runs handlebars.js's spec (as JSON, from the handlebars-spec project) when
 //! it is present next to the repository, at `../shared/conformance/handlebars`
-//! from the workspace root. A clone without it passes.
+//! from the workspace root (or `TELEPROMPT_CONFORMANCE`; see
+//! `conformance::data_dir`). A clone without it passes.
 //!
 //! Every case runs that needs no JavaScript and no HTML escaping. Skipped,
 //! with the count of each reason printed per file:
@@ -24,9 +25,7 @@
 //! rendering fails. [`DIFFERENCES`] lists the cases where teleprompt differs
 //! on purpose: they are counted apart, not as failures.
 
-mod conformance;
-
-use conformance::Outcome;
+use super::Outcome;
 use serde_json::Value;
 use teleprompt::Strictness;
 
@@ -133,10 +132,10 @@ fn run(case: &Value, file: &str) -> Outcome {
     if !exception && (file == "parser.json" || file == "tokenizer.json") {
         return Outcome::Skipped("AST or token dumps");
     }
-    if expected.is_some_and(conformance::escaped) {
+    if expected.is_some_and(super::escaped) {
         return Outcome::Skipped("HTML escaping");
     }
-    let Some(partials) = conformance::inline_partials(case.get("partials")) else {
+    let Some(partials) = super::inline_partials(case.get("partials")) else {
         return Outcome::Skipped("a partial that is not a string");
     };
     if let Some(reason) = option_skip(case, template.contains('@') || partials.contains('@')) {
@@ -152,7 +151,7 @@ fn run(case: &Value, file: &str) -> Outcome {
         false => Strictness::Lenient,
     };
     let data = case.get("data").cloned().unwrap_or(Value::Null);
-    let result = conformance::render(&format!("{partials}{template}"), data, strictness);
+    let result = super::render(&format!("{partials}{template}"), data, strictness);
     let passed = match (&result, exception, expected) {
         (Err(_), true, _) => true,
         (Ok(out), false, Some(want)) => out == want,
@@ -171,7 +170,7 @@ fn run(case: &Value, file: &str) -> Outcome {
 
 #[test]
 fn handlebars_spec() {
-    let Some(files) = conformance::files("handlebars") else {
+    let Some(files) = super::files("handlebars") else {
         return;
     };
     let mut failures = Vec::new();
@@ -179,7 +178,7 @@ fn handlebars_spec() {
         let file = file.as_str();
         let cases: Vec<Value> = json.as_array().cloned().expect("a list of cases");
         let floor = FLOORS.iter().find(|(name, _)| *name == file);
-        conformance::report(
+        super::report(
             file,
             &cases,
             |case| {

@@ -1,6 +1,7 @@
 //! Runs the mustache spec (its JSON files, at `../shared/conformance/mustache`
-//! from the workspace root, when present) against the Handlebars syntax, as
-//! handlebars.js runs it. A clone without the data passes.
+//! from the workspace root, or `TELEPROMPT_CONFORMANCE`; see
+//! `conformance::data_dir`) against the Handlebars syntax, as handlebars.js
+//! runs it. A clone without the data passes.
 //!
 //! Skipped, with the count of each reason printed per file: the optional
 //! modules Handlebars does not have (`~lambdas`, code in other languages;
@@ -16,9 +17,7 @@
 //! handlebars.js alike) differs from mustache on purpose: they are counted
 //! apart, not as failures.
 
-mod conformance;
-
-use conformance::Outcome;
+use super::Outcome;
 use serde_json::Value;
 use teleprompt::Strictness;
 
@@ -65,18 +64,18 @@ fn run(case: &Value, file: &str) -> Outcome {
     ) else {
         return Outcome::Skipped("no template or expected output");
     };
-    let Some(partials) = conformance::inline_partials(case.get("partials")) else {
+    let Some(partials) = super::inline_partials(case.get("partials")) else {
         return Outcome::Skipped("a partial that is not a string");
     };
     if template.contains("{{=") || partials.contains("{{=") {
         return Outcome::Skipped("changed delimiters");
     }
-    if conformance::escaped(expected) {
+    if super::escaped(expected) {
         return Outcome::Skipped("HTML escaping");
     }
     let name = case.get("name").and_then(Value::as_str).unwrap_or("");
     let data = case.get("data").cloned().unwrap_or(Value::Null);
-    let result = conformance::render(&format!("{partials}{template}"), data, Strictness::Lenient);
+    let result = super::render(&format!("{partials}{template}"), data, Strictness::Lenient);
     let passed = result.as_deref() == Ok(expected);
     match DIFFERENCES
         .iter()
@@ -101,7 +100,7 @@ fn file_skip(file: &str) -> Option<&'static str> {
 
 #[test]
 fn mustache_spec() {
-    let Some(files) = conformance::files("mustache") else {
+    let Some(files) = super::files("mustache") else {
         return;
     };
     let mut failures = Vec::new();
@@ -117,7 +116,7 @@ fn mustache_spec() {
             continue;
         }
         let floor = FLOORS.iter().find(|(name, _)| *name == file);
-        conformance::report(
+        super::report(
             file,
             &cases,
             |case| format!("{}: {:?}", case["name"], case["template"]),

@@ -1,5 +1,5 @@
-//! The runner of the hostile-input tests (`tests/hostile_*.rs`, one per
-//! syntax): each case is a template, and data, that tries to crash, hang
+//! The runner of the hostile-input tests (one module per syntax: [`go`],
+//! [`jinja`], [`handlebars`]): each case is a template, and data, that tries to crash, hang
 //! or exhaust the host. Each must end in an error of the expected class,
 //! whose message names the bound it hit, within the time budget; the
 //! slowest case of each file is printed (on stderr, past the test
@@ -10,8 +10,15 @@
 //! an optimized build (`cargo test --release`), the bound; an
 //! unoptimized build is given 30 s, enough to catch a case that has no
 //! bound at all without failing on the debug build's slowness.
+//!
+//! A run holds [`crate::common::exclusive`]: the hostile runs take a core
+//! and up to the limits' worth of memory each, and are timed, so they run
+//! one at a time (as when each syntax was a test binary of its own), and
+//! never beside another timed test.
 
-#![allow(dead_code)]
+mod go;
+mod handlebars;
+mod jinja;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -57,6 +64,7 @@ pub fn budget() -> Duration {
 
 /// Runs every case in `syntax`, checks each, and prints the slowest.
 pub fn run(syntax: Syntax, cases: Vec<Case>) {
+    let _alone = crate::common::exclusive();
     let mut failures = Vec::new();
     let mut slowest: Option<(Duration, &'static str)> = None;
     for case in cases {

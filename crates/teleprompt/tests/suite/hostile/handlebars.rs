@@ -1,10 +1,8 @@
 //! Hostile Handlebars templates: each stops with a clear error within the
-//! budget (see `hostile/mod.rs`). The cases of issue 7 and the shapes next
-//! to them, with Semantic Kernel's helpers too.
+//! budget (see the runner, `hostile/mod.rs`). The cases of issue 7 and the
+//! shapes next to them, with Semantic Kernel's helpers too.
 
-mod hostile;
-
-use hostile::{case, run};
+use super::{case, run};
 use serde_json::json;
 use teleprompt::ErrorClass::{Parse, Render};
 use teleprompt::Syntax;

@@ -5,8 +5,7 @@
 use serde_json::json;
 use teleprompt::{ContentPart, ErrorClass, Library, LoadOptions, Prompt};
 
-mod common;
-use common::{at, dir, included_by, render};
+use crate::common::{at, dir, included_by, render};
 
 #[test]
 fn names_resolve_to_hbs_dotprompt_and_forge_files() {

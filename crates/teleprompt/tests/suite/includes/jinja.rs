@@ -10,8 +10,7 @@ use std::path::Path;
 use serde_json::json;
 use teleprompt::{ErrorClass, Library, LoadOptions, Prompt};
 
-mod common;
-use common::{at, dir, render};
+use crate::common::{at, dir, render};
 
 fn labels(error: &teleprompt::Error) -> Vec<String> {
     error
