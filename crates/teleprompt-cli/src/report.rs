@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Map, Value};
-use teleprompt::{Error, ErrorClass, ReportPart};
+use teleprompt::diagnostics::ReportPart;
+use teleprompt::{Error, ErrorClass};
 
 /// How `check` prints what it found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -54,7 +55,7 @@ pub struct Problems {
     pub errors: Vec<Error>,
     /// Likely mistakes; they fail the check only with `--deny-warnings`.
     pub warnings: Vec<Error>,
-    /// Errors found beyond the cap of a file ([`teleprompt::MAX_ERRORS_PER_FILE`]),
+    /// Errors found beyond the cap of a file ([`teleprompt::diagnostics::MAX_ERRORS_PER_FILE`]),
     /// not in `errors` (a note there says how many).
     pub omitted: usize,
     /// Prompts that loaded.

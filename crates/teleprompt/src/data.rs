@@ -6,7 +6,7 @@
 //! of a render depends on what the template reads, not on the size of the data.
 //!
 //! Each layer keeps, beside its JSON, what a syntax made of it on first use
-//! ([`Derived`]): Jinja's objects over the parts of the layer a template
+//! (`Derived`): Jinja's objects over the parts of the layer a template
 //! read, so that the next render of the same data reads them without
 //! looking anything up again. A layer carries them while it lives: in
 //! [`Data`] clones, and under [`Data::over_data`].

@@ -43,12 +43,9 @@ pub mod schema;
 mod syntax;
 pub mod testing;
 
-pub use crate::analysis as check;
 pub use crate::context::PromptContext;
 pub use crate::data::Data;
-pub use crate::diagnostics::{
-    Error, ErrorClass, Errors, Location, ReportPart, MAX_ERRORS_PER_FILE,
-};
+pub use crate::diagnostics::{Error, ErrorClass, Location};
 #[cfg(feature = "watch")]
 pub use crate::library::Watcher;
 pub use crate::library::{

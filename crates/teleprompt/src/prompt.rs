@@ -105,7 +105,8 @@ impl Prompt {
     }
 
     /// Likely mistakes that neither stop loading nor rendering, each placed
-    /// in the file (class [`ErrorClass::Warning`]): in Go syntax, a root
+    /// in the file (class
+    /// [`ErrorClass::Warning`](crate::ErrorClass::Warning)): in Go syntax, a root
     /// name such as `.issue` read inside `range` or `with`, where dot is
     /// the element (`did you mean "$.issue.title"?`); a mapping printed as
     /// it is; with `input.schema`, a path read that it does not declare

@@ -20,7 +20,7 @@ pub enum Step {
 /// The shape of what a template reads of its data.
 ///
 /// ```
-/// use teleprompt::check::{Inputs, Step};
+/// use teleprompt::analysis::{Inputs, Step};
 ///
 /// let mut inputs = Inputs::default();
 /// inputs.add(&[Step::Key("issue".into()), Step::Key("title".into())]);

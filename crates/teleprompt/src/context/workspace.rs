@@ -121,7 +121,7 @@ impl Workspace {
     /// first, deeper files first, as ripgrep ranks them), or that git's
     /// global excludes hide, are left out, and so are hidden files. Ignore
     /// files are read as the README is (regular files inside the
-    /// workspace, at most [`IGNORE_FILE_MAX_BYTES`]; others are skipped),
+    /// workspace, at most `IGNORE_FILE_MAX_BYTES`; others are skipped),
     /// and those of directories above the root are not read at all.
     /// Symbolic links are listed, never followed; entries that cannot be
     /// read are skipped. When the list reaches the entry limit, the last

@@ -30,6 +30,7 @@ mod kept_data;
 mod library;
 mod messages;
 mod prompt_tests;
+mod public_api;
 mod reload;
 mod robustness;
 mod schema;
