@@ -11,11 +11,11 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use teleprompt::context::Clock;
 use teleprompt::limits::Limits;
-use teleprompt::testing::{self, Outcome, PromptTests};
 use teleprompt::{
     prompt_files, Error, ErrorClass, Library, LoadOptions, OutputFormat, Prompt, PromptContext,
     RenderOptions, Strictness, Syntax,
 };
+use teleprompt_testing::{self as testing, Outcome, PromptTests};
 
 /// Exit status for a document, template or data error, and for output
 /// that cannot be written.

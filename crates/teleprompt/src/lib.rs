@@ -41,7 +41,9 @@ mod prompt;
 mod render;
 pub mod schema;
 mod syntax;
-pub mod testing;
+#[cfg(feature = "unstable")]
+#[doc(hidden)]
+pub mod unstable;
 
 pub use crate::context::PromptContext;
 pub use crate::data::Data;
@@ -73,12 +75,6 @@ struct CrateReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/library.md")]
 struct LibraryGuideDoctests;
-
-/// The guide's Rust examples (`docs/check-and-tests.md`), compiled and run as
-/// doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/check-and-tests.md")]
-struct CheckAndTestsGuideDoctests;
 
 #[cfg(test)]
 mod tests {

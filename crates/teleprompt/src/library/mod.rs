@@ -22,6 +22,7 @@ use crate::load::include_root::{content_hash, Dependency};
 use crate::{LoadOptions, Prompt};
 
 pub use shared::SharedLibrary;
+#[cfg(feature = "unstable")]
 pub(crate) use walk::files_under;
 pub use walk::prompt_files;
 #[cfg(feature = "watch")]

@@ -602,7 +602,7 @@ pub mod key {
     pub const JINJA: &str = "jinja";
     /// `limits` (render bounds the prompt lowers for itself)
     pub const LIMITS: &str = "limits";
-    /// `tests` (prompt tests: see [`crate::testing`])
+    /// `tests` (prompt tests: see the `teleprompt-testing` crate)
     pub const TESTS: &str = "tests";
 
     /// Every key teleprompt reads.

@@ -101,7 +101,9 @@ impl FileKind {
 
     /// Whether a file of this kind opens with front matter when it is a
     /// prompt: not a tokenizer config (JSON), not Semantic Kernel's YAML
-    /// (the whole file is the configuration).
+    /// (the whole file is the configuration). The prompt-test runner's
+    /// question, asked through `crate::unstable`.
+    #[cfg_attr(not(feature = "unstable"), allow(dead_code))]
     pub(crate) fn has_front_matter(self) -> bool {
         !matches!(
             self,
@@ -125,7 +127,9 @@ impl FileKind {
     }
 
     /// Whether the file at `path` may be a prompt rather than data beside
-    /// it: any file but JSON and YAML data and tests files.
+    /// it: any file but JSON and YAML data and tests files. The
+    /// prompt-test runner's question, asked through `crate::unstable`.
+    #[cfg_attr(not(feature = "unstable"), allow(dead_code))]
     pub(crate) fn could_be_prompt(path: &Path) -> bool {
         match FileKind::of(path) {
             FileKind::Tests | FileKind::Json => false,

@@ -29,7 +29,6 @@ mod inputs;
 mod kept_data;
 mod library;
 mod messages;
-mod prompt_tests;
 mod public_api;
 mod reload;
 mod robustness;

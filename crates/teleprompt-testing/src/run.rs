@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Expectation, ExpectedError, ExpectedMessage, TestCase};
-use crate::messages::{ContentPart, Entry};
-use crate::{Error, Prompt, PromptContext, RenderOptions, Rendered};
+use teleprompt::messages::{ContentPart, Entry};
+use teleprompt::{Error, ErrorClass, Prompt, PromptContext, RenderOptions, Rendered};
+
+use crate::{Expectation, ExpectedError, ExpectedMessage, TestCase};
 
 /// The result of one case.
 #[derive(Debug)]
@@ -195,7 +196,7 @@ fn render(prompt: &Prompt, case: &TestCase) -> Result<Rendered, Error> {
         ];
         if let Some((key, _)) = unused.iter().find(|(_, set)| *set) {
             return Err(Error::new(
-                crate::ErrorClass::Input,
+                ErrorClass::Input,
                 format!(
                     "a chat template renders from its data alone: `{key}` has no meaning here \
                      (give `messages`, `tools`, `add_generation_prompt`, … in `data`, or `history`)"

@@ -1,10 +1,12 @@
-//! Prompt tests run through the library: cases in front matter and in a
+//! Prompt tests run through the runner: cases in front matter and in a
 //! sibling tests file, what a failure says, and `update`.
 
 use std::path::{Path, PathBuf};
 
-use teleprompt::testing::{self, Actual, CaseResult, Expectation, Mismatch, Outcome, PromptTests};
 use teleprompt::{ErrorClass, LoadOptions, Prompt};
+use teleprompt_testing::{
+    self as testing, Actual, CaseResult, Expectation, Mismatch, Outcome, PromptTests,
+};
 
 fn options() -> LoadOptions {
     LoadOptions::default()

@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Actual, CaseOrigin, CaseResult, Expectation, ExpectedMessage};
-use crate::load::document::{self, Document};
-use crate::{data, limits, Error, ErrorClass};
+use teleprompt::document::{self, Document};
+use teleprompt::{data, limits, Error, ErrorClass};
+
+use crate::{Actual, CaseOrigin, CaseResult, Expectation, ExpectedMessage};
 
 /// What [`update`] did.
 #[derive(Debug, Default)]
@@ -104,7 +105,7 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
     let io = |error: std::io::Error| {
         Error::new(ErrorClass::Io, format!("cannot write the file: {error}")).with_file(&origin)
     };
-    let (dir, name) = super::folder_and_name(path);
+    let (dir, name) = crate::folder_and_name(path);
     let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = (|| {
         let mut file = std::fs::OpenOptions::new()

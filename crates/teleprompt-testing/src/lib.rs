@@ -1,4 +1,5 @@
-//! Prompt tests: cases that pin what a prompt renders.
+//! Prompt tests: cases that pin what a prompt renders. This crate is the
+//! runner behind `teleprompt test`, on top of the `teleprompt` library.
 //!
 //! A case gives the data (and the turn, the clock, the history) and says
 //! what must come out: the text, the messages, or an error. Cases live in
@@ -26,11 +27,11 @@
 //!     expect_error: {class: render, message_contains: issue.title}
 //! ```
 //!
-//! A host runs them with the library alone:
+//! A host runs them with this crate and the library:
 //!
 //! ```
-//! use teleprompt::testing::{PromptTests, Outcome};
 //! use teleprompt::{LoadOptions, Prompt};
+//! use teleprompt_testing::{Outcome, PromptTests};
 //!
 //! let source = "---\nsyntax: jinja\ntests:\n  - data: {who: Ada}\n    expect: \"Hi Ada\"\n---\nHi {{ who }}";
 //! let tests = PromptTests::from_source("hi.md", source, &LoadOptions::default())?;
@@ -40,22 +41,31 @@
 //! # Ok::<(), teleprompt::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 mod run;
 mod update;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+use teleprompt::context::Clock;
+use teleprompt::data::{self, describe};
+use teleprompt::diagnostics::closest;
+use teleprompt::document::{self, Document};
+use teleprompt::messages::{history_from_value, ChatMessage};
+use teleprompt::unstable;
+use teleprompt::{limits, Error, ErrorClass, LoadOptions, Location, Prompt, Syntax};
 
 pub use self::run::{run_case, Actual, CaseResult, Mismatch, Outcome};
 pub use self::update::{update, write_atomically, Updated};
-use crate::context::Clock;
-use crate::data::{self, describe};
-use crate::diagnostics::closest;
-use crate::load::document::{self, Document};
-use crate::load::kind::FileKind;
-use crate::messages::{history_from_value, ChatMessage};
-use crate::{limits, Error, ErrorClass, LoadOptions, Syntax};
+
+/// The guide's Rust examples (`docs/check-and-tests.md`), compiled and run as
+/// doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/check-and-tests.md")]
+struct CheckAndTestsGuideDoctests;
 
 /// The keys a test case takes.
 pub const CASE_KEYS: &[&str] = &[
@@ -218,7 +228,7 @@ impl PromptTests {
 
     /// Runs every case against `prompt` (or against the error that kept
     /// it from loading: a case that expects that error passes).
-    pub fn run(&self, prompt: Result<&crate::Prompt, &Error>) -> Vec<CaseResult<'_>> {
+    pub fn run(&self, prompt: Result<&Prompt, &Error>) -> Vec<CaseResult<'_>> {
         self.cases
             .iter()
             .map(|case| run_case(prompt, case))
@@ -229,7 +239,7 @@ impl PromptTests {
 /// Whether the prompt file at `path` may hold front matter (not a
 /// tokenizer config, not a Semantic Kernel prompt YAML).
 fn has_front_matter(path: &Path) -> bool {
-    FileKind::of(path).has_front_matter()
+    unstable::has_front_matter(path)
 }
 
 /// The sibling tests file of the prompt at `path`, if there is one:
@@ -258,7 +268,7 @@ pub struct ToTest {
 }
 
 /// The prompt files that `paths` name: a folder gives its prompt files
-/// ([`crate::prompt_files`]) and the prompts of the tests files in it, a
+/// ([`teleprompt::prompt_files`]) and the prompts of the tests files in it, a
 /// tests file gives the prompt it tests, any other file is taken as a
 /// prompt. A path that does not exist is an `io` error.
 pub fn prompts_to_test(paths: &[PathBuf]) -> Result<ToTest, Error> {
@@ -270,7 +280,7 @@ pub fn prompts_to_test(paths: &[PathBuf]) -> Result<ToTest, Error> {
     };
     for path in paths {
         if path.is_dir() {
-            for file in crate::prompt_files(path)? {
+            for file in teleprompt::prompt_files(path)? {
                 add(file, &mut found);
             }
             for tests in tests_files(path)? {
@@ -321,7 +331,7 @@ fn folder_and_name(path: &Path) -> (&Path, String) {
 
 /// The tests files under `dir`, sorted, honouring `.gitignore`.
 fn tests_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    crate::library::files_under(dir, is_tests_file)
+    unstable::files_under(dir, is_tests_file)
 }
 
 /// The prompt a tests file belongs to: `NAME.tests.yaml` beside the file
@@ -350,7 +360,7 @@ pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
         .map(|entry| entry.path())
         .filter(|file| file.is_file() && !is_tests_file(file))
         .filter(|file| document::file_stem(file) == base)
-        .filter(|file| FileKind::could_be_prompt(file))
+        .filter(|file| unstable::could_be_prompt(file))
         .filter(|file| {
             let name = file.file_name().unwrap_or_default().to_string_lossy();
             ["yaml", "yml"]
@@ -389,7 +399,7 @@ pub fn prompt_of_tests_file(path: &Path) -> Result<PathBuf, Error> {
 
 /// Whether `path` names a tests file (`*.tests.yaml`, `*.tests.yml`).
 pub fn is_tests_file(path: &Path) -> bool {
-    FileKind::of(path) == FileKind::Tests
+    unstable::is_tests_file(path)
 }
 
 fn front_matter_cases(
@@ -403,9 +413,10 @@ fn front_matter_cases(
         return Ok(Vec::new());
     };
     let fail = |_case: Option<usize>, message: String, suggestion: Option<String>| {
-        document
-            .key_error(document::key::TESTS, message)
-            .with_suggestion(suggestion)
+        unstable::with_suggestion(
+            document.key_error(document::key::TESTS, message),
+            suggestion,
+        )
     };
     let origin = CaseOrigin {
         file: path.to_path_buf(),
@@ -422,25 +433,26 @@ fn file_cases(file: &Path, options: &LoadOptions) -> Result<Vec<TestCase>, Error
     let value = match data::parse_yaml(&text) {
         Ok(value) => value,
         Err((line, column, message)) => {
-            return Err(Error::in_text(
+            return Err(unstable::error_in_text(
                 ErrorClass::Document,
                 &origin,
                 &text,
-                crate::Location { line, column },
+                Location { line, column },
                 message,
             ))
         }
     };
     let fail = |case: Option<usize>, message: String, suggestion: Option<String>| {
-        let error = Error::new(ErrorClass::Document, message)
-            .with_file(&origin)
-            .with_suggestion(suggestion);
+        let error = unstable::with_suggestion(
+            Error::new(ErrorClass::Document, message).with_file(&origin),
+            suggestion,
+        );
         // Values carry no positions: place the error on the line of the
         // case that sets the key it names, when it names one.
         match key_line(&text, case, &message_key(error.message())) {
             Some((line, source)) => {
                 let width = source.chars().count();
-                error.with_location(crate::Location { line, column: 1 }, Some((source, width)))
+                unstable::with_location(error, Location { line, column: 1 }, Some((source, width)))
             }
             None => error,
         }
@@ -627,7 +639,7 @@ fn read_case(
         .transpose()?;
     let time_zone = text_of("time_zone")?.map(str::to_string);
     if let Some(zone) = &time_zone {
-        crate::PromptContext::new()
+        teleprompt::PromptContext::new()
             .time_zone_named(zone)
             .map_err(|error| fail(format!("`time_zone`: {}", error.message()), None))?;
     }
@@ -848,7 +860,7 @@ impl TestCase {
         data
     }
 
-    fn is_chat_template(prompt: &crate::Prompt) -> bool {
+    fn is_chat_template(prompt: &Prompt) -> bool {
         prompt.syntax() == Syntax::ChatTemplate
     }
 }
