@@ -7,14 +7,26 @@
 //!   root), functions resolved at compile time, variable slots, named
 //!   sub-templates.
 //! - [`value`]: a borrowed view of the data plus the values functions make.
-//! - [`render`]: the evaluator, with strictness and bounds.
-//! - [`helpers`]: the Handlebars-only helpers of Semantic Kernel, Forge
-//!   and Dotprompt, with their table.
-//! - [`gofmt`]: Go's `fmt` printing rules, used by `print`, `printf` and
-//!   by actions.
+//! - [`render`]: the evaluator's instruction loop: blocks, loops,
+//!   sections, template calls and partial blocks, printing, expressions.
+//! - [`lookup`]: field lookup (paths read key by key), with the error text
+//!   each flavor gives for a missing key.
+//! - [`builtins`]: the built-in functions (`call` and its family:
+//!   `index`, `slice`, `len`, printing, escaping, host functions, role
+//!   markers) and the entry to the Handlebars helpers.
+//! - [`ops`]: operators: Go's comparisons and Jinja's operators.
+//! - [`budget`]: the bounds bookkeeping (output, text built, steps).
+//! - [`escape`]: Go's `html`, `js` and `urlquery` escaping.
+//! - [`flavor`]: each flavor's particulars: Go's printing rules
+//!   ([`flavor::go`]), the Handlebars helper table
+//!   ([`flavor::handlebars`]), Jinja's ([`flavor::jinja`]).
 
-pub(crate) mod gofmt;
-pub(crate) mod helpers;
+mod budget;
+mod builtins;
+pub(crate) mod escape;
+pub(crate) mod flavor;
+mod lookup;
+mod ops;
 pub(crate) mod program;
 pub(crate) mod render;
 pub(crate) mod value;

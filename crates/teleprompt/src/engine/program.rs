@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use super::helpers::Helper;
+use super::flavor::handlebars::Helper;
 use crate::diagnostics::TemplateError;
 use crate::functions::{Function, Functions, Naming};
 use crate::Strictness;

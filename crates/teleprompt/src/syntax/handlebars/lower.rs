@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::ast::*;
 use super::files::Loaded;
 use crate::diagnostics::{closest, Found, TemplateError};
-use crate::engine::helpers::{Helper, HELPERS};
+use crate::engine::flavor::handlebars::{Helper, HELPERS};
 use crate::engine::program::{
     Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, PartialContent, Program,
     Span as PSpan, Template,

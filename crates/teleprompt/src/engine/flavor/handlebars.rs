@@ -40,8 +40,8 @@ use std::rc::Rc;
 
 use serde_json::Value as Json;
 
-use super::gofmt;
-use super::value::Value;
+use super::super::value::Value;
+use super::go as gofmt;
 use crate::functions;
 
 /// A Handlebars helper evaluated by the engine.
@@ -410,7 +410,7 @@ fn display(out: &mut String, value: &Value<'_>) {
     match value {
         Value::Missing | Value::Null => {}
         Value::Array(_) | Value::Object(_) | Value::Json(_) => {
-            super::render::write_js(out, &value.to_json());
+            write_js(out, &value.to_json());
         }
         other => gofmt::write_value(out, other),
     }
@@ -592,5 +592,24 @@ fn compare(a: &Value<'_>, b: &Value<'_>) -> Option<std::cmp::Ordering> {
             (Some(x), Some(y)) => Some(x.cmp(y)),
             _ => None,
         },
+    }
+}
+
+/// Prints a value as JavaScript's `String(value)` does (Handlebars): lists
+/// join their elements with commas, maps print `[object Object]`.
+pub(crate) fn write_js(out: &mut String, value: &serde_json::Value) {
+    match value {
+        serde_json::Value::Null => {}
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_js(out, item);
+            }
+        }
+        serde_json::Value::Object(_) => out.push_str("[object Object]"),
+        serde_json::Value::String(s) => out.push_str(s),
+        other => gofmt::write_value(out, &Value::from_json(other)),
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::value::{sorted_keys, Value};
+use super::super::value::{sorted_keys, Value};
 
 /// Formatting flags of one verb.
 #[derive(Clone, Copy, Debug, Default)]
