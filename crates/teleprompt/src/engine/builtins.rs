@@ -3,11 +3,11 @@
 //! Handlebars helpers' entry, role markers.
 
 use super::escape::{html_escape, js_escape, query_escape};
+use super::flavor;
 use super::flavor::go as gofmt;
 use super::flavor::handlebars as helpers;
 use super::flavor::jinja::not_jinja;
-use super::ops::{equal, less};
-use super::program::{Const, Expr, Flavor, Func, Span};
+use super::program::{Const, Expr, Func, Span};
 use super::render::{internal, Renderer, Result};
 use super::value::Value;
 use crate::diagnostics::{closest, TemplateError};
@@ -96,58 +96,14 @@ impl<'a> Renderer<'a> {
         self.tick(span)?;
         match func {
             Func::Jinja(op) => self.jinja_op(op, args, span, dot),
-            Func::And | Func::Or => {
-                let mut last = Value::Missing;
-                for expr in args {
-                    let value = self.eval(expr, dot, test)?;
-                    if self.truth(&value) == (func == Func::Or) {
-                        return Ok(value);
-                    }
-                    last = value;
-                }
-                Ok(last)
-            }
-            Func::Not => {
-                let expr = args.first().ok_or_else(|| internal(span))?;
-                let value = self.eval(expr, dot, test)?;
-                Ok(Value::Bool(!self.truth(&value)))
-            }
-            Func::Eq => {
-                let first = self.arg(args, 0, span, dot)?;
-                for expr in args.get(1..).unwrap_or(&[]) {
-                    let other = self.eval(expr, dot, false)?;
-                    if equal(&first, &other).map_err(|m| Self::func_error(func, span, m))? {
-                        return Ok(Value::Bool(true));
-                    }
-                }
-                Ok(Value::Bool(false))
-            }
-            Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => {
-                let a = self.arg(args, 0, span, dot)?;
-                let b = self.arg(args, 1, span, dot)?;
-                let result = match func {
-                    Func::Ne => equal(&a, &b).map(|e| !e),
-                    Func::Lt => less(&a, &b),
-                    Func::Le => less(&a, &b).and_then(|lt| Ok(lt || equal(&a, &b)?)),
-                    Func::Gt => less(&a, &b).and_then(|lt| Ok(!(lt || equal(&a, &b)?))),
-                    _ => less(&a, &b).map(|lt| !lt),
-                };
-                result
-                    .map(Value::Bool)
-                    .map_err(|m| Self::func_error(func, span, m))
+            Func::And | Func::Or | Func::Not => self.logic(func, args, span, dot, test),
+            Func::Eq | Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => {
+                self.compare(func, args, span, dot)
             }
             Func::Len => {
                 let value = self.arg(args, 0, span, dot)?;
                 if self.program.flavor.is_jinja() {
-                    // Jinja's `length`: characters of a string, items of a list.
-                    let len = match &value {
-                        Value::Array(items) => items.len(),
-                        Value::Str(_) | Value::String(_) => {
-                            value.as_str().unwrap_or("").chars().count()
-                        }
-                        other => return Err(not_jinja(span, "count", other)),
-                    };
-                    return Ok(Value::Int(len as i64));
+                    return flavor::jinja::length(&value, span);
                 }
                 let len = match &value {
                     Value::Str(s) => s.len(),
@@ -267,13 +223,7 @@ impl<'a> Renderer<'a> {
                     .into());
                 };
                 if self.program.flavor.is_jinja() {
-                    // Jinja's `join` prints items with Python's `str()`:
-                    // the same text for strings and integers only.
-                    let plain = |item: &serde_json::Value| item.is_string() || item.is_i64();
-                    match &list {
-                        Value::Array(items) if items.iter().all(plain) => {}
-                        other => return Err(not_jinja(span, "join", other)),
-                    }
+                    flavor::jinja::check_join(&list, span)?;
                 }
                 let items: &[serde_json::Value] = match &list {
                     Value::Array(items) => items,
@@ -537,7 +487,7 @@ impl<'a> Renderer<'a> {
         let mut path = match args.first()? {
             // Go's `$` is the frame's first slot.
             Expr::Dot => String::new(),
-            Expr::Var(0) if self.program.flavor == Flavor::Go => String::new(),
+            Expr::Var(0) if self.program.flavor.is_go() => String::new(),
             Expr::Path { base, keys, span } => {
                 self.key_path(base, keys, *span, keys.len().checked_sub(1)?)?
             }

@@ -3,7 +3,7 @@
 //! that is not a map.
 
 use super::flavor::jinja::not_jinja;
-use super::program::{Expr, Flavor, Key, Span};
+use super::program::{Expr, Key, Span};
 use super::render::{internal, Renderer, Result};
 use super::value::Value;
 use crate::data;
@@ -124,7 +124,7 @@ impl<'a> Renderer<'a> {
         for key in keys.get(..=i)? {
             let name: &str = &key.name;
             match array_index(name) {
-                Some(index) if self.program.flavor == Flavor::Handlebars => {
+                Some(index) if self.program.flavor.is_handlebars() => {
                     if path.ends_with(['.', '/']) {
                         path.pop();
                     }
@@ -221,7 +221,7 @@ impl<'a> Renderer<'a> {
                     if self.missing_ok(test) {
                         return Ok(Value::Missing);
                     }
-                    if self.program.flavor == Flavor::Handlebars {
+                    if self.program.flavor.is_handlebars() {
                         return Err(self.hbs_field_error(value, key, i, path, span).into());
                     }
                     let suggestion = root_suggestion().or_else(|| {
@@ -242,7 +242,7 @@ impl<'a> Renderer<'a> {
                 if self.program.strictness == Strictness::Lenient {
                     return Ok(Value::Missing);
                 }
-                if self.program.flavor == Flavor::Handlebars {
+                if self.program.flavor.is_handlebars() {
                     if self.missing_ok(test) {
                         return Ok(Value::Missing);
                     }
@@ -263,7 +263,7 @@ impl<'a> Renderer<'a> {
             }
             // Handlebars reads an array's elements by index (`list.[0]`) and
             // its `length`, as handlebars.js does.
-            Value::Array(items) if self.program.flavor == Flavor::Handlebars => {
+            Value::Array(items) if self.program.flavor.is_handlebars() => {
                 if let Some(found) = array_index(name).and_then(|index| items.get(index)) {
                     return Ok(Value::from_json(found));
                 }
@@ -275,7 +275,7 @@ impl<'a> Renderer<'a> {
                 }
                 Err(self.hbs_field_error(value, key, i, path, span).into())
             }
-            other if self.program.flavor == Flavor::Handlebars => {
+            other if self.program.flavor.is_handlebars() => {
                 if self.missing_ok(test) {
                     return Ok(Value::Missing);
                 }

@@ -8,6 +8,67 @@ use super::render::{internal, Renderer, Result};
 use super::value::Value;
 
 impl<'a> Renderer<'a> {
+    /// `and`, `or` (the first true value, or the last) and `not`, with the
+    /// flavor's truth.
+    #[inline]
+    pub(super) fn logic(
+        &mut self,
+        func: Func,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+        test: bool,
+    ) -> Result<Value<'a>> {
+        if func == Func::Not {
+            let expr = args.first().ok_or_else(|| internal(span))?;
+            let value = self.eval(expr, dot, test)?;
+            return Ok(Value::Bool(!self.truth(&value)));
+        }
+        let mut last = Value::Missing;
+        for expr in args {
+            let value = self.eval(expr, dot, test)?;
+            if self.truth(&value) == (func == Func::Or) {
+                return Ok(value);
+            }
+            last = value;
+        }
+        Ok(last)
+    }
+
+    /// Go's comparisons: `eq` (true when the first argument equals any
+    /// other), `ne`, `lt`, `le`, `gt`, `ge`.
+    #[inline]
+    pub(super) fn compare(
+        &mut self,
+        func: Func,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        if func == Func::Eq {
+            let first = self.arg(args, 0, span, dot)?;
+            for expr in args.get(1..).unwrap_or(&[]) {
+                let other = self.eval(expr, dot, false)?;
+                if equal(&first, &other).map_err(|m| Self::func_error(func, span, m))? {
+                    return Ok(Value::Bool(true));
+                }
+            }
+            return Ok(Value::Bool(false));
+        }
+        let a = self.arg(args, 0, span, dot)?;
+        let b = self.arg(args, 1, span, dot)?;
+        let result = match func {
+            Func::Ne => equal(&a, &b).map(|e| !e),
+            Func::Lt => less(&a, &b),
+            Func::Le => less(&a, &b).and_then(|lt| Ok(lt || equal(&a, &b)?)),
+            Func::Gt => less(&a, &b).and_then(|lt| Ok(!(lt || equal(&a, &b)?))),
+            _ => less(&a, &b).map(|lt| !lt),
+        };
+        result
+            .map(Value::Bool)
+            .map_err(|m| Self::func_error(func, span, m))
+    }
+
     /// Jinja's operators ([`JinjaOp`]).
     #[inline(never)]
     pub(super) fn jinja_op(

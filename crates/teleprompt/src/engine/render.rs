@@ -2,13 +2,11 @@
 //! `String`. Values borrow the data and the program; variables live in one
 //! stack of frame slots; a render allocates only for what functions make.
 
+use super::flavor;
 use super::flavor::go as gofmt;
-use super::flavor::handlebars::write_js;
 use super::flavor::jinja::not_jinja;
 use super::lookup::is_object;
-use super::program::{
-    Block, Const, Expr, Flavor, Func, Instr, LoopField, PartialContent, Program, Span,
-};
+use super::program::{Block, Const, Expr, Func, Instr, LoopField, PartialContent, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::{Data, Strictness};
@@ -51,12 +49,8 @@ pub(crate) fn render(program: &Program, data: &Data, expect: usize) -> Result<St
         partial_level: 0,
         messages: None,
     };
-    if program.flavor == Flavor::ChatTemplate {
-        if let Some(serde_json::Value::Array(items)) =
-            data.root().get("messages").map(|v| v.value())
-        {
-            renderer.messages = Some(items.as_ptr_range());
-        }
+    if program.flavor.reads_messages() {
+        renderer.messages = flavor::jinja::messages(data);
     }
     renderer
         .vars
@@ -339,7 +333,7 @@ impl<'a> Renderer<'a> {
         if self.messages.is_some() {
             return self.message_truth(value);
         }
-        value.is_true() || (self.program.flavor == Flavor::Handlebars && is_object(value))
+        value.is_true() || (self.program.flavor.is_handlebars() && is_object(value))
     }
 
     /// Truth for `and`, `or` and `not`: Go's and Handlebars' `is_true`, a
@@ -872,41 +866,18 @@ impl<'a> Renderer<'a> {
         Ok(())
     }
 
+    /// Prints any other value, as the program's flavor prints it
+    /// ([`flavor::print`]).
     #[inline(never)]
     fn print_other(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
-        if self.program.flavor.is_jinja() {
-            // Python's `str()` of a bool; other values print on minijinja.
-            return match value {
-                Value::Bool(b) => {
-                    self.out.push_str(if *b { "True" } else { "False" });
-                    Ok(())
-                }
-                other => Err(not_jinja(span, "print", other)),
-            };
-        }
-        match value {
-            Value::Missing => {
-                if self.program.strictness != Strictness::Lenient {
-                    return Err(TemplateError::render(
-                        Some(span.range()),
-                        "the value is missing: there is nothing to print",
-                    )
-                    .into());
-                }
-            }
-            Value::Null => {
-                if self.program.flavor == Flavor::Go {
-                    self.out.push_str("<no value>");
-                }
-            }
-            Value::Array(_) | Value::Object(_) | Value::Json(_)
-                if self.program.flavor == Flavor::Handlebars =>
-            {
-                write_js(&mut self.out, &value.to_json());
-            }
-            other => gofmt::write_value(&mut self.out, other),
-        }
-        Ok(())
+        let program = self.program;
+        flavor::print(
+            program.flavor,
+            program.strictness,
+            &mut self.out,
+            value,
+            span,
+        )
     }
 
     pub(super) fn eval(

@@ -40,9 +40,11 @@ use std::rc::Rc;
 
 use serde_json::Value as Json;
 
+use super::super::program::Span;
 use super::super::value::Value;
 use super::go as gofmt;
 use crate::functions;
+use crate::Strictness;
 
 /// A Handlebars helper evaluated by the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -593,6 +595,25 @@ fn compare(a: &Value<'_>, b: &Value<'_>) -> Option<std::cmp::Ordering> {
             _ => None,
         },
     }
+}
+
+/// Prints a value of a mustache as handlebars.js does (see
+/// [`super::print`]): a missing one is an error unless lenient, null is
+/// nothing, lists and maps as JavaScript's `String(value)`, anything else
+/// as Go's `%v` (numbers and booleans print alike).
+pub(in crate::engine) fn print(
+    out: &mut String,
+    value: &Value<'_>,
+    strictness: Strictness,
+    span: Span,
+) -> super::super::render::Result<()> {
+    match value {
+        Value::Missing => return super::print_missing(strictness, span),
+        Value::Null => {}
+        Value::Array(_) | Value::Object(_) | Value::Json(_) => write_js(out, &value.to_json()),
+        other => gofmt::write_value(out, other),
+    }
+    Ok(())
 }
 
 /// Prints a value as JavaScript's `String(value)` does (Handlebars): lists

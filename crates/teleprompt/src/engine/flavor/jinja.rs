@@ -59,3 +59,46 @@ impl<'a> Renderer<'a> {
         Ok(view.get(name).filter(|found| !found.value().is_null()))
     }
 }
+
+/// Prints a value as Jinja does, where that is this engine's to print:
+/// Python's `str()` of a bool; other values print on minijinja.
+pub(in crate::engine) fn print(out: &mut String, value: &Value<'_>, span: Span) -> Result<()> {
+    match value {
+        Value::Bool(b) => {
+            out.push_str(if *b { "True" } else { "False" });
+            Ok(())
+        }
+        other => Err(not_jinja(span, "print", other)),
+    }
+}
+
+/// Jinja's `length`: characters of a string, items of a list.
+pub(in crate::engine) fn length<'a>(value: &Value<'_>, span: Span) -> Result<Value<'a>> {
+    let len = match value {
+        Value::Array(items) => items.len(),
+        Value::Str(_) | Value::String(_) => value.as_str().unwrap_or("").chars().count(),
+        other => return Err(not_jinja(span, "count", other)),
+    };
+    Ok(Value::Int(len as i64))
+}
+
+/// Jinja's `join` prints items with Python's `str()`: the same text as
+/// here for strings and integers only.
+pub(in crate::engine) fn check_join(list: &Value<'_>, span: Span) -> Result<()> {
+    let plain = |item: &serde_json::Value| item.is_string() || item.is_i64();
+    match list {
+        Value::Array(items) if items.iter().all(plain) => Ok(()),
+        other => Err(not_jinja(span, "join", other)),
+    }
+}
+
+/// A chat template's messages (the data's `messages` list), by where they
+/// are: an object in this range is a message.
+pub(in crate::engine) fn messages(
+    data: &crate::Data,
+) -> Option<std::ops::Range<*const serde_json::Value>> {
+    match data.root().get("messages").map(|v| v.value()) {
+        Some(serde_json::Value::Array(items)) => Some(items.as_ptr_range()),
+        _ => None,
+    }
+}
