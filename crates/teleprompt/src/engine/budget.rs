@@ -1,6 +1,7 @@
 //! The render's bounds bookkeeping: the output's size, the text
 //! functions build, steps.
 
+use super::fail::{fail, func_error};
 use super::program::{Func, Span};
 use super::render::{Renderer, Result};
 use super::value::Value;
@@ -32,7 +33,7 @@ impl<'a> Renderer<'a> {
     #[inline(never)]
     pub(super) fn fits(&self, func: Func, bytes: usize, span: Span) -> Result<()> {
         if bytes > self.program.limits.max_value_bytes {
-            return Err(Self::func_error(
+            return Err(func_error(
                 func,
                 span,
                 format!(
@@ -58,7 +59,7 @@ impl<'a> Renderer<'a> {
         self.built = self.built.saturating_add(bytes);
         let most = self.program.limits.max_built_bytes();
         if self.built > most {
-            return Err(Self::func_error(
+            return Err(func_error(
                 func,
                 span,
                 format!(
@@ -76,14 +77,11 @@ impl<'a> Renderer<'a> {
     pub(super) fn tick(&mut self, span: Span) -> Result<()> {
         self.iterations += 1;
         if self.iterations > self.program.limits.max_steps {
-            return Err(TemplateError::render(
-                Some(span.range()),
-                format!(
+            return fail(span, format!(
                     "the render took more than {} steps (loop passes, template calls and function calls; the limit max_steps): is a loop unbounded, or do templates call each other too many times?",
                     self.program.limits.max_steps
                 ),
-            )
-            .into());
+            );
         }
         Ok(())
     }

@@ -3,14 +3,15 @@
 //! Handlebars helpers' entry, role markers.
 
 use super::escape::{html_escape, js_escape, query_escape};
+use super::fail::{error, fail, func_error, internal, no_entry};
 use super::flavor;
 use super::flavor::go as gofmt;
 use super::flavor::handlebars as helpers;
 use super::flavor::jinja::not_jinja;
 use super::program::{Const, Expr, Func, Span};
-use super::render::{internal, Renderer, Result};
+use super::render::{Renderer, Result};
 use super::value::Value;
-use crate::diagnostics::{closest, TemplateError};
+use crate::diagnostics::closest;
 use crate::{functions, messages};
 
 impl<'a> Renderer<'a> {
@@ -38,17 +39,6 @@ impl<'a> Renderer<'a> {
     ) -> Result<Value<'a>> {
         let expr = args.get(i).ok_or_else(|| internal(span))?;
         self.eval(expr, dot, test)
-    }
-
-    pub(super) fn func_error(
-        func: Func,
-        span: Span,
-        message: impl std::fmt::Display,
-    ) -> Box<TemplateError> {
-        Box::new(TemplateError::render(
-            Some(span.range()),
-            format!("{}: {message}", func.name()),
-        ))
     }
 
     /// Evaluates all arguments onto the shared buffer; returns where they start.
@@ -116,9 +106,9 @@ impl<'a> Renderer<'a> {
                         _ => 0,
                     },
                     Value::Missing => 0,
-                    Value::Null => return Err(Self::func_error(func, span, "len of nil pointer")),
+                    Value::Null => return Err(func_error(func, span, "len of nil pointer")),
                     other => {
-                        return Err(Self::func_error(
+                        return Err(func_error(
                             func,
                             span,
                             format!("len of type {}", other.go_type()),
@@ -209,7 +199,7 @@ impl<'a> Renderer<'a> {
                 let separator = self.arg(args, 0, span, dot)?;
                 let list = self.arg(args, 1, span, dot)?;
                 let Some(separator) = separator.as_str() else {
-                    return Err(Self::func_error(
+                    return Err(func_error(
                         func,
                         span,
                         format!(
@@ -232,7 +222,7 @@ impl<'a> Renderer<'a> {
                     }
                     Value::Missing => &[],
                     other => {
-                        return Err(Self::func_error(
+                        return Err(func_error(
                             func,
                             span,
                             format!("unsupported type {}", other.go_type()),
@@ -271,7 +261,7 @@ impl<'a> Renderer<'a> {
                     if matches!(value, Value::Missing) {
                         return Ok(Value::Str(""));
                     }
-                    return Err(Self::func_error(
+                    return Err(func_error(
                         func,
                         span,
                         format!("expected a string, got {}", value.go_type()),
@@ -289,7 +279,7 @@ impl<'a> Renderer<'a> {
                 for index in 0..args.len() {
                     let value = self.arg(args, index, span, dot)?;
                     let Some(arg) = value.as_str() else {
-                        return Err(Self::func_error(
+                        return Err(func_error(
                             func,
                             span,
                             format!("expected a string, got {}", value.go_type()),
@@ -304,7 +294,7 @@ impl<'a> Renderer<'a> {
                 };
                 marker
                     .map(Value::string)
-                    .map_err(|message| Self::func_error(func, span, message))
+                    .map_err(|message| func_error(func, span, message))
             }
         }
     }
@@ -336,8 +326,7 @@ impl<'a> Renderer<'a> {
             _ => None,
         };
         self.args.truncate(base);
-        let result =
-            result.map_err(|message| Self::func_error(Func::Hbs(helper), span, message))?;
+        let result = result.map_err(|message| func_error(Func::Hbs(helper), span, message))?;
         if let Some(bytes) = made {
             self.count_built(Func::Hbs(helper), bytes, span)?;
         }
@@ -358,7 +347,7 @@ impl<'a> Renderer<'a> {
         let named = value
             .as_str()
             .filter(|name| self.program.hosts.iter().any(|h| &*h.name == *name));
-        Err(Self::func_error(
+        Err(func_error(
             Func::Call,
             span,
             format!(
@@ -415,7 +404,7 @@ impl<'a> Renderer<'a> {
                 }
                 Ok(Value::owned(result))
             }
-            Err(failure) => Err(TemplateError::render(Some(span.range()), failure.message)
+            Err(failure) => Err(error(span, failure.message)
                 .suggest(failure.suggestion)
                 .into()),
         }
@@ -528,7 +517,7 @@ impl<'a> Renderer<'a> {
                     Some(item) => Value::from_json(item),
                     None => {
                         let error =
-                            Self::func_error(Func::Index, span, format!("index out of range: {n}"));
+                            func_error(Func::Index, span, format!("index out of range: {n}"));
                         return Err(error.with_path(self.index_path(read.0, read.1)).into());
                     }
                 }
@@ -538,7 +527,7 @@ impl<'a> Renderer<'a> {
                 match usize::try_from(*n).ok().and_then(|n| bytes.get(n)) {
                     Some(b) => Value::Int(i64::from(*b)),
                     None => {
-                        return Err(Self::func_error(
+                        return Err(func_error(
                             Func::Index,
                             span,
                             format!("index out of range: {n}"),
@@ -547,7 +536,7 @@ impl<'a> Renderer<'a> {
                 }
             }
             (Value::Array(_) | Value::Str(_) | Value::String(_), other) => {
-                return Err(Self::func_error(
+                return Err(func_error(
                     Func::Index,
                     span,
                     format!("cannot index slice/array with type {}", other.go_type()),
@@ -559,31 +548,24 @@ impl<'a> Renderer<'a> {
                     Some(found) => Value::from_view(found),
                     None if self.missing_ok(false) => Value::Missing,
                     None => {
-                        return Err(TemplateError::render(
-                            Some(span.range()),
-                            format!("map has no entry for key {key:?}"),
-                        )
-                        .suggest(
-                            closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?")),
-                        )
-                        .with_path(self.index_path(read.0, read.1))
-                        .into())
+                        let suggestion =
+                            closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?"));
+                        let path = self.index_path(read.0, read.1);
+                        return Err(no_entry(span, key, suggestion, path));
                     }
                 }
             }
             (Value::Object(_), other) => {
-                return Err(Self::func_error(
+                return Err(func_error(
                     Func::Index,
                     span,
                     format!("value has type {}; should be string", other.go_type()),
                 ))
             }
             (Value::Missing, _) => Value::Missing,
-            (Value::Null, _) => {
-                return Err(Self::func_error(Func::Index, span, "index of untyped nil"))
-            }
+            (Value::Null, _) => return Err(func_error(Func::Index, span, "index of untyped nil")),
             (other, _) => {
-                return Err(Self::func_error(
+                return Err(func_error(
                     Func::Index,
                     span,
                     format!("can't index item of type {}", other.go_type()),
@@ -601,7 +583,7 @@ impl<'a> Renderer<'a> {
         let value = self.arg(args, 0, span, dot)?;
         let rest = args.get(1..).unwrap_or(&[]);
         if rest.len() > 3 {
-            return Err(Self::func_error(
+            return Err(func_error(
                 Func::Slice,
                 span,
                 format!("too many slice indexes: {}", rest.len()),
@@ -611,14 +593,14 @@ impl<'a> Renderer<'a> {
         for (n, expr) in rest.iter().enumerate() {
             let index = self.eval(expr, dot, false)?;
             let Value::Int(i) = index else {
-                return Err(Self::func_error(
+                return Err(func_error(
                     Func::Slice,
                     span,
                     format!("cannot index slice/array with type {}", index.go_type()),
                 ));
             };
             let Ok(i) = usize::try_from(i) else {
-                return Err(Self::func_error(
+                return Err(func_error(
                     Func::Slice,
                     span,
                     format!("index out of range: {i}"),
@@ -634,7 +616,7 @@ impl<'a> Renderer<'a> {
             Value::Array(items) => items.len(),
             Value::Json(json) if json.is_array() => json.as_array().map_or(0, Vec::len),
             other => {
-                return Err(Self::func_error(
+                return Err(func_error(
                     Func::Slice,
                     span,
                     format!("can't slice item of type {}", other.go_type()),
@@ -642,7 +624,7 @@ impl<'a> Renderer<'a> {
             }
         };
         if rest.len() == 3 && value.as_str().is_some() {
-            return Err(Self::func_error(
+            return Err(func_error(
                 Func::Slice,
                 span,
                 "cannot 3-index slice a string",
@@ -653,7 +635,7 @@ impl<'a> Renderer<'a> {
         let cap = if rest.len() == 3 { indexes[2] } else { len };
         for bound in [start, end, cap] {
             if bound > len {
-                return Err(Self::func_error(
+                return Err(func_error(
                     Func::Slice,
                     span,
                     format!("index out of range: {bound}"),
@@ -661,14 +643,14 @@ impl<'a> Renderer<'a> {
             }
         }
         if start > end {
-            return Err(Self::func_error(
+            return Err(func_error(
                 Func::Slice,
                 span,
                 format!("invalid slice index: {start} > {end}"),
             ));
         }
         if end > cap {
-            return Err(Self::func_error(
+            return Err(func_error(
                 Func::Slice,
                 span,
                 format!("invalid slice index: {end} > {cap}"),
@@ -684,7 +666,7 @@ impl<'a> Renderer<'a> {
             }
             Value::Str(s) => match s.get(start..end) {
                 Some(part) => Ok(Value::Str(part)),
-                None => Err(Self::func_error(
+                None => Err(func_error(
                     Func::Slice,
                     span,
                     "the indexes cut a UTF-8 character in two",
@@ -692,7 +674,7 @@ impl<'a> Renderer<'a> {
             },
             Value::String(s) => match s.get(start..end) {
                 Some(part) => self.built(Func::Slice, part.to_string(), span),
-                None => Err(Self::func_error(
+                None => Err(func_error(
                     Func::Slice,
                     span,
                     "the indexes cut a UTF-8 character in two",
@@ -709,14 +691,13 @@ fn write_print(func: Func, out: &mut String, args: &[Value<'_>], span: Span) -> 
             Some(first) => match first.as_str() {
                 Some(format) => gofmt::sprintf(out, format, args.get(1..).unwrap_or(&[])),
                 None => {
-                    return Err(TemplateError::render(
-                        Some(span.range()),
+                    return fail(
+                        span,
                         format!(
                             "printf: the format must be a string, not {}",
                             first.kind_name()
                         ),
                     )
-                    .into())
                 }
             },
             None => return Err(internal(span)),

@@ -2,9 +2,10 @@
 //! with the error each flavor gives for a missing key, a null or a value
 //! that is not a map.
 
+use super::fail::{error, internal, no_entry};
 use super::flavor::jinja::not_jinja;
 use super::program::{Expr, Key, Span};
-use super::render::{internal, Renderer, Result};
+use super::render::{Renderer, Result};
 use super::value::Value;
 use crate::data;
 use crate::diagnostics::{closest, TemplateError};
@@ -227,13 +228,8 @@ impl<'a> Renderer<'a> {
                     let suggestion = root_suggestion().or_else(|| {
                         closest(name, view.keys()).map(|c| format!("did you mean \"{c}\"?"))
                     });
-                    Err(TemplateError::render(
-                        Some(span.range()),
-                        format!("map has no entry for key {name:?}"),
-                    )
-                    .suggest(suggestion)
-                    .with_path(self.key_path(base, keys, span, i))
-                    .into())
+                    let path = self.key_path(base, keys, span, i);
+                    Err(no_entry(span, name, suggestion, path))
                 }
             },
             Value::Missing => Ok(Value::Missing),
@@ -249,17 +245,16 @@ impl<'a> Renderer<'a> {
                     return Err(self.hbs_field_error(value, key, i, path, span).into());
                 }
                 let prefix = describe(self.prefix(span, keys, i));
-                Err(TemplateError::render(
-                    Some(span.range()),
-                    format!("{prefix} is null, so it has no key {name:?}"),
+                Err(
+                    error(span, format!("{prefix} is null, so it has no key {name:?}"))
+                        .suggest(root_suggestion().or_else(|| {
+                            Some(format!(
+                                "test it first: {{{{ if {prefix} }}}}…{{{{ end }}}}"
+                            ))
+                        }))
+                        .with_path(self.key_path(base, keys, span, i))
+                        .into(),
                 )
-                .suggest(root_suggestion().or_else(|| {
-                    Some(format!(
-                        "test it first: {{{{ if {prefix} }}}}…{{{{ end }}}}"
-                    ))
-                }))
-                .with_path(self.key_path(base, keys, span, i))
-                .into())
             }
             // Handlebars reads an array's elements by index (`list.[0]`) and
             // its `length`, as handlebars.js does.
@@ -283,8 +278,8 @@ impl<'a> Renderer<'a> {
             }
             other => {
                 let prefix = describe(self.prefix(span, keys, i));
-                Err(TemplateError::render(
-                    Some(span.range()),
+                Err(error(
+                    span,
                     format!(
                         "can't evaluate field {name} in type {}: {prefix} is {}, not a map",
                         other.go_type(),
@@ -333,36 +328,33 @@ impl<'a> Renderer<'a> {
             }
         };
         let error = match value {
-            Value::Object(view) => {
-                TemplateError::render(Some(span.range()), format!("{subject} has no key {name:?}"))
-                    .suggest(
-                        closest(name, view.keys())
-                            .map(|c| format!("did you mean \"{joined}{c}\"?"))
-                            .or_else(at_root),
-                    )
-            }
-            Value::Null => TemplateError::render(
-                Some(span.range()),
+            Value::Object(view) => error(span, format!("{subject} has no key {name:?}")).suggest(
+                closest(name, view.keys())
+                    .map(|c| format!("did you mean \"{joined}{c}\"?"))
+                    .or_else(at_root),
+            ),
+            Value::Null => error(
+                span,
                 format!("{subject} is null, so it has no key {name:?}"),
             )
             .suggest(Some(format!(
                 "test it first: {{{{#if {prefix}}}}}…{{{{/if}}}}"
             ))),
-            Value::Array(items) if array_index(name).is_some() => TemplateError::render(
-                Some(span.range()),
+            Value::Array(items) if array_index(name).is_some() => error(
+                span,
                 format!(
                     "{subject} has {} element{}, so it has no index {name}",
                     items.len(),
                     if items.len() == 1 { "" } else { "s" }
                 ),
             ),
-            Value::Array(_) => TemplateError::render(
-                Some(span.range()),
+            Value::Array(_) => error(
+                span,
                 format!("{subject} is a list, so it has no key {name:?}"),
             )
             .suggest(at_root().or_else(|| Some(format!("read an element by index: {joined}[0]")))),
-            other => TemplateError::render(
-                Some(span.range()),
+            other => error(
+                span,
                 format!(
                     "{subject} is {}, not a map, so it has no key {name:?}",
                     other.kind_name()

@@ -24,6 +24,7 @@
 mod budget;
 mod builtins;
 pub(crate) mod escape;
+mod fail;
 pub(crate) mod flavor;
 mod lookup;
 mod ops;

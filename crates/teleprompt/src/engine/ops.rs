@@ -1,10 +1,11 @@
 //! Operators: Jinja's ([`JinjaOp`]) and the comparisons Go's `eq`, `lt`, …
 //! make.
 
+use super::fail::{func_error, internal};
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
 use super::program::{Expr, Func, JinjaOp, Span};
-use super::render::{internal, Renderer, Result};
+use super::render::{Renderer, Result};
 use super::value::Value;
 
 impl<'a> Renderer<'a> {
@@ -49,7 +50,7 @@ impl<'a> Renderer<'a> {
             let first = self.arg(args, 0, span, dot)?;
             for expr in args.get(1..).unwrap_or(&[]) {
                 let other = self.eval(expr, dot, false)?;
-                if equal(&first, &other).map_err(|m| Self::func_error(func, span, m))? {
+                if equal(&first, &other).map_err(|m| func_error(func, span, m))? {
                     return Ok(Value::Bool(true));
                 }
             }
@@ -66,7 +67,7 @@ impl<'a> Renderer<'a> {
         };
         result
             .map(Value::Bool)
-            .map_err(|m| Self::func_error(func, span, m))
+            .map_err(|m| func_error(func, span, m))
     }
 
     /// Jinja's operators ([`JinjaOp`]).

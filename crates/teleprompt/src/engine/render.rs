@@ -2,6 +2,7 @@
 //! `String`. Values borrow the data and the program; variables live in one
 //! stack of frame slots; a render allocates only for what functions make.
 
+use super::fail::{error, fail, fail_unplaced, internal};
 use super::flavor;
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
@@ -121,13 +122,6 @@ fn same_context(a: &Value<'_>, b: &Value<'_>) -> bool {
     }
 }
 
-pub(super) fn internal(span: Span) -> Box<TemplateError> {
-    Box::new(TemplateError::render(
-        Some(span.range()),
-        "internal error: malformed program",
-    ))
-}
-
 impl<'a> Renderer<'a> {
     pub(super) fn text(&self, range: std::ops::Range<usize>) -> &'a str {
         self.program.source.get(range).unwrap_or("")
@@ -149,11 +143,9 @@ impl<'a> Renderer<'a> {
 
     fn exec_block(&mut self, block: &'a Block, dot: &Value<'a>) -> Result<Flow> {
         if self.depth >= MAX_DEPTH {
-            return Err(TemplateError::render(
-                None,
-                format!("blocks and template calls nest more than {MAX_DEPTH} deep"),
-            )
-            .into());
+            return fail_unplaced(format!(
+                "blocks and template calls nest more than {MAX_DEPTH} deep"
+            ));
         }
         self.depth += 1;
         let mut result = Ok(Flow::Normal);
@@ -300,9 +292,7 @@ impl<'a> Renderer<'a> {
                     _ => false,
                 };
                 if data_has {
-                    return Err(TemplateError::render(
-                        Some(span.range()),
-                        format!(
+                    return Err(error(*span, format!(
                             "{{{{{name}}}}} is ambiguous: {name:?} is a helper and a key of the data"
                         ),
                     )
@@ -431,11 +421,10 @@ impl<'a> Renderer<'a> {
             }
             Value::Int(n) => {
                 if key.is_some() {
-                    return Err(TemplateError::render(
-                        Some(span.range()),
+                    return fail(
+                        span,
                         format!("can't use {n} to iterate over more than one variable"),
-                    )
-                    .into());
+                    );
                 }
                 for i in 0..(*n).max(0) {
                     ran = true;
@@ -451,15 +440,12 @@ impl<'a> Renderer<'a> {
             other => {
                 let mut shown = String::new();
                 gofmt::write_value(&mut shown, other);
-                return Err(TemplateError::render(
-                    Some(span.range()),
-                    format!("range can't iterate over {shown}"),
-                )
-                .suggest(Some(format!(
-                    "range needs a list, a map or an integer; this is {}",
-                    other.kind_name()
-                )))
-                .into());
+                return Err(error(span, format!("range can't iterate over {shown}"))
+                    .suggest(Some(format!(
+                        "range needs a list, a map or an integer; this is {}",
+                        other.kind_name()
+                    )))
+                    .into());
             }
         }
         if !ran {
@@ -651,14 +637,13 @@ impl<'a> Renderer<'a> {
             Value::Str(text) => text,
             Value::String(text) => text,
             other => {
-                return Err(TemplateError::render(
-                    Some(span.range()),
+                return fail(
+                    span,
                     format!(
                         "the name of a dynamic partial must be a string, not {}",
                         other.kind_name()
                     ),
                 )
-                .into())
             }
         };
         let templates = &self.program.templates;
@@ -666,15 +651,12 @@ impl<'a> Renderer<'a> {
         match templates.iter().rposition(|t| &*t.name == name) {
             Some(index) => Ok(Some(u32::try_from(index).unwrap_or(u32::MAX))),
             None if failover => Ok(None),
-            None => Err(TemplateError::render(
-                Some(span.range()),
-                format!("there is no partial named {name:?}"),
-            )
-            .suggest(
-                closest(name, templates.iter().map(|t| &*t.name))
-                    .map(|c| format!("did you mean \"{c}\"?")),
-            )
-            .into()),
+            None => Err(error(span, format!("there is no partial named {name:?}"))
+                .suggest(
+                    closest(name, templates.iter().map(|t| &*t.name))
+                        .map(|c| format!("did you mean \"{c}\"?")),
+                )
+                .into()),
         }
     }
 
@@ -719,23 +701,20 @@ impl<'a> Renderer<'a> {
             calls: calls_then,
         }) = entry
         else {
-            return Err(TemplateError::render(
-                Some(span.range()),
-                "there is no @partial-block here: this partial was not called as a partial block",
+            return Err(error(span, "there is no @partial-block here: this partial was not called as a partial block",
             )
             .suggest(Some(
                 "call the partial as {{#> name}}…{{/name}}, whose content {{> @partial-block}} renders".to_string(),
             )).into());
         };
         if self.calls >= self.program.limits.max_call_depth {
-            return Err(TemplateError::render(
-                Some(span.range()),
+            return fail(
+                span,
                 format!(
                     "template calls nest more than {} deep (the limit max_call_depth)",
                     self.program.limits.max_call_depth
                 ),
-            )
-            .into());
+            );
         }
         // The calls between the partial called as the block (at depth
         // `calls_then + 1`) and this one did not lead to the content: an
@@ -800,14 +779,11 @@ impl<'a> Renderer<'a> {
             return Err(internal(span));
         };
         if self.calls >= program.limits.max_call_depth {
-            return Err(TemplateError::render(
-                Some(span.range()),
-                format!(
+            return fail(span, format!(
                     "template calls nest more than {} deep (the limit max_call_depth): does {:?} call itself without end?",
                     program.limits.max_call_depth, &*template.name
                 ),
-            )
-            .into());
+            );
         }
         // A call is a step: templates that each call the next several
         // times make work that grows exponentially without any loop.

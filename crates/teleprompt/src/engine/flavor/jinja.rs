@@ -2,6 +2,7 @@
 //! not handle as Jinja does (the render goes to minijinja then), and a
 //! chat template's messages as `transformers` hands them over.
 
+use super::super::fail::error;
 use super::super::program::Span;
 use super::super::render::{Renderer, Result};
 use super::super::value::Value;
@@ -17,8 +18,8 @@ pub(in crate::engine) fn not_jinja(
     what: &str,
     value: &Value<'_>,
 ) -> Box<TemplateError> {
-    Box::new(TemplateError::render(
-        Some(span.range()),
+    Box::new(error(
+        span,
         format!("cannot {what} {} here", value.kind_name()),
     ))
 }

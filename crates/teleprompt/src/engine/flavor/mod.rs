@@ -12,10 +12,10 @@ pub(crate) mod go;
 pub(crate) mod handlebars;
 pub(crate) mod jinja;
 
+use super::fail::fail;
 use super::program::Span;
 use super::render::Result;
 use super::value::Value;
-use crate::diagnostics::TemplateError;
 use crate::Strictness;
 
 /// The syntax a program was compiled from, for the few rules where Go and
@@ -91,11 +91,7 @@ pub(in crate::engine) fn print(
 /// (Go and Handlebars).
 pub(in crate::engine) fn print_missing(strictness: Strictness, span: Span) -> Result<()> {
     if strictness != Strictness::Lenient {
-        return Err(TemplateError::render(
-            Some(span.range()),
-            "the value is missing: there is nothing to print",
-        )
-        .into());
+        return fail(span, "the value is missing: there is nothing to print");
     }
     Ok(())
 }
