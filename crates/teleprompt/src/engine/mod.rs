@@ -16,6 +16,7 @@
 //!   markers) and the entry to the Handlebars helpers.
 //! - [`ops`]: operators: Go's comparisons and Jinja's operators.
 //! - [`budget`]: the bounds bookkeeping (output, text built, steps).
+//! - [`fail`]: how the evaluator builds its errors.
 //! - [`escape`]: Go's `html`, `js` and `urlquery` escaping.
 //! - [`flavor`]: each flavor's particulars: Go's printing rules
 //!   ([`flavor::go`]), the Handlebars helper table

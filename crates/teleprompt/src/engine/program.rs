@@ -42,7 +42,7 @@ pub(crate) struct Program {
     pub templates: Vec<Template>,
     /// What missing values do.
     pub strictness: Strictness,
-    /// Bounds on a render.
+    /// Bounds on a render, given by the front end that builds the program.
     pub limits: crate::limits::Limits,
     /// Host functions, by the index in [`Func::Host`].
     pub hosts: Box<[Host]>,

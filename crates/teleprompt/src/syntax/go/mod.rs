@@ -121,10 +121,15 @@ pub(crate) fn compile_all(
         options.limits.max_template_bytes,
     )?;
     engine::check_size(&loaded.source)?;
-    let (mut program, found) = lower::lower(&tree, &loaded, options.strictness, &options.functions)
-        .map_err(|error| loaded.placed.place(error))?;
+    let (program, found) = lower::lower(
+        &tree,
+        &loaded,
+        options.strictness,
+        &options.functions,
+        options.limits,
+    )
+    .map_err(|error| loaded.placed.place(error))?;
     let found = found.map(|error| loaded.placed.place(error));
-    program.limits = options.limits;
     let included = (!loaded.files.is_empty()).then(|| Box::new(Included::from(loaded)));
     let extra = included.as_ref().map_or(&[][..], |i| i.defines.as_slice());
     let template = GoTemplate {

@@ -15,6 +15,7 @@ use crate::engine::program::{
     Span as PSpan, Template,
 };
 use crate::functions::{ArgAt, Functions, Naming};
+use crate::limits::Limits;
 use crate::syntax::{builtin_types, host_calls};
 use crate::Strictness;
 
@@ -56,6 +57,7 @@ pub(crate) fn lower(
     strictness: Strictness,
     functions: &Functions,
     sk_helpers: bool,
+    limits: Limits,
 ) -> Result<(Program, Found)> {
     let src = files.source.as_str();
     let hosts = Host::table(
@@ -121,7 +123,7 @@ pub(crate) fn lower(
         },
         templates,
         strictness,
-        limits: crate::limits::Limits::default(),
+        limits,
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Handlebars,
     };

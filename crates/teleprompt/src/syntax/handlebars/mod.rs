@@ -158,16 +158,16 @@ pub(crate) fn compile_all(
         options.limits.nesting(),
     )?;
     engine::check_size(&loaded.source)?;
-    let (mut program, found) = lower::lower(
+    let (program, found) = lower::lower(
         &tree,
         &loaded,
         options.strictness,
         &options.functions,
         options.sk_helpers,
+        options.limits,
     )
     .map_err(|error| loaded.placed.place(error))?;
     let found = found.map(|error| loaded.placed.place(error));
-    program.limits = options.limits;
     let mut reads = root_reads(&tree.nodes);
     for partial in &loaded.partials {
         reads = match (reads, root_reads(&partial.nodes)) {
