@@ -6,6 +6,7 @@ use super::program::{Func, Span};
 use super::render::{Renderer, Result};
 use super::value::Value;
 use crate::diagnostics::TemplateError;
+use crate::limits::Exceeded;
 
 impl<'a> Renderer<'a> {
     #[inline]
@@ -19,13 +20,8 @@ impl<'a> Renderer<'a> {
     #[cold]
     #[inline(never)]
     pub(super) fn output_error(&self, span: Option<Span>) -> TemplateError {
-        TemplateError::render(
-            span.map(Span::range),
-            format!(
-                "the output is larger than {} (the limit max_output)",
-                crate::limits::describe_bytes(self.program.limits.max_output)
-            ),
-        )
+        let over = Exceeded::Output(self.program.limits.max_output);
+        TemplateError::render(span.map(Span::range), over.to_string())
     }
 
     /// Fails when a function's text of `bytes` would be larger than one
@@ -33,14 +29,8 @@ impl<'a> Renderer<'a> {
     #[inline(never)]
     pub(super) fn fits(&self, func: Func, bytes: usize, span: Span) -> Result<()> {
         if bytes > self.program.limits.max_value_bytes {
-            return Err(func_error(
-                func,
-                span,
-                format!(
-                    "the text is larger than {} (the limit max_value_bytes)",
-                    crate::limits::describe_bytes(self.program.limits.max_value_bytes)
-                ),
-            ));
+            let over = Exceeded::Value(self.program.limits.max_value_bytes);
+            return Err(func_error(func, span, over));
         }
         Ok(())
     }
@@ -59,14 +49,7 @@ impl<'a> Renderer<'a> {
         self.built = self.built.saturating_add(bytes);
         let most = self.program.limits.max_built_bytes();
         if self.built > most {
-            return Err(func_error(
-                func,
-                span,
-                format!(
-                    "the render has built more than {} of text (16 × the limit max_output): does a loop grow a value on every pass?",
-                    crate::limits::describe_bytes(most)
-                ),
-            ));
+            return Err(func_error(func, span, Exceeded::Built(most)));
         }
         Ok(())
     }
@@ -77,10 +60,9 @@ impl<'a> Renderer<'a> {
     pub(super) fn tick(&mut self, span: Span) -> Result<()> {
         self.iterations += 1;
         if self.iterations > self.program.limits.max_steps {
-            return fail(span, format!(
-                    "the render took more than {} steps (loop passes, template calls and function calls; the limit max_steps): is a loop unbounded, or do templates call each other too many times?",
-                    self.program.limits.max_steps
-                ),
+            return fail(
+                span,
+                Exceeded::Steps(self.program.limits.max_steps).to_string(),
             );
         }
         Ok(())

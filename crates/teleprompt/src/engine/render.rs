@@ -10,6 +10,7 @@ use super::lookup::is_object;
 use super::program::{Block, Const, Expr, Func, Instr, LoopField, PartialContent, Program, Span};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
+use crate::limits::Exceeded;
 use crate::{Data, Strictness};
 
 /// Errors are boxed while rendering: a result stays small (a value, or a
@@ -710,10 +711,7 @@ impl<'a> Renderer<'a> {
         if self.calls >= self.program.limits.max_call_depth {
             return fail(
                 span,
-                format!(
-                    "template calls nest more than {} deep (the limit max_call_depth)",
-                    self.program.limits.max_call_depth
-                ),
+                Exceeded::CallDepth(self.program.limits.max_call_depth).to_string(),
             );
         }
         // The calls between the partial called as the block (at depth
@@ -779,10 +777,11 @@ impl<'a> Renderer<'a> {
             return Err(internal(span));
         };
         if self.calls >= program.limits.max_call_depth {
-            return fail(span, format!(
-                    "template calls nest more than {} deep (the limit max_call_depth): does {:?} call itself without end?",
-                    program.limits.max_call_depth, &*template.name
-                ),
+            let over = Exceeded::CallDepth(program.limits.max_call_depth);
+            let name = &*template.name;
+            return fail(
+                span,
+                format!("{over}: does {name:?} call itself without end?"),
             );
         }
         // A call is a step: templates that each call the next several

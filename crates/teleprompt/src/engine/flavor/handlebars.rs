@@ -44,6 +44,7 @@ use super::super::program::Span;
 use super::super::value::Value;
 use super::go as gofmt;
 use crate::functions;
+use crate::limits::Exceeded;
 use crate::Strictness;
 
 /// A Handlebars helper evaluated by the engine.
@@ -241,10 +242,8 @@ pub(crate) fn call<'a>(
             let end = integer(arg(1)?, 2)?;
             let count = i128::from(end) - i128::from(start) + 1;
             if count > bounds.list as i128 {
-                return Err(format!(
-                    "{start} to {end} is {count} numbers, more than {} (the limit max_items)",
-                    bounds.list
-                ));
+                let over = Exceeded::Items(bounds.list);
+                return Err(format!("{start} to {end} is {count} numbers: {over}"));
             }
             let items: Vec<Json> = if count <= 0 {
                 Vec::new()
@@ -359,10 +358,7 @@ const MAX_NESTING: usize = 64;
 fn measure(value: &Json, depth: usize, nodes: &mut usize, bounds: Bounds) -> Result<(), String> {
     *nodes += 1;
     if *nodes > bounds.list {
-        return Err(format!(
-            "the list would hold more than {} values in all (the limit max_items)",
-            bounds.list
-        ));
+        return Err(Exceeded::Items(bounds.list).to_string());
     }
     if depth > MAX_NESTING {
         return Err(format!("the list would nest more than {MAX_NESTING} deep"));
@@ -384,10 +380,7 @@ fn measure(value: &Json, depth: usize, nodes: &mut usize, bounds: Bounds) -> Res
 }
 
 fn too_long(bounds: Bounds) -> String {
-    format!(
-        "the text is larger than {} (the limit max_value_bytes)",
-        crate::limits::describe_bytes(bounds.text)
-    )
+    Exceeded::Value(bounds.text).to_string()
 }
 
 /// `json`: a string as it is (Semantic Kernel), anything else as JSON.

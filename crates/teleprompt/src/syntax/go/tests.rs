@@ -164,7 +164,7 @@ fn bounds() {
     .unwrap_err();
     assert!(
         e.message
-            .contains("steps (loop passes, template calls and function calls;"),
+            .contains("more than 5000000 steps, the limit max_steps"),
         "{}",
         e.message
     );

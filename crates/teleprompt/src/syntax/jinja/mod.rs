@@ -729,7 +729,7 @@ fn register_files(
 
 /// The error of a render that printed more than its budget.
 fn output_limit_error(limit: usize) -> TemplateError {
-    TemplateError::render(None, scope::Over::Output(limit).to_string())
+    TemplateError::render(None, crate::limits::Exceeded::Output(limit).to_string())
 }
 
 /// The render's output, refusing to grow past the limit.
@@ -765,7 +765,7 @@ pub(super) fn format_value(
         // `{% autoescape on %}`: HTML escaping as minijinja does it (the
         // escaped text is at most six times as long).
         let len = value.as_str().map_or(0, str::len).saturating_mul(6);
-        scope::spend(len).map_err(scope::Over::error)?;
+        scope::spend(len).map_err(scope::exceeded)?;
         return minijinja::escape_formatter(out, state, value);
     }
     // (`as_i64` of a string builds an error message: ask only numbers.)
@@ -774,12 +774,12 @@ pub(super) fn format_value(
         // An integer (a count, a year, `loop.index`): Python's digits.
         let mut digits = itoa::Buffer::new();
         let text = digits.format(number);
-        scope::spend(text.len()).map_err(scope::Over::error)?;
+        scope::spend(text.len()).map_err(scope::exceeded)?;
         return out.write_str(text).map_err(|_| write_error());
     }
     // Python's `str(value)`, as Jinja2 prints it.
     let text = python::display(value)?;
-    scope::spend(text.len()).map_err(scope::Over::error)?;
+    scope::spend(text.len()).map_err(scope::exceeded)?;
     out.write_str(&text).map_err(|_| write_error())
 }
 

@@ -5,13 +5,12 @@
 //! them here, for its own thread, while it runs.
 
 use std::cell::RefCell;
-use std::fmt;
 use std::sync::Arc;
 
 use jiff::Zoned;
 
 use super::errors::{MissLog, MissPlace};
-use crate::limits::{describe_bytes, Limits};
+use crate::limits::{Exceeded, Limits};
 
 /// The state of the render running on this thread.
 struct Scope {
@@ -26,55 +25,12 @@ struct Scope {
     misses: std::rc::Rc<MissLog>,
 }
 
-/// A bound a render went past, carried as the source of minijinja's error
-/// so that the render reports it in its own words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Over {
-    /// `max_output`.
-    Output(usize),
-    /// `max_value_bytes`.
-    Value(usize),
-    /// `max_items`.
-    Items(usize),
-    /// 16 × `max_output`, the text built over the whole render.
-    Built(usize),
+/// The error minijinja carries up to the render for a bound it went past:
+/// the bound as its source, so that the render reports it in its own words.
+pub(super) fn exceeded(over: Exceeded) -> minijinja::Error {
+    minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, over.to_string())
+        .with_source(over)
 }
-
-impl Over {
-    /// The error minijinja carries up to the render.
-    pub(super) fn error(self) -> minijinja::Error {
-        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, self.to_string())
-            .with_source(self)
-    }
-}
-
-impl fmt::Display for Over {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Over::Output(limit) => write!(
-                f,
-                "the output is larger than {} (the limit max_output); is a loop or a repeated string unbounded?",
-                describe_bytes(limit)
-            ),
-            Over::Value(limit) => write!(
-                f,
-                "a text the template built is larger than {} (the limit max_value_bytes); does a value double in a loop?",
-                describe_bytes(limit)
-            ),
-            Over::Items(limit) => write!(
-                f,
-                "a list the template built has more than {limit} items (the limit max_items); does a list double in a loop?"
-            ),
-            Over::Built(limit) => write!(
-                f,
-                "the render has built more than {} of text (16 × the limit max_output): does a loop grow a value on every pass?",
-                describe_bytes(limit)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for Over {}
 
 thread_local! {
     static CURRENT: RefCell<Option<Scope>> = const { RefCell::new(None) };
@@ -163,14 +119,14 @@ fn with_current<R>(f: impl FnOnce(Option<&mut Scope>) -> R) -> R {
 
 /// Counts `bytes` more printed output; an error once the render has
 /// printed more than its budget.
-pub(super) fn spend(bytes: usize) -> Result<(), Over> {
+pub(super) fn spend(bytes: usize) -> Result<(), Exceeded> {
     with_current(|scope| {
         let Some(scope) = scope else {
             return Ok(());
         };
         scope.printed = scope.printed.saturating_add(bytes);
         if scope.printed > scope.limits.max_output {
-            Err(Over::Output(scope.limits.max_output))
+            Err(Exceeded::Output(scope.limits.max_output))
         } else {
             Ok(())
         }
@@ -179,17 +135,17 @@ pub(super) fn spend(bytes: usize) -> Result<(), Over> {
 
 /// Counts a text of `bytes` that a filter or operator built: one text may
 /// be at most `max_value_bytes`, all of them 16 × `max_output`.
-pub(super) fn build(bytes: usize) -> Result<(), Over> {
+pub(super) fn build(bytes: usize) -> Result<(), Exceeded> {
     with_current(|scope| {
         let Some(scope) = scope else {
             return Ok(());
         };
         if bytes > scope.limits.max_value_bytes {
-            return Err(Over::Value(scope.limits.max_value_bytes));
+            return Err(Exceeded::Value(scope.limits.max_value_bytes));
         }
         scope.built = scope.built.saturating_add(bytes);
         if scope.built > scope.limits.max_built_bytes() {
-            return Err(Over::Built(scope.limits.max_built_bytes()));
+            return Err(Exceeded::Built(scope.limits.max_built_bytes()));
         }
         Ok(())
     })
@@ -206,18 +162,18 @@ pub(super) fn max_items() -> usize {
 /// bound that sets it (unbounded outside a render). Filters that build text
 /// (`tojson`, `indent`, printing a list) stop at the room, so a huge result
 /// fails before it is allocated.
-pub(super) fn budget() -> (usize, Over) {
+pub(super) fn budget() -> (usize, Exceeded) {
     with_current(|scope| {
         let Some(scope) = scope else {
-            return (usize::MAX, Over::Output(usize::MAX));
+            return (usize::MAX, Exceeded::Output(usize::MAX));
         };
         let printable = scope.limits.max_output.saturating_sub(scope.printed);
         if printable <= scope.limits.max_value_bytes {
-            (printable, Over::Output(scope.limits.max_output))
+            (printable, Exceeded::Output(scope.limits.max_output))
         } else {
             (
                 scope.limits.max_value_bytes,
-                Over::Value(scope.limits.max_value_bytes),
+                Exceeded::Value(scope.limits.max_value_bytes),
             )
         }
     })
