@@ -41,6 +41,7 @@ mod options;
 mod prompt;
 mod request;
 pub mod schema;
+pub(crate) mod scope;
 mod syntax;
 pub mod testing;
 

@@ -8,7 +8,8 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Map, Value};
 
 use crate::limits::{self, Input};
-use crate::messages::{self, Markers};
+use crate::messages;
+use crate::scope::RenderScope;
 use crate::{
     context, data, document, syntax, ChatMessage, ContentPart, Data, Document, Entry, Error,
     ErrorClass, LoadOptions, Message, OnError, OutputFormat, PromptContext, Role, Strictness,
@@ -396,12 +397,9 @@ impl Prompt {
         if let Some(schema) = &self.schema {
             turn.warnings.extend(schema.near_misses(data.root()));
         }
-        let markers = Markers::new();
-        let env = syntax::RenderEnv {
-            now: turn
-                .now
-                .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC)),
-        };
+        let now = turn
+            .now
+            .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC));
         let (document, template) = match &self.tool_use {
             Some(tool_use)
                 if data
@@ -413,7 +411,9 @@ impl Prompt {
             }
             _ => (&self.document, &self.template),
         };
-        let output = messages::with_markers(&markers, || template.render(data, &env));
+        let mut scope = RenderScope::new(now, template.limits());
+        let output = template.render(data, &mut scope);
+        let markers = scope.markers();
         let split = output
             .map_err(|error| document.locate(error))
             .and_then(|output| {

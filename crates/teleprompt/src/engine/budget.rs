@@ -28,30 +28,24 @@ impl<'a> Renderer<'a> {
     /// value may be.
     #[inline(never)]
     pub(super) fn fits(&self, func: Func, bytes: usize, span: Span) -> Result<()> {
-        if bytes > self.program.limits.max_value_bytes {
-            let over = Exceeded::Value(self.program.limits.max_value_bytes);
-            return Err(func_error(func, span, over));
-        }
-        Ok(())
+        self.scope
+            .budget
+            .fits(bytes)
+            .map_err(|over| func_error(func, span, over))
     }
 
-    /// A text `func` built, counted against the render's bounds: one text
-    /// at most `max_value_bytes`, all of them together 16 × `max_output`
-    /// (a value grown a little on every pass of a long loop is copied
-    /// each time: the total stops it before the copying takes minutes).
+    /// A text `func` built, counted against the render's budget
+    /// ([`crate::scope::Budget::build`]).
     pub(super) fn built(&mut self, func: Func, text: String, span: Span) -> Result<Value<'a>> {
         self.count_built(func, text.len(), span)?;
         Ok(Value::string(text))
     }
 
     pub(super) fn count_built(&mut self, func: Func, bytes: usize, span: Span) -> Result<()> {
-        self.fits(func, bytes, span)?;
-        self.built = self.built.saturating_add(bytes);
-        let most = self.program.limits.max_built_bytes();
-        if self.built > most {
-            return Err(func_error(func, span, Exceeded::Built(most)));
-        }
-        Ok(())
+        self.scope
+            .budget
+            .build(bytes)
+            .map_err(|over| func_error(func, span, over))
     }
 
     /// Counts one step (a loop pass, a template call, a function call)

@@ -12,7 +12,7 @@ use super::program::{Const, Expr, Func, Span};
 use super::render::{Renderer, Result};
 use super::value::Value;
 use crate::diagnostics::closest;
-use crate::{functions, messages};
+use crate::functions;
 
 impl<'a> Renderer<'a> {
     /// Argument `i`, evaluated.
@@ -288,9 +288,9 @@ impl<'a> Renderer<'a> {
                     text.push(arg.to_string());
                 }
                 let marker = match (func, text.as_slice()) {
-                    (Func::Role, [name]) => messages::emit_role(name),
-                    (Func::Media, [url, content_type]) => messages::emit_media(url, content_type),
-                    _ => messages::emit_history(),
+                    (Func::Role, [name]) => self.scope.role(name),
+                    (Func::Media, [url, content_type]) => self.scope.media(url, content_type),
+                    _ => Ok(self.scope.history()),
                 };
                 marker
                     .map(Value::string)

@@ -1,5 +1,7 @@
 //! teleprompt's own template evaluator, shared by the Go and Handlebars
-//! front ends.
+//! front ends and by Jinja's direct path. A render takes its scope
+//! ([`crate::scope::RenderScope`]: budget, role markers) as an argument;
+//! the engine knows nothing else of the render around it.
 //!
 //! - [`program`]: the compiled representation both front ends produce —
 //!   instructions over expressions, contexts that blocks push (`with`,
@@ -39,6 +41,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::diagnostics::TemplateError;
+use crate::scope::RenderScope;
 use crate::Data;
 
 /// What the Go and Handlebars front ends hand to the library: a compiled
@@ -70,10 +73,20 @@ impl EngineTemplate {
         self.reads.as_ref().is_none_or(|names| names.contains(name))
     }
 
-    /// Renders against `data`.
-    pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
+    /// The bounds a render of the template is held to.
+    pub(crate) fn limits(&self) -> crate::limits::Limits {
+        self.program.limits
+    }
+
+    /// Renders against `data` in `scope`.
+    pub(crate) fn render(
+        &self,
+        data: &Data,
+        scope: &mut RenderScope,
+    ) -> Result<String, TemplateError> {
         let last = self.last_len.load(Ordering::Relaxed);
-        let mut out = render(&self.program, data, last + last / 8).map_err(|error| *error)?;
+        let expect = last + last / 8;
+        let mut out = render(&self.program, data, expect, scope).map_err(|error| *error)?;
         if out.len() != last {
             self.last_len.store(out.len(), Ordering::Relaxed);
             if out.capacity() > 2 * out.len() + 4096 {

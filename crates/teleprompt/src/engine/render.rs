@@ -1,6 +1,10 @@
-//! The evaluator: runs a [`Program`] against [`Data`], writing into one
-//! `String`. Values borrow the data and the program; variables live in one
-//! stack of frame slots; a render allocates only for what functions make.
+//! The evaluator's instruction loop: runs a [`Program`] against [`Data`]
+//! in the render's [`RenderScope`] (its budget, its markers), writing into
+//! one `String`: blocks, loops and sections, template calls and partial
+//! blocks, printing, expressions. Values borrow the data and the program;
+//! variables live in one stack of frame slots; a render allocates only for
+//! what functions make. Field lookup, built-ins, operators, bounds and
+//! each flavor's particulars are in the rooms beside it (see `engine`).
 
 use super::fail::{error, fail, fail_unplaced, internal};
 use super::flavor;
@@ -11,6 +15,7 @@ use super::program::{Block, Const, Expr, Func, Instr, LoopField, PartialContent,
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::limits::Exceeded;
+use crate::scope::RenderScope;
 use crate::{Data, Strictness};
 
 /// Errors are boxed while rendering: a result stays small (a value, or a
@@ -29,9 +34,15 @@ enum Flow {
     Continue,
 }
 
-/// Renders `program` against `data`, into an output that starts with room
-/// for `expect` bytes (or for about the template's size, if that is more).
-pub(crate) fn render(program: &Program, data: &Data, expect: usize) -> Result<String> {
+/// Renders `program` against `data` in `scope`, into an output that starts
+/// with room for `expect` bytes (or for about the template's size, if that
+/// is more).
+pub(crate) fn render(
+    program: &Program,
+    data: &Data,
+    expect: usize,
+    scope: &mut RenderScope,
+) -> Result<String> {
     let root = Value::from_view(data.root());
     let capacity = expect
         .max(program.source.len() + program.source.len() / 2 + 64)
@@ -43,13 +54,13 @@ pub(crate) fn render(program: &Program, data: &Data, expect: usize) -> Result<St
         frame: 0,
         out: String::with_capacity(capacity),
         iterations: 0,
-        built: 0,
         calls: 0,
         depth: 0,
         args: Vec::with_capacity(8),
         partial_blocks: Vec::new(),
         partial_level: 0,
         messages: None,
+        scope,
     };
     if program.flavor.reads_messages() {
         renderer.messages = flavor::jinja::messages(data);
@@ -71,8 +82,6 @@ pub(super) struct Renderer<'a> {
     pub(super) frame: usize,
     pub(super) out: String,
     pub(super) iterations: u64,
-    /// Bytes of text functions and helpers have built so far.
-    pub(super) built: usize,
     calls: usize,
     depth: usize,
     /// Reused argument buffer for variadic functions.
@@ -86,6 +95,8 @@ pub(super) struct Renderer<'a> {
     /// A chat template's messages (the data's `messages` list), by where
     /// they are: an object in this range is a message.
     pub(super) messages: Option<std::ops::Range<*const serde_json::Value>>,
+    /// The render's scope: its budget and its markers.
+    pub(super) scope: &'a mut RenderScope,
 }
 
 /// A Handlebars partial block being called.

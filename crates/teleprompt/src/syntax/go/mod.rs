@@ -44,9 +44,21 @@ impl GoTemplate {
         self.engine.reads(name)
     }
 
-    /// Renders against `data`; errors in another file are placed there.
-    pub(crate) fn render(&self, data: &crate::Data) -> Result<String, TemplateError> {
-        self.engine.render(data).map_err(|error| self.place(error))
+    /// The bounds a render of the template is held to.
+    pub(crate) fn limits(&self) -> crate::limits::Limits {
+        self.engine.limits()
+    }
+
+    /// Renders against `data` in `scope`; errors in another file are
+    /// placed there.
+    pub(crate) fn render(
+        &self,
+        data: &crate::Data,
+        scope: &mut crate::scope::RenderScope,
+    ) -> Result<String, TemplateError> {
+        self.engine
+            .render(data, scope)
+            .map_err(|error| self.place(error))
     }
 
     /// `error` (spans in the body, or in another file's text after it)

@@ -106,10 +106,20 @@ impl HandlebarsTemplate {
         self.engine.reads(name)
     }
 
-    /// Renders against `data`; errors in a partial file are placed there.
-    pub(crate) fn render(&self, data: &crate::Data) -> Result<String, TemplateError> {
+    /// The bounds a render of the template is held to.
+    pub(crate) fn limits(&self) -> crate::limits::Limits {
+        self.engine.limits()
+    }
+
+    /// Renders against `data` in `scope`; errors in a partial file are
+    /// placed there.
+    pub(crate) fn render(
+        &self,
+        data: &crate::Data,
+        scope: &mut crate::scope::RenderScope,
+    ) -> Result<String, TemplateError> {
         self.engine
-            .render(data)
+            .render(data, scope)
             .map_err(|error| self.files.place(error))
     }
 }

@@ -234,7 +234,7 @@ pub(super) fn convert_error(
 /// (through its scope) without a lock: a chat template tests many absent
 /// keys on purpose (`'tool_calls' in message`), so a miss must cost little.
 #[derive(Debug, Default)]
-pub(super) struct MissLog {
+pub(crate) struct MissLog {
     recent: RefCell<Ring>,
 }
 
