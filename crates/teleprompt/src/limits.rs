@@ -356,22 +356,78 @@ fn read_to_limit(
     Ok(bytes)
 }
 
+/// A bound that a render, or a file read, went past: the one error every
+/// syntax gives for it, in one wording that names the bound and its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exceeded {
+    /// [`Limits::max_output`].
+    Output(usize),
+    /// [`Limits::max_value_bytes`].
+    Value(usize),
+    /// [`Limits::max_items`].
+    Items(usize),
+    /// 16 × [`Limits::max_output`]: the text built over the whole render.
+    Built(usize),
+    /// [`Limits::max_steps`].
+    Steps(u64),
+    /// [`Limits::max_call_depth`].
+    CallDepth(usize),
+    /// [`Limits::max_template_bytes`] or [`Limits::max_data_bytes`]: a
+    /// file read.
+    File(Input, usize),
+}
+
+impl std::fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Exceeded::Output(limit) => write!(
+                f,
+                "the output is larger than {} (the limit max_output); is a loop or a repeated string unbounded?",
+                describe_bytes(limit)
+            ),
+            Exceeded::Value(limit) => write!(
+                f,
+                "the text is larger than {} (the limit max_value_bytes)",
+                describe_bytes(limit)
+            ),
+            Exceeded::Items(limit) => write!(
+                f,
+                "the list would hold more than {limit} values in all (the limit max_items)"
+            ),
+            Exceeded::Built(limit) => write!(
+                f,
+                "the render has built more than {} of text (16 × the limit max_output): does a loop grow a value on every pass?",
+                describe_bytes(limit)
+            ),
+            Exceeded::Steps(limit) => write!(
+                f,
+                "the template ran too long (more than {limit} steps, the limit max_steps); is a loop unbounded?"
+            ),
+            Exceeded::CallDepth(limit) => write!(
+                f,
+                "template calls nest more than {limit} deep (the limit max_call_depth)"
+            ),
+            Exceeded::File(input, limit) => write!(
+                f,
+                "the file is larger than {}, the limit for {}",
+                describe_bytes(limit),
+                input.noun()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Exceeded {}
+
 /// The error for an input over its limit.
 fn too_large(origin: &str, max_bytes: usize, input: Input) -> Error {
     let field = input.field();
-    Error::new(
-        ErrorClass::Io,
-        format!(
-            "the file is larger than {}, the limit for {}",
-            describe_bytes(max_bytes),
-            input.noun()
-        ),
-    )
-    .with_file(origin)
-    .with_suggestion(Some(format!(
-        "raise the limit: --{} on the command line, `Limits::{field}` in a program",
-        field.replace('_', "-")
-    )))
+    Error::new(ErrorClass::Io, Exceeded::File(input, max_bytes).to_string())
+        .with_file(origin)
+        .with_suggestion(Some(format!(
+            "raise the limit: --{} on the command line, `Limits::{field}` in a program",
+            field.replace('_', "-")
+        )))
 }
 
 /// `bytes` in words: `1 GiB`, `64 MiB`, `16 KiB`, `1500 bytes`.

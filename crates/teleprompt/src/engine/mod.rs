@@ -1,5 +1,7 @@
 //! teleprompt's own template evaluator, shared by the Go and Handlebars
-//! front ends.
+//! front ends and by Jinja's direct path. A render takes its scope
+//! ([`crate::render::scope::RenderScope`]: budget, role markers) as an argument;
+//! the engine knows nothing else of the render around it.
 //!
 //! - [`program`]: the compiled representation both front ends produce —
 //!   instructions over expressions, contexts that blocks push (`with`,
@@ -7,14 +9,28 @@
 //!   root), functions resolved at compile time, variable slots, named
 //!   sub-templates.
 //! - [`value`]: a borrowed view of the data plus the values functions make.
-//! - [`render`]: the evaluator, with strictness and bounds.
-//! - [`helpers`]: the Handlebars-only helpers of Semantic Kernel, Forge
-//!   and Dotprompt, with their table.
-//! - [`gofmt`]: Go's `fmt` printing rules, used by `print`, `printf` and
-//!   by actions.
+//! - [`render`]: the evaluator's instruction loop: blocks, loops,
+//!   sections, template calls and partial blocks, printing, expressions.
+//! - [`lookup`]: field lookup (paths read key by key), with the error text
+//!   each flavor gives for a missing key.
+//! - [`builtins`]: the built-in functions (`call` and its family:
+//!   `index`, `slice`, `len`, printing, escaping, host functions, role
+//!   markers) and the entry to the Handlebars helpers.
+//! - [`ops`]: operators: Go's comparisons and Jinja's operators.
+//! - [`budget`]: the bounds bookkeeping (output, text built, steps).
+//! - [`fail`]: how the evaluator builds its errors.
+//! - [`escape`]: Go's `html`, `js` and `urlquery` escaping.
+//! - [`flavor`]: each flavor's particulars: Go's printing rules
+//!   ([`flavor::go`]), the Handlebars helper table
+//!   ([`flavor::handlebars`]), Jinja's ([`flavor::jinja`]).
 
-pub(crate) mod gofmt;
-pub(crate) mod helpers;
+mod budget;
+mod builtins;
+pub(crate) mod escape;
+mod fail;
+pub(crate) mod flavor;
+mod lookup;
+mod ops;
 pub(crate) mod program;
 pub(crate) mod render;
 pub(crate) mod value;
@@ -25,6 +41,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::diagnostics::TemplateError;
+use crate::render::scope::RenderScope;
 use crate::Data;
 
 /// What the Go and Handlebars front ends hand to the library: a compiled
@@ -56,10 +73,20 @@ impl EngineTemplate {
         self.reads.as_ref().is_none_or(|names| names.contains(name))
     }
 
-    /// Renders against `data`.
-    pub(crate) fn render(&self, data: &Data) -> Result<String, TemplateError> {
+    /// The bounds a render of the template is held to.
+    pub(crate) fn limits(&self) -> crate::limits::Limits {
+        self.program.limits
+    }
+
+    /// Renders against `data` in `scope`.
+    pub(crate) fn render(
+        &self,
+        data: &Data,
+        scope: &mut RenderScope,
+    ) -> Result<String, TemplateError> {
         let last = self.last_len.load(Ordering::Relaxed);
-        let mut out = render(&self.program, data, last + last / 8).map_err(|error| *error)?;
+        let expect = last + last / 8;
+        let mut out = render(&self.program, data, expect, scope).map_err(|error| *error)?;
         if out.len() != last {
             self.last_len.store(out.len(), Ordering::Relaxed);
             if out.capacity() > 2 * out.len() + 4096 {

@@ -5,7 +5,8 @@
 
 use std::ops::Range;
 
-use super::helpers::Helper;
+use super::flavor::handlebars::Helper;
+pub(crate) use super::flavor::Flavor;
 use crate::diagnostics::TemplateError;
 use crate::functions::{Function, Functions, Naming};
 use crate::Strictness;
@@ -41,41 +42,12 @@ pub(crate) struct Program {
     pub templates: Vec<Template>,
     /// What missing values do.
     pub strictness: Strictness,
-    /// Bounds on a render.
+    /// Bounds on a render, given by the front end that builds the program.
     pub limits: crate::limits::Limits,
     /// Host functions, by the index in [`Func::Host`].
     pub hosts: Box<[Host]>,
     /// Which front end compiled it: printing and a few data rules differ.
     pub flavor: Flavor,
-}
-
-/// The syntax a program was compiled from, for the few rules where Go and
-/// Handlebars differ at render time (how null and lists print, the words of
-/// a missing-key error). Checked only off the hot paths.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Flavor {
-    /// Go `text/template`.
-    Go,
-    /// Handlebars.
-    Handlebars,
-    /// Jinja, lowered where every construct of the template has its exact
-    /// meaning here (`syntax/jinja/lower.rs`). Such a program renders only
-    /// what it can render as Jinja does: values print as Python prints
-    /// them, or not at all, and anything else is an error, after which
-    /// the template renders on minijinja.
-    Jinja,
-    /// A Hugging Face chat template lowered as [`Flavor::Jinja`] is: a
-    /// message of the data's `messages` also reads as `transformers` hands
-    /// it over (a key whose value is null is absent; the reasoning aliases
-    /// are minijinja's to read).
-    ChatTemplate,
-}
-
-impl Flavor {
-    /// Lowered from Jinja.
-    pub(crate) fn is_jinja(self) -> bool {
-        matches!(self, Flavor::Jinja | Flavor::ChatTemplate)
-    }
 }
 
 /// A host function the program calls, with its name as templates write it.

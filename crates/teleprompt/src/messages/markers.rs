@@ -40,8 +40,6 @@
 //! and `-._~%` (media URLs and content types are percent-encoded), so HTML
 //! escaping (Jinja autoescape, Handlebars `{{…}}`) leaves markers intact.
 
-use std::cell::RefCell;
-
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 use std::collections::hash_map::RandomState;
 use std::fmt;
@@ -87,8 +85,9 @@ static RENDERS: AtomicU64 = AtomicU64::new(0);
 pub struct Markers {
     /// `OPEN` + `TAG` + `:` + secret + `:`: how every marker of this render
     /// starts. Made when the render writes its first marker: most renders
-    /// of plain prompts never do, and skip the cost. Shared by clones (the
-    /// render's thread-local holds one), so they all use one secret.
+    /// of plain prompts never do, and skip the cost. Shared by clones (a Jinja
+    /// render's filters hold a copy of its scope), so they all use one
+    /// secret.
     shared: std::sync::Arc<Shared>,
 }
 
@@ -730,70 +729,17 @@ fn hashed_secret() -> String {
     secret
 }
 
-thread_local! {
-    /// The markers of the render running on this thread, if any.
-    static CURRENT: RefCell<Option<Markers>> = const { RefCell::new(None) };
-}
-
-/// Puts the previous markers back when a render ends, even by a panic.
-struct Restore(Option<Markers>);
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        let previous = self.0.take();
-        // `try_with` fails only while the thread is being torn down, when
-        // there is nothing left to restore.
-        let _ = CURRENT.try_with(|current| {
-            if let Ok(mut current) = current.try_borrow_mut() {
-                *current = previous;
-            }
-        });
-    }
-}
-
-/// Runs `f` (a render) with `markers` as this thread's current markers, so
-/// that template functions can emit them without plumbing. The previous
-/// markers (of an enclosing render) are restored when `f` returns or panics.
-pub(crate) fn with_markers<R>(markers: &Markers, f: impl FnOnce() -> R) -> R {
-    let previous = CURRENT.with(|current| current.replace(Some(markers.clone())));
-    let _restore = Restore(previous);
-    f()
-}
-
-/// Calls `f` with the current render's markers, or says that there is none.
-fn with_current<R>(
-    function: &str,
-    f: impl FnOnce(&Markers) -> Result<R, String>,
-) -> Result<R, String> {
-    let markers = CURRENT
-        .try_with(|current| current.try_borrow().ok().and_then(|m| m.clone()))
-        .ok()
-        .flatten();
-    match markers {
-        Some(markers) => f(&markers),
-        None => Err(format!(
-            "{function}() can only be called while a prompt renders"
-        )),
-    }
-}
-
 /// The role names a template may use: every role but `tool`, whose messages
 /// answer a tool call id and so come only from the history.
 const TEMPLATE_ROLES: [&str; 4] = ["system", "developer", "user", "assistant"];
 
-/// The text of a `{% generation %}` block between the current render's
-/// generation markers.
-pub(crate) fn emit_generation(text: &str) -> Result<String, String> {
-    with_current("generation", |markers| Ok(markers.generation(text)))
-}
-
-/// `role(name)`: the marker that starts a message, for the current render.
-///
-/// Errors are sentences for the template author: an unknown name, with the
-/// closest valid one; `tool`; or a call outside a render.
-pub(crate) fn emit_role(name: &str) -> Result<String, String> {
-    let role = template_role(name)?;
-    with_current("role", |markers| Ok(markers.role(role)))
+impl Markers {
+    /// `role(name)` as a template calls it: the marker that starts a
+    /// message. Errors are sentences for the template author: an unknown
+    /// name, with the closest valid one, or `tool`.
+    pub(crate) fn template_role(&self, name: &str) -> Result<String, String> {
+        template_role(name).map(|role| self.role(role))
+    }
 }
 
 fn template_role(name: &str) -> Result<Role, String> {
@@ -810,20 +756,6 @@ fn template_role(name: &str) -> Result<Role, String> {
             ),
         }),
     }
-}
-
-/// `history()`: the marker that places the conversation history.
-pub(crate) fn emit_history() -> Result<String, String> {
-    with_current("history", |markers| Ok(markers.history()))
-}
-
-/// `media(url, content_type)`: the marker for a media part.
-pub(crate) fn emit_media(url: &str, content_type: &str) -> Result<String, String> {
-    with_current("media", |markers| {
-        markers
-            .media(url, content_type)
-            .map_err(|error| error.to_string())
-    })
 }
 
 #[cfg(test)]
@@ -877,56 +809,6 @@ mod tests {
     fn debug_hides_the_secret() {
         let markers = Markers::new();
         assert_eq!(format!("{markers:?}"), "Markers { .. }");
-    }
-
-    #[test]
-    fn emit_outside_a_render_is_an_error() {
-        assert_eq!(
-            emit_role("system").unwrap_err(),
-            "role() can only be called while a prompt renders"
-        );
-        assert!(emit_history().unwrap_err().starts_with("history()"));
-    }
-
-    #[test]
-    fn emit_inside_a_render_uses_its_markers() {
-        let markers = Markers::new();
-        let output = with_markers(&markers, || {
-            format!(
-                "{}sys{}hi",
-                emit_role("system").unwrap_or_default(),
-                emit_role("user").unwrap_or_default()
-            )
-        });
-        let split = markers.split(&output, Role::User).unwrap_or_default();
-        assert_eq!(
-            texts(&split),
-            vec![(Role::System, "sys".into()), (Role::User, "hi".into())]
-        );
-        assert!(emit_role("user").is_err(), "the render is over");
-    }
-
-    #[test]
-    fn nested_renders_restore_the_outer_markers() {
-        let outer = Markers::new();
-        let inner = Markers::new();
-        with_markers(&outer, || {
-            with_markers(&inner, || {
-                assert_eq!(emit_history().ok(), Some(inner.history()));
-            });
-            assert_eq!(emit_history().ok(), Some(outer.history()));
-        });
-    }
-
-    #[test]
-    fn a_panicking_render_restores_the_markers() {
-        let outer = Markers::new();
-        with_markers(&outer, || {
-            let inner = Markers::new();
-            let result = std::panic::catch_unwind(|| with_markers(&inner, || panic!("boom")));
-            assert!(result.is_err());
-            assert_eq!(emit_history().ok(), Some(outer.history()));
-        });
     }
 
     #[test]
@@ -1110,8 +992,8 @@ mod lazy_secret {
     use super::*;
 
     /// The secret is made on first use; clones made before that still
-    /// share it, so markers emitted through the render's thread-local copy
-    /// split with the render's own `Markers`.
+    /// share it, so markers emitted through the copy of the render's scope
+    /// that Jinja's filters hold split with the render's own `Markers`.
     #[test]
     fn clones_share_the_lazily_made_secret() {
         let markers = Markers::new();

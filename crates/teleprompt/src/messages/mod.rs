@@ -23,9 +23,6 @@ pub use self::history::{
     assemble, history_from_value, parse_history, validate_history, Entry, HistoryError,
     HistoryParseError, HistoryRule,
 };
-pub(crate) use self::markers::{
-    emit_generation, emit_history, emit_media, emit_role, with_markers,
-};
 pub use self::markers::{Item, MarkerError, Markers, Split, SplitError, CLOSE, OPEN};
 pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
 

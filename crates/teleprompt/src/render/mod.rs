@@ -6,6 +6,7 @@
 pub(crate) mod options;
 pub(crate) mod rendered;
 pub(crate) mod request;
+pub(crate) mod scope;
 
 use std::sync::{Arc, OnceLock};
 
@@ -16,10 +17,10 @@ use crate::data::Data;
 use crate::diagnostics::{Error, ErrorClass};
 use crate::load::formats::dotprompt;
 use crate::load::{document, Compiled};
-use crate::messages::{ChatMessage, Markers};
+use crate::messages::ChatMessage;
 use crate::options::OnError;
+use crate::render::scope::RenderScope;
 use crate::schema::MAX_VIOLATIONS;
-use crate::syntax;
 use options::RenderOptions;
 use rendered::{RenderOutput, Rendered};
 
@@ -92,12 +93,9 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
     if let Some(schema) = &compiled.schema {
         turn.warnings.extend(schema.near_misses(data.root()));
     }
-    let markers = Markers::new();
-    let env = syntax::RenderEnv {
-        now: turn
-            .now
-            .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC)),
-    };
+    let now = turn
+        .now
+        .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC));
     let (document, template) = match &compiled.tool_use {
         Some(tool_use)
             if data
@@ -109,7 +107,9 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         }
         _ => (&compiled.document, &compiled.template),
     };
-    let output = crate::messages::with_markers(&markers, || template.render(data, &env));
+    let mut scope = RenderScope::new(now, template.limits());
+    let output = template.render(data, &mut scope);
+    let markers = scope.markers();
     let split = output
         .map_err(|error| document.locate(error))
         .and_then(|output| {

@@ -24,7 +24,7 @@
 use std::ops::Range;
 
 use crate::diagnostics::TemplateError;
-use crate::engine::helpers::Helper;
+use crate::engine::flavor::handlebars::Helper;
 use crate::engine::program::{Const, Expr, Func};
 
 /// What the render accepts of an argument.

@@ -15,6 +15,7 @@ pub(crate) mod role_tags;
 use crate::diagnostics::TemplateError;
 use crate::functions::Functions;
 use crate::messages::Role;
+use crate::render::scope::RenderScope;
 use crate::{Data, MessageReader, Strictness, Syntax};
 
 /// What a front end needs to compile a body.
@@ -50,14 +51,6 @@ impl CompileOptions {
             sk_helpers: false,
         }
     }
-}
-
-/// What a render may ask of the world besides its data.
-#[derive(Clone, Debug)]
-pub(crate) struct RenderEnv {
-    /// The current time, in the time zone the host chose (for Jinja's
-    /// `strftime_now`).
-    pub now: jiff::Zoned,
 }
 
 /// A compiled template body, in any syntax.
@@ -239,11 +232,26 @@ impl Template {
             .collect()
     }
 
-    pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
+    /// The bounds a render of the template is held to (the host's, as
+    /// the front matter lowered them): a render's scope is made with them.
+    pub(crate) fn limits(&self) -> crate::limits::Limits {
+        match &self.compiled {
+            Compiled::Jinja(template) => template.limits(),
+            Compiled::Go(template) => template.limits(),
+            Compiled::Handlebars(template) => template.limits(),
+        }
+    }
+
+    /// Renders against `data` in `scope` (made with [`Template::limits`]).
+    pub(crate) fn render(
+        &self,
+        data: &Data,
+        scope: &mut RenderScope,
+    ) -> Result<String, TemplateError> {
         let rendered = match &self.compiled {
-            Compiled::Jinja(template) => template.render(data, env),
-            Compiled::Go(template) => template.render(data),
-            Compiled::Handlebars(template) => template.render(data),
+            Compiled::Jinja(template) => template.render(data, scope),
+            Compiled::Go(template) => template.render(data, scope),
+            Compiled::Handlebars(template) => template.render(data, scope),
         };
         rendered.map_err(|error| self.source.place(error))
     }

@@ -12,6 +12,7 @@ use super::engine::program::{
 use super::includes::Loaded;
 use crate::diagnostics::{closest, Findings, TemplateError};
 use crate::functions::{ArgAt, Functions, Naming};
+use crate::limits::Limits;
 use crate::syntax::{builtin_types, host_calls};
 use crate::Strictness;
 
@@ -28,6 +29,7 @@ pub(crate) fn lower(
     loaded: &Loaded,
     strictness: Strictness,
     functions: &Functions,
+    limits: Limits,
 ) -> Result<(Program, Findings)> {
     let src = loaded.source.as_str();
     let hosts = Host::table(
@@ -93,7 +95,7 @@ pub(crate) fn lower(
         },
         templates,
         strictness,
-        limits: crate::limits::Limits::default(),
+        limits,
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Go,
     };

@@ -44,9 +44,21 @@ impl GoTemplate {
         self.engine.reads(name)
     }
 
-    /// Renders against `data`; errors in another file are placed there.
-    pub(crate) fn render(&self, data: &crate::Data) -> Result<String, TemplateError> {
-        self.engine.render(data).map_err(|error| self.place(error))
+    /// The bounds a render of the template is held to.
+    pub(crate) fn limits(&self) -> crate::limits::Limits {
+        self.engine.limits()
+    }
+
+    /// Renders against `data` in `scope`; errors in another file are
+    /// placed there.
+    pub(crate) fn render(
+        &self,
+        data: &crate::Data,
+        scope: &mut crate::render::scope::RenderScope,
+    ) -> Result<String, TemplateError> {
+        self.engine
+            .render(data, scope)
+            .map_err(|error| self.place(error))
     }
 
     /// `error` (spans in the body, or in another file's text after it)
@@ -121,10 +133,15 @@ pub(crate) fn compile_all(
         options.limits.max_template_bytes,
     )?;
     engine::check_size(&loaded.source)?;
-    let (mut program, found) = lower::lower(&tree, &loaded, options.strictness, &options.functions)
-        .map_err(|error| loaded.placed.place(error))?;
+    let (program, found) = lower::lower(
+        &tree,
+        &loaded,
+        options.strictness,
+        &options.functions,
+        options.limits,
+    )
+    .map_err(|error| loaded.placed.place(error))?;
     let found = found.map(|error| loaded.placed.place(error));
-    program.limits = options.limits;
     let included = (!loaded.files.is_empty()).then(|| Box::new(Included::from(loaded)));
     let extra = included.as_ref().map_or(&[][..], |i| i.defines.as_slice());
     let template = GoTemplate {

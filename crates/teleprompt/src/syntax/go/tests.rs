@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use super::{compile as compile_go, parse, root_reads, GoTemplate};
 use crate::diagnostics::TemplateError;
 use crate::functions::Functions;
+use crate::render::scope::RenderScope;
 use crate::syntax::CompileOptions;
 use crate::{Data, Strictness};
 
@@ -13,7 +14,9 @@ fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateErro
 }
 
 fn render_with(src: &str, data: Value, strictness: Strictness) -> Result<String, TemplateError> {
-    compile(src, strictness)?.render(&Data::new(data))
+    let template = compile(src, strictness)?;
+    let mut scope = RenderScope::at_epoch(template.limits());
+    template.render(&Data::new(data), &mut scope)
 }
 
 fn render(src: &str, data: Value) -> String {
@@ -164,7 +167,7 @@ fn bounds() {
     .unwrap_err();
     assert!(
         e.message
-            .contains("steps (loop passes, template calls and function calls;"),
+            .contains("more than 5000000 steps, the limit max_steps"),
         "{}",
         e.message
     );
@@ -263,7 +266,9 @@ fn render_hosts_with(
     data: Value,
     strictness: Strictness,
 ) -> Result<String, TemplateError> {
-    compile_hosts(src, strictness)?.render(&Data::new(data))
+    let template = compile_hosts(src, strictness)?;
+    let mut scope = RenderScope::at_epoch(template.limits());
+    template.render(&Data::new(data), &mut scope)
 }
 
 fn render_hosts(src: &str, data: Value) -> String {

@@ -9,12 +9,13 @@ use std::collections::HashMap;
 use super::ast::*;
 use super::includes::Loaded;
 use crate::diagnostics::{closest, Findings, TemplateError};
-use crate::engine::helpers::{Helper, HELPERS};
+use crate::engine::flavor::handlebars::{Helper, HELPERS};
 use crate::engine::program::{
     Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, PartialContent, Program,
     Span as PSpan, Template,
 };
 use crate::functions::{ArgAt, Functions, Naming};
+use crate::limits::Limits;
 use crate::syntax::{builtin_types, host_calls};
 use crate::Strictness;
 
@@ -56,6 +57,7 @@ pub(crate) fn lower(
     strictness: Strictness,
     functions: &Functions,
     sk_helpers: bool,
+    limits: Limits,
 ) -> Result<(Program, Findings)> {
     let src = files.source.as_str();
     let hosts = Host::table(
@@ -121,7 +123,7 @@ pub(crate) fn lower(
         },
         templates,
         strictness,
-        limits: crate::limits::Limits::default(),
+        limits,
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Handlebars,
     };

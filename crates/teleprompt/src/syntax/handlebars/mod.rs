@@ -105,10 +105,20 @@ impl HandlebarsTemplate {
         self.engine.reads(name)
     }
 
-    /// Renders against `data`; errors in a partial file are placed there.
-    pub(crate) fn render(&self, data: &crate::Data) -> Result<String, TemplateError> {
+    /// The bounds a render of the template is held to.
+    pub(crate) fn limits(&self) -> crate::limits::Limits {
+        self.engine.limits()
+    }
+
+    /// Renders against `data` in `scope`; errors in a partial file are
+    /// placed there.
+    pub(crate) fn render(
+        &self,
+        data: &crate::Data,
+        scope: &mut crate::render::scope::RenderScope,
+    ) -> Result<String, TemplateError> {
         self.engine
-            .render(data)
+            .render(data, scope)
             .map_err(|error| self.files.place(error))
     }
 }
@@ -157,16 +167,16 @@ pub(crate) fn compile_all(
         options.limits.nesting(),
     )?;
     engine::check_size(&loaded.source)?;
-    let (mut program, found) = lower::lower(
+    let (program, found) = lower::lower(
         &tree,
         &loaded,
         options.strictness,
         &options.functions,
         options.sk_helpers,
+        options.limits,
     )
     .map_err(|error| loaded.placed.place(error))?;
     let found = found.map(|error| loaded.placed.place(error));
-    program.limits = options.limits;
     let mut reads = root_reads(&tree.nodes);
     for partial in &loaded.partials {
         reads = match (reads, root_reads(&partial.nodes)) {

@@ -7,8 +7,9 @@ use crate::{LoadOptions, Prompt, Strictness, Syntax};
 fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
     let options = crate::syntax::CompileOptions::plain(Strictness::Semi);
     let template = super::compile(body, &options).map_err(|e| e.message)?;
+    let mut scope = crate::render::scope::RenderScope::at_epoch(template.limits());
     template
-        .render(&crate::Data::new(data))
+        .render(&crate::Data::new(data), &mut scope)
         .map_err(|error| error.message)
 }
 

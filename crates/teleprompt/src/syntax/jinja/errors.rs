@@ -187,7 +187,7 @@ pub(super) fn convert_error(
     };
     if let Some(over) = error
         .source()
-        .and_then(|source| source.downcast_ref::<super::scope::Over>())
+        .and_then(|source| source.downcast_ref::<crate::limits::Exceeded>())
     {
         return TemplateError::render(span, over.to_string());
     }
@@ -207,26 +207,16 @@ pub(super) fn convert_error(
             .suggest(failure.0.suggestion.clone());
     }
     if kind == ErrorKind::OutOfFuel {
-        return TemplateError::render(
-            span,
-            format!(
-                "the template ran too long (more than {} steps, the limit max_steps); is a loop unbounded?",
-                limits.max_steps
-            ),
-        );
+        let over = crate::limits::Exceeded::Steps(limits.max_steps);
+        return TemplateError::render(span, over.to_string());
     }
     if kind == ErrorKind::InvalidOperation
         && detail
             .as_deref()
             .is_some_and(|detail| detail.contains("recursion limit exceeded"))
     {
-        return TemplateError::render(
-            span,
-            format!(
-                "macro calls, includes and imports nest too deep (past the limit max_call_depth, {}): does a macro call itself without end?",
-                limits.max_call_depth
-            ),
-        );
+        let over = crate::limits::Exceeded::CallDepth(limits.max_call_depth);
+        return TemplateError::render(span, over.to_string());
     }
     if kind == ErrorKind::UndefinedError {
         if let Some((miss, span)) = misses.explain(body, span.clone()) {
@@ -244,7 +234,7 @@ pub(super) fn convert_error(
 /// (through its scope) without a lock: a chat template tests many absent
 /// keys on purpose (`'tool_calls' in message`), so a miss must cost little.
 #[derive(Debug, Default)]
-pub(super) struct MissLog {
+pub(crate) struct MissLog {
     recent: RefCell<Ring>,
 }
 

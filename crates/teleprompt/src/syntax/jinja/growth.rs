@@ -22,7 +22,8 @@ use minijinja::value::{Rest, Value as JValue, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State};
 
 use super::python::Out;
-use super::scope::{self, Over};
+use super::scope;
+use crate::limits::Exceeded;
 
 /// The filter that checks what an operator built.
 pub(super) const BOUND_FILTER: &str = "__bounded";
@@ -39,7 +40,7 @@ pub(super) fn register(env: &mut Environment<'static>) {
 /// counts as built text, a list or map by its number of items.
 fn bounded(value: JValue) -> Result<JValue, Error> {
     if let Some(text) = value.as_str() {
-        scope::build(text.len()).map_err(Over::error)?;
+        scope::build(text.len()).map_err(scope::exceeded)?;
     } else if matches!(
         value.kind(),
         ValueKind::Seq | ValueKind::Map | ValueKind::Iterable
@@ -77,7 +78,7 @@ pub(super) fn guard_filters(env: &mut Environment<'static>) {
 pub(super) fn check_items(items: usize) -> Result<(), Error> {
     let most = scope::max_items();
     if items > most {
-        return Err(Over::Items(most).error());
+        return Err(scope::exceeded(Exceeded::Items(most)));
     }
     Ok(())
 }
@@ -184,7 +185,7 @@ fn check_field_indexes(format: &str) -> Result<(), Error> {
 /// A result counted as built text, when it is a string.
 fn counted(result: JValue) -> Result<JValue, Error> {
     if let Some(text) = result.as_str() {
-        scope::build(text.len()).map_err(Over::error)?;
+        scope::build(text.len()).map_err(scope::exceeded)?;
     }
     Ok(result)
 }

@@ -65,6 +65,7 @@ use crate::engine::program::{
     Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program, Span, Template,
 };
 use crate::limits::Limits;
+use crate::render::scope::RenderScope;
 use crate::Strictness;
 
 /// The program of `template` (parsed from `source`), if every construct
@@ -127,7 +128,12 @@ impl Direct {
     /// data keeps it giving up (a value it does not print, a missing one
     /// that a lenient render prints empty) is tried only once in 64
     /// renders, so that giving up costs little.
-    pub(super) fn render(&self, data: &Data, expect: usize) -> Option<String> {
+    pub(super) fn render(
+        &self,
+        data: &Data,
+        expect: usize,
+        scope: &mut RenderScope,
+    ) -> Option<String> {
         let (rendered, declined) = (self.rendered.load(Relaxed), self.declined.load(Relaxed));
         if declined > 16 && declined / 4 > rendered {
             let skipped = self.skipped.fetch_add(1, Relaxed);
@@ -135,13 +141,16 @@ impl Direct {
                 return None;
             }
         }
-        match crate::engine::render(&self.program, data, expect) {
+        // Given up, the render goes to minijinja with the budget as it was.
+        let budget = scope.budget;
+        match crate::engine::render(&self.program, data, expect, scope) {
             Ok(out) => {
                 self.rendered.store(rendered.saturating_add(1), Relaxed);
                 Some(out)
             }
             Err(_) => {
                 self.declined.store(declined.saturating_add(1), Relaxed);
+                scope.budget = budget;
                 None
             }
         }
@@ -616,7 +625,8 @@ fn constant_of(value: &minijinja::Value) -> Option<Const> {
 mod tests {
     use super::super::{Dialect, JinjaTemplate};
     use crate::data::Data;
-    use crate::syntax::{CompileOptions, RenderEnv};
+    use crate::render::scope::RenderScope;
+    use crate::syntax::CompileOptions;
     use crate::Strictness;
     use serde_json::{json, Value};
     use std::sync::atomic::Ordering::Relaxed;
@@ -841,22 +851,27 @@ mod tests {
     #[test]
     fn giving_up_often_stops_trying_until_data_changes() {
         let template = compile("{{ n }}", Strictness::Strict).unwrap();
-        let env = RenderEnv {
-            now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
-        };
         let direct = template.direct.as_ref().unwrap();
         let float = Data::new(json!({"n": 1.5}));
         for _ in 0..640 {
-            assert_eq!(template.render(&float, &env).unwrap(), "1.5");
+            assert_eq!(
+                template.render(&float, &mut scope(&template)).unwrap(),
+                "1.5"
+            );
         }
         let declined = direct.declined.load(Relaxed);
         assert!((17..=17 + 10).contains(&declined), "{declined}");
         let int = Data::new(json!({"n": 7}));
         for _ in 0..1000 {
-            assert_eq!(template.render(&int, &env).unwrap(), "7");
+            assert_eq!(template.render(&int, &mut scope(&template)).unwrap(), "7");
         }
         let rendered = direct.rendered.load(Relaxed);
         assert!(rendered > 500, "{rendered}");
+    }
+
+    /// A fresh scope for one render of `template`.
+    fn scope(template: &JinjaTemplate) -> RenderScope {
+        RenderScope::at_epoch(template.limits())
     }
 
     fn compile(body: &str, strictness: Strictness) -> Option<JinjaTemplate> {
@@ -873,16 +888,13 @@ mod tests {
             &options,
         )
         .unwrap();
-        let env = RenderEnv {
-            now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
-        };
         let xs: Vec<String> = (0..200).map(|i| format!("item {i:03}")).collect();
         let error = template
-            .render(&Data::new(json!({ "xs": xs })), &env)
+            .render(&Data::new(json!({ "xs": xs })), &mut scope(&template))
             .unwrap_err();
         assert!(error.message.contains("max_output"), "{}", error.message);
         let small = template
-            .render(&Data::new(json!({"xs": ["a", "b"]})), &env)
+            .render(&Data::new(json!({"xs": ["a", "b"]})), &mut scope(&template))
             .unwrap();
         assert_eq!(small, "ab");
     }

@@ -23,6 +23,7 @@ mod arity;
 mod check;
 mod django;
 mod errors;
+pub(crate) use errors::MissLog;
 mod filters;
 mod fuel;
 mod generation;
@@ -49,13 +50,13 @@ use crate::data::Data;
 use crate::diagnostics::TemplateError;
 use crate::engine::program::Flavor;
 use crate::functions::Naming;
-use crate::messages;
+use crate::render::scope::RenderScope;
 use crate::syntax::edits::Edited;
-use crate::syntax::{CompileOptions, RenderEnv};
+use crate::syntax::CompileOptions;
 use crate::{Strictness, Syntax};
 
 use check::Checker;
-use errors::{convert_error, unclosed_block_error, MissLog, Raised};
+use errors::{convert_error, unclosed_block_error, Raised};
 use filters::{
     guard_collection_filters, register_host_functions, register_jinja2_extras, template_call,
     to_json_filter,
@@ -209,9 +210,11 @@ impl JinjaTemplate {
         python::register(&mut env, dialect);
         env.add_filter("toJSON", to_json_filter);
         env.add_function("role", |name: &str| {
-            template_call(messages::emit_role(name))
+            template_call(scope::marker("role", |scope| scope.role(name)))
         });
-        env.add_function("history", || template_call(messages::emit_history()));
+        env.add_function("history", || {
+            template_call(scope::marker("history", |scope| Ok(scope.history())))
+        });
         // Hugging Face chat templates stop a render with this global.
         env.add_function(
             "raise_exception",
@@ -223,7 +226,9 @@ impl JinjaTemplate {
             },
         );
         env.add_function("media", |url: &str, content_type: &str| {
-            template_call(messages::emit_media(url, content_type))
+            template_call(scope::marker("media", |scope| {
+                scope.media(url, content_type)
+            }))
         });
         let mut filters: Vec<&str> = FILTERS.to_vec();
         // The dialect's own spellings, rewritten into Jinja that minijinja
@@ -236,7 +241,9 @@ impl JinjaTemplate {
             }
             Dialect::ChatTemplate => {
                 env.add_filter(generation::GENERATION_FILTER, |text: &str| {
-                    template_call(messages::emit_generation(text))
+                    template_call(scope::marker("generation", |scope| {
+                        Ok(scope.generation(text))
+                    }))
                 });
                 filters.push(generation::GENERATION_FILTER);
                 generation::generation_blocks(body, syntax.clone())
@@ -386,28 +393,37 @@ impl JinjaTemplate {
         &self.reads
     }
 
-    pub(crate) fn render(&self, data: &Data, env: &RenderEnv) -> Result<String, TemplateError> {
+    /// The bounds a render of the template is held to.
+    pub(crate) fn limits(&self) -> crate::limits::Limits {
+        self.limits
+    }
+
+    pub(crate) fn render(
+        &self,
+        data: &Data,
+        scope: &mut RenderScope,
+    ) -> Result<String, TemplateError> {
         let last_len = self.last_len.load(std::sync::atomic::Ordering::Relaxed);
+        let expect = last_len.min(self.limits.max_output);
         if let Some(out) = self
             .direct
             .as_ref()
-            .and_then(|direct| direct.render(data, last_len.min(self.limits.max_output)))
+            .and_then(|direct| direct.render(data, expect, scope))
         {
             self.last_len
                 .store(out.len(), std::sync::atomic::Ordering::Relaxed);
             return Ok(out);
         }
-        self.render_on_minijinja(data, env, last_len)
+        self.render_on_minijinja(data, scope, last_len)
     }
 
     /// [`JinjaTemplate::render`] on minijinja, the direct path aside.
     fn render_on_minijinja(
         &self,
         data: &Data,
-        env: &RenderEnv,
+        scope: &mut RenderScope,
         last_len: usize,
     ) -> Result<String, TemplateError> {
-        let misses = std::rc::Rc::new(MissLog::default());
         let root = value::root(data, self.dialect == Dialect::ChatTemplate);
         let template = self
             .env
@@ -418,13 +434,13 @@ impl JinjaTemplate {
             limit: self.limits.max_output,
             over: false,
         };
-        let result = scope::with_scope(env.now.clone(), &self.limits, misses.clone(), || {
+        let result = scope::with_scope(scope, || {
             template.render_captured_to(root, &mut out).map(drop)
         });
         if out.over {
             return Err(output_limit_error(self.limits.max_output));
         }
-        result.map_err(|error| self.render_error(&error, &misses, data))?;
+        result.map_err(|error| self.render_error(&error, scope.misses(), data))?;
         self.last_len
             .store(out.bytes.len(), std::sync::atomic::Ordering::Relaxed);
         // Filters only ever write whole UTF-8 strings. Checked with SIMD and
@@ -540,12 +556,10 @@ pub(crate) fn both(
         Ok((template, None)) => template,
         _ => return None,
     };
-    let env = RenderEnv {
-        now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
-    };
+    let scope = || RenderScope::at_epoch(template.limits);
     let outcome = |result: Result<String, TemplateError>| result.map_err(|error| error.message);
-    let with_direct = outcome(template.render(data, &env));
-    let on_minijinja = outcome(template.render_on_minijinja(data, &env, 0));
+    let with_direct = outcome(template.render(data, &mut scope()));
+    let on_minijinja = outcome(template.render_on_minijinja(data, &mut scope(), 0));
     let rendered = template
         .direct
         .as_ref()
@@ -728,7 +742,7 @@ fn register_files(
 
 /// The error of a render that printed more than its budget.
 fn output_limit_error(limit: usize) -> TemplateError {
-    TemplateError::render(None, scope::Over::Output(limit).to_string())
+    TemplateError::render(None, crate::limits::Exceeded::Output(limit).to_string())
 }
 
 /// The render's output, refusing to grow past the limit.
@@ -764,7 +778,7 @@ pub(super) fn format_value(
         // `{% autoescape on %}`: HTML escaping as minijinja does it (the
         // escaped text is at most six times as long).
         let len = value.as_str().map_or(0, str::len).saturating_mul(6);
-        scope::spend(len).map_err(scope::Over::error)?;
+        scope::spend(len).map_err(scope::exceeded)?;
         return minijinja::escape_formatter(out, state, value);
     }
     // (`as_i64` of a string builds an error message: ask only numbers.)
@@ -773,12 +787,12 @@ pub(super) fn format_value(
         // An integer (a count, a year, `loop.index`): Python's digits.
         let mut digits = itoa::Buffer::new();
         let text = digits.format(number);
-        scope::spend(text.len()).map_err(scope::Over::error)?;
+        scope::spend(text.len()).map_err(scope::exceeded)?;
         return out.write_str(text).map_err(|_| write_error());
     }
     // Python's `str(value)`, as Jinja2 prints it.
     let text = python::display(value)?;
-    scope::spend(text.len()).map_err(scope::Over::error)?;
+    scope::spend(text.len()).map_err(scope::exceeded)?;
     out.write_str(&text).map_err(|_| write_error())
 }
 
@@ -807,10 +821,8 @@ mod tests {
         )
     }
 
-    fn env() -> RenderEnv {
-        RenderEnv {
-            now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
-        }
+    fn scope() -> RenderScope {
+        RenderScope::at_epoch(crate::limits::Limits::DEFAULT)
     }
 
     fn host() -> Functions {
@@ -835,7 +847,7 @@ mod tests {
         )
         .unwrap();
         let out = template
-            .render(&Data::new(json!({"name": "ada"})), &env())
+            .render(&Data::new(json!({"name": "ada"})), &mut scope())
             .unwrap();
         assert_eq!(out, "ADA! ADA! 7 a+b");
     }
@@ -848,14 +860,18 @@ mod tests {
             echo,
         )
         .unwrap();
-        let out = template.render(&Data::new(json!({})), &env()).unwrap();
+        let out = template
+            .render(&Data::new(json!({})), &mut scope())
+            .unwrap();
         assert_eq!(out, r#"[7,{"depth":2,"deep":true}] [7,{"depth":1}] []"#);
     }
 
     #[test]
     fn host_function_errors_and_names() {
         let template = compile_with("{{ shout(3) }}", host()).unwrap();
-        let error = template.render(&Data::new(json!({})), &env()).unwrap_err();
+        let error = template
+            .render(&Data::new(json!({})), &mut scope())
+            .unwrap_err();
         assert!(
             error
                 .message

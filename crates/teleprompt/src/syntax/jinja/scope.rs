@@ -1,92 +1,59 @@
-//! What one render of a Jinja template carries besides its data: the
-//! current time (for `strftime_now`) and its budgets (output, the size of
-//! one value, the text built in all). minijinja calls filters, functions
-//! and the formatter without a handle on the render, so the render sets
-//! them here, for its own thread, while it runs.
+//! The render scope ([`RenderScope`]) of the Jinja render running on this
+//! thread. minijinja calls filters, functions and the formatter without a
+//! handle on the render, so a render on minijinja lends its scope here
+//! while it runs ([`with_scope`]) and takes back what it spent and noted.
+//! This is the crate's one thread-local; the engine (Go, Handlebars, and
+//! Jinja's direct path) takes its scope as an argument.
 
 use std::cell::RefCell;
-use std::fmt;
 use std::sync::Arc;
 
 use jiff::Zoned;
 
-use super::errors::{MissLog, MissPlace};
-use crate::limits::{describe_bytes, Limits};
+use super::errors::MissPlace;
+use crate::limits::Exceeded;
+use crate::render::scope::RenderScope;
 
-/// The state of the render running on this thread.
-struct Scope {
-    now: Zoned,
-    /// Bytes printed by `{{ … }}` so far, captured output (`{% set %}`
-    /// blocks, macros, filter blocks) included.
-    printed: usize,
-    /// Bytes of text filters and operators have built so far.
-    built: usize,
-    limits: Limits,
-    /// Keys the template looked for and did not find, for its errors.
-    misses: std::rc::Rc<MissLog>,
+/// The error minijinja carries up to the render for a bound it went past:
+/// the bound as its source, so that the render reports it in its own words.
+pub(super) fn exceeded(over: Exceeded) -> minijinja::Error {
+    minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, over.to_string())
+        .with_source(over)
 }
-
-/// A bound a render went past, carried as the source of minijinja's error
-/// so that the render reports it in its own words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Over {
-    /// `max_output`.
-    Output(usize),
-    /// `max_value_bytes`.
-    Value(usize),
-    /// `max_items`.
-    Items(usize),
-    /// 16 × `max_output`, the text built over the whole render.
-    Built(usize),
-}
-
-impl Over {
-    /// The error minijinja carries up to the render.
-    pub(super) fn error(self) -> minijinja::Error {
-        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, self.to_string())
-            .with_source(self)
-    }
-}
-
-impl fmt::Display for Over {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Over::Output(limit) => write!(
-                f,
-                "the output is larger than {} (the limit max_output); is a loop or a repeated string unbounded?",
-                describe_bytes(limit)
-            ),
-            Over::Value(limit) => write!(
-                f,
-                "a text the template built is larger than {} (the limit max_value_bytes); does a value double in a loop?",
-                describe_bytes(limit)
-            ),
-            Over::Items(limit) => write!(
-                f,
-                "a list the template built has more than {limit} items (the limit max_items); does a list double in a loop?"
-            ),
-            Over::Built(limit) => write!(
-                f,
-                "the render has built more than {} of text (16 × the limit max_output): does a loop grow a value on every pass?",
-                describe_bytes(limit)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for Over {}
 
 thread_local! {
-    static CURRENT: RefCell<Option<Scope>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<RenderScope>> = const { RefCell::new(None) };
 }
 
 /// Puts the previous scope back when a render ends, even by a panic (a
 /// render inside a host function of another render is possible).
-struct Restore(Option<Scope>);
+struct Restore {
+    previous: Option<RenderScope>,
+    /// Whether the previous scope is still to be put back.
+    armed: bool,
+}
+
+impl Restore {
+    /// Puts the previous scope back; returns the render's own.
+    fn finish(mut self) -> Option<RenderScope> {
+        self.armed = false;
+        let previous = self.previous.take();
+        CURRENT
+            .try_with(|current| {
+                let mut current = current.try_borrow_mut().ok()?;
+                std::mem::replace(&mut *current, previous)
+            })
+            .ok()
+            .flatten()
+    }
+}
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        let previous = self.0.take();
+        if !self.armed {
+            return;
+        }
+        let previous = self.previous.take();
         let _ = CURRENT.try_with(|current| {
             if let Ok(mut current) = current.try_borrow_mut() {
                 *current = previous;
@@ -95,55 +62,25 @@ impl Drop for Restore {
     }
 }
 
-/// Runs `f` (a render) with `now` as the current time and `limits` as its
-/// bounds, noting what it misses in `misses`.
-pub(super) fn with_scope<R>(
-    now: Zoned,
-    limits: &Limits,
-    misses: std::rc::Rc<MissLog>,
-    f: impl FnOnce() -> R,
-) -> R {
-    let scope = Scope {
-        now,
-        printed: 0,
-        built: 0,
-        limits: *limits,
-        misses,
+/// Runs `f` (a render on minijinja) with `scope` lent as this thread's
+/// current one ([`RenderScope::lend`]): what the render spent and noted is
+/// `scope`'s after.
+pub(super) fn with_scope<R>(scope: &mut RenderScope, f: impl FnOnce() -> R) -> R {
+    let previous = CURRENT.with(|current| current.replace(Some(scope.lend())));
+    let restore = Restore {
+        previous,
+        armed: true,
     };
-    let previous = CURRENT.with(|current| current.replace(Some(scope)));
-    let _restore = Restore(previous);
-    f()
-}
-
-/// Notes that the running render looked for `key` in `place` and did not
-/// find it (nothing outside a render).
-pub(super) fn record_miss(place: Arc<dyn MissPlace>, key: &str) {
-    // A shared borrow: the log has its own cell (a chat template tests
-    // absent keys on every message, so this path stays short).
-    let _ = CURRENT.try_with(|current| {
-        if let Some(scope) = current
-            .try_borrow()
-            .ok()
-            .as_deref()
-            .and_then(Option::as_ref)
-        {
-            scope.misses.record(place, key);
-        }
-    });
-}
-
-/// The current render's time (the system clock outside a render).
-pub(super) fn now() -> Zoned {
-    CURRENT
-        .try_with(|current| current.borrow().as_ref().map(|scope| scope.now.clone()))
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| Zoned::now().with_time_zone(jiff::tz::TimeZone::UTC))
+    let result = f();
+    if let Some(lent) = restore.finish() {
+        scope.take_back(lent);
+    }
+    result
 }
 
 /// Runs `f` on the running render's scope (`None` outside a render, or
 /// while the scope is borrowed).
-fn with_current<R>(f: impl FnOnce(Option<&mut Scope>) -> R) -> R {
+fn with_current<R>(f: impl FnOnce(Option<&mut RenderScope>) -> R) -> R {
     let mut f = Some(f);
     let ran = CURRENT
         .try_with(|current| {
@@ -161,44 +98,64 @@ fn with_current<R>(f: impl FnOnce(Option<&mut Scope>) -> R) -> R {
     }
 }
 
+/// Notes that the running render looked for `key` in `place` and did not
+/// find it (nothing outside a render).
+pub(super) fn record_miss(place: Arc<dyn MissPlace>, key: &str) {
+    // A shared borrow: the log has its own cell (a chat template tests
+    // absent keys on every message, so this path stays short).
+    let _ = CURRENT.try_with(|current| {
+        if let Some(scope) = current
+            .try_borrow()
+            .ok()
+            .as_deref()
+            .and_then(Option::as_ref)
+        {
+            scope.misses().record(place, key);
+        }
+    });
+}
+
+/// The current render's time (the system clock outside a render).
+pub(super) fn now() -> Zoned {
+    CURRENT
+        .try_with(|current| current.borrow().as_ref().map(|scope| scope.now().clone()))
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Zoned::now().with_time_zone(jiff::tz::TimeZone::UTC))
+}
+
+/// `function()` (`role`, `history`, `media`, `generation`): `f` on the
+/// running render's scope. minijinja calls these only while a template
+/// renders, and a render always sets its scope; the error is for a call
+/// outside one.
+pub(super) fn marker(
+    function: &str,
+    f: impl FnOnce(&RenderScope) -> Result<String, String>,
+) -> Result<String, String> {
+    with_current(|scope| match scope {
+        Some(scope) => f(scope),
+        None => Err(format!(
+            "{function}() can only be called while a prompt renders"
+        )),
+    })
+}
+
 /// Counts `bytes` more printed output; an error once the render has
 /// printed more than its budget.
-pub(super) fn spend(bytes: usize) -> Result<(), Over> {
-    with_current(|scope| {
-        let Some(scope) = scope else {
-            return Ok(());
-        };
-        scope.printed = scope.printed.saturating_add(bytes);
-        if scope.printed > scope.limits.max_output {
-            Err(Over::Output(scope.limits.max_output))
-        } else {
-            Ok(())
-        }
-    })
+pub(super) fn spend(bytes: usize) -> Result<(), Exceeded> {
+    with_current(|scope| scope.map_or(Ok(()), |scope| scope.budget.spend(bytes)))
 }
 
 /// Counts a text of `bytes` that a filter or operator built: one text may
 /// be at most `max_value_bytes`, all of them 16 × `max_output`.
-pub(super) fn build(bytes: usize) -> Result<(), Over> {
-    with_current(|scope| {
-        let Some(scope) = scope else {
-            return Ok(());
-        };
-        if bytes > scope.limits.max_value_bytes {
-            return Err(Over::Value(scope.limits.max_value_bytes));
-        }
-        scope.built = scope.built.saturating_add(bytes);
-        if scope.built > scope.limits.max_built_bytes() {
-            return Err(Over::Built(scope.limits.max_built_bytes()));
-        }
-        Ok(())
-    })
+pub(super) fn build(bytes: usize) -> Result<(), Exceeded> {
+    with_current(|scope| scope.map_or(Ok(()), |scope| scope.budget.build(bytes)))
 }
 
 /// The most items a list the render builds may have (unbounded outside a
 /// render).
 pub(super) fn max_items() -> usize {
-    with_current(|scope| scope.map_or(usize::MAX, |scope| scope.limits.max_items))
+    with_current(|scope| scope.map_or(usize::MAX, |scope| scope.budget.limits().max_items))
 }
 
 /// The most bytes a text a filter builds may have now: what the render may
@@ -206,19 +163,101 @@ pub(super) fn max_items() -> usize {
 /// bound that sets it (unbounded outside a render). Filters that build text
 /// (`tojson`, `indent`, printing a list) stop at the room, so a huge result
 /// fails before it is allocated.
-pub(super) fn budget() -> (usize, Over) {
-    with_current(|scope| {
-        let Some(scope) = scope else {
-            return (usize::MAX, Over::Output(usize::MAX));
-        };
-        let printable = scope.limits.max_output.saturating_sub(scope.printed);
-        if printable <= scope.limits.max_value_bytes {
-            (printable, Over::Output(scope.limits.max_output))
-        } else {
-            (
-                scope.limits.max_value_bytes,
-                Over::Value(scope.limits.max_value_bytes),
-            )
-        }
+pub(super) fn budget() -> (usize, Exceeded) {
+    with_current(|scope| match scope {
+        Some(scope) => scope.budget.room(),
+        None => (usize::MAX, Exceeded::Output(usize::MAX)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Limits;
+    use crate::messages::{Item, Role, Split};
+
+    fn role(name: &str) -> Result<String, String> {
+        marker("role", |scope| scope.role(name))
+    }
+
+    fn history() -> Result<String, String> {
+        marker("history", |scope| Ok(scope.history()))
+    }
+
+    fn roles(split: &Split) -> Vec<Role> {
+        let roles = split.items.iter().filter_map(|item| match item {
+            Item::Message(message) => Some(message.role),
+            Item::History => None,
+        });
+        roles.collect()
+    }
+
+    #[test]
+    fn emit_outside_a_render_is_an_error() {
+        assert_eq!(
+            role("system").unwrap_err(),
+            "role() can only be called while a prompt renders"
+        );
+        assert!(history().unwrap_err().starts_with("history()"));
+    }
+
+    #[test]
+    fn emit_inside_a_render_uses_its_markers() {
+        let mut scope = RenderScope::at_epoch(Limits::DEFAULT);
+        let output = with_scope(&mut scope, || {
+            format!(
+                "{}sys{}hi",
+                role("system").unwrap_or_default(),
+                role("user").unwrap_or_default()
+            )
+        });
+        let split = scope
+            .markers()
+            .split(&output, Role::User)
+            .unwrap_or_default();
+        assert_eq!(roles(&split), vec![Role::System, Role::User]);
+        assert_eq!(split.text, "syshi");
+        assert!(role("user").is_err(), "the render is over");
+    }
+
+    #[test]
+    fn nested_renders_restore_the_outer_markers() {
+        let mut outer = RenderScope::at_epoch(Limits::DEFAULT);
+        let mut inner = RenderScope::at_epoch(Limits::DEFAULT);
+        let outer_history = outer.history();
+        let inner_history = inner.history();
+        with_scope(&mut outer, || {
+            with_scope(&mut inner, || {
+                assert_eq!(history().ok(), Some(inner_history.clone()));
+            });
+            assert_eq!(history().ok(), Some(outer_history.clone()));
+        });
+    }
+
+    #[test]
+    fn a_panicking_render_restores_the_markers() {
+        let mut outer = RenderScope::at_epoch(Limits::DEFAULT);
+        let outer_history = outer.history();
+        with_scope(&mut outer, || {
+            let mut inner = RenderScope::at_epoch(Limits::DEFAULT);
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                with_scope(&mut inner, || panic!("boom"))
+            }));
+            assert!(result.is_err());
+            assert_eq!(history().ok(), Some(outer_history.clone()));
+        });
+    }
+
+    #[test]
+    fn the_render_keeps_what_its_filters_spent() {
+        let limits = Limits {
+            max_output: 10,
+            ..Limits::DEFAULT
+        };
+        let mut scope = RenderScope::at_epoch(limits);
+        with_scope(&mut scope, || {
+            assert_eq!(spend(6), Ok(()));
+        });
+        assert_eq!(scope.budget.spend(5), Err(Exceeded::Output(10)));
+    }
 }

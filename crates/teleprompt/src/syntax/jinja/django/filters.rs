@@ -10,7 +10,7 @@ use minijinja::value::Rest;
 use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value};
 
 use super::golayout;
-use crate::engine::gofmt;
+use crate::engine::flavor::go as gofmt;
 use crate::engine::value::Value as GoValue;
 use crate::syntax::jinja::scope;
 

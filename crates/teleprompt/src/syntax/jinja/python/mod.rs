@@ -32,8 +32,9 @@ use std::borrow::Cow;
 use minijinja::value::{Kwargs, Rest, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value as JValue};
 
-use super::scope::{self, Over};
+use super::scope;
 use super::Dialect;
+use crate::limits::Exceeded;
 
 pub(super) use strftime::strftime;
 
@@ -74,7 +75,7 @@ pub(super) struct Out {
     /// The most bytes `text` may hold.
     room: usize,
     /// The bound that sets the room, for the message.
-    over: Over,
+    over: Exceeded,
 }
 
 impl Out {
@@ -91,7 +92,7 @@ impl Out {
     /// Fails with the output-limit error unless `bytes` more fit.
     pub(super) fn reserve(&self, bytes: usize) -> Result<(), minijinja::Error> {
         if bytes > self.room.saturating_sub(self.text.len()) {
-            return Err(self.over.error());
+            return Err(scope::exceeded(self.over));
         }
         Ok(())
     }
@@ -126,7 +127,7 @@ impl Out {
     /// The text built, counted against the render's budget for built
     /// text.
     pub(super) fn finish(self) -> Result<String, minijinja::Error> {
-        scope::build(self.text.len()).map_err(Over::error)?;
+        scope::build(self.text.len()).map_err(scope::exceeded)?;
         Ok(self.text)
     }
 }

@@ -6,8 +6,9 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::data::Data;
+use crate::render::scope::RenderScope;
 use crate::syntax::jinja::{Dialect, JinjaTemplate};
-use crate::syntax::{CompileOptions, RenderEnv};
+use crate::syntax::CompileOptions;
 use crate::Strictness;
 
 fn render_in(
@@ -32,11 +33,9 @@ fn render_in(
         },
     )
     .map_err(|error| error.message)?;
-    let env = RenderEnv {
-        now: jiff::Timestamp::UNIX_EPOCH.to_zoned(jiff::tz::TimeZone::UTC),
-    };
+    let mut scope = RenderScope::at_epoch(template.limits());
     template
-        .render(&Data::new(data), &env)
+        .render(&Data::new(data), &mut scope)
         .map_err(|error| error.message)
 }
 

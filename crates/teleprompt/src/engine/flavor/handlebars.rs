@@ -40,9 +40,12 @@ use std::rc::Rc;
 
 use serde_json::Value as Json;
 
-use super::gofmt;
-use super::value::Value;
+use super::super::program::Span;
+use super::super::value::Value;
+use super::go as gofmt;
 use crate::functions;
+use crate::limits::Exceeded;
+use crate::Strictness;
 
 /// A Handlebars helper evaluated by the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,10 +242,8 @@ pub(crate) fn call<'a>(
             let end = integer(arg(1)?, 2)?;
             let count = i128::from(end) - i128::from(start) + 1;
             if count > bounds.list as i128 {
-                return Err(format!(
-                    "{start} to {end} is {count} numbers, more than {} (the limit max_items)",
-                    bounds.list
-                ));
+                let over = Exceeded::Items(bounds.list);
+                return Err(format!("{start} to {end} is {count} numbers: {over}"));
             }
             let items: Vec<Json> = if count <= 0 {
                 Vec::new()
@@ -357,10 +358,7 @@ const MAX_NESTING: usize = 64;
 fn measure(value: &Json, depth: usize, nodes: &mut usize, bounds: Bounds) -> Result<(), String> {
     *nodes += 1;
     if *nodes > bounds.list {
-        return Err(format!(
-            "the list would hold more than {} values in all (the limit max_items)",
-            bounds.list
-        ));
+        return Err(Exceeded::Items(bounds.list).to_string());
     }
     if depth > MAX_NESTING {
         return Err(format!("the list would nest more than {MAX_NESTING} deep"));
@@ -382,10 +380,7 @@ fn measure(value: &Json, depth: usize, nodes: &mut usize, bounds: Bounds) -> Res
 }
 
 fn too_long(bounds: Bounds) -> String {
-    format!(
-        "the text is larger than {} (the limit max_value_bytes)",
-        crate::limits::describe_bytes(bounds.text)
-    )
+    Exceeded::Value(bounds.text).to_string()
 }
 
 /// `json`: a string as it is (Semantic Kernel), anything else as JSON.
@@ -410,7 +405,7 @@ fn display(out: &mut String, value: &Value<'_>) {
     match value {
         Value::Missing | Value::Null => {}
         Value::Array(_) | Value::Object(_) | Value::Json(_) => {
-            super::render::write_js(out, &value.to_json());
+            write_js(out, &value.to_json());
         }
         other => gofmt::write_value(out, other),
     }
@@ -592,5 +587,43 @@ fn compare(a: &Value<'_>, b: &Value<'_>) -> Option<std::cmp::Ordering> {
             (Some(x), Some(y)) => Some(x.cmp(y)),
             _ => None,
         },
+    }
+}
+
+/// Prints a value of a mustache as handlebars.js does (see
+/// [`super::print`]): a missing one is an error unless lenient, null is
+/// nothing, lists and maps as JavaScript's `String(value)`, anything else
+/// as Go's `%v` (numbers and booleans print alike).
+pub(in crate::engine) fn print(
+    out: &mut String,
+    value: &Value<'_>,
+    strictness: Strictness,
+    span: Span,
+) -> super::super::render::Result<()> {
+    match value {
+        Value::Missing => return super::print_missing(strictness, span),
+        Value::Null => {}
+        Value::Array(_) | Value::Object(_) | Value::Json(_) => write_js(out, &value.to_json()),
+        other => gofmt::write_value(out, other),
+    }
+    Ok(())
+}
+
+/// Prints a value as JavaScript's `String(value)` does (Handlebars): lists
+/// join their elements with commas, maps print `[object Object]`.
+pub(crate) fn write_js(out: &mut String, value: &serde_json::Value) {
+    match value {
+        serde_json::Value::Null => {}
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_js(out, item);
+            }
+        }
+        serde_json::Value::Object(_) => out.push_str("[object Object]"),
+        serde_json::Value::String(s) => out.push_str(s),
+        other => gofmt::write_value(out, &Value::from_json(other)),
     }
 }

@@ -4,7 +4,10 @@
 
 use std::fmt::Write as _;
 
-use super::value::{sorted_keys, Value};
+use super::super::program::Span;
+use super::super::render::Result;
+use super::super::value::{sorted_keys, Value};
+use crate::Strictness;
 
 /// Formatting flags of one verb.
 #[derive(Clone, Copy, Debug, Default)]
@@ -20,6 +23,23 @@ struct Flags {
     zero: bool,
     plus_v: bool,
     sharp_v: bool,
+}
+
+/// Prints a value of an action as Go does (see [`super::print`]): a
+/// missing one is an error unless lenient, null is `<no value>`, anything
+/// else as `%v`.
+pub(in crate::engine) fn print(
+    out: &mut String,
+    value: &Value<'_>,
+    strictness: Strictness,
+    span: Span,
+) -> Result<()> {
+    match value {
+        Value::Missing => return super::print_missing(strictness, span),
+        Value::Null => out.push_str("<no value>"),
+        other => write_value(out, other),
+    }
+    Ok(())
 }
 
 /// Writes `value` as Go's `%v` does (`fmt.Fprint` of one operand).

@@ -1,0 +1,105 @@
+//! Jinja's particulars on the engine: a value the lowered program does
+//! not handle as Jinja does (the render goes to minijinja then), and a
+//! chat template's messages as `transformers` hands them over.
+
+use super::super::fail::error;
+use super::super::program::Span;
+use super::super::render::{Renderer, Result};
+use super::super::value::Value;
+use crate::data;
+use crate::diagnostics::TemplateError;
+
+/// A value a program lowered from Jinja does not handle the way Jinja
+/// does (`what`: what it was to do with it): the template renders on
+/// minijinja instead, which gives the result, or the error, Jinja gives.
+#[cold]
+pub(in crate::engine) fn not_jinja(
+    span: Span,
+    what: &str,
+    value: &Value<'_>,
+) -> Box<TemplateError> {
+    Box::new(error(
+        span,
+        format!("cannot {what} {} here", value.kind_name()),
+    ))
+}
+
+impl<'a> Renderer<'a> {
+    /// Truth in a chat template: a message is empty when every key is
+    /// null, as `transformers` drops them.
+    #[inline(never)]
+    pub(in crate::engine) fn message_truth(&self, value: &Value<'a>) -> bool {
+        match value {
+            Value::Object(view) if self.is_message(view) => view
+                .keys()
+                .iter()
+                .any(|key| view.get(key).is_some_and(|found| !found.value().is_null())),
+            other => other.is_true(),
+        }
+    }
+
+    /// Whether `view` is one of a chat template's messages.
+    pub(in crate::engine) fn is_message(&self, view: &data::View<'_>) -> bool {
+        self.messages.as_ref().is_some_and(|messages| {
+            !view.is_merged() && messages.contains(&std::ptr::from_ref(view.value()))
+        })
+    }
+
+    /// A field of a chat template's message as `transformers` hands it
+    /// over: `None` where the key is absent or its value null; the
+    /// reasoning's aliases are minijinja's to read.
+    pub(in crate::engine) fn message_field<'v>(
+        &self,
+        view: &data::View<'v>,
+        name: &str,
+        span: Span,
+    ) -> Result<Option<data::View<'v>>> {
+        if name == "reasoning_content" || name == "thinking" {
+            return Err(not_jinja(span, "read", &Value::Str("the reasoning")));
+        }
+        Ok(view.get(name).filter(|found| !found.value().is_null()))
+    }
+}
+
+/// Prints a value as Jinja does, where that is this engine's to print:
+/// Python's `str()` of a bool; other values print on minijinja.
+pub(in crate::engine) fn print(out: &mut String, value: &Value<'_>, span: Span) -> Result<()> {
+    match value {
+        Value::Bool(b) => {
+            out.push_str(if *b { "True" } else { "False" });
+            Ok(())
+        }
+        other => Err(not_jinja(span, "print", other)),
+    }
+}
+
+/// Jinja's `length`: characters of a string, items of a list.
+pub(in crate::engine) fn length<'a>(value: &Value<'_>, span: Span) -> Result<Value<'a>> {
+    let len = match value {
+        Value::Array(items) => items.len(),
+        Value::Str(_) | Value::String(_) => value.as_str().unwrap_or("").chars().count(),
+        other => return Err(not_jinja(span, "count", other)),
+    };
+    Ok(Value::Int(len as i64))
+}
+
+/// Jinja's `join` prints items with Python's `str()`: the same text as
+/// here for strings and integers only.
+pub(in crate::engine) fn check_join(list: &Value<'_>, span: Span) -> Result<()> {
+    let plain = |item: &serde_json::Value| item.is_string() || item.is_i64();
+    match list {
+        Value::Array(items) if items.iter().all(plain) => Ok(()),
+        other => Err(not_jinja(span, "join", other)),
+    }
+}
+
+/// A chat template's messages (the data's `messages` list), by where they
+/// are: an object in this range is a message.
+pub(in crate::engine) fn messages(
+    data: &crate::Data,
+) -> Option<std::ops::Range<*const serde_json::Value>> {
+    match data.root().get("messages").map(|v| v.value()) {
+        Some(serde_json::Value::Array(items)) => Some(items.as_ptr_range()),
+        _ => None,
+    }
+}

@@ -1,0 +1,295 @@
+//! Operators: Jinja's ([`JinjaOp`]) and the comparisons Go's `eq`, `lt`, …
+//! make.
+
+use super::fail::{func_error, internal};
+use super::flavor::go as gofmt;
+use super::flavor::jinja::not_jinja;
+use super::program::{Expr, Func, JinjaOp, Span};
+use super::render::{Renderer, Result};
+use super::value::Value;
+
+impl<'a> Renderer<'a> {
+    /// `and`, `or` (the first true value, or the last) and `not`, with the
+    /// flavor's truth.
+    #[inline]
+    pub(super) fn logic(
+        &mut self,
+        func: Func,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+        test: bool,
+    ) -> Result<Value<'a>> {
+        if func == Func::Not {
+            let expr = args.first().ok_or_else(|| internal(span))?;
+            let value = self.eval(expr, dot, test)?;
+            return Ok(Value::Bool(!self.truth(&value)));
+        }
+        let mut last = Value::Missing;
+        for expr in args {
+            let value = self.eval(expr, dot, test)?;
+            if self.truth(&value) == (func == Func::Or) {
+                return Ok(value);
+            }
+            last = value;
+        }
+        Ok(last)
+    }
+
+    /// Go's comparisons: `eq` (true when the first argument equals any
+    /// other), `ne`, `lt`, `le`, `gt`, `ge`.
+    #[inline]
+    pub(super) fn compare(
+        &mut self,
+        func: Func,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        if func == Func::Eq {
+            let first = self.arg(args, 0, span, dot)?;
+            for expr in args.get(1..).unwrap_or(&[]) {
+                let other = self.eval(expr, dot, false)?;
+                if equal(&first, &other).map_err(|m| func_error(func, span, m))? {
+                    return Ok(Value::Bool(true));
+                }
+            }
+            return Ok(Value::Bool(false));
+        }
+        let a = self.arg(args, 0, span, dot)?;
+        let b = self.arg(args, 1, span, dot)?;
+        let result = match func {
+            Func::Ne => equal(&a, &b).map(|e| !e),
+            Func::Lt => less(&a, &b),
+            Func::Le => less(&a, &b).and_then(|lt| Ok(lt || equal(&a, &b)?)),
+            Func::Gt => less(&a, &b).and_then(|lt| Ok(!(lt || equal(&a, &b)?))),
+            _ => less(&a, &b).map(|lt| !lt),
+        };
+        result
+            .map(Value::Bool)
+            .map_err(|m| func_error(func, span, m))
+    }
+
+    /// Jinja's operators ([`JinjaOp`]).
+    #[inline(never)]
+    pub(super) fn jinja_op(
+        &mut self,
+        op: JinjaOp,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        match op {
+            JinjaOp::Defined => {
+                let expr = args.first().ok_or_else(|| internal(span))?;
+                Ok(Value::Bool(self.defined(expr, span, dot)?.is_some()))
+            }
+            JinjaOp::Default => {
+                let expr = args.first().ok_or_else(|| internal(span))?;
+                match self.defined(expr, span, dot)? {
+                    Some(value) => Ok(value),
+                    None => self.arg(args, 1, span, dot),
+                }
+            }
+            JinjaOp::Cond => {
+                let test = self.arg(args, 0, span, dot)?;
+                let branch = if self.truth(&test) { 1 } else { 2 };
+                self.arg(args, branch, span, dot)
+            }
+            JinjaOp::Concat | JinjaOp::Add => {
+                let a = self.arg(args, 0, span, dot)?;
+                let b = self.arg(args, 1, span, dot)?;
+                if op == JinjaOp::Add {
+                    match (&a, &b) {
+                        (Value::Int(x), Value::Int(y)) => {
+                            return x
+                                .checked_add(*y)
+                                .map(Value::Int)
+                                .ok_or_else(|| not_jinja(span, "add", &b));
+                        }
+                        (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {}
+                        (other, _) => return Err(not_jinja(span, "add", other)),
+                    }
+                }
+                let mut text = String::new();
+                for value in [&a, &b] {
+                    match value {
+                        Value::Str(_) | Value::String(_) => {
+                            self.fits(
+                                Func::Jinja(op),
+                                text.len() + value.as_str().map_or(0, str::len),
+                                span,
+                            )?;
+                            text.push_str(value.as_str().unwrap_or(""));
+                        }
+                        Value::Int(i) => gofmt::write_int(&mut text, *i),
+                        Value::Bool(b) => text.push_str(if *b { "True" } else { "False" }),
+                        other => return Err(not_jinja(span, "join", other)),
+                    }
+                }
+                self.built(Func::Jinja(op), text, span)
+            }
+            JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
+            JinjaOp::Slice => {
+                let list = self.arg(args, 0, span, dot)?;
+                let Value::Array(items) = list else {
+                    return Err(not_jinja(span, "slice", &list));
+                };
+                let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
+                let mut bound = |n: usize, default: i64| -> Result<usize> {
+                    let at = match self.arg(args, n, span, dot)? {
+                        Value::Null => default,
+                        Value::Int(i) if i < 0 => (i.saturating_add(len)).max(0),
+                        Value::Int(i) => i.min(len),
+                        other => return Err(not_jinja(span, "slice by", &other)),
+                    };
+                    Ok(usize::try_from(at).unwrap_or(0))
+                };
+                let (start, stop) = (bound(1, 0)?, bound(2, len)?);
+                Ok(Value::Array(
+                    items.get(start..stop.max(start)).unwrap_or(&[]),
+                ))
+            }
+            JinjaOp::In => {
+                let needle = self.arg(args, 0, span, dot)?;
+                let haystack = self.arg(args, 1, span, dot)?;
+                let found = match (&haystack, needle.as_str()) {
+                    (Value::Str(_) | Value::String(_), Some(needle)) => {
+                        haystack.as_str().unwrap_or("").contains(needle)
+                    }
+                    (Value::Object(view), Some(key)) if self.is_message(view) => {
+                        self.message_field(view, key, span)?.is_some()
+                    }
+                    (Value::Object(view), Some(key)) => view.get(key).is_some(),
+                    (Value::Array(items), _) => {
+                        let mut found = false;
+                        for item in items.iter() {
+                            let item = Value::from_json(item);
+                            // Python's `==` across kinds (1 == 1.0, True == 1)
+                            // is not Go's: those are minijinja's to compare.
+                            if kind(&item) != kind(&needle) {
+                                return Err(not_jinja(span, "compare", &item));
+                            }
+                            if equal(&item, &needle)
+                                .map_err(|_| not_jinja(span, "compare", &item))?
+                            {
+                                found = true;
+                                break;
+                            }
+                        }
+                        found
+                    }
+                    (other, _) => return Err(not_jinja(span, "search", other)),
+                };
+                Ok(Value::Bool(found))
+            }
+        }
+    }
+
+    /// The value of a path whose last key may be missing (`None`), for
+    /// Jinja's `is defined` and `default`: any other step missing, or a
+    /// last step into something other than a map of the data, fails.
+    pub(super) fn defined(
+        &mut self,
+        expr: &'a Expr,
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Option<Value<'a>>> {
+        let Expr::Path { base, keys, .. } = expr else {
+            return match self.eval(expr, dot, false)? {
+                Value::Missing => Err(not_jinja(span, "test", &Value::Missing)),
+                value => Ok(Some(value)),
+            };
+        };
+        let Some((last, init)) = keys.split_last() else {
+            return Err(internal(span));
+        };
+        let mut value = self.eval(base, dot, false)?;
+        for (i, key) in init.iter().enumerate() {
+            value = self.field(&value, key, i, expr, span, false)?;
+        }
+        match &value {
+            Value::Object(view) if self.is_message(view) => Ok(self
+                .message_field(view, &last.name, span)?
+                .map(Value::from_view)),
+            Value::Object(view) => Ok(view.get(&last.name).map(Value::from_view)),
+            other => Err(not_jinja(span, "test", other)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Kind {
+    Nil,
+    Bool,
+    Int,
+    Float,
+    String,
+    Other,
+}
+
+pub(super) fn kind(value: &Value<'_>) -> Kind {
+    match value {
+        Value::Missing | Value::Null => Kind::Nil,
+        Value::Bool(_) => Kind::Bool,
+        Value::Int(_) | Value::UInt(_) => Kind::Int,
+        Value::Float(_) => Kind::Float,
+        Value::Str(_) | Value::String(_) => Kind::String,
+        Value::Array(_) | Value::Object(_) | Value::Json(_) => Kind::Other,
+    }
+}
+
+/// An integer (`int` or `uint64`) widened so that both compare, as Go's
+/// `eq` and `lt` compare an int with a uint.
+fn wide_int(value: &Value<'_>) -> i128 {
+    match value {
+        Value::Int(i) => i128::from(*i),
+        Value::UInt(u) => i128::from(*u),
+        _ => 0,
+    }
+}
+
+/// Go's `eq` for two values.
+pub(super) fn equal(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
+    let (ka, kb) = (kind(a), kind(b));
+    if ka != kb {
+        if ka == Kind::Nil || kb == Kind::Nil {
+            return Ok(false);
+        }
+        return Err(format!(
+            "incompatible types for comparison: {} and {}",
+            a.go_type(),
+            b.go_type()
+        ));
+    }
+    Ok(match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        _ if ka == Kind::Int => wide_int(a) == wide_int(b),
+        (Value::Float(x), Value::Float(y)) => x == y,
+        _ if ka == Kind::String => a.as_str() == b.as_str(),
+        _ if ka == Kind::Nil => true,
+        _ => return Err(format!("non-comparable type {}", a.go_type())),
+    })
+}
+
+/// Go's `lt` for two values.
+pub(super) fn less(a: &Value<'_>, b: &Value<'_>) -> std::result::Result<bool, String> {
+    let (ka, kb) = (kind(a), kind(b));
+    for (k, v) in [(ka, a), (kb, b)] {
+        if matches!(k, Kind::Nil | Kind::Other | Kind::Bool) {
+            return Err(format!("invalid type for comparison: {}", v.go_type()));
+        }
+    }
+    if ka != kb {
+        return Err(format!(
+            "incompatible types for comparison: {} and {}",
+            a.go_type(),
+            b.go_type()
+        ));
+    }
+    Ok(match (a, b) {
+        _ if ka == Kind::Int => wide_int(a) < wide_int(b),
+        (Value::Float(x), Value::Float(y)) => x < y,
+        _ => a.as_str() < b.as_str(),
+    })
+}
