@@ -175,8 +175,9 @@ impl FromStr for OnError {
 
 /// How prompts are loaded.
 ///
-/// Built with [`LoadOptions::new`] and the `with_*` methods; the fields
-/// are public to read and to set.
+/// Built with [`LoadOptions::new`] and the `with_*` methods (the struct is
+/// `#[non_exhaustive]`: new options may come); the fields stay public to
+/// read and to set.
 ///
 /// ```
 /// use serde_json::json;
@@ -191,6 +192,7 @@ impl FromStr for OnError {
 /// # Ok::<(), teleprompt::Error>(())
 /// ```
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// The syntax of prompts whose front matter and extension do not say;
     /// for a Jinja file (`.j2`, `.jinja`), one of the Jinja-family
@@ -290,6 +292,7 @@ impl LoadOptions {
 ///   lstrip_blocks: true
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct JinjaOptions {
     /// Remove the first newline after a block tag (`{% … %}`).
     pub trim_blocks: Option<bool>,

@@ -6,8 +6,10 @@ use serde_json::Value;
 
 use crate::context::Clock;
 
-/// Options of one render: [`RenderOptions::new`] and the `with_*` methods.
+/// Options of one render: [`RenderOptions::new`] and the `with_*` methods
+/// (the struct is `#[non_exhaustive]`).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RenderOptions {
     /// Check the history against the tool-call rules before rendering
     /// (default `true`; [`Prompt::render_turn_with`](crate::Prompt::render_turn_with)).
