@@ -24,11 +24,9 @@ fuzz_target!(|bytes: &[u8]| {
         1 => Strictness::Semi,
         _ => Strictness::Lenient,
     };
-    let options = LoadOptions {
-        syntax: Some(Syntax::Go),
-        strict: Some(strict),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new()
+        .with_syntax(Syntax::Go)
+        .with_strictness(strict);
     // What `teleprompt check` and `inspect` do with a file, then renders.
     let Some(prompt) = teleprompt_fuzz::load_as_check("fuzz.gotmpl", text, &options) else {
         return;

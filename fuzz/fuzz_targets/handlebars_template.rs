@@ -23,11 +23,9 @@ fuzz_target!(|bytes: &[u8]| {
         1 => Strictness::Semi,
         _ => Strictness::Lenient,
     };
-    let options = LoadOptions {
-        syntax: Some(Syntax::Handlebars),
-        strict: Some(strict),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new()
+        .with_syntax(Syntax::Handlebars)
+        .with_strictness(strict);
     let origin = match (mode / 3) % 4 {
         0 => "fuzz.prompt",
         1 => "fuzz.yaml",

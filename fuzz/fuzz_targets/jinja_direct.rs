@@ -71,11 +71,10 @@ fuzz_target!(|bytes: &[u8]| {
     // A chat template (transformers' environment, messages as it hands
     // them over) or plain Jinja.
     let chat = mode >= 128;
-    let jinja = teleprompt::JinjaOptions {
-        trim_blocks: Some(whitespace & 1 != 0),
-        lstrip_blocks: Some(whitespace & 2 != 0),
-        keep_trailing_newline: Some(whitespace & 4 != 0),
-    };
+    let jinja = teleprompt::JinjaOptions::new()
+        .with_trim_blocks(whitespace & 1 != 0)
+        .with_lstrip_blocks(whitespace & 2 != 0)
+        .with_keep_trailing_newline(whitespace & 4 != 0);
     let limits = Limits {
         max_output: 64 << 10,
         max_value_bytes: 16 << 10,

@@ -100,20 +100,16 @@ fuzz_target!(|bytes: &[u8]| {
         Syntax::Django => "fuzz.django",
         _ => "fuzz.j2",
     };
-    let options = LoadOptions {
-        syntax: Some(syntax),
-        strict,
-        // Small budgets, as in render_data: a loop reaches its limit after
-        // 200,000 steps, not 5 million, so that an input costs milliseconds
-        // and the paths past a limit run often.
-        limits: Limits {
-            max_output: 64 << 10,
-            max_value_bytes: 256 << 10,
-            max_steps: 200_000,
-            ..Limits::default()
-        },
-        ..LoadOptions::default()
-    };
+    // Small budgets, as in render_data: a loop reaches its limit after
+    // 200,000 steps, not 5 million, so that an input costs milliseconds
+    // and the paths past a limit run often.
+    let mut options = LoadOptions::new().with_syntax(syntax).with_limits(Limits {
+        max_output: 64 << 10,
+        max_value_bytes: 256 << 10,
+        max_steps: 200_000,
+        ..Limits::default()
+    });
+    options.strictness = strict;
     // What `teleprompt check` and `inspect` do with a file, then renders.
     let Some(prompt) = teleprompt_fuzz::load_as_check(origin, text, &options) else {
         return;

@@ -30,11 +30,8 @@ fuzz_target!(|bytes: &[u8]| {
         1 => "tokenizer_config.json",
         _ => "fuzz.md",
     };
-    let options = LoadOptions {
-        syntax: Some(syntax),
-        strict,
-        ..LoadOptions::default()
-    };
+    let mut options = LoadOptions::new().with_syntax(syntax);
+    options.strictness = strict;
     // What `teleprompt check` and `inspect` do with a file, then renders.
     let Some(prompt) = teleprompt_fuzz::load_as_check(origin, text, &options) else {
         return;

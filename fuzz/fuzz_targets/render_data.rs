@@ -192,22 +192,19 @@ fn prompts() -> &'static [Prompt] {
         let mut errors = Vec::new();
         for &(origin, source, syntax, root) in PROMPTS {
             for strict in STRICTNESS {
-                let options = LoadOptions {
-                    syntax,
-                    strict,
-                    include_root: root.map(|root| examples.join(root)),
-                    // Small budgets: the limits are reached after 64 KiB
-                    // of output and 200,000 steps, not after 64 MiB and
-                    // millions of loop passes, so that an input costs
-                    // milliseconds and the paths past a limit run often.
-                    limits: Limits {
-                        max_output: 64 << 10,
-                        max_value_bytes: 256 << 10,
-                        max_steps: 200_000,
-                        ..Limits::default()
-                    },
-                    ..LoadOptions::default()
-                };
+                // Small budgets: the limits are reached after 64 KiB of
+                // output and 200,000 steps, not after 64 MiB and millions
+                // of loop passes, so that an input costs milliseconds and
+                // the paths past a limit run often.
+                let mut options = LoadOptions::new().with_limits(Limits {
+                    max_output: 64 << 10,
+                    max_value_bytes: 256 << 10,
+                    max_steps: 200_000,
+                    ..Limits::default()
+                });
+                options.syntax = syntax;
+                options.strictness = strict;
+                options.include_root = root.map(|root| examples.join(root));
                 match Prompt::from_source(origin, source, &options) {
                     Ok(prompt) => loaded.push(prompt),
                     Err(error) => errors.push(format!("{origin} ({strict:?}): {error}")),

@@ -230,10 +230,7 @@ fn bench(size: &str, args: &Args) -> Result<(), String> {
     // teleprompt, through its public API; one `Data` per prompt, as three
     // hosts would each keep theirs.
     let load = |file: &str, source: &str, syntax: Syntax| {
-        let options = LoadOptions {
-            syntax: Some(syntax),
-            ..Default::default()
-        };
+        let options = LoadOptions::new().with_syntax(syntax);
         Prompt::from_source(file, source, &options).map_err(|e| format!("teleprompt {file}: {e}"))
     };
     let tp_jinja = load("py_prompt.j2", &jinja, Syntax::Jinja)?;

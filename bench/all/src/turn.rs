@@ -168,10 +168,7 @@ impl<'a> Append<'a> {
 /// Races the append and reuse engines at every length in `lens` under the
 /// template name `turn`, then prints each append engine's reset time.
 pub fn bench(lens: &[usize], args: &Args) -> Result<(), String> {
-    let options = LoadOptions {
-        syntax: Some(Syntax::Jinja),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_syntax(Syntax::Jinja);
     let prompt = Prompt::from_source("chat.j2", PROMPT, &options)
         .map_err(|e| format!("turn prompt: {e}"))?;
     let host = conversation()?;

@@ -137,10 +137,7 @@ fn bench(name: &str, args: &Args) -> Result<(), String> {
     let json: serde_json::Value =
         serde_json::from_str(&read("json")?).map_err(|e| format!("{name}.json: {e}"))?;
 
-    let options = LoadOptions {
-        syntax: Some(Syntax::Go),
-        ..Default::default()
-    };
+    let options = LoadOptions::new().with_syntax(Syntax::Go);
     let prompt = Prompt::from_source("bench.gotmpl", &source, &options)
         .map_err(|e| format!("teleprompt: {e}"))?;
     let data = Data::new(json.clone());

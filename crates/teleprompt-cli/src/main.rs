@@ -223,14 +223,12 @@ impl LoadArgs {
             // Checked when the flag was parsed.
             let _ = limits.set_text(name, value);
         }
-        LoadOptions {
-            syntax: self.syntax,
-            strict: self.strict,
-            template_name: self.template_name.clone(),
-            limits,
-            include_root: self.include_root.clone(),
-            ..LoadOptions::default()
-        }
+        let mut options = LoadOptions::new().with_limits(limits);
+        options.syntax = self.syntax;
+        options.strictness = self.strict;
+        options.template_name = self.template_name.clone();
+        options.include_root = self.include_root.clone();
+        options
     }
 }
 
@@ -440,19 +438,14 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
         // A chat template gets exactly what transformers gives it: the
         // data (messages, tools, …), no agent namespaces.
         input::build_chat_data(args, keep).and_then(|(data, clock)| {
-            let options = RenderOptions {
-                clock,
-                ..RenderOptions::default()
-            };
+            let options = RenderOptions::new().with_clock(clock);
             prompt.render_with(data, &options)
         })
     } else {
         input::build_context(args, keep).and_then(|context| {
-            let options = RenderOptions {
-                validate_history: !args.no_history_check,
-                context: input::read_render_context(args.context.as_deref(), args.max_data_bytes)?,
-                ..RenderOptions::default()
-            };
+            let mut options = RenderOptions::new().with_validate_history(!args.no_history_check);
+            options.context =
+                input::read_render_context(args.context.as_deref(), args.max_data_bytes)?;
             prompt.render_turn_with(&context, &options)
         })
     };

@@ -62,7 +62,7 @@ impl Options {
             );
         }
         if let Some(strict) = &self.strict {
-            options.strict = Some(
+            options.strictness = Some(
                 strict
                     .parse::<Strictness>()
                     .map_err(|message| errors::input(py, format!("strict: {message}")))?,
@@ -353,10 +353,7 @@ impl PyPrompt {
     ) -> PyResult<Rendered> {
         let prompt = &self.inner;
         let context = &context.snapshot();
-        let options = RenderOptions {
-            validate_history,
-            ..RenderOptions::default()
-        };
+        let options = RenderOptions::new().with_validate_history(validate_history);
         errors::forget_host_exception();
         let result = py.detach(|| prompt.render_turn_with(context, &options));
         result

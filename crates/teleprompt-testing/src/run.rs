@@ -204,10 +204,7 @@ fn render(prompt: &Prompt, case: &TestCase) -> Result<Rendered, Error> {
             )
             .with_file(prompt.origin()));
         }
-        let options = RenderOptions {
-            clock: case.now.unwrap_or_default(),
-            ..RenderOptions::default()
-        };
+        let options = RenderOptions::new().with_clock(case.now.unwrap_or_default());
         return prompt.render_with(case.chat_data(), &options);
     }
     let mut context = PromptContext::new().data(case.data.clone())?;
@@ -229,10 +226,8 @@ fn render(prompt: &Prompt, case: &TestCase) -> Result<Rendered, Error> {
     if let Some(history) = &case.history {
         context = context.with_history(history.clone());
     }
-    let options = RenderOptions {
-        context: case.context.clone().map(Arc::new),
-        ..RenderOptions::default()
-    };
+    let mut options = RenderOptions::new();
+    options.context = case.context.clone().map(Arc::new);
     prompt.render_turn_with(&context, &options)
 }
 

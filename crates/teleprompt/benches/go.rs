@@ -21,10 +21,7 @@ const LARGE: &str = include_str!("../../../bench/data/go_large.gotmpl");
 const LARGE_DATA: &str = include_str!("../../../bench/data/go_large.json");
 
 fn bench(c: &mut Criterion, group: &str, source: &str, json: &str) {
-    let options = LoadOptions {
-        syntax: Some(Syntax::Go),
-        ..Default::default()
-    };
+    let options = LoadOptions::new().with_syntax(Syntax::Go);
     let prompt =
         Prompt::from_source("bench.gotmpl", source, &options).expect("benchmark template parses");
     let data: Value = serde_json::from_str(json).expect("benchmark data is JSON");

@@ -73,10 +73,7 @@ fn unread_data() -> Value {
 }
 
 fn teleprompt_prompt(source: &str) -> Prompt {
-    let options = LoadOptions {
-        syntax: Some(teleprompt::Syntax::Jinja),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_syntax(teleprompt::Syntax::Jinja);
     Prompt::from_source("bench.j2", source, &options).expect("benchmark template compiles")
 }
 

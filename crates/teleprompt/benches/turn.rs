@@ -52,10 +52,7 @@ fn history(len: usize) -> Arc<Vec<ChatMessage>> {
 }
 
 fn prompt() -> Prompt {
-    let options = LoadOptions {
-        syntax: Some(Syntax::Jinja),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_syntax(Syntax::Jinja);
     Prompt::from_source("chat.j2", PROMPT, &options).expect("compiles")
 }
 

@@ -174,14 +174,32 @@ impl FromStr for OnError {
 }
 
 /// How prompts are loaded.
+///
+/// Built with [`LoadOptions::new`] and the `with_*` methods (the struct is
+/// `#[non_exhaustive]`: new options may come); the fields stay public to
+/// read and to set.
+///
+/// ```
+/// use serde_json::json;
+/// use teleprompt::{JinjaOptions, LoadOptions, Prompt, Strictness, Syntax};
+///
+/// let options = LoadOptions::new()
+///     .with_syntax(Syntax::Jinja)
+///     .with_strictness(Strictness::Lenient)
+///     .with_jinja(JinjaOptions::new().with_trim_blocks(true));
+/// let prompt = Prompt::from_source("p", "{% if x %}\nyes {% endif %}{{ name }}.", &options)?;
+/// assert_eq!(prompt.render(json!({"x": true}))?.text(), "yes .");
+/// # Ok::<(), teleprompt::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// The syntax of prompts whose front matter and extension do not say;
     /// for a Jinja file (`.j2`, `.jinja`), one of the Jinja-family
     /// syntaxes also refines the extension (`chat-template`, `django`).
     pub syntax: Option<Syntax>,
     /// Strictness for every prompt, over what the front matter says.
-    pub strict: Option<Strictness>,
+    pub strictness: Option<Strictness>,
     /// Host functions the templates may call by name.
     pub functions: crate::functions::Functions,
     /// Whitespace options of Jinja-family prompts whose front matter does
@@ -208,6 +226,55 @@ pub struct LoadOptions {
     pub include_root: Option<std::path::PathBuf>,
 }
 
+impl LoadOptions {
+    /// The default options: every prompt decides for itself.
+    pub fn new() -> LoadOptions {
+        LoadOptions::default()
+    }
+
+    /// Sets [`LoadOptions::syntax`].
+    pub fn with_syntax(mut self, syntax: Syntax) -> LoadOptions {
+        self.syntax = Some(syntax);
+        self
+    }
+
+    /// Sets [`LoadOptions::strictness`].
+    pub fn with_strictness(mut self, strictness: Strictness) -> LoadOptions {
+        self.strictness = Some(strictness);
+        self
+    }
+
+    /// Sets [`LoadOptions::functions`].
+    pub fn with_functions(mut self, functions: crate::functions::Functions) -> LoadOptions {
+        self.functions = functions;
+        self
+    }
+
+    /// Sets [`LoadOptions::jinja`].
+    pub fn with_jinja(mut self, jinja: JinjaOptions) -> LoadOptions {
+        self.jinja = jinja;
+        self
+    }
+
+    /// Sets [`LoadOptions::limits`].
+    pub fn with_limits(mut self, limits: crate::limits::Limits) -> LoadOptions {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets [`LoadOptions::template_name`].
+    pub fn with_template_name(mut self, name: impl Into<String>) -> LoadOptions {
+        self.template_name = Some(name.into());
+        self
+    }
+
+    /// Sets [`LoadOptions::include_root`].
+    pub fn with_include_root(mut self, root: impl Into<std::path::PathBuf>) -> LoadOptions {
+        self.include_root = Some(root.into());
+        self
+    }
+}
+
 /// Jinja2's whitespace options, with Jinja2's names and meaning; `None`
 /// leaves the syntax's default.
 ///
@@ -225,6 +292,7 @@ pub struct LoadOptions {
 ///   lstrip_blocks: true
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct JinjaOptions {
     /// Remove the first newline after a block tag (`{% … %}`).
     pub trim_blocks: Option<bool>,
@@ -238,6 +306,29 @@ impl JinjaOptions {
     /// The keys of a front matter `jinja:` section.
     pub const KEYS: &'static [&'static str] =
         &["trim_blocks", "lstrip_blocks", "keep_trailing_newline"];
+
+    /// Every option unset: the syntax's defaults.
+    pub fn new() -> JinjaOptions {
+        JinjaOptions::default()
+    }
+
+    /// Sets [`JinjaOptions::trim_blocks`].
+    pub fn with_trim_blocks(mut self, on: bool) -> JinjaOptions {
+        self.trim_blocks = Some(on);
+        self
+    }
+
+    /// Sets [`JinjaOptions::lstrip_blocks`].
+    pub fn with_lstrip_blocks(mut self, on: bool) -> JinjaOptions {
+        self.lstrip_blocks = Some(on);
+        self
+    }
+
+    /// Sets [`JinjaOptions::keep_trailing_newline`].
+    pub fn with_keep_trailing_newline(mut self, on: bool) -> JinjaOptions {
+        self.keep_trailing_newline = Some(on);
+        self
+    }
 
     /// `self`, with what it leaves unset taken from `fallback`.
     pub fn or(self, fallback: JinjaOptions) -> JinjaOptions {

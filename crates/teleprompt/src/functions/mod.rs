@@ -41,10 +41,7 @@
 //!         Ok(json!(format!("{days} sunny day(s) in {city}")))
 //!     },
 //! );
-//! let options = LoadOptions {
-//!     functions: Functions::new().with_plugin(weather),
-//!     ..LoadOptions::default()
-//! };
+//! let options = LoadOptions::new().with_functions(Functions::new().with_plugin(weather));
 //! let render = |file: &str, source: &str| {
 //!     let prompt = Prompt::from_source(file, source, &options)?;
 //!     Ok::<_, teleprompt::Error>(prompt.render(json!({}))?.text().to_string())

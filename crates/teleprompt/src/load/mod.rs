@@ -204,7 +204,7 @@ fn load(
         formats::hf_tokenizer::complete(&mut metadata, path, kind);
     }
     let strictness = options
-        .strict
+        .strictness
         .or(metadata.strict)
         .unwrap_or_else(|| syntax.default_strictness());
     let default_role = metadata.default_role.unwrap_or(Role::User);

@@ -6,8 +6,10 @@ use serde_json::Value;
 
 use crate::context::Clock;
 
-/// Options of one render.
+/// Options of one render: [`RenderOptions::new`] and the `with_*` methods
+/// (the struct is `#[non_exhaustive]`).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RenderOptions {
     /// Check the history against the tool-call rules before rendering
     /// (default `true`; [`Prompt::render_turn_with`](crate::Prompt::render_turn_with)).
@@ -28,5 +30,30 @@ impl Default for RenderOptions {
             clock: Clock::System,
             context: None,
         }
+    }
+}
+
+impl RenderOptions {
+    /// The default options: history checked, the system clock, no context.
+    pub fn new() -> RenderOptions {
+        RenderOptions::default()
+    }
+
+    /// Sets [`RenderOptions::validate_history`].
+    pub fn with_validate_history(mut self, validate: bool) -> RenderOptions {
+        self.validate_history = validate;
+        self
+    }
+
+    /// Sets [`RenderOptions::clock`].
+    pub fn with_clock(mut self, clock: Clock) -> RenderOptions {
+        self.clock = clock;
+        self
+    }
+
+    /// Sets [`RenderOptions::context`].
+    pub fn with_context(mut self, context: impl Into<Arc<Value>>) -> RenderOptions {
+        self.context = Some(context.into());
+        self
     }
 }

@@ -104,10 +104,7 @@ impl RenderRequest {
             if let (Some(history), Value::Object(map)) = (self.history, &mut data) {
                 map.insert("messages".into(), history);
             }
-            let options = RenderOptions {
-                clock,
-                ..RenderOptions::default()
-            };
+            let options = RenderOptions::new().with_clock(clock);
             return prompt
                 .render_with(data, &options)
                 .map_err(RequestError::Render);
@@ -146,10 +143,8 @@ impl RenderRequest {
             };
             context = context.label(key, value);
         }
-        let options = RenderOptions {
-            validate_history: self.validate_history.unwrap_or(true),
-            ..RenderOptions::default()
-        };
+        let options =
+            RenderOptions::new().with_validate_history(self.validate_history.unwrap_or(true));
         prompt
             .render_turn_with(&context, &options)
             .map_err(RequestError::Render)

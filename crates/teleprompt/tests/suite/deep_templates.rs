@@ -12,10 +12,7 @@ fn on_small_stack(syntax: Syntax, body: String) -> Result<String, (ErrorClass, S
     std::thread::Builder::new()
         .stack_size(2 * 1024 * 1024)
         .spawn(move || {
-            let options = LoadOptions {
-                syntax: Some(syntax),
-                ..LoadOptions::default()
-            };
+            let options = LoadOptions::new().with_syntax(syntax);
             let source = format!("---\n---\n{body}");
             Prompt::from_source("deep", &source, &options)
                 .and_then(|prompt| prompt.render(json!({"x": true, "a": {"b": {"b": 1}}})))

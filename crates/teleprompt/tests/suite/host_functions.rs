@@ -39,11 +39,9 @@ mod go {
         Prompt::from_source(
             "p.gotmpl",
             source,
-            &LoadOptions {
-                syntax: Some(Syntax::Go),
-                functions: functions(),
-                ..Default::default()
-            },
+            &LoadOptions::new()
+                .with_syntax(Syntax::Go)
+                .with_functions(functions()),
         )
     }
 
@@ -109,10 +107,8 @@ Labels: {{ $issue.labels | join \", \" }}
         let error = Prompt::from_source(
             "p.gotmpl",
             "Hello",
-            &LoadOptions {
-                functions: functions().with("printf", |_: &[Value]| Ok(Value::Null)),
-                ..Default::default()
-            },
+            &LoadOptions::new()
+                .with_functions(functions().with("printf", |_: &[Value]| Ok(Value::Null))),
         )
         .unwrap_err();
         assert_eq!(error.class(), ErrorClass::Parse);
@@ -139,11 +135,9 @@ Labels: {{ $issue.labels | join \", \" }}
         let prompt = Prompt::from_source(
             "p.gotmpl",
             "[{{ shout .nope }}]",
-            &LoadOptions {
-                strict: Some(Strictness::Lenient),
-                functions: functions(),
-                ..Default::default()
-            },
+            &LoadOptions::new()
+                .with_strictness(Strictness::Lenient)
+                .with_functions(functions()),
         )
         .expect("loads");
         let error = prompt.render(json!({})).unwrap_err();
@@ -158,10 +152,7 @@ mod jinja {
         Prompt::from_source(
             "p.j2",
             source,
-            &LoadOptions {
-                functions: functions(),
-                ..LoadOptions::default()
-            },
+            &LoadOptions::new().with_functions(functions()),
         )
     }
 
@@ -211,10 +202,7 @@ fn a_panicking_host_function_is_a_render_error() {
         panic!("plugin bug")
     });
     for (name, source) in [("p.j2", "{{ boom() }}"), ("p.gotmpl", "{{ boom }}")] {
-        let options = LoadOptions {
-            functions: functions.clone(),
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions::new().with_functions(functions.clone());
         let prompt = Prompt::from_source(name, source, &options).expect(name);
         let error = prompt.render(json!({})).unwrap_err();
         assert_eq!(error.class(), ErrorClass::Render, "{name}");
@@ -235,10 +223,7 @@ fn handlebars_calls_host_functions_as_helpers() {
     let functions = functions().with("weather-today", |args: &[Value]| {
         Ok(json!(format!("{args:?}")))
     });
-    let options = LoadOptions {
-        functions,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_functions(functions);
     let prompt = Prompt::from_source(
         "p.hbs",
         "{{shout name}} {{#with (fetch id)}}{{title}} [{{join labels \", \"}}]{{/with}} {{weather-today city unit=\"C\"}}",
@@ -263,10 +248,7 @@ fn handlebars_calls_host_functions_as_helpers() {
 #[test]
 fn handlebars_bare_host_function_colliding_with_data() {
     let functions = functions().with("today", |_: &[Value]| Ok(json!("Monday")));
-    let options = LoadOptions {
-        functions,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_functions(functions);
     let load = |source: &str| Prompt::from_source("p.hbs", source, &options).expect("loads");
     let prompt = load("Day: {{today}}");
     assert_eq!(
@@ -375,10 +357,7 @@ mod sk_function_helpers {
     /// Runs cases of one file kind (`p.hbs`, `p.j2`, `p.gotmpl`) against
     /// `functions`: (template, data, expected).
     fn run(file: &str, functions: &Functions, cases: &[(&str, Value, Want)]) {
-        let options = LoadOptions {
-            functions: functions.clone(),
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions::new().with_functions(functions.clone());
         for (template, data, want) in cases {
             let result = Prompt::from_source(file, template, &options)
                 .and_then(|prompt| prompt.render(data.clone()));
@@ -727,10 +706,7 @@ mod sk_function_helpers {
 
     #[test]
     fn suggestions_show_the_signature_and_near_names() {
-        let options = LoadOptions {
-            functions: plugins(),
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions::new().with_functions(plugins());
         let load = |file: &str, source: &str| Prompt::from_source(file, source, &options);
         let error = load("p.hbs", "{{Weather-GetForecast days=2}}").unwrap_err();
         assert_eq!(
@@ -767,10 +743,7 @@ mod sk_function_helpers {
             ("$", r#"{{Foo$Combine "a" "b"}} {{Foo$Bar}}"#),
         ];
         for (separator, template) in cases {
-            let options = LoadOptions {
-                functions: plugins().with_separator(separator),
-                ..LoadOptions::default()
-            };
+            let options = LoadOptions::new().with_functions(plugins().with_separator(separator));
             let render = |file: &str, source: &str| {
                 Prompt::from_source(file, source, &options)
                     .and_then(|prompt| prompt.render(json!({})))
@@ -797,10 +770,8 @@ mod sk_function_helpers {
             if byte.is_ascii_alphanumeric() {
                 continue;
             }
-            let options = LoadOptions {
-                functions: plugins().with_separator(separator.as_str()),
-                ..LoadOptions::default()
-            };
+            let options =
+                LoadOptions::new().with_functions(plugins().with_separator(separator.as_str()));
             let template = format!(r#"{{{{Foo{separator}Combine "a" "b"}}}}"#);
             match Prompt::from_source("p.hbs", "hi", &options) {
                 Ok(_) => {
@@ -820,10 +791,7 @@ mod sk_function_helpers {
         }
         // With `.`, a subexpression and a block argument work too; a
         // literal of the wrong type is found at load.
-        let options = LoadOptions {
-            functions: plugins().with_separator("."),
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions::new().with_functions(plugins().with_separator("."));
         let prompt = Prompt::from_source(
             "p.hbs",
             r#"{{#with (Weather.GetForecast "Paris" days=2)}}{{this}}{{/with}} {{Foo.Combine (Foo.Bar) "x"}}"#,
@@ -844,10 +812,7 @@ mod sk_function_helpers {
         // A separator Handlebars cannot read is refused when a Handlebars
         // prompt loads (Go and Jinja prompts do not use it).
         for separator in ["/", " ", "", "#", "{{"] {
-            let options = LoadOptions {
-                functions: plugins().with_separator(separator),
-                ..LoadOptions::default()
-            };
+            let options = LoadOptions::new().with_functions(plugins().with_separator(separator));
             let error = Prompt::from_source("p.hbs", "hi", &options).unwrap_err();
             assert_eq!(error.class(), ErrorClass::Parse);
             assert!(
@@ -865,10 +830,7 @@ mod sk_function_helpers {
     #[test]
     fn bad_declarations_fail_at_load() {
         let load = |functions: Functions| {
-            let options = LoadOptions {
-                functions,
-                ..LoadOptions::default()
-            };
+            let options = LoadOptions::new().with_functions(functions);
             Prompt::from_source("p.hbs", "hi", &options)
                 .map(|_| ())
                 .unwrap_err()
@@ -918,10 +880,7 @@ mod sk_function_helpers {
     /// panics, and messages stay short.
     #[test]
     fn hostile_arguments() {
-        let options = LoadOptions {
-            functions: plugins(),
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions::new().with_functions(plugins());
         let render = |file: &str, source: &str, data: Value| {
             Prompt::from_source(file, source, &options).and_then(|prompt| prompt.render(data))
         };

@@ -6,10 +6,7 @@ use serde_json::{json, Value};
 use teleprompt::{LoadOptions, Prompt, Syntax};
 
 fn picoschema(syntax: Syntax, body: &str) -> Value {
-    let options = LoadOptions {
-        syntax: Some(syntax),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_syntax(syntax);
     Prompt::from_source("p", body, &options)
         .unwrap_or_else(|error| panic!("{}", error.report()))
         .inputs()
@@ -84,10 +81,7 @@ fn jinja_paths_leave_out_locals_functions_and_namespaces() {
 
 #[test]
 fn a_template_that_uses_its_whole_data_says_so() {
-    let options = LoadOptions {
-        syntax: Some(Syntax::Go),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_syntax(Syntax::Go);
     let prompt = Prompt::from_source("p", "{{ toJSON . }}", &options).unwrap();
     assert!(prompt.inputs().unwrap().reads_whole());
     let prompt = Prompt::from_source("p", "{{ .a }}", &options).unwrap();

@@ -867,10 +867,8 @@ fn dotprompt_messages_match_the_npm_package() {
         if let Some(history) = read("history.json") {
             context = context.with_history(parse_history(&history).expect("history"));
         }
-        let options = teleprompt::RenderOptions {
-            context: json("context.json").map(std::sync::Arc::new),
-            ..teleprompt::RenderOptions::default()
-        };
+        let mut options = teleprompt::RenderOptions::new();
+        options.context = json("context.json").map(std::sync::Arc::new);
         let rendered = prompt
             .render_turn_with(&context, &options)
             .unwrap_or_else(|error| panic!("{name}: {error}"));

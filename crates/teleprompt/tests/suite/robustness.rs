@@ -92,11 +92,9 @@ fn mangled_prompts_never_panic() {
             .collect();
         let strict = [Strictness::Strict, Strictness::Semi, Strictness::Lenient][case % 3];
         let syntax = [Syntax::Jinja, Syntax::ChatTemplate, Syntax::Django][(case / 3) % 3];
-        let options = LoadOptions {
-            syntax: Some(syntax),
-            strict: Some(strict),
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions::new()
+            .with_syntax(syntax)
+            .with_strictness(strict);
         if let Ok(prompt) = Prompt::from_source("fuzz.md", &source, &options) {
             if let Err(error) = prompt.render(data.clone()) {
                 // Reports must build for any error, too.
@@ -126,12 +124,11 @@ fn prompt_files_stop_at_the_template_limit() {
     let dir = tempdir("template-limit");
     let path = dir.join("p.j2");
     std::fs::write(&path, "Hi {{ who }}\n").unwrap(); // 13 bytes
-    let options = |bytes| LoadOptions {
-        limits: Limits {
+    let options = |bytes| {
+        LoadOptions::new().with_limits(Limits {
             max_template_bytes: bytes,
             ..Limits::default()
-        },
-        ..LoadOptions::default()
+        })
     };
     assert!(Prompt::from_file_with(&path, &options(13)).is_ok());
     let error = Prompt::from_file_with(&path, &options(12)).unwrap_err();
@@ -491,10 +488,7 @@ fn a_history_with_a_duplicate_key_is_refused() {
 #[test]
 fn a_huge_to_json_indent_is_the_output_limit() {
     let load = |body: &str| {
-        let options = LoadOptions {
-            syntax: Some(Syntax::Jinja),
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions::new().with_syntax(Syntax::Jinja);
         Prompt::from_source("t.j2", body, &options).unwrap()
     };
     // No item goes on a line of its own: the indent is never written.
@@ -541,10 +535,7 @@ fn a_dotted_key_of_many_parts_stays_one_key() {
 fn replace_on_a_list_is_checked_like_on_a_string() {
     // Timed (1 s): not beside the suite's heavy tests.
     let _alone = crate::common::exclusive();
-    let options = LoadOptions {
-        syntax: Some(Syntax::Jinja),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_syntax(Syntax::Jinja);
     let body = r#"{{ ("ax" * 1000)|list|replace("x", "y" * 10000000)|length }}"#;
     let prompt = Prompt::from_source("t.j2", body, &options).unwrap();
     let started = std::time::Instant::now();

@@ -834,11 +834,10 @@ mod tests {
         let body = "Items:\n  {% for x in xs %}\n    - {{ x }}\n  {%- if loop.last %} (last){% endif %}\n  {% endfor %}\n{%- if xs %}\n{{ xs | length }} items {# note #}\n{% endif %}\n";
         let data = json!({"xs": ["a", "b"]});
         for bits in 0..8u8 {
-            let jinja = crate::JinjaOptions {
-                trim_blocks: Some(bits & 1 != 0),
-                lstrip_blocks: Some(bits & 2 != 0),
-                keep_trailing_newline: Some(bits & 4 != 0),
-            };
+            let jinja = crate::JinjaOptions::new()
+                .with_trim_blocks(bits & 1 != 0)
+                .with_lstrip_blocks(bits & 2 != 0)
+                .with_keep_trailing_newline(bits & 4 != 0);
             assert!(
                 agree_with(body, &data, (Strictness::Strict, false), jinja),
                 "not direct: {bits}"
@@ -1149,11 +1148,10 @@ mod tests {
             let body = stmts(&mut rng, &mut names, 0, false);
             let strictness =
                 *rng.pick(&[Strictness::Strict, Strictness::Semi, Strictness::Lenient]);
-            let jinja = crate::JinjaOptions {
-                trim_blocks: Some(rng.chance(50)),
-                lstrip_blocks: Some(rng.chance(50)),
-                keep_trailing_newline: Some(rng.chance(50)),
-            };
+            let jinja = crate::JinjaOptions::new()
+                .with_trim_blocks(rng.chance(50))
+                .with_lstrip_blocks(rng.chance(50))
+                .with_keep_trailing_newline(rng.chance(50));
             if agree_with(&body, &data, (strictness, chat), jinja) {
                 direct += 1;
             }

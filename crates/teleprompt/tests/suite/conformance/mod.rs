@@ -104,11 +104,9 @@ pub fn inline_partials(partials: Option<&Value>) -> Option<String> {
 
 /// Renders a Handlebars body through the public API.
 pub fn render(body: &str, data: Value, strict: Strictness) -> Result<String, String> {
-    let options = LoadOptions {
-        syntax: Some(Syntax::Handlebars),
-        strict: Some(strict),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new()
+        .with_syntax(Syntax::Handlebars)
+        .with_strictness(strict);
     // An empty front matter keeps a body that starts with `---` a body.
     let source = format!("---\n---\n{body}");
     let prompt = Prompt::from_source("case.hbs", &source, &options)

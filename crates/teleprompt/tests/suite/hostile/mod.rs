@@ -111,10 +111,7 @@ fn run_one(syntax: Syntax, template: String, data: Value) -> (Duration, Outcome)
         .stack_size(2 * 1024 * 1024)
         .spawn(move || {
             let start = Instant::now();
-            let options = LoadOptions {
-                syntax: Some(syntax),
-                ..LoadOptions::default()
-            };
+            let options = LoadOptions::new().with_syntax(syntax);
             let result = Prompt::from_source("hostile", &template, &options)
                 .and_then(|prompt| prompt.render(data))
                 .map(|rendered| rendered.into_text())

@@ -266,10 +266,7 @@ fn from_source_reads_files_only_from_an_include_root() {
         .expect_err("no root, no files");
     assert_eq!(error.class(), ErrorClass::Parse);
     assert_eq!(error.message(), "no such template \"persona.gotmpl\"");
-    let options = LoadOptions {
-        include_root: Some(root),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_include_root(root);
     let prompt = Prompt::from_source("inline.md", body, &options).expect("loads");
     assert_eq!(
         prompt.render(json!({"name": "Ann"})).unwrap().text(),
@@ -318,13 +315,10 @@ fn the_prompt_and_its_files_share_the_template_size_limit() {
             ("b.gotmpl", &big),
         ],
     );
-    let options = LoadOptions {
-        limits: teleprompt::limits::Limits {
-            max_template_bytes: 512,
-            ..Default::default()
-        },
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_limits(teleprompt::limits::Limits {
+        max_template_bytes: 512,
+        ..Default::default()
+    });
     let error = Prompt::from_file_with(root.join("main.gotmpl"), &options).expect_err("too big");
     assert_eq!(error.class(), ErrorClass::Parse);
     assert_eq!(

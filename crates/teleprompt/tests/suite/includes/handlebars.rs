@@ -215,10 +215,7 @@ fn from_source_reads_files_only_from_an_include_root() {
     let error = Prompt::from_source("inline.hbs", body, &LoadOptions::default())
         .expect_err("no root, no files");
     assert_eq!(error.class(), ErrorClass::Parse);
-    let options = LoadOptions {
-        include_root: Some(root),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_include_root(root);
     let prompt = Prompt::from_source("inline.hbs", body, &options).expect("loads");
     assert_eq!(
         prompt.render(json!({"name": "Ann"})).unwrap().text(),

@@ -275,10 +275,7 @@ fn from_source_reads_files_only_from_an_include_root() {
         error.message().contains("cannot read other template files"),
         "{error}"
     );
-    let options = LoadOptions {
-        include_root: Some(root),
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new().with_include_root(root);
     let prompt = Prompt::from_source("inline.j2", body, &options).expect("loads");
     assert_eq!(
         prompt.render(json!({"name": "Ann"})).unwrap().text(),
