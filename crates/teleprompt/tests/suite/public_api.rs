@@ -9,8 +9,8 @@
 //! built into a target folder of its own. One line an item: modules,
 //! types, functions, constants, traits and macros by their public path;
 //! a struct's public fields, an enum's variants, the inherent methods of
-//! a type and the traits it implements by name (signatures are not
-//! compared).
+//! a type and the traits it implements by name, and which types are
+//! `#[non_exhaustive]` (signatures are not compared).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -160,7 +160,19 @@ impl<'d> Listing<'d> {
         else {
             return;
         };
-        self.lines.insert(format!("{kind} {path}"));
+        // Whether outside code may build or match the item exhaustively
+        // is part of the API too.
+        let non_exhaustive = item["attrs"].as_array().is_some_and(|attrs| {
+            attrs
+                .iter()
+                .any(|attr| attr.to_string().contains("non_exhaustive"))
+        });
+        let mark = if non_exhaustive {
+            " #[non_exhaustive]"
+        } else {
+            ""
+        };
+        self.lines.insert(format!("{kind} {path}{mark}"));
         match kind.as_str() {
             "module" => self.module(item, path, seen),
             "struct" => {
