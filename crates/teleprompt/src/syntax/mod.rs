@@ -88,7 +88,7 @@ impl Template {
         let text = source.text.as_str();
         let compiled = match syntax {
             Syntax::Jinja | Syntax::Django | Syntax::ChatTemplate => {
-                jinja::JinjaTemplate::compile_all(text, jinja::Dialect::of(syntax), options)
+                jinja::JinjaTemplate::compile_all(text, syntax, options)
                     .map(|(template, found)| (Compiled::Jinja(Box::new(template)), found))
             }
             Syntax::Go => go::compile_all(text, options)

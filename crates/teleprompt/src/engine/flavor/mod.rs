@@ -16,10 +16,10 @@ use super::fail::fail;
 use super::program::Span;
 use super::render::Result;
 use super::value::Value;
-use crate::Strictness;
+use crate::options::{Strictness, Syntax};
 
-/// The syntax a program was compiled from, for the few rules where Go and
-/// Handlebars differ at render time (how null and lists print, the words of
+/// The syntax a program was compiled from ([`Flavor::of`] a [`Syntax`]),
+/// for the few rules where Go and Handlebars differ at render time (how null and lists print, the words of
 /// a missing-key error). Checked only off the hot paths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Flavor {
@@ -41,6 +41,18 @@ pub(crate) enum Flavor {
 }
 
 impl Flavor {
+    /// The flavor a template of `syntax` compiles to, if the engine runs
+    /// that syntax at all (a Django template runs on minijinja only).
+    pub(crate) fn of(syntax: Syntax) -> Option<Flavor> {
+        match syntax {
+            Syntax::Go => Some(Flavor::Go),
+            Syntax::Handlebars => Some(Flavor::Handlebars),
+            Syntax::Jinja => Some(Flavor::Jinja),
+            Syntax::ChatTemplate => Some(Flavor::ChatTemplate),
+            Syntax::Django => None,
+        }
+    }
+
     /// Lowered from Jinja.
     #[inline]
     pub(crate) fn is_jinja(self) -> bool {

@@ -9,7 +9,7 @@
 //! in the source are listed; a name not listed is not checked (host
 //! functions are checked against their own signatures).
 
-use super::Dialect;
+use crate::options::Syntax;
 
 /// The keyword arguments a callable takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,17 +207,17 @@ fn find(table: &[(&str, Arity)], name: &str) -> Option<Arity> {
 
 /// What the built-in `name` takes in `dialect`; `None` for a name that is
 /// not checked.
-pub(super) fn arity(kind: Callable, name: &str, dialect: Dialect) -> Option<Arity> {
+pub(super) fn arity(kind: Callable, name: &str, dialect: Syntax) -> Option<Arity> {
     match kind {
         Callable::Filter => {
             // The Django dialect's filters replace some of Jinja's.
-            if dialect == Dialect::Django && super::django::FILTERS.contains(&name) {
+            if dialect == Syntax::Django && super::django::FILTERS.contains(&name) {
                 return None;
             }
             match (name, dialect) {
                 // `transformers`' `tojson(ensure_ascii, indent, separators,
                 // sort_keys)`; Jinja2's `tojson(indent)`.
-                ("tojson", Dialect::ChatTemplate) => Some(takes(0, 4, TOJSON_KEYWORDS)),
+                ("tojson", Syntax::ChatTemplate) => Some(takes(0, 4, TOJSON_KEYWORDS)),
                 ("tojson", _) => Some(takes(0, 1, TOJSON_KEYWORDS)),
                 _ => find(FILTERS, name),
             }
@@ -279,26 +279,26 @@ mod tests {
 
     #[test]
     fn counts_leave_out_the_input() {
-        let upper = arity(Callable::Filter, "upper", Dialect::Jinja).unwrap();
+        let upper = arity(Callable::Filter, "upper", Syntax::Jinja).unwrap();
         assert_eq!(
             mismatch("upper", upper, 1, &[]).unwrap().0,
             "`upper` takes no arguments, got 1"
         );
         assert!(mismatch("upper", upper, 0, &[]).is_none());
-        let range = arity(Callable::Function, "range", Dialect::Jinja).unwrap();
+        let range = arity(Callable::Function, "range", Syntax::Jinja).unwrap();
         assert_eq!(
             mismatch("range", range, 4, &[]).unwrap().0,
             "`range` takes 1 to 3 arguments, got 4"
         );
-        let join = arity(Callable::Filter, "join", Dialect::Jinja).unwrap();
+        let join = arity(Callable::Filter, "join", Syntax::Jinja).unwrap();
         assert!(mismatch("join", join, 1, &["attribute"]).is_none());
         assert!(mismatch("join", join, 0, &["sep"]).is_some());
     }
 
     #[test]
     fn django_filters_are_not_checked() {
-        assert!(arity(Callable::Filter, "join", Dialect::Django).is_none());
-        assert!(arity(Callable::Filter, "tojson", Dialect::ChatTemplate)
+        assert!(arity(Callable::Filter, "join", Syntax::Django).is_none());
+        assert!(arity(Callable::Filter, "tojson", Syntax::ChatTemplate)
             .is_some_and(|arity| arity.max == Some(4)));
     }
 

@@ -11,9 +11,9 @@ use super::arg_types::{self, Lit, Slot};
 use super::arity::{arity, mismatch, Callable};
 use super::includes::{Ref, Tag};
 use super::names::TESTS;
-use super::Dialect;
 use crate::diagnostics::{closest, TemplateError};
 use crate::functions::{ArgAt, Function};
+use crate::options::Syntax;
 use crate::syntax::edits::Edit;
 
 /// Walks the AST at load time: finds unknown filters, tests and functions,
@@ -222,7 +222,7 @@ impl<'a> Checker<'a> {
     pub(super) fn arity_errors(
         &self,
         body: &str,
-        dialect: Dialect,
+        dialect: Syntax,
         found: &mut crate::diagnostics::Findings,
     ) {
         for call in &self.counted {

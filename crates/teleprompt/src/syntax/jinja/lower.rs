@@ -623,8 +623,9 @@ fn constant_of(value: &minijinja::Value) -> Option<Const> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Dialect, JinjaTemplate};
+    use super::super::JinjaTemplate;
     use crate::data::Data;
+    use crate::options::Syntax;
     use crate::render::scope::RenderScope;
     use crate::syntax::CompileOptions;
     use crate::Strictness;
@@ -874,7 +875,7 @@ mod tests {
     }
 
     fn compile(body: &str, strictness: Strictness) -> Option<JinjaTemplate> {
-        JinjaTemplate::compile(body, Dialect::Jinja, &CompileOptions::plain(strictness)).ok()
+        JinjaTemplate::compile(body, Syntax::Jinja, &CompileOptions::plain(strictness)).ok()
     }
 
     #[test]
@@ -883,7 +884,7 @@ mod tests {
         options.limits.max_output = 1000;
         let template = JinjaTemplate::compile(
             "{% for x in xs %}{{ x }}{% endfor %}",
-            Dialect::Jinja,
+            Syntax::Jinja,
             &options,
         )
         .unwrap();

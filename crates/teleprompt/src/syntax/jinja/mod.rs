@@ -85,7 +85,7 @@ pub(crate) struct JinjaTemplate {
     syntax: minijinja::syntax::SyntaxConfig,
     /// Which Jinja it is (a chat template reads its messages as
     /// `transformers` hands them over).
-    dialect: Dialect,
+    dialect: Syntax,
     /// The files it includes, imports or extends (none without an include
     /// root), to place render errors in them.
     files: Option<includes::Files>,
@@ -102,28 +102,6 @@ impl fmt::Debug for JinjaTemplate {
     }
 }
 
-/// Which Jinja the body is written in: the engine is the same, the
-/// spellings and the environment differ.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Dialect {
-    /// Jinja as Jinja2 has it.
-    Jinja,
-    /// Django/pongo2 spellings, translated to Jinja before compiling.
-    Django,
-    /// A Hugging Face chat template, in `transformers`' environment.
-    ChatTemplate,
-}
-
-impl Dialect {
-    pub(crate) fn of(syntax: Syntax) -> Dialect {
-        match syntax {
-            Syntax::Django => Dialect::Django,
-            Syntax::ChatTemplate => Dialect::ChatTemplate,
-            _ => Dialect::Jinja,
-        }
-    }
-}
-
 /// Whitespace options with every choice made.
 #[derive(Clone, Copy, Debug)]
 struct Whitespace {
@@ -132,10 +110,11 @@ struct Whitespace {
     keep_trailing_newline: bool,
 }
 
-impl Dialect {
-    /// The options set, else the dialect's defaults.
-    fn whitespace(self, options: crate::JinjaOptions) -> Whitespace {
-        let chat = self == Dialect::ChatTemplate;
+impl Whitespace {
+    /// The options set, else the defaults of the Jinja-family `syntax`
+    /// (a chat template's are `transformers`').
+    fn of(syntax: Syntax, options: crate::JinjaOptions) -> Whitespace {
+        let chat = syntax == Syntax::ChatTemplate;
         Whitespace {
             trim_blocks: options.trim_blocks.unwrap_or(chat),
             lstrip_blocks: options.lstrip_blocks.unwrap_or(chat),
@@ -149,7 +128,7 @@ impl JinjaTemplate {
     #[cfg(test)]
     pub(crate) fn compile(
         body: &str,
-        dialect: Dialect,
+        dialect: Syntax,
         options: &CompileOptions,
     ) -> Result<JinjaTemplate, TemplateError> {
         match JinjaTemplate::compile_all(body, dialect, options)? {
@@ -165,10 +144,10 @@ impl JinjaTemplate {
     /// is only for warnings: it must not render.
     pub(crate) fn compile_all(
         body: &str,
-        dialect: Dialect,
+        dialect: Syntax,
         options: &CompileOptions,
     ) -> Result<(JinjaTemplate, Option<TemplateError>), TemplateError> {
-        let whitespace = dialect.whitespace(options.jinja);
+        let whitespace = Whitespace::of(dialect, options.jinja);
         let syntax = minijinja::syntax::SyntaxConfig::builder()
             .trim_blocks(whitespace.trim_blocks)
             .lstrip_blocks(whitespace.lstrip_blocks)
@@ -183,7 +162,7 @@ impl JinjaTemplate {
             (Strictness::Semi, _) => UndefinedBehavior::SemiStrict,
             // Jinja2's own default: printing a missing value is empty, a
             // key of one is an error (as `transformers` renders).
-            (Strictness::Lenient, Dialect::ChatTemplate) => UndefinedBehavior::Lenient,
+            (Strictness::Lenient, Syntax::ChatTemplate) => UndefinedBehavior::Lenient,
             (Strictness::Lenient, _) => UndefinedBehavior::Chainable,
         });
         let limits = options.limits;
@@ -192,7 +171,7 @@ impl JinjaTemplate {
         env.set_recursion_limit(limits.max_call_depth.saturating_mul(5));
         env.set_formatter(format_value);
         // `transformers` formats a naive `datetime.now()`: no time zone.
-        let naive = dialect == Dialect::ChatTemplate;
+        let naive = dialect == Syntax::ChatTemplate;
         env.add_function("strftime_now", move |format: &str| {
             python::strftime(&scope::now(), format, naive)
         });
@@ -234,12 +213,12 @@ impl JinjaTemplate {
         // The dialect's own spellings, rewritten into Jinja that minijinja
         // parses; errors are placed back on the body as written.
         let translated = match dialect {
-            Dialect::Django => {
+            Syntax::Django => {
                 django::register(&mut env);
                 filters.extend_from_slice(django::FILTERS);
                 django::translate(body)?
             }
-            Dialect::ChatTemplate => {
+            Syntax::ChatTemplate => {
                 env.add_filter(generation::GENERATION_FILTER, |text: &str| {
                     template_call(scope::marker("generation", |scope| {
                         Ok(scope.generation(text))
@@ -248,7 +227,8 @@ impl JinjaTemplate {
                 filters.push(generation::GENERATION_FILTER);
                 generation::generation_blocks(body, syntax.clone())
             }
-            Dialect::Jinja => Edited::default(),
+            // Jinja (Go and Handlebars never reach here).
+            _ => Edited::default(),
         };
         let hosts = options
             .functions
@@ -271,7 +251,7 @@ impl JinjaTemplate {
         let includes = options
             .includes
             .as_ref()
-            .filter(|_| dialect == Dialect::Jinja);
+            .filter(|_| dialect == Syntax::Jinja);
         let checks = Checks {
             syntax: syntax.clone(),
             limits,
@@ -330,12 +310,9 @@ impl JinjaTemplate {
         // the body as written: a plain Jinja body's only rewriting is the
         // bound checks (the engine checks what its filters build itself)
         // and pongo2's autoescape spellings (not lowered).
-        let flavor = match dialect {
-            Dialect::Jinja => Some(Flavor::Jinja),
-            // Without `{% generation %}` blocks (rewritten for minijinja).
-            Dialect::ChatTemplate if untranslated => Some(Flavor::ChatTemplate),
-            _ => None,
-        };
+        // A chat template only without `{% generation %}` blocks
+        // (rewritten for minijinja).
+        let flavor = Flavor::of(dialect).filter(|_| untranslated);
         let direct = flavor
             .filter(|_| !needs_fuel && files.is_none() && found.errors.is_empty())
             .and_then(|flavor| {
@@ -424,7 +401,7 @@ impl JinjaTemplate {
         scope: &mut RenderScope,
         last_len: usize,
     ) -> Result<String, TemplateError> {
-        let root = value::root(data, self.dialect == Dialect::ChatTemplate);
+        let root = value::root(data, self.dialect == Syntax::ChatTemplate);
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
@@ -541,8 +518,8 @@ pub(crate) fn both(
     limits: crate::limits::Limits,
 ) -> Option<Both> {
     let dialect = match chat {
-        true => Dialect::ChatTemplate,
-        false => Dialect::Jinja,
+        true => Syntax::ChatTemplate,
+        false => Syntax::Jinja,
     };
     let options = CompileOptions {
         jinja,
@@ -579,7 +556,7 @@ struct Checks<'c> {
     functions: &'c HashSet<String>,
     filters: &'c [&'c str],
     hosts: &'c [(String, crate::functions::Function)],
-    dialect: Dialect,
+    dialect: Syntax,
     /// Whether other templates can be read (else naming one is an error).
     files: bool,
 }
@@ -610,7 +587,7 @@ fn scan(
     checker.verdict(text, checks.functions, checks.filters, &mut found)?;
     checker.host_calls(text, checks.hosts, &mut found);
     checker.arity_errors(text, checks.dialect, &mut found);
-    if checks.dialect != Dialect::Django {
+    if checks.dialect != Syntax::Django {
         checker.type_errors(text, &mut found);
         checker.block_scope_errors(text, &mut found);
     }
@@ -637,7 +614,7 @@ fn scan(
     }
     // Only plain Jinja bodies take pongo2's autoescape spellings: a
     // dialect's translation has made its own.
-    if checks.dialect == Dialect::Jinja {
+    if checks.dialect == Syntax::Jinja {
         edits.append(&mut checker.edits);
     }
     let scanned = includes::Scanned {
@@ -809,7 +786,7 @@ mod tests {
     fn compile_with(body: &str, functions: Functions) -> Result<JinjaTemplate, TemplateError> {
         JinjaTemplate::compile(
             body,
-            Dialect::Jinja,
+            Syntax::Jinja,
             &CompileOptions {
                 strictness: Strictness::Semi,
                 functions,
@@ -892,7 +869,7 @@ mod tests {
             includes: None,
             sk_helpers: false,
         };
-        let error = JinjaTemplate::compile("x", Dialect::Django, &options)
+        let error = JinjaTemplate::compile("x", Syntax::Django, &options)
             .err()
             .unwrap();
         assert!(error

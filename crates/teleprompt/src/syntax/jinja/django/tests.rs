@@ -130,7 +130,7 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
             // And minijinja takes the translation (or reports an error).
             let _ = crate::syntax::jinja::JinjaTemplate::compile(
                 &body,
-                crate::syntax::jinja::Dialect::Django,
+                crate::syntax::jinja::Syntax::Django,
                 &crate::syntax::CompileOptions {
                     strictness: crate::Strictness::Semi,
                     functions: Default::default(),

@@ -33,8 +33,8 @@ use minijinja::value::{Kwargs, Rest, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value as JValue};
 
 use super::scope;
-use super::Dialect;
 use crate::limits::Exceeded;
+use crate::options::Syntax;
 
 pub(super) use strftime::strftime;
 
@@ -46,7 +46,7 @@ pub(super) const MAX_NESTING: usize = 500;
 /// Registers the filters whose output follows Python's: `string`, `tojson`
 /// (as `transformers` defines it), `indent` and `pprint`. `join` is
 /// registered with the collection filters (it also guards a missing value).
-pub(super) fn register(env: &mut Environment<'static>, dialect: Dialect) {
+pub(super) fn register(env: &mut Environment<'static>, dialect: Syntax) {
     env.add_filter("string", string_filter);
     env.add_filter("pprint", pprint_filter);
     env.add_filter("indent", indent::indent_filter);
@@ -63,8 +63,9 @@ pub(super) fn register(env: &mut Environment<'static>, dialect: Dialect) {
         },
     );
     match dialect {
-        Dialect::ChatTemplate => env.add_filter("tojson", json::tojson_transformers),
-        Dialect::Jinja | Dialect::Django => env.add_filter("tojson", json::tojson_jinja),
+        Syntax::ChatTemplate => env.add_filter("tojson", json::tojson_transformers),
+        // Jinja, Django (Go and Handlebars never reach here).
+        _ => env.add_filter("tojson", json::tojson_jinja),
     }
 }
 

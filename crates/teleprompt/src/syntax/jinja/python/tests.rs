@@ -6,13 +6,14 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::data::Data;
+use crate::options::Syntax;
 use crate::render::scope::RenderScope;
-use crate::syntax::jinja::{Dialect, JinjaTemplate};
+use crate::syntax::jinja::JinjaTemplate;
 use crate::syntax::CompileOptions;
 use crate::Strictness;
 
 fn render_in(
-    dialect: Dialect,
+    dialect: Syntax,
     body: &str,
     data: Value,
     max_output: usize,
@@ -40,7 +41,7 @@ fn render_in(
 }
 
 fn render(body: &str, data: Value) -> String {
-    render_in(Dialect::Jinja, body, data, 1 << 20).unwrap_or_else(|error| panic!("{body}: {error}"))
+    render_in(Syntax::Jinja, body, data, 1 << 20).unwrap_or_else(|error| panic!("{body}: {error}"))
 }
 
 fn sample() -> Value {
@@ -196,7 +197,7 @@ fn tojson_arguments() {
     // `ensure_ascii` (`json.dumps(["é"], ensure_ascii=2)`).
     assert_eq!(
         render_in(
-            Dialect::ChatTemplate,
+            Syntax::ChatTemplate,
             "{{ ['é']|tojson(2) }}",
             json!({}),
             1 << 20
@@ -205,7 +206,7 @@ fn tojson_arguments() {
         "[\"\\u00e9\"]"
     );
     let error = render_in(
-        Dialect::Jinja,
+        Syntax::Jinja,
         "{{ [1]|tojson(2, indent=2) }}",
         json!({}),
         1 << 20,
@@ -216,7 +217,7 @@ fn tojson_arguments() {
         "{error}"
     );
     let error = render_in(
-        Dialect::Jinja,
+        Syntax::Jinja,
         "{{ [1]|tojson(indent=2.5) }}",
         json!({}),
         1 << 20,
@@ -227,7 +228,7 @@ fn tojson_arguments() {
         "{error}"
     );
     let error = render_in(
-        Dialect::Jinja,
+        Syntax::Jinja,
         "{{ [1]|tojson(separators=',') }}",
         json!({}),
         1 << 20,
@@ -235,7 +236,7 @@ fn tojson_arguments() {
     .unwrap_err();
     assert!(error.contains("separators must be two strings"), "{error}");
     let error = render_in(
-        Dialect::Jinja,
+        Syntax::Jinja,
         "{{ {'a': 1, 2: 3}|tojson(sort_keys=true) }}",
         json!({}),
         1 << 20,
@@ -265,7 +266,7 @@ fn deep_and_cyclic_values_are_bounded() {
         "{{ [deep]|join }}",
     ] {
         let error =
-            render_in(Dialect::Jinja, body, json!({"deep": deep.clone()}), 1 << 20).unwrap_err();
+            render_in(Syntax::Jinja, body, json!({"deep": deep.clone()}), 1 << 20).unwrap_err();
         assert!(
             error.contains("nested more than 500 levels"),
             "{body}: {error}"
@@ -274,7 +275,7 @@ fn deep_and_cyclic_values_are_bounded() {
     // `~` cannot fail: the too-deep part prints as `[...]`.
     assert_eq!(
         render_in(
-            Dialect::Jinja,
+            Syntax::Jinja,
             "{{ 'x' ~ deep }}",
             json!({"deep": deep}),
             1 << 20
@@ -284,7 +285,7 @@ fn deep_and_cyclic_values_are_bounded() {
     );
     // A namespace that holds itself.
     let error = render_in(
-        Dialect::Jinja,
+        Syntax::Jinja,
         "{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns|tojson }}",
         json!({}),
         1 << 20,
@@ -292,7 +293,7 @@ fn deep_and_cyclic_values_are_bounded() {
     .unwrap_err();
     assert!(error.contains("nested more than 500 levels"), "{error}");
     let error = render_in(
-        Dialect::Jinja,
+        Syntax::Jinja,
         "{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns }}",
         json!({}),
         1 << 20,
@@ -309,7 +310,7 @@ fn huge_results_stop_at_the_output_limit() {
         "{{ [[1]]|tojson(indent=1000000000) }}",
         "{{ [[1]]|tojson(indent='x' * 100000) }}",
     ] {
-        let error = render_in(Dialect::Jinja, body, json!({}), 1 << 16).unwrap_err();
+        let error = render_in(Syntax::Jinja, body, json!({}), 1 << 16).unwrap_err();
         assert!(
             error.contains("the output is larger than"),
             "{body}: {error}"
@@ -321,13 +322,8 @@ fn huge_results_stop_at_the_output_limit() {
         body.push_str("{% set x = [x, x] %}");
     }
     for print in ["{{ x }}", "{{ x|tojson }}", "{{ x|join }}"] {
-        let error = render_in(
-            Dialect::Jinja,
-            &format!("{body}{print}"),
-            json!({}),
-            1 << 16,
-        )
-        .unwrap_err();
+        let error =
+            render_in(Syntax::Jinja, &format!("{body}{print}"), json!({}), 1 << 16).unwrap_err();
         assert!(
             error.contains("the output is larger than"),
             "{print}: {error}"
@@ -346,7 +342,7 @@ fn indent_filter_as_jinja2() {
         ),
         "a\n    b\n|  a\n  b|a\n \n b|--x|a\n b|a\nb"
     );
-    let error = render_in(Dialect::Jinja, "{{ 5|indent }}", json!({}), 1 << 20).unwrap_err();
+    let error = render_in(Syntax::Jinja, "{{ 5|indent }}", json!({}), 1 << 20).unwrap_err();
     assert!(
         error.contains("indent expects a string, not number"),
         "{error}"
@@ -358,7 +354,7 @@ fn strftime_now_in_the_dialects() {
     // The render clock here is 1970-01-01 00:00 UTC.
     assert_eq!(
         render_in(
-            Dialect::ChatTemplate,
+            Syntax::ChatTemplate,
             "{{ strftime_now('%d %b %Y|%Z|%z') }}",
             json!({}),
             1 << 20
