@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use teleprompt::context::Clock;
-use teleprompt::messages::{ChatMessage, Role};
+use teleprompt::messages::{HistoryMessage, Role};
 use teleprompt::PromptContext;
 
 /// A chat prompt that places the history and reads the latest message.
@@ -18,7 +18,7 @@ Answer in {{ message.language }}. This is turn {{ run.turn_number }}.
 
 /// The `i`-th message of a conversation: users and assistants in turn; a
 /// user's carries `language` when given.
-pub fn message(i: usize, language: Option<&str>) -> ChatMessage {
+pub fn message(i: usize, language: Option<&str>) -> HistoryMessage {
     let role = if i.is_multiple_of(2) {
         Role::User
     } else {
@@ -28,7 +28,7 @@ pub fn message(i: usize, language: Option<&str>) -> ChatMessage {
     if let (Role::User, Some(language)) = (role, language) {
         extra.insert("language".into(), json!(language));
     }
-    ChatMessage {
+    HistoryMessage {
         role,
         content: Some(json!(format!(
             "message {i}: some words of the conversation"

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use teleprompt::context::Clock;
 use teleprompt::limits::Limits;
 use teleprompt::messages::history_from_value;
-use teleprompt::{ChatMessage, LoadOptions, OutputFormat, PromptContext, Strictness, Syntax};
+use teleprompt::{HistoryMessage, LoadOptions, OutputFormat, PromptContext, Strictness, Syntax};
 
 /// The data a chat template sees: what `transformers` passes, plus a few
 /// values of other shapes for plain Jinja bodies.
@@ -64,8 +64,8 @@ fn data() -> Value {
 }
 
 /// A short history for `history()` to place.
-fn history() -> Arc<Vec<ChatMessage>> {
-    static HISTORY: OnceLock<Arc<Vec<ChatMessage>>> = OnceLock::new();
+fn history() -> Arc<Vec<HistoryMessage>> {
+    static HISTORY: OnceLock<Arc<Vec<HistoryMessage>>> = OnceLock::new();
     HISTORY
         .get_or_init(|| {
             let messages = json!([

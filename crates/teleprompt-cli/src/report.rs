@@ -233,6 +233,8 @@ pub fn rule_description(problem: &Error) -> &'static str {
         (ErrorClass::Input, _) => "The data does not fit the prompt's inputs",
         (ErrorClass::Io, _) => "A file or directory cannot be read",
         (ErrorClass::Warning, _) => "A likely mistake",
+        // A class added to the library after this command.
+        (_, _) => "A problem with the prompt",
     }
 }
 

@@ -7,7 +7,7 @@ use pyo3::types::{PyDict, PyString};
 use serde_json::Value;
 use teleprompt::context::{Clock, Namespace};
 use teleprompt::messages::history_from_value;
-use teleprompt::ChatMessage;
+use teleprompt::HistoryMessage;
 
 use crate::convert;
 use crate::errors;
@@ -48,7 +48,7 @@ impl PromptContext {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn push(&self, messages: Vec<ChatMessage>) {
+    fn push(&self, messages: Vec<HistoryMessage>) {
         let mut inner = self.lock();
         let context = std::mem::take(&mut *inner);
         *inner = context.extend_history(messages);
@@ -64,7 +64,7 @@ fn object(py: Python<'_>, value: Option<&Bound<'_, PyAny>>, name: &str) -> PyRes
     }
 }
 
-fn history(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<ChatMessage>> {
+fn history(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<HistoryMessage>> {
     let value =
         convert::to_value(value, "history").map_err(|problem| errors::not_data(py, problem))?;
     history_from_value(value).map_err(|error| errors::input(py, format!("bad history: {error}")))

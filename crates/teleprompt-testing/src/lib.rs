@@ -54,7 +54,7 @@ use teleprompt::context::Clock;
 use teleprompt::data::{self, describe};
 use teleprompt::diagnostics::closest;
 use teleprompt::document::{self, Document};
-use teleprompt::messages::{history_from_value, ChatMessage};
+use teleprompt::messages::{history_from_value, HistoryMessage};
 use teleprompt::unstable;
 use teleprompt::{limits, Error, ErrorClass, LoadOptions, Location, Prompt, Syntax};
 
@@ -119,7 +119,7 @@ pub struct TestCase {
     pub time_zone: Option<String>,
     /// `history`: the conversation so far (a list of chat messages, or
     /// the path of a file holding one); a chat template's `messages`.
-    pub history: Option<Vec<ChatMessage>>,
+    pub history: Option<Vec<HistoryMessage>>,
     /// `history` as written, for a chat template (its `messages`).
     history_value: Option<Value>,
     /// `context`: a Dotprompt template's render context (`@auth`, `@state`):

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use teleprompt::messages::ChatMessage;
+use teleprompt::messages::HistoryMessage;
 use teleprompt::{LoadOptions, Prompt, PromptContext, Syntax};
 
 #[path = "../../../bench/turn_workload.rs"]
@@ -47,7 +47,7 @@ const LENGTHS: [usize; 3] = [10, 1_000, 10_000];
 /// Appends between two resets of an append benchmark, at most.
 const BLOCK: usize = 32;
 
-fn history(len: usize) -> Arc<Vec<ChatMessage>> {
+fn history(len: usize) -> Arc<Vec<HistoryMessage>> {
     Arc::new((0..len).map(|i| message(i, None)).collect())
 }
 
@@ -84,7 +84,7 @@ fn appends(c: &mut Criterion, name: &str, host_language: bool, keep_rendered: bo
     let language = (!host_language).then_some("English");
     let mut group = c.benchmark_group(name);
     for len in LENGTHS {
-        let base: Vec<ChatMessage> = (0..len).map(|i| message(i, language)).collect();
+        let base: Vec<HistoryMessage> = (0..len).map(|i| message(i, language)).collect();
         let block = len.min(BLOCK) as u64;
         let mut turn = 0u32;
         group.bench_function(BenchmarkId::from_parameter(len), |b| {

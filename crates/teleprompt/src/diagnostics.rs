@@ -1,7 +1,7 @@
 //! Errors: their class, their place in the real file, and the report text.
 //!
 //! Template front ends report positions as byte ranges in the template body
-//! ([`TemplateError`]); [`crate::load::document::Document`] turns those into
+//! (`TemplateError`); [`crate::load::document::Document`] turns those into
 //! `file:line:col` in the file on disk, front matter counted.
 
 use std::fmt;
@@ -9,6 +9,7 @@ use std::ops::Range;
 
 /// What kind of mistake an [`Error`] reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorClass {
     /// The prompt file cannot be read as a prompt: unreadable front matter,
     /// unknown syntax, a bad value for a known key.
@@ -574,7 +575,7 @@ impl fmt::Display for Errors {
 
 /// An error reported by a template front end, positioned in the template body.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TemplateError {
+pub(crate) struct TemplateError {
     /// Parse (found at load) or render (found at render).
     pub class: ErrorClass,
     /// Byte range in the body; `None` when the engine could not tell.

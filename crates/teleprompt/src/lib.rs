@@ -54,7 +54,7 @@ pub use crate::library::{
     prompt_files, FailedFile, Library, LibraryEntry, ReloadReport, SharedLibrary,
 };
 pub use crate::load::document::{self, Document};
-pub use crate::messages::{ChatMessage, ContentPart, Entry, Message, OutputFormat, Role};
+pub use crate::messages::{ContentPart, Entry, HistoryMessage, Message, OutputFormat, Role};
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::Prompt;
 pub use crate::render::options::RenderOptions;

@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 /// A template syntax.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Syntax {
     /// Jinja (minijinja), with Jinja2's behaviour.
     Jinja,
@@ -98,6 +99,7 @@ impl fmt::Display for Syntax {
 /// | `semi` | error | false |
 /// | `lenient` | empty | false |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Strictness {
     /// Every use of a missing value is an error.
     Strict,
@@ -145,6 +147,7 @@ impl fmt::Display for Strictness {
 
 /// What a render that fails returns (front matter `on_error`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum OnError {
     /// Return the error (the default).
     #[default]
@@ -345,6 +348,7 @@ impl JinjaOptions {
 /// How a prompt's template text marks message roles, besides `role` calls
 /// (front matter `messages`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum MessageReader {
     /// Only `role` calls start messages (the default).
     #[default]

@@ -11,12 +11,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::messages::{ChatMessage, HistoryError, Role};
+use crate::messages::{HistoryError, HistoryMessage, Role};
 
 /// The messages and what is known about them.
 #[derive(Clone, Default)]
 pub(super) struct History {
-    messages: Arc<Vec<ChatMessage>>,
+    messages: Arc<Vec<HistoryMessage>>,
     known: Arc<Known>,
 }
 
@@ -42,7 +42,7 @@ impl std::fmt::Debug for History {
 
 impl History {
     /// A history set whole: nothing is known about it until asked.
-    pub(super) fn new(messages: Arc<Vec<ChatMessage>>) -> History {
+    pub(super) fn new(messages: Arc<Vec<HistoryMessage>>) -> History {
         History {
             messages,
             known: Arc::default(),
@@ -50,13 +50,13 @@ impl History {
     }
 
     /// The shared messages.
-    pub(super) fn messages(&self) -> &Arc<Vec<ChatMessage>> {
+    pub(super) fn messages(&self) -> &Arc<Vec<HistoryMessage>> {
         &self.messages
     }
 
     /// Appends one message; what is known follows it in constant time
     /// (times the message's own tool calls).
-    pub(super) fn push(&mut self, message: ChatMessage) {
+    pub(super) fn push(&mut self, message: HistoryMessage) {
         let language = user_language(&message).map(Arc::<str>::from);
         let messages = Arc::make_mut(&mut self.messages);
         messages.push(message);
@@ -94,7 +94,7 @@ impl History {
 }
 
 /// A user message's non-empty `language`.
-fn user_language(message: &ChatMessage) -> Option<&str> {
+fn user_language(message: &HistoryMessage) -> Option<&str> {
     if message.role != Role::User {
         return None;
     }
@@ -103,7 +103,7 @@ fn user_language(message: &ChatMessage) -> Option<&str> {
 }
 
 /// The `language` of the latest user message that has a non-empty one.
-pub(super) fn latest_user_language(messages: &[ChatMessage]) -> Option<&str> {
+pub(super) fn latest_user_language(messages: &[HistoryMessage]) -> Option<&str> {
     messages.iter().rev().find_map(user_language)
 }
 
@@ -171,7 +171,7 @@ const LINEAR_CALLS: usize = 16;
 
 impl RuleCheck {
     /// Checks a whole history (up to its first broken rule).
-    pub(super) fn scan(messages: &[ChatMessage]) -> RuleCheck {
+    pub(super) fn scan(messages: &[HistoryMessage]) -> RuleCheck {
         let mut check = RuleCheck::default();
         for (index, message) in messages.iter().enumerate() {
             match check.state {
@@ -191,7 +191,7 @@ impl RuleCheck {
     }
 
     /// Checks the last of `messages`, the ones before it being checked.
-    pub(super) fn push(&mut self, messages: &[ChatMessage]) {
+    pub(super) fn push(&mut self, messages: &[HistoryMessage]) {
         let Some((message, _)) = messages.split_last() else {
             return;
         };
@@ -239,7 +239,7 @@ impl RuleCheck {
 
     /// What [`crate::messages::validate_history`] says of `messages`, the
     /// messages checked.
-    pub(super) fn verdict(&self, messages: &[ChatMessage]) -> Result<(), HistoryError> {
+    pub(super) fn verdict(&self, messages: &[HistoryMessage]) -> Result<(), HistoryError> {
         debug_assert_eq!(self.checked, messages.len(), "verdict on other messages");
         match &self.state {
             State::Clear => Ok(()),
@@ -258,7 +258,7 @@ impl RuleCheck {
 
 impl State {
     /// The state after `message` at `index`, outside any round.
-    fn start(index: usize, message: &ChatMessage) -> State {
+    fn start(index: usize, message: &HistoryMessage) -> State {
         match message.role {
             Role::Assistant if !message.tool_calls.is_empty() => State::Calls { call: index },
             Role::Tool => State::Broken(HistoryError::orphan_result(index, message)),
@@ -268,7 +268,7 @@ impl State {
 }
 
 impl Round {
-    fn new(call: usize, first: usize, calls: &ChatMessage) -> Round {
+    fn new(call: usize, first: usize, calls: &HistoryMessage) -> Round {
         let count = calls.tool_calls.len();
         let positions = (count > LINEAR_CALLS).then(|| {
             let mut positions = HashMap::with_capacity(count);
@@ -289,7 +289,7 @@ impl Round {
     }
 
     /// The first call position with id `id`.
-    fn position(&self, calls: &ChatMessage, id: &str) -> Option<usize> {
+    fn position(&self, calls: &HistoryMessage, id: &str) -> Option<usize> {
         match &self.positions {
             Some(positions) => positions.get(id).copied(),
             None => calls.tool_calls.iter().position(|call| call.id == id),
@@ -297,7 +297,7 @@ impl Round {
     }
 
     /// Takes the tool result at `index` into the round.
-    fn answer(&mut self, calls: &ChatMessage, index: usize, result: &ChatMessage) {
+    fn answer(&mut self, calls: &HistoryMessage, index: usize, result: &HistoryMessage) {
         let Some(id) = result.tool_call_id.as_deref() else {
             self.bad.get_or_insert(Bad::WithoutId(index));
             return;
@@ -316,7 +316,7 @@ impl Round {
 
     /// The ids of the calls that no result of the round answers, in call
     /// order.
-    fn missing<'a>(&'a self, calls: &'a ChatMessage) -> impl Iterator<Item = &'a str> + 'a {
+    fn missing<'a>(&'a self, calls: &'a HistoryMessage) -> impl Iterator<Item = &'a str> + 'a {
         calls.tool_calls.iter().filter_map(move |call| {
             let answered = self
                 .position(calls, &call.id)
@@ -329,7 +329,7 @@ impl Round {
 
     /// The broken rule of the round when the history is `messages` (the
     /// round's results last).
-    fn error(&self, messages: &[ChatMessage]) -> Option<HistoryError> {
+    fn error(&self, messages: &[HistoryMessage]) -> Option<HistoryError> {
         let calls = messages.get(self.call)?;
         let id = |index: usize| {
             messages
@@ -357,12 +357,12 @@ mod tests {
     use super::*;
     use serde_json::{json, Map};
 
-    fn user(language: Option<&str>) -> ChatMessage {
+    fn user(language: Option<&str>) -> HistoryMessage {
         let mut extra = Map::new();
         if let Some(language) = language {
             extra.insert("language".into(), json!(language));
         }
-        ChatMessage {
+        HistoryMessage {
             role: Role::User,
             content: Some(json!("hi")),
             tool_calls: Vec::new(),

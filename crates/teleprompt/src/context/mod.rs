@@ -105,7 +105,7 @@ use serde_json::{Map, Value};
 
 use crate::data::Data;
 use crate::diagnostics::{Error, ErrorClass};
-use crate::messages::{ChatMessage, HistoryError};
+use crate::messages::{HistoryError, HistoryMessage};
 
 use self::history::History;
 
@@ -409,7 +409,7 @@ impl PromptContext {
     /// them instead ([`PromptContext::push_message`],
     /// [`PromptContext::extend_history`]). Setting the very history the
     /// context holds (the same `Arc`) keeps what is known about it.
-    pub fn with_history(mut self, history: impl Into<Arc<Vec<ChatMessage>>>) -> PromptContext {
+    pub fn with_history(mut self, history: impl Into<Arc<Vec<HistoryMessage>>>) -> PromptContext {
         let history = history.into();
         if !Arc::ptr_eq(self.history.messages(), &history) {
             self.history = History::new(history);
@@ -430,9 +430,9 @@ impl PromptContext {
     ///
     /// ```
     /// use teleprompt::context::PromptContext;
-    /// use teleprompt::messages::ChatMessage;
+    /// use teleprompt::messages::HistoryMessage;
     ///
-    /// let user: ChatMessage = serde_json::from_value(
+    /// let user: HistoryMessage = serde_json::from_value(
     ///     serde_json::json!({"role": "user", "content": "Hi", "language": "fr"}),
     /// ).unwrap();
     /// let mut conversation = PromptContext::new();
@@ -443,7 +443,7 @@ impl PromptContext {
     ///     assert_eq!(context.history().len(), turn as usize);
     /// }
     /// ```
-    pub fn push_message(mut self, message: ChatMessage) -> PromptContext {
+    pub fn push_message(mut self, message: HistoryMessage) -> PromptContext {
         self.history.push(message);
         self
     }
@@ -452,7 +452,7 @@ impl PromptContext {
     /// [`PromptContext::push_message`]).
     pub fn extend_history(
         mut self,
-        messages: impl IntoIterator<Item = ChatMessage>,
+        messages: impl IntoIterator<Item = HistoryMessage>,
     ) -> PromptContext {
         let messages = messages.into_iter();
         self.history.reserve(messages.size_hint().0);
@@ -489,12 +489,12 @@ impl PromptContext {
     }
 
     /// The conversation history (empty until set).
-    pub fn history(&self) -> &[ChatMessage] {
+    pub fn history(&self) -> &[HistoryMessage] {
         self.history.messages()
     }
 
     /// The conversation history as the shared handle.
-    pub fn shared_history(&self) -> Arc<Vec<ChatMessage>> {
+    pub fn shared_history(&self) -> Arc<Vec<HistoryMessage>> {
         self.history.messages().clone()
     }
 

@@ -534,7 +534,7 @@ impl Document {
     }
 
     /// Turns a front end's error into a file-positioned [`Error`].
-    pub fn locate(&self, mut error: TemplateError) -> Error {
+    pub(crate) fn locate(&self, mut error: TemplateError) -> Error {
         let Some(related) = error.related.take() else {
             return self.locate_one(error);
         };

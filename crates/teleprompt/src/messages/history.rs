@@ -9,7 +9,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::markers::Item;
-use super::{ChatMessage, Message, Role};
+use super::{HistoryMessage, Message, Role};
 use crate::diagnostics::closest;
 
 /// One of Rapida's four rules for the tool calls in a history.
@@ -125,7 +125,7 @@ pub enum HistoryParseError {
 /// assert_eq!(history.len(), 1);
 /// # Ok::<(), teleprompt::messages::HistoryParseError>(())
 /// ```
-pub fn parse_history(json: &str) -> Result<Vec<ChatMessage>, HistoryParseError> {
+pub fn parse_history(json: &str) -> Result<Vec<HistoryMessage>, HistoryParseError> {
     let value: Value = crate::data::parse_json(json).map_err(|error| HistoryParseError::Json {
         message: json_error_text(&error),
         line: error.line(),
@@ -135,7 +135,7 @@ pub fn parse_history(json: &str) -> Result<Vec<ChatMessage>, HistoryParseError> 
 }
 
 /// Like [`parse_history`], from JSON already parsed.
-pub fn history_from_value(value: Value) -> Result<Vec<ChatMessage>, HistoryParseError> {
+pub fn history_from_value(value: Value) -> Result<Vec<HistoryMessage>, HistoryParseError> {
     let entries = match value {
         Value::Array(entries) => entries,
         Value::Object(mut object) => match object.remove("messages") {
@@ -166,7 +166,7 @@ pub fn history_from_value(value: Value) -> Result<Vec<ChatMessage>, HistoryParse
         .collect()
 }
 
-fn parse_entry(entry: Value) -> Result<ChatMessage, String> {
+fn parse_entry(entry: Value) -> Result<HistoryMessage, String> {
     let Value::Object(object) = &entry else {
         return Err(format!(
             "expected a message object, found {}",
@@ -224,7 +224,7 @@ fn json_error_text(error: &serde_json::Error) -> String {
 /// assert_eq!(error.rule, HistoryRule::ToolCallsAnswered);
 /// # Ok::<(), teleprompt::messages::HistoryParseError>(())
 /// ```
-pub fn validate_history(history: &[ChatMessage]) -> Result<(), HistoryError> {
+pub fn validate_history(history: &[HistoryMessage]) -> Result<(), HistoryError> {
     let mut index = 0;
     while let Some(message) = history.get(index) {
         index = match message.role {
@@ -241,9 +241,9 @@ pub fn validate_history(history: &[ChatMessage]) -> Result<(), HistoryError> {
 /// Checks the tool results that follow the assistant message at `call_index`
 /// and the message after them; returns the index after the results.
 fn check_tool_round(
-    history: &[ChatMessage],
+    history: &[HistoryMessage],
     call_index: usize,
-    call: &ChatMessage,
+    call: &HistoryMessage,
 ) -> Result<usize, HistoryError> {
     let first = call_index + 1;
     let results = history
@@ -267,9 +267,9 @@ fn check_tool_round(
 }
 
 fn check_ids(
-    history: &[ChatMessage],
+    history: &[HistoryMessage],
     call_index: usize,
-    call: &ChatMessage,
+    call: &HistoryMessage,
     results: Range<usize>,
 ) -> Result<(), HistoryError> {
     let calls: Vec<&str> = call.tool_calls.iter().map(|c| c.id.as_str()).collect();
@@ -314,7 +314,7 @@ impl HistoryError {
     /// a tool result.
     pub(crate) fn unanswered(
         call_index: usize,
-        call: &ChatMessage,
+        call: &HistoryMessage,
         next: Option<Role>,
     ) -> HistoryError {
         let ids = quoted(call.tool_calls.iter().map(|c| c.id.as_str()));
@@ -339,7 +339,7 @@ impl HistoryError {
     pub(crate) fn result_without_id(
         index: usize,
         call_index: usize,
-        call: &ChatMessage,
+        call: &HistoryMessage,
     ) -> HistoryError {
         HistoryError::new(
             index,
@@ -358,7 +358,7 @@ impl HistoryError {
         index: usize,
         id: &str,
         call_index: usize,
-        call: &ChatMessage,
+        call: &HistoryMessage,
         missing: impl IntoIterator<Item = &'a str>,
     ) -> HistoryError {
         let missing = quoted(missing);
@@ -418,7 +418,7 @@ impl HistoryError {
 
     /// Rule (c): the tool result at `index` follows no assistant message
     /// with tool calls.
-    pub(crate) fn orphan_result(index: usize, message: &ChatMessage) -> HistoryError {
+    pub(crate) fn orphan_result(index: usize, message: &HistoryMessage) -> HistoryError {
         let what = match message.tool_call_id.as_deref() {
             Some(id) => format!("tool result \"{id}\""),
             None => "tool result".to_string(),
@@ -449,14 +449,14 @@ fn quoted<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
 /// neither the rendered messages nor the history.
 ///
 /// Serialises as the message it holds: a [`Message`] (role and content
-/// parts) or a [`ChatMessage`] (OpenAI shape, as it came).
+/// parts) or a [`HistoryMessage`] (OpenAI shape, as it came).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 #[serde(untagged)]
 pub enum Entry<'a> {
     /// A message the template wrote.
     Rendered(&'a Message),
     /// A message of the history.
-    History(&'a ChatMessage),
+    History(&'a HistoryMessage),
 }
 
 impl Entry<'_> {
@@ -472,17 +472,7 @@ impl Entry<'_> {
 /// The final conversation: the rendered messages, with the history spliced
 /// in where the template placed `history()`; without a placeholder, the
 /// rendered messages come first and the history after them (Rapida's rule).
-///
-/// ```
-/// use teleprompt::messages::{assemble, ChatMessage, Entry, Item, Message, Role};
-///
-/// let system = Message { role: Role::System, content: vec![] };
-/// let items = vec![Item::Message(system)];
-/// let history: Vec<ChatMessage> = serde_json::from_str(r#"[{"role":"user","content":"hi"}]"#).unwrap();
-/// let roles: Vec<Role> = assemble(&items, &history).iter().map(Entry::role).collect();
-/// assert_eq!(roles, [Role::System, Role::User]);
-/// ```
-pub fn assemble<'a>(items: &'a [Item], history: &'a [ChatMessage]) -> Vec<Entry<'a>> {
+pub(crate) fn assemble<'a>(items: &'a [Item], history: &'a [HistoryMessage]) -> Vec<Entry<'a>> {
     let mut entries = Vec::with_capacity(items.len() + history.len());
     let mut placed = false;
     for item in items {

@@ -2,13 +2,15 @@
 //!
 //! The flow of a chat render:
 //!
-//! 1. The host creates [`Markers`] for the render; template functions
-//!    (`role`, `history`, `media`) print their marker text.
-//! 2. [`Markers::split`] cuts the output into [`Item`]s: messages and the
-//!    place of the history. Only markers with this render's secret count, so
-//!    data can never create, close or change a message.
+//! 1. The render pipeline creates the role markers for the render (in its
+//!    scope); template functions (`role`, `history`, `media`) print their
+//!    marker text.
+//! 2. The output is cut at the markers into messages and the place of the
+//!    history. Only markers with this render's secret count, so data can
+//!    never create, close or change a message (`markers.rs` says how).
 //! 3. [`parse_history`] reads the history, [`validate_history`] checks its
-//!    tool calls, and [`assemble`] splices it among the rendered messages.
+//!    tool calls, and the history is spliced among the rendered messages
+//!    ([`crate::Rendered::conversation`]).
 //! 4. [`shape`] writes the conversation as text, messages, an OpenAI or an
 //!    Anthropic request body.
 
@@ -19,16 +21,20 @@ mod shapes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub(crate) use self::history::assemble;
 pub use self::history::{
-    assemble, history_from_value, parse_history, validate_history, Entry, HistoryError,
-    HistoryParseError, HistoryRule,
+    history_from_value, parse_history, validate_history, Entry, HistoryError, HistoryParseError,
+    HistoryRule,
 };
-pub use self::markers::{Item, MarkerError, Markers, Split, SplitError, CLOSE, OPEN};
+pub(crate) use self::markers::{Item, Markers, Split};
+#[cfg(test)]
+pub(crate) use self::markers::{SplitError, CLOSE, OPEN};
 pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
 
 /// Who speaks a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Role {
     /// Instructions from the application.
     System,
@@ -98,7 +104,7 @@ pub struct Message {
 
 /// A message of conversation history, in the OpenAI chat shape.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChatMessage {
+pub struct HistoryMessage {
     /// Who spoke.
     pub role: Role,
     /// A string, an array of content parts, or absent (assistant tool calls).
@@ -142,3 +148,6 @@ pub struct ToolFunction {
 fn function_type() -> String {
     "function".to_string()
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,10 +7,11 @@ use std::str::FromStr;
 use serde_json::{json, Map, Value};
 
 use super::history::Entry;
-use super::{ChatMessage, ContentPart, Message, Role, ToolCall};
+use super::{ContentPart, HistoryMessage, Message, Role, ToolCall};
 
 /// The shapes a render's result can be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum OutputFormat {
     /// The rendered text as a JSON string.
     #[default]
@@ -80,7 +81,7 @@ pub struct ShapeError {
 /// The conversation in `format`, as JSON.
 ///
 /// `text` is the rendered text (used by [`OutputFormat::Text`] only);
-/// `entries` is the conversation from [`assemble`](super::assemble).
+/// `entries` is the conversation ([`crate::Rendered::conversation`]).
 ///
 /// ```
 /// use teleprompt::messages::{shape, Entry, Message, ContentPart, OutputFormat, Role};
@@ -159,7 +160,7 @@ fn openai(entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
     Ok(json!({ "messages": messages }))
 }
 
-fn history_json(index: usize, message: &ChatMessage) -> Result<Value, ShapeError> {
+fn history_json(index: usize, message: &HistoryMessage) -> Result<Value, ShapeError> {
     serde_json::to_value(message)
         .map_err(|e| error(index, format!("cannot write the history message: {e}")))
 }
@@ -176,7 +177,7 @@ const OPENAI_MESSAGE_FIELDS: &[&str] = &[
     "audio",
 ];
 
-fn openai_history(index: usize, message: &ChatMessage) -> Result<Value, ShapeError> {
+fn openai_history(index: usize, message: &HistoryMessage) -> Result<Value, ShapeError> {
     let mut value = history_json(index, message)?;
     if let Value::Object(fields) = &mut value {
         fields.retain(|key, _| OPENAI_MESSAGE_FIELDS.contains(&key.as_str()));
@@ -375,7 +376,7 @@ fn media_block(index: usize, url: &str, content_type: &str) -> Result<Value, Sha
 fn anthropic_history(
     body: &mut AnthropicBody,
     index: usize,
-    message: &ChatMessage,
+    message: &HistoryMessage,
 ) -> Result<(), ShapeError> {
     if is_system(message.role) {
         body.system.push(content_text(message.content.as_ref()));

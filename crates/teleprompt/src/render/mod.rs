@@ -17,7 +17,7 @@ use crate::data::Data;
 use crate::diagnostics::{Error, ErrorClass};
 use crate::load::formats::dotprompt;
 use crate::load::{document, Compiled};
-use crate::messages::ChatMessage;
+use crate::messages::HistoryMessage;
 use crate::options::OnError;
 use crate::render::scope::RenderScope;
 use crate::schema::MAX_VIOLATIONS;
@@ -29,7 +29,7 @@ use rendered::{RenderOutput, Rendered};
 struct Turn {
     /// The current time of the render.
     now: Option<jiff::Zoned>,
-    history: Arc<Vec<ChatMessage>>,
+    history: Arc<Vec<HistoryMessage>>,
     continuation: bool,
     warnings: Vec<String>,
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::diagnostics::{Error, ErrorClass};
 use crate::messages::{
-    assemble, shape, ChatMessage, ContentPart, Entry, Item, Message, OutputFormat, Role, Split,
+    assemble, shape, ContentPart, Entry, HistoryMessage, Item, Message, OutputFormat, Role, Split,
 };
 
 /// The result of a render: the text, and the messages the template wrote.
@@ -18,7 +18,7 @@ pub struct Rendered {
     /// The role of text outside any message marker.
     pub(super) default_role: Role,
     pub(super) generations: Vec<std::ops::Range<usize>>,
-    pub(super) history: Arc<Vec<ChatMessage>>,
+    pub(super) history: Arc<Vec<HistoryMessage>>,
     pub(super) warnings: Vec<String>,
     pub(super) recovered: Option<Error>,
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use teleprompt::context::{
     Clock, Environment, Namespace, PromptContext, Workspace, BUILTIN_CONTINUATION_PROMPT, RESERVED,
 };
-use teleprompt::messages::{ChatMessage, Role};
+use teleprompt::messages::{HistoryMessage, Role};
 use teleprompt::{Data, ErrorClass, LoadOptions, Prompt};
 
 const NOW: &str = "2026-11-21T09:05:03.250Z";
@@ -34,12 +34,12 @@ fn none(_: &str) -> bool {
     false
 }
 
-fn message(role: Role, language: Option<&str>) -> ChatMessage {
+fn message(role: Role, language: Option<&str>) -> HistoryMessage {
     let mut extra = Map::new();
     if let Some(language) = language {
         extra.insert("language".into(), json!(language));
     }
-    ChatMessage {
+    HistoryMessage {
         role,
         content: Some(json!("text")),
         tool_calls: Vec::new(),
@@ -669,7 +669,7 @@ fn a_jinja_prompt_renders_against_the_context() {
 // --- cost per turn ------------------------------------------------------------------
 
 fn conversation(messages: usize, args: usize) -> PromptContext {
-    let history: Vec<ChatMessage> = (0..messages)
+    let history: Vec<HistoryMessage> = (0..messages)
         .map(|i| {
             let role = if i % 2 == 0 {
                 Role::User

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use teleprompt::context::{Clock, PromptContext};
-use teleprompt::messages::{validate_history, ChatMessage, HistoryError, Role, ToolCall};
+use teleprompt::messages::{validate_history, HistoryError, HistoryMessage, Role, ToolCall};
 use teleprompt::{LoadOptions, Prompt};
 
-fn message(role: Role) -> ChatMessage {
-    ChatMessage {
+fn message(role: Role) -> HistoryMessage {
+    HistoryMessage {
         role,
         content: Some(json!("text")),
         tool_calls: Vec::new(),
@@ -20,7 +20,7 @@ fn message(role: Role) -> ChatMessage {
     }
 }
 
-fn user(language: Option<&str>) -> ChatMessage {
+fn user(language: Option<&str>) -> HistoryMessage {
     let mut user = message(Role::User);
     if let Some(language) = language {
         user.extra.insert("language".into(), json!(language));
@@ -28,7 +28,7 @@ fn user(language: Option<&str>) -> ChatMessage {
     user
 }
 
-fn calls(ids: &[&str]) -> ChatMessage {
+fn calls(ids: &[&str]) -> HistoryMessage {
     let mut assistant = message(Role::Assistant);
     assistant.content = None;
     assistant.tool_calls = ids
@@ -41,7 +41,7 @@ fn calls(ids: &[&str]) -> ChatMessage {
     assistant
 }
 
-fn result(id: Option<&str>) -> ChatMessage {
+fn result(id: Option<&str>) -> HistoryMessage {
     let mut tool = message(Role::Tool);
     tool.tool_call_id = id.map(str::to_string);
     tool
@@ -49,7 +49,7 @@ fn result(id: Option<&str>) -> ChatMessage {
 
 /// The messages the exhaustive check combines: every kind of message the
 /// rules look at, ids that answer, ids that answer nothing, ids twice.
-fn alphabet() -> Vec<ChatMessage> {
+fn alphabet() -> Vec<HistoryMessage> {
     vec![
         user(None),
         user(Some("fr")),
@@ -97,7 +97,7 @@ fn assert_same_verdict(context: &PromptContext) {
 }
 
 /// A history in short form, for failure messages.
-fn describe(history: &[ChatMessage]) -> String {
+fn describe(history: &[HistoryMessage]) -> String {
     let parts: Vec<String> = history
         .iter()
         .map(|message| match message.role {
@@ -116,7 +116,7 @@ fn describe(history: &[ChatMessage]) -> String {
 /// checked after its append. A parent is validated before its children
 /// append (so they carry its verdict along), each child appends to a clone
 /// of its parent, and the parent keeps its own history.
-fn walk(context: &PromptContext, alphabet: &[ChatMessage], depth: usize, count: &mut usize) {
+fn walk(context: &PromptContext, alphabet: &[HistoryMessage], depth: usize, count: &mut usize) {
     assert_same_verdict(context);
     *count += 1;
     if depth == 0 {
@@ -163,7 +163,7 @@ impl Random {
 /// then: a call left unanswered, a result with a wrong id, no id or an id
 /// twice, a user speaking after results, an orphan result, rounds of up to
 /// 40 calls (past the size where the check indexes ids in a map).
-fn conversation(random: &mut Random, len: usize, mistakes: usize) -> Vec<ChatMessage> {
+fn conversation(random: &mut Random, len: usize, mistakes: usize) -> Vec<HistoryMessage> {
     let mut history = Vec::with_capacity(len + 40);
     let mut next_id = 0;
     while history.len() < len {

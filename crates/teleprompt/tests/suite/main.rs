@@ -28,7 +28,6 @@ mod includes;
 mod inputs;
 mod kept_data;
 mod library;
-mod messages;
 mod public_api;
 mod reload;
 mod robustness;
