@@ -850,7 +850,7 @@ mod tests {
     /// a key, a top-level variable, an element past the end of a list.
     #[test]
     fn missing_data_errors_carry_their_path() {
-        use crate::{LoadOptions, Prompt};
+        use crate::{options::LoadOptions, prompt::Prompt};
         use serde_json::json;
         let issue = json!({"issue": {"title": "x", "blocked_by": [{"id": "P-1"}]}});
         let cases = [

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::Strictness;
+use crate::options::Strictness;
 
 /// A plain Jinja template rendered with the direct path and on minijinja
 /// alone: the text, or the error's message, of each.
@@ -21,7 +21,7 @@ pub fn jinja_both(
     body: &str,
     data: Value,
     (strictness, chat): (Strictness, bool),
-    jinja: crate::JinjaOptions,
+    jinja: crate::options::JinjaOptions,
     limits: crate::limits::Limits,
 ) -> Option<Both> {
     let data = crate::Data::new(data);

@@ -9,7 +9,7 @@ use super::render::{Renderer, Result};
 use super::value::Value;
 use crate::data;
 use crate::diagnostics::{closest, TemplateError};
-use crate::Strictness;
+use crate::options::Strictness;
 
 impl<'a> Renderer<'a> {
     /// The JSON a path reaches, when it reads keys that objects of the

@@ -40,9 +40,9 @@ pub(crate) use render::render;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::data::Data;
 use crate::diagnostics::TemplateError;
 use crate::render::scope::RenderScope;
-use crate::Data;
 
 /// What the Go and Handlebars front ends hand to the library: a compiled
 /// program and the root names its template may read.

@@ -9,7 +9,7 @@ use super::flavor::handlebars::Helper;
 pub(crate) use super::flavor::Flavor;
 use crate::diagnostics::TemplateError;
 use crate::functions::{Function, Functions, Naming};
-use crate::Strictness;
+use crate::options::Strictness;
 
 /// A compact byte range in the template body.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::limits::Exceeded;
 use crate::render::scope::RenderScope;
-use crate::{Data, Strictness};
+use crate::{data::Data, options::Strictness};
 
 /// Errors are boxed while rendering: a result stays small (a value, or a
 /// pointer) on the hot paths, where no error happens.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::diagnostics::{Error, ErrorClass, Errors};
 use crate::limits::{self, Input};
 use crate::load::include_root::{content_hash, Dependency};
-use crate::{LoadOptions, Prompt};
+use crate::{options::LoadOptions, prompt::Prompt};
 
 pub use shared::SharedLibrary;
 #[cfg(feature = "unstable")]

@@ -11,7 +11,10 @@ use crate::data::describe;
 pub use crate::data::parse_yaml;
 use crate::diagnostics::{closest, Error, ErrorClass, Location, TemplateError};
 use crate::messages::Role;
-use crate::{JinjaOptions, MessageReader, OnError, Strictness, Syntax};
+use crate::{
+    options::JinjaOptions, options::MessageReader, options::OnError, options::Strictness,
+    options::Syntax,
+};
 
 /// A prompt file split into its front matter and body.
 #[derive(Clone, Debug)]

@@ -7,7 +7,10 @@ use serde_json::{Map, Value};
 
 use crate::context::Clock;
 use crate::messages::history_from_value;
-use crate::{Error, ErrorClass, Prompt, PromptContext, RenderOptions, Rendered, Syntax};
+use crate::{
+    context::PromptContext, diagnostics::Error, diagnostics::ErrorClass, options::Syntax,
+    prompt::Prompt, render::options::RenderOptions, render::rendered::Rendered,
+};
 
 /// One render's inputs, every field optional; JSON field names as below
 /// (an unknown field is refused, so a misspelled one is not ignored).

@@ -124,7 +124,11 @@ impl Placements {
     /// `error`, already placed in a file that the call at `site` (a span
     /// of the combined source) read: labelled with the places that led
     /// there.
-    pub(crate) fn included_at(&self, error: crate::Error, site: Range<usize>) -> TemplateError {
+    pub(crate) fn included_at(
+        &self,
+        error: crate::diagnostics::Error,
+        site: Range<usize>,
+    ) -> TemplateError {
         let (labels, site) = self.chain(Vec::new(), site);
         TemplateError::elsewhere(error.with_labels(&included_by(labels)), site)
     }

@@ -16,7 +16,7 @@ use crate::diagnostics::TemplateError;
 use crate::functions::Functions;
 use crate::messages::Role;
 use crate::render::scope::RenderScope;
-use crate::{Data, MessageReader, Strictness, Syntax};
+use crate::{data::Data, options::MessageReader, options::Strictness, options::Syntax};
 
 /// What a front end needs to compile a body.
 #[derive(Clone, Debug)]
@@ -26,7 +26,7 @@ pub(crate) struct CompileOptions {
     /// Host functions callable by name.
     pub functions: Functions,
     /// Jinja whitespace options (front matter over host), unresolved.
-    pub jinja: crate::JinjaOptions,
+    pub jinja: crate::options::JinjaOptions,
     /// Bounds on a render (the host's, lowered by the front matter).
     pub limits: crate::limits::Limits,
     /// Where included files are found; `None`: nothing is read from files.

@@ -6,7 +6,7 @@
 
 use crate::messages::Role;
 use crate::syntax::edits::{Edit, Edited};
-use crate::{MessageReader, Syntax};
+use crate::{options::MessageReader, options::Syntax};
 
 /// Rewrites the role tags or lines of `body` into `role` calls of `syntax`.
 pub(crate) fn rewrite(

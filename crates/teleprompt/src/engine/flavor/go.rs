@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::super::program::Span;
 use super::super::render::Result;
 use super::super::value::{sorted_keys, Value};
-use crate::Strictness;
+use crate::options::Strictness;
 
 /// Formatting flags of one verb.
 #[derive(Clone, Copy, Debug, Default)]

@@ -45,7 +45,7 @@ use super::super::value::Value;
 use super::go as gofmt;
 use crate::functions;
 use crate::limits::Exceeded;
-use crate::Strictness;
+use crate::options::Strictness;
 
 /// A Handlebars helper evaluated by the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -96,7 +96,7 @@ pub(in crate::engine) fn check_join(list: &Value<'_>, span: Span) -> Result<()> 
 /// A chat template's messages (the data's `messages` list), by where they
 /// are: an object in this range is a message.
 pub(in crate::engine) fn messages(
-    data: &crate::Data,
+    data: &crate::data::Data,
 ) -> Option<std::ops::Range<*const serde_json::Value>> {
     match data.root().get("messages").map(|v| v.value()) {
         Some(serde_json::Value::Array(items)) => Some(items.as_ptr_range()),

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::diagnostics::Error;
 use crate::load::document::{Document, Metadata};
-use crate::{MessageReader, Syntax};
+use crate::{options::MessageReader, options::Syntax};
 
 /// The key of the data layer that holds the host's render context: a
 /// private-use character, so no ordinary data key collides with it.

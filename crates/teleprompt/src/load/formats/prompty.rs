@@ -19,7 +19,7 @@ use crate::data::{describe, merge_under};
 use crate::diagnostics::Error;
 use crate::load::document::{Document, Metadata};
 use crate::messages::Role;
-use crate::{MessageReader, Syntax};
+use crate::{options::MessageReader, options::Syntax};
 
 /// Completes `metadata` from a Prompty file's front matter.
 pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), Error> {

@@ -25,7 +25,7 @@ use crate::data::{describe, parse_yaml};
 use crate::diagnostics::Location;
 use crate::diagnostics::{Error, ErrorClass};
 use crate::load::document::{Document, Metadata};
-use crate::{MessageReader, Syntax};
+use crate::{options::MessageReader, options::Syntax};
 
 /// A prompt YAML read: its template as a document, the metadata, and the
 /// names of the required inputs that have no default.

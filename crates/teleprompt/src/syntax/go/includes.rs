@@ -49,8 +49,8 @@ use super::parse;
 use crate::diagnostics::{Error, TemplateError};
 use crate::load::document::Document;
 use crate::load::include_root::{Includes, MAX_FILES};
+use crate::options::Syntax;
 use crate::syntax::included::Placements;
-use crate::Syntax;
 
 /// The most directory entries the scan for `define`s visits.
 const MAX_SCANNED_ENTRIES: usize = 100 * MAX_FILES;

@@ -13,8 +13,8 @@ use super::includes::Loaded;
 use crate::diagnostics::{closest, Findings, TemplateError};
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::limits::Limits;
+use crate::options::Strictness;
 use crate::syntax::{builtin_types, host_calls};
-use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
 

@@ -53,7 +53,7 @@ impl GoTemplate {
     /// placed there.
     pub(crate) fn render(
         &self,
-        data: &crate::Data,
+        data: &crate::data::Data,
         scope: &mut crate::render::scope::RenderScope,
     ) -> Result<String, TemplateError> {
         self.engine

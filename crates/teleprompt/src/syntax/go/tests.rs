@@ -7,7 +7,7 @@ use crate::diagnostics::TemplateError;
 use crate::functions::Functions;
 use crate::render::scope::RenderScope;
 use crate::syntax::CompileOptions;
-use crate::{Data, Strictness};
+use crate::{data::Data, options::Strictness};
 
 fn compile(src: &str, strictness: Strictness) -> Result<GoTemplate, TemplateError> {
     compile_go(src, &CompileOptions::plain(strictness))

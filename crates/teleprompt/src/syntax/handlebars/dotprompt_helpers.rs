@@ -217,7 +217,7 @@ fn context_variable(path: &mut Path) {
 
 #[cfg(test)]
 mod tests {
-    use crate::{LoadOptions, Prompt};
+    use crate::{options::LoadOptions, prompt::Prompt};
 
     #[test]
     fn broken_templates_are_errors_never_panics() {

@@ -16,8 +16,8 @@ use crate::engine::program::{
 };
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::limits::Limits;
+use crate::options::Strictness;
 use crate::syntax::{builtin_types, host_calls};
-use crate::Strictness;
 
 type Result<T> = std::result::Result<T, TemplateError>;
 

@@ -114,7 +114,7 @@ impl HandlebarsTemplate {
     /// placed there.
     pub(crate) fn render(
         &self,
-        data: &crate::Data,
+        data: &crate::data::Data,
         scope: &mut crate::render::scope::RenderScope,
     ) -> Result<String, TemplateError> {
         self.engine

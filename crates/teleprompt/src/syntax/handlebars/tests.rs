@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::ast::Node;
 use super::parse::parse;
-use crate::{LoadOptions, Prompt, Strictness, Syntax};
+use crate::{options::LoadOptions, options::Strictness, options::Syntax, prompt::Prompt};
 
 fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
     let options = crate::syntax::CompileOptions::plain(Strictness::Semi);

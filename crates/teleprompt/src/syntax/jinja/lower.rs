@@ -65,8 +65,8 @@ use crate::engine::program::{
     Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program, Span, Template,
 };
 use crate::limits::Limits;
+use crate::options::Strictness;
 use crate::render::scope::RenderScope;
-use crate::Strictness;
 
 /// The program of `template` (parsed from `source`), if every construct
 /// it uses is lowered. `globals`: the names of the environment's functions
@@ -625,10 +625,10 @@ fn constant_of(value: &minijinja::Value) -> Option<Const> {
 mod tests {
     use super::super::JinjaTemplate;
     use crate::data::Data;
+    use crate::options::Strictness;
     use crate::options::Syntax;
     use crate::render::scope::RenderScope;
     use crate::syntax::CompileOptions;
-    use crate::Strictness;
     use serde_json::{json, Value};
     use std::sync::atomic::Ordering::Relaxed;
 
@@ -643,7 +643,7 @@ mod tests {
         body: &str,
         data: &Value,
         (strictness, chat): (Strictness, bool),
-        jinja: crate::JinjaOptions,
+        jinja: crate::options::JinjaOptions,
     ) -> bool {
         let limits = crate::limits::Limits::DEFAULT;
         let shared = Data::new(data.clone());

@@ -53,7 +53,7 @@ use crate::functions::Naming;
 use crate::render::scope::RenderScope;
 use crate::syntax::edits::Edited;
 use crate::syntax::CompileOptions;
-use crate::{Strictness, Syntax};
+use crate::{options::Strictness, options::Syntax};
 
 use check::Checker;
 use errors::{convert_error, unclosed_block_error, Raised};
@@ -113,7 +113,7 @@ struct Whitespace {
 impl Whitespace {
     /// The options set, else the defaults of the Jinja-family `syntax`
     /// (a chat template's are `transformers`').
-    fn of(syntax: Syntax, options: crate::JinjaOptions) -> Whitespace {
+    fn of(syntax: Syntax, options: crate::options::JinjaOptions) -> Whitespace {
         let chat = syntax == Syntax::ChatTemplate;
         Whitespace {
             trim_blocks: options.trim_blocks.unwrap_or(chat),
@@ -514,7 +514,7 @@ pub(crate) fn both(
     body: &str,
     data: &Data,
     (strictness, chat): (Strictness, bool),
-    jinja: crate::JinjaOptions,
+    jinja: crate::options::JinjaOptions,
     limits: crate::limits::Limits,
 ) -> Option<Both> {
     let dialect = match chat {

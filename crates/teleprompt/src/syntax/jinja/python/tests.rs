@@ -6,11 +6,11 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::data::Data;
+use crate::options::Strictness;
 use crate::options::Syntax;
 use crate::render::scope::RenderScope;
 use crate::syntax::jinja::JinjaTemplate;
 use crate::syntax::CompileOptions;
-use crate::Strictness;
 
 fn render_in(
     dialect: Syntax,
