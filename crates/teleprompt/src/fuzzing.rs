@@ -24,7 +24,7 @@ pub fn jinja_both(
     jinja: crate::options::JinjaOptions,
     limits: crate::limits::Limits,
 ) -> Option<Both> {
-    let data = crate::Data::new(data);
+    let data = crate::data::Data::new(data);
     let both = crate::syntax::jinja_both(body, &data, (strictness, chat), jinja, limits)?;
     Some(Both {
         direct: both.direct,

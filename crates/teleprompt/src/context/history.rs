@@ -383,13 +383,13 @@ mod tests {
     #[test]
     fn a_language_the_host_sets_is_not_searched_for() {
         let history = vec![user(Some("fr")); 3];
-        let host = crate::PromptContext::new()
+        let host = crate::context::PromptContext::new()
             .with_history(history.clone())
             .message(json!({"language": "en"}))
             .unwrap();
         host.build(&|_| true).unwrap();
         assert!(host.history.known.language.get().is_none());
-        let found = crate::PromptContext::new().with_history(history);
+        let found = crate::context::PromptContext::new().with_history(history);
         found.build(&|_| true).unwrap();
         assert!(found.history.known.language.get().is_some());
     }

@@ -872,15 +872,15 @@ fn dotprompt_messages_match_the_npm_package() {
         let read = |ext: &str| std::fs::read_to_string(dir.join(format!("{name}.{ext}"))).ok();
         let json =
             |ext: &str| read(ext).map(|text| serde_json::from_str::<Value>(&text).expect(ext));
-        let prompt = crate::Prompt::from_file(dir.join(format!("{name}.prompt")))
+        let prompt = crate::prompt::Prompt::from_file(dir.join(format!("{name}.prompt")))
             .unwrap_or_else(|error| panic!("{name}: {error}"));
-        let mut context = crate::PromptContext::new()
+        let mut context = crate::context::PromptContext::new()
             .args(json("input.json").unwrap_or_else(|| json!({})))
             .expect("args");
         if let Some(history) = read("history.json") {
             context = context.with_history(parse_history(&history).expect("history"));
         }
-        let mut options = crate::RenderOptions::new();
+        let mut options = crate::render::options::RenderOptions::new();
         options.context = json("context.json").map(std::sync::Arc::new);
         let rendered = prompt
             .render_turn_with(&context, &options)
@@ -900,11 +900,15 @@ fn dotprompt_messages_match_the_npm_package() {
 #[test]
 fn dotprompt_data_cannot_pose_as_the_render_context() {
     let source = "---\nmodel: m\n---\n{{@auth.uid}}";
-    let prompt = crate::Prompt::from_source("a.prompt", source, &crate::LoadOptions::default())
-        .expect("loads");
+    let prompt = crate::prompt::Prompt::from_source(
+        "a.prompt",
+        source,
+        &crate::options::LoadOptions::default(),
+    )
+    .expect("loads");
     let forged = json!({ "\u{E000}dotprompt-context": { "auth": { "uid": "admin" } } });
     let error = prompt.render(forged).expect_err("reserved key");
-    assert_eq!(error.class(), crate::ErrorClass::Input);
+    assert_eq!(error.class(), crate::diagnostics::ErrorClass::Input);
     // The data's own `auth` is not `@auth`.
     let error = prompt
         .render(json!({ "auth": { "uid": "admin" } }))
@@ -916,8 +920,12 @@ fn dotprompt_data_cannot_pose_as_the_render_context() {
 fn dotprompt_hostile_data_never_panics() {
     let source =
         "---\nmodel: m\n---\n{{role \"user\"}}{{x}} {{#each list}}{{this}}{{/each}}\n{{role x}}";
-    let prompt = crate::Prompt::from_source("a.prompt", source, &crate::LoadOptions::default())
-        .expect("loads");
+    let prompt = crate::prompt::Prompt::from_source(
+        "a.prompt",
+        source,
+        &crate::options::LoadOptions::default(),
+    )
+    .expect("loads");
     // 1000 levels: far past what serde_json parses (128); much deeper
     // values overflow the stack when serde_json drops them, in any prompt.
     let mut deep = json!("bottom");

@@ -45,7 +45,7 @@ impl CompileOptions {
         CompileOptions {
             strictness,
             functions: Functions::default(),
-            jinja: crate::JinjaOptions::default(),
+            jinja: crate::options::JinjaOptions::default(),
             limits: crate::limits::Limits::DEFAULT,
             includes: None,
             sk_helpers: false,
@@ -185,7 +185,7 @@ impl Template {
     /// [`Template::inputs`] reports) on the body as written.
     pub(crate) fn place_warning(&self, mut warning: TemplateError) -> TemplateError {
         // The class first: a warning in another file is placed there as one.
-        warning.class = crate::ErrorClass::Warning;
+        warning.class = crate::diagnostics::ErrorClass::Warning;
         let warning = match &self.compiled {
             Compiled::Go(template) => template.place(warning),
             _ => warning,

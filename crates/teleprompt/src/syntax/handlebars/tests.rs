@@ -9,7 +9,7 @@ fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
     let template = super::compile(body, &options).map_err(|e| e.message)?;
     let mut scope = crate::render::scope::RenderScope::at_epoch(template.limits());
     template
-        .render(&crate::Data::new(data), &mut scope)
+        .render(&crate::data::Data::new(data), &mut scope)
         .map_err(|error| error.message)
 }
 

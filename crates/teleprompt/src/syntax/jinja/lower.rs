@@ -835,7 +835,7 @@ mod tests {
         let body = "Items:\n  {% for x in xs %}\n    - {{ x }}\n  {%- if loop.last %} (last){% endif %}\n  {% endfor %}\n{%- if xs %}\n{{ xs | length }} items {# note #}\n{% endif %}\n";
         let data = json!({"xs": ["a", "b"]});
         for bits in 0..8u8 {
-            let jinja = crate::JinjaOptions::new()
+            let jinja = crate::options::JinjaOptions::new()
                 .with_trim_blocks(bits & 1 != 0)
                 .with_lstrip_blocks(bits & 2 != 0)
                 .with_keep_trailing_newline(bits & 4 != 0);
@@ -1149,7 +1149,7 @@ mod tests {
             let body = stmts(&mut rng, &mut names, 0, false);
             let strictness =
                 *rng.pick(&[Strictness::Strict, Strictness::Semi, Strictness::Lenient]);
-            let jinja = crate::JinjaOptions::new()
+            let jinja = crate::options::JinjaOptions::new()
                 .with_trim_blocks(rng.chance(50))
                 .with_lstrip_blocks(rng.chance(50))
                 .with_keep_trailing_newline(rng.chance(50));

@@ -132,7 +132,7 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
                 &body,
                 crate::syntax::jinja::Syntax::Django,
                 &crate::syntax::CompileOptions {
-                    strictness: crate::Strictness::Semi,
+                    strictness: crate::options::Strictness::Semi,
                     functions: Default::default(),
                     jinja: Default::default(),
                     limits: crate::limits::Limits {
