@@ -56,17 +56,16 @@ impl Layer {
 }
 
 /// What a syntax made of a layer on first use, kept with the layer: one
-/// slot per use ([`Derived::JINJA`], [`Derived::CHAT_TEMPLATE`]).
+/// slot per use, numbered by the syntax that uses it (the data layer
+/// knows none of them).
 #[derive(Default)]
 pub(crate) struct Derived {
-    slots: [OnceLock<Box<dyn Any + Send + Sync>>; 2],
+    slots: [OnceLock<Box<dyn Any + Send + Sync>>; Derived::SLOTS],
 }
 
 impl Derived {
-    /// Jinja's objects over the layer.
-    pub(crate) const JINJA: usize = 0;
-    /// Jinja's objects over the layer, read as a chat template's data.
-    pub(crate) const CHAT_TEMPLATE: usize = 1;
+    /// How many slots a layer has.
+    pub(crate) const SLOTS: usize = 2;
 
     /// The value in `slot`, made by `make` the first time. `None` if the
     /// slot holds a value of another type.

@@ -50,7 +50,7 @@ pub(super) fn root(data: &Data, chat: bool) -> JValue {
         .filter_map(|root| root.downcast_object::<Tree>())
         .collect();
     let kept = parts.iter().all(|part| part.mode == Mode::Kept);
-    let cache = first.derived.get_or_init(slot(chat), Kept::default);
+    let cache = first.derived.get_or_init(slot(chat), LayerMemo::default);
     let Some(cache) = cache.filter(|_| kept) else {
         return JValue::from_object(Merged::new(parts));
     };
@@ -75,11 +75,15 @@ pub(super) fn root(data: &Data, chat: bool) -> JValue {
     root
 }
 
-/// The slot of [`Derived`] that Jinja's objects take.
+/// The slot of [`Derived`] that Jinja's objects take: one for Jinja, one
+/// for a chat template's reading of the same data.
 fn slot(chat: bool) -> usize {
+    const JINJA: usize = 0;
+    const CHAT_TEMPLATE: usize = 1;
+    const _: () = assert!(CHAT_TEMPLATE < Derived::SLOTS);
     match chat {
-        true => Derived::CHAT_TEMPLATE,
-        false => Derived::JINJA,
+        true => CHAT_TEMPLATE,
+        false => JINJA,
     }
 }
 
@@ -87,7 +91,7 @@ fn slot(chat: bool) -> usize {
 /// then the one the layer keeps.
 fn layer_root(layer: &Layer, chat: bool) -> JValue {
     let once = || JValue::from_object(Tree::root(layer.value.clone(), chat, Mode::Once));
-    let Some(kept) = layer.derived.get_or_init(slot(chat), Kept::default) else {
+    let Some(kept) = layer.derived.get_or_init(slot(chat), LayerMemo::default) else {
         return once();
     };
     if !kept.rendered.swap(true, Ordering::Relaxed) {
@@ -104,7 +108,7 @@ fn layer_root(layer: &Layer, chat: bool) -> JValue {
 /// layers' trees, so it keeps their values while this layer lives (one
 /// set of layers at a time).
 #[derive(Default)]
-struct Kept {
+struct LayerMemo {
     rendered: AtomicBool,
     root: OnceLock<JValue>,
     merged: Mutex<Option<(Vec<Weak<Derived>>, JValue)>>,
