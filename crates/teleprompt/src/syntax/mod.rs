@@ -3,6 +3,7 @@
 
 pub(crate) mod builtin_types;
 pub(crate) mod edits;
+pub(crate) mod engine_front;
 pub(crate) mod go;
 pub(crate) mod handlebars;
 pub(crate) mod host_calls;

@@ -4,6 +4,11 @@
 //! [`ast::Tree`] (every node keeps its byte range, so `teleprompt check` can
 //! walk it), and `lower` turns the tree into the engine's program, resolving
 //! functions, variables and template names at compile time.
+//!
+//! The compile steps, and the template that renders, are the ones
+//! Handlebars has too ([`engine_front`](crate::syntax::engine_front)):
+//! this module says how Go does each step, and keeps the other files'
+//! `define`s for what `check` finds on the trees.
 
 pub mod ast;
 mod includes;
@@ -14,39 +19,40 @@ pub mod parse;
 
 use std::collections::BTreeSet;
 
-use crate::diagnostics::TemplateError;
+use crate::diagnostics::{Findings, TemplateError};
 use crate::engine;
+use crate::syntax::engine_front::{self, Front, LoadedFiles, PlacedTemplate};
 use crate::syntax::included::Placements;
 use crate::syntax::CompileOptions;
 
 /// A compiled Go template, with the files its templates came from.
 #[derive(Debug)]
 pub(crate) struct GoTemplate {
-    engine: engine::EngineTemplate,
+    placed: PlacedTemplate,
     /// `None` when every template is the prompt's own.
     included: Option<Box<Included>>,
 }
 
-/// The templates a prompt took from other files.
+/// The templates a prompt took from other files, for what `check` finds
+/// on the trees.
 #[derive(Debug)]
 struct Included {
-    placed: Placements,
     /// The body followed by each file's body: the text of every span.
     source: String,
     /// The files' `define`s, and the body of each file a call names as a
-    /// `define` of that name, for what `check` finds on the trees.
+    /// `define` of that name.
     defines: Vec<ast::DefineNode>,
 }
 
 impl GoTemplate {
     /// Whether the template may read `name` from the root of the data.
     pub(crate) fn reads(&self, name: &str) -> bool {
-        self.engine.reads(name)
+        self.placed.reads(name)
     }
 
     /// The bounds a render of the template is held to.
     pub(crate) fn limits(&self) -> crate::limits::Limits {
-        self.engine.limits()
+        self.placed.limits()
     }
 
     /// Renders against `data` in `scope`; errors in another file are
@@ -56,18 +62,13 @@ impl GoTemplate {
         data: &crate::data::Data,
         scope: &mut crate::render::scope::RenderScope,
     ) -> Result<String, TemplateError> {
-        self.engine
-            .render(data, scope)
-            .map_err(|error| self.place(error))
+        self.placed.render(data, scope)
     }
 
     /// `error` (spans in the body, or in another file's text after it)
     /// placed in the file it is in.
     pub(crate) fn place(&self, error: TemplateError) -> TemplateError {
-        match &self.included {
-            Some(included) => included.placed.place(error),
-            None => error,
-        }
+        self.placed.place(error)
     }
 
     /// The tree of `body` (the text the template was compiled from) with
@@ -118,41 +119,74 @@ pub(crate) fn compile(body: &str, options: &CompileOptions) -> Result<GoTemplate
 /// and the first of those errors carrying the others. A template with
 /// errors is only for warnings: it must not render. Templates the body
 /// calls and does not define are read from other files of the include
-/// root ([`files`]).
+/// root ([`files`]). The steps are [`engine_front::compile_all`]'s.
 pub(crate) fn compile_all(
     body: &str,
     options: &CompileOptions,
 ) -> Result<(GoTemplate, Option<TemplateError>), TemplateError> {
-    engine::check_size(body)?;
-    let tree = parse::parse_nested(body, options.limits.nesting())?;
-    let loaded = includes::load(
-        &tree,
-        body,
-        options.includes.as_ref(),
-        options.limits.nesting(),
-        options.limits.max_template_bytes,
-    )?;
-    engine::check_size(&loaded.source)?;
-    let (program, found) = lower::lower(
-        &tree,
-        &loaded,
-        options.strictness,
-        &options.functions,
-        options.limits,
-    )
-    .map_err(|error| loaded.placed.place(error))?;
-    let found = found.map(|error| loaded.placed.place(error));
-    let included = (!loaded.files.is_empty()).then(|| Box::new(Included::from(loaded)));
-    let extra = included.as_ref().map_or(&[][..], |i| i.defines.as_slice());
-    let template = GoTemplate {
-        engine: engine::EngineTemplate::new(program, root_reads(&tree, extra)),
-        included,
-    };
-    Ok((template, found.into_error()))
+    let (placed, included, found) = engine_front::compile_all(&Go, body, options)?;
+    Ok((GoTemplate { placed, included }, found))
 }
 
-impl From<includes::Loaded> for Included {
-    fn from(loaded: includes::Loaded) -> Included {
+/// Go templates as an [`engine_front::Front`].
+struct Go;
+
+impl Front for Go {
+    type Tree = ast::Tree;
+    type Loaded = includes::Loaded;
+    type Kept = Option<Box<Included>>;
+
+    fn parse(&self, body: &str, max_nesting: usize) -> Result<ast::Tree, TemplateError> {
+        parse::parse_nested(body, max_nesting)
+    }
+
+    fn load(
+        &self,
+        tree: &mut ast::Tree,
+        body: &str,
+        options: &CompileOptions,
+    ) -> Result<includes::Loaded, TemplateError> {
+        includes::load(
+            tree,
+            body,
+            options.includes.as_ref(),
+            options.limits.nesting(),
+            options.limits.max_template_bytes,
+        )
+    }
+
+    fn lower(
+        &self,
+        tree: &ast::Tree,
+        loaded: &includes::Loaded,
+        options: &CompileOptions,
+    ) -> Result<(engine::program::Program, Findings), TemplateError> {
+        lower::lower(
+            tree,
+            loaded,
+            options.strictness,
+            &options.functions,
+            options.limits,
+        )
+    }
+
+    fn root_reads(tree: &ast::Tree, loaded: &includes::Loaded) -> Option<BTreeSet<String>> {
+        // The files' templates, in the order [`Included`] lists them.
+        let extra: Vec<&ast::ListNode> = loaded
+            .files
+            .iter()
+            .flat_map(|file| {
+                let called = file.called_as.iter().map(|_| &file.tree.root);
+                called.chain(file.tree.defines.iter().map(|define| &define.list))
+            })
+            .collect();
+        root_reads(tree, &extra)
+    }
+
+    fn keep(loaded: includes::Loaded) -> (Placements, Option<Box<Included>>) {
+        if loaded.files.is_empty() {
+            return (loaded.placed, None);
+        }
         let mut defines = Vec::new();
         for file in loaded.files {
             for name in &file.called_as {
@@ -165,11 +199,21 @@ impl From<includes::Loaded> for Included {
             }
             defines.extend(file.tree.defines);
         }
-        Included {
-            placed: loaded.placed,
+        let included = Included {
             source: loaded.source,
             defines,
-        }
+        };
+        (loaded.placed, Some(Box::new(included)))
+    }
+}
+
+impl LoadedFiles for includes::Loaded {
+    fn source(&self) -> &str {
+        &self.source
+    }
+
+    fn placed(&self) -> &Placements {
+        &self.placed
     }
 }
 
@@ -184,12 +228,13 @@ enum Dot {
     Unknown,
 }
 
-/// Calls `f` with every word of the template, `define`s of other files
+/// Calls `f` with every word of the template, templates of other files
 /// (`extra`) included, and what dot is there.
-fn visit(tree: &ast::Tree, extra: &[ast::DefineNode], f: &mut dyn FnMut(&ast::Arg, Dot)) {
+fn visit(tree: &ast::Tree, extra: &[&ast::ListNode], f: &mut dyn FnMut(&ast::Arg, Dot)) {
     visit_list(&tree.root, Dot::Root, f);
-    for define in tree.defines.iter().chain(extra) {
-        visit_list(&define.list, Dot::Unknown, f);
+    let defines = tree.defines.iter().map(|define| &define.list);
+    for list in defines.chain(extra.iter().copied()) {
+        visit_list(list, Dot::Unknown, f);
     }
 }
 
@@ -241,7 +286,7 @@ fn visit_arg(arg: &ast::Arg, dot: Dot, f: &mut dyn FnMut(&ast::Arg, Dot)) {
 /// names it reads); `None` when it uses the root itself as a value: `.` at
 /// the top level or in a `define` (which may be called with the root), or
 /// `$` alone. Other files' templates (`extra`) count as `define`s.
-fn root_reads(tree: &ast::Tree, extra: &[ast::DefineNode]) -> Option<BTreeSet<String>> {
+fn root_reads(tree: &ast::Tree, extra: &[&ast::ListNode]) -> Option<BTreeSet<String>> {
     let mut names = BTreeSet::new();
     let mut whole = false;
     visit(tree, extra, &mut |arg, dot| {

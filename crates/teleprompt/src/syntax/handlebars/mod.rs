@@ -5,7 +5,8 @@
 //! [`lex`] splits the body into text and tags and applies whitespace
 //! control and the standalone-line rule, [`parse`] builds the public
 //! [`ast::Tree`] (every node keeps its byte range), and `lower` turns the
-//! tree into the engine's program, the same one Go templates compile to.
+//! tree into the engine's program, the same one Go templates compile to,
+//! by the same steps ([`engine_front`](crate::syntax::engine_front)).
 //!
 //! Helpers: `if`, `unless`, `each`, `with`, `lookup`, `log` (prints
 //! nothing), the helpers of Semantic Kernel, Forge and Dotprompt (their
@@ -31,11 +32,16 @@ pub mod parse;
 
 use std::collections::BTreeSet;
 
-use crate::diagnostics::TemplateError;
+use crate::diagnostics::{Findings, TemplateError};
 use crate::engine;
+use crate::syntax::engine_front::{self, Front, LoadedFiles, PlacedTemplate};
+use crate::syntax::included::Placements;
 use crate::syntax::CompileOptions;
 
-/// A compiled Handlebars template, with the partial files it read.
+/// A compiled Handlebars template, with where the partial files it read
+/// sit in its source.
+pub(crate) type HandlebarsTemplate = PlacedTemplate;
+
 /// Likely mistakes of a chat prompt (see [`crate::analysis::chat`]).
 pub(crate) fn chat_warnings(body: &str) -> Vec<TemplateError> {
     let Ok(tree) = parse::parse_nested(body, crate::limits::NESTING_CEILING) else {
@@ -93,36 +99,6 @@ pub(crate) fn read_inputs(body: &str) -> Option<crate::analysis::Inputs> {
     Some(inputs::inputs(&tree.nodes))
 }
 
-#[derive(Debug)]
-pub(crate) struct HandlebarsTemplate {
-    engine: engine::EngineTemplate,
-    files: crate::syntax::included::Placements,
-}
-
-impl HandlebarsTemplate {
-    /// Whether the template may read `name` from the root of the data.
-    pub(crate) fn reads(&self, name: &str) -> bool {
-        self.engine.reads(name)
-    }
-
-    /// The bounds a render of the template is held to.
-    pub(crate) fn limits(&self) -> crate::limits::Limits {
-        self.engine.limits()
-    }
-
-    /// Renders against `data` in `scope`; errors in a partial file are
-    /// placed there.
-    pub(crate) fn render(
-        &self,
-        data: &crate::data::Data,
-        scope: &mut crate::render::scope::RenderScope,
-    ) -> Result<String, TemplateError> {
-        self.engine
-            .render(data, scope)
-            .map_err(|error| self.files.place(error))
-    }
-}
-
 /// Parses and compiles a body; the strictness is fixed here.
 #[cfg(test)]
 pub(crate) fn compile(
@@ -149,49 +125,94 @@ pub(crate) fn compile_as(
 /// helpers, wrong argument counts, missing partials, `../` above the
 /// root): the template, and the first of those errors carrying the
 /// others. A template with errors is only for warnings: it must not render.
+/// The steps are [`engine_front::compile_all`]'s.
 pub(crate) fn compile_all(
     body: &str,
     options: &CompileOptions,
     dotprompt: bool,
 ) -> Result<(HandlebarsTemplate, Option<TemplateError>), TemplateError> {
-    engine::check_size(body)?;
-    let mut tree = parse::parse_nested(body, options.limits.nesting())?;
-    if dotprompt {
-        dotprompt_helpers::rewrite(&mut tree)?;
+    let (template, (), found) =
+        engine_front::compile_all(&Handlebars { dotprompt }, body, options)?;
+    Ok((template, found))
+}
+
+/// Handlebars as an [`engine_front::Front`].
+struct Handlebars {
+    /// With Dotprompt's helpers.
+    dotprompt: bool,
+}
+
+impl Front for Handlebars {
+    type Tree = ast::Tree;
+    type Loaded = includes::Loaded;
+    type Kept = ();
+
+    fn parse(&self, body: &str, max_nesting: usize) -> Result<ast::Tree, TemplateError> {
+        let mut tree = parse::parse_nested(body, max_nesting)?;
+        if self.dotprompt {
+            dotprompt_helpers::rewrite(&mut tree)?;
+        }
+        Ok(tree)
     }
-    let loaded = includes::load(
-        &mut tree,
-        body,
-        options.includes.as_ref(),
-        dotprompt,
-        options.limits.nesting(),
-    )?;
-    engine::check_size(&loaded.source)?;
-    let (program, found) = lower::lower(
-        &tree,
-        &loaded,
-        options.strictness,
-        &options.functions,
-        options.sk_helpers,
-        options.limits,
-    )
-    .map_err(|error| loaded.placed.place(error))?;
-    let found = found.map(|error| loaded.placed.place(error));
-    let mut reads = root_reads(&tree.nodes);
-    for partial in &loaded.partials {
-        reads = match (reads, root_reads(&partial.nodes)) {
-            (Some(mut names), Some(more)) => {
-                names.extend(more);
-                Some(names)
-            }
-            _ => None,
-        };
+
+    fn load(
+        &self,
+        tree: &mut ast::Tree,
+        body: &str,
+        options: &CompileOptions,
+    ) -> Result<includes::Loaded, TemplateError> {
+        includes::load(
+            tree,
+            body,
+            options.includes.as_ref(),
+            self.dotprompt,
+            options.limits.nesting(),
+        )
     }
-    let template = HandlebarsTemplate {
-        engine: engine::EngineTemplate::new(program, reads),
-        files: loaded.placed,
-    };
-    Ok((template, found.into_error()))
+
+    fn lower(
+        &self,
+        tree: &ast::Tree,
+        loaded: &includes::Loaded,
+        options: &CompileOptions,
+    ) -> Result<(engine::program::Program, Findings), TemplateError> {
+        lower::lower(
+            tree,
+            loaded,
+            options.strictness,
+            &options.functions,
+            options.sk_helpers,
+            options.limits,
+        )
+    }
+
+    fn root_reads(tree: &ast::Tree, loaded: &includes::Loaded) -> Option<BTreeSet<String>> {
+        let mut reads = root_reads(&tree.nodes);
+        for partial in &loaded.partials {
+            reads = match (reads, root_reads(&partial.nodes)) {
+                (Some(mut names), Some(more)) => {
+                    names.extend(more);
+                    Some(names)
+                }
+                _ => None,
+            };
+        }
+        reads
+    }
+
+    fn keep(loaded: includes::Loaded) -> (Placements, ()) {
+        (loaded.placed, ())
+    }
+}
+
+impl LoadedFiles for includes::Loaded {
+    fn source(&self) -> &str {
+        &self.source
+    }
+
+    fn placed(&self) -> &Placements {
+        &self.placed
+    }
 }
 
 /// The first key of every path (a superset of the root names read), or
