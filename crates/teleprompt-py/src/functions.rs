@@ -34,10 +34,10 @@ pub(crate) fn from_python(
                 let display = format!("{name}.{member}");
                 plugin = plugin.with(member, host_function(py, &display, &function)?);
             }
-            registry.register_plugin(plugin);
+            registry = registry.with_plugin(plugin);
         } else {
             let function = host_function(py, &name, &value)?;
-            registry.register(name, function);
+            registry = registry.with(name, function);
         }
     }
     Ok(registry)

@@ -278,8 +278,9 @@ impl Functions {
         Functions::default()
     }
 
-    /// Registers `function` as `name`, replacing an earlier one of that name.
-    pub fn register<F>(&mut self, name: impl Into<String>, function: F) -> &mut Functions
+    /// Adds an untyped function as `name` (it replaces one of the same
+    /// name).
+    pub fn with<F>(mut self, name: impl Into<String>, function: F) -> Functions
     where
         F: Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
     {
@@ -287,33 +288,10 @@ impl Functions {
         self
     }
 
-    /// [`Functions::register`] in builder style.
-    pub fn with<F>(mut self, name: impl Into<String>, function: F) -> Functions
-    where
-        F: Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
-    {
-        self.register(name, function);
-        self
-    }
-
-    /// Registers `function` as `name` with declared parameters: template
-    /// arguments are bound to them (by position, or by name from Jinja
-    /// keyword and Handlebars hash arguments) and converted to their types
-    /// before `function` runs.
-    pub fn register_signature<F>(
-        &mut self,
-        name: impl Into<String>,
-        signature: Signature,
-        function: F,
-    ) -> &mut Functions
-    where
-        F: Fn(&Args) -> Result<Value, String> + Send + Sync + 'static,
-    {
-        self.add(Function::typed(name.into(), signature, function));
-        self
-    }
-
-    /// [`Functions::register_signature`] in builder style.
+    /// Adds a function as `name` with declared parameters (it replaces one
+    /// of the same name): template arguments are bound to them (by
+    /// position, or by name from Jinja keyword and Handlebars hash
+    /// arguments) and converted to their types before `function` runs.
     pub fn with_signature<F>(
         mut self,
         name: impl Into<String>,
@@ -323,22 +301,16 @@ impl Functions {
     where
         F: Fn(&Args) -> Result<Value, String> + Send + Sync + 'static,
     {
-        self.register_signature(name, signature, function);
+        self.add(Function::typed(name.into(), signature, function));
         self
     }
 
-    /// Registers a plugin's functions (replacing earlier ones of the same
+    /// Adds a plugin's functions (they replace earlier ones of the same
     /// plugin and name).
-    pub fn register_plugin(&mut self, plugin: Plugin) -> &mut Functions {
+    pub fn with_plugin(mut self, plugin: Plugin) -> Functions {
         for function in plugin.functions {
             self.add(function);
         }
-        self
-    }
-
-    /// [`Functions::register_plugin`] in builder style.
-    pub fn with_plugin(mut self, plugin: Plugin) -> Functions {
-        self.register_plugin(plugin);
         self
     }
 
