@@ -401,7 +401,7 @@ impl std::fmt::Display for Exceeded {
             ),
             Exceeded::Steps(limit) => write!(
                 f,
-                "the template ran too long (more than {limit} steps, the limit max_steps); is a loop unbounded?"
+                "the template ran more than {limit} steps (the limit max_steps); is a loop unbounded?"
             ),
             Exceeded::CallDepth(limit) => write!(
                 f,

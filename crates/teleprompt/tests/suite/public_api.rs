@@ -6,8 +6,10 @@
 //!
 //! The listing comes from rustdoc's JSON output of the crate (default
 //! features), which the stable toolchain gives with `RUSTC_BOOTSTRAP=1`,
-//! built into a target folder of its own. One line an item: modules,
-//! types, functions, constants, traits and macros by their public path;
+//! built into a target folder of its own. The same run is the docs'
+//! lint: a public item without docs or a broken doc link fails it. One
+//! line an item: modules, types, functions, constants, traits and macros
+//! by their public path;
 //! a struct's public fields, an enum's variants, the inherent methods of
 //! a type and the traits it implements by name, and which types are
 //! `#[non_exhaustive]` (signatures are not compared).
@@ -30,6 +32,9 @@ fn the_public_api_is_the_listing() {
         .args(["rustdoc", "--quiet", "--lib", "--manifest-path"])
         .arg(manifest.join("Cargo.toml"))
         .args(["--", "-Z", "unstable-options", "--output-format", "json"])
+        // The same run checks the docs: every public item documented,
+        // every doc link resolving.
+        .args(["-D", "missing_docs", "-D", "warnings"])
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_TARGET_DIR", &target)
         .output()

@@ -167,7 +167,7 @@ fn bounds() {
     .unwrap_err();
     assert!(
         e.message
-            .contains("more than 5000000 steps, the limit max_steps"),
+            .contains("more than 5000000 steps (the limit max_steps)"),
         "{}",
         e.message
     );
