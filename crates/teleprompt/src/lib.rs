@@ -55,9 +55,9 @@ pub use crate::library::{
 };
 pub use crate::load::document::{self, Document};
 pub use crate::messages::{ContentPart, Entry, HistoryMessage, Message, OutputFormat, Role};
+pub use crate::options::RenderOptions;
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::Prompt;
-pub use crate::render::options::RenderOptions;
 pub use crate::render::rendered::Rendered;
 pub use crate::render::request::{RenderRequest, RequestError};
 

@@ -13,8 +13,8 @@ use crate::data::Data;
 use crate::diagnostics::Error;
 use crate::load::{self, Compiled};
 use crate::messages::Role;
-use crate::options::{LoadOptions, OnError, Strictness, Syntax};
-use crate::render::{self, options::RenderOptions, rendered::Rendered};
+use crate::options::{LoadOptions, OnError, RenderOptions, Strictness, Syntax};
+use crate::render::{self, rendered::Rendered};
 use crate::schema::InputSchema;
 
 /// A compiled prompt: load it once, render it many times.

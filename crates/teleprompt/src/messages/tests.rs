@@ -880,7 +880,7 @@ fn dotprompt_messages_match_the_npm_package() {
         if let Some(history) = read("history.json") {
             context = context.with_history(parse_history(&history).expect("history"));
         }
-        let mut options = crate::render::options::RenderOptions::new();
+        let mut options = crate::options::RenderOptions::new();
         options.context = json("context.json").map(std::sync::Arc::new);
         let rendered = prompt
             .render_turn_with(&context, &options)

@@ -3,7 +3,6 @@
 //! its output cut into messages at the role markers, and the turn's
 //! history placed.
 
-pub(crate) mod options;
 pub(crate) mod rendered;
 pub(crate) mod request;
 pub(crate) mod scope;
@@ -19,9 +18,9 @@ use crate::load::formats::dotprompt;
 use crate::load::{document, Compiled};
 use crate::messages::HistoryMessage;
 use crate::options::OnError;
+use crate::options::RenderOptions;
 use crate::render::scope::RenderScope;
 use crate::schema::MAX_VIOLATIONS;
-use options::RenderOptions;
 use rendered::{RenderOutput, Rendered};
 
 /// What a render adds to the data: the conversation around it.

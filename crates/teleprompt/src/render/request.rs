@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use crate::context::Clock;
 use crate::messages::history_from_value;
 use crate::{
-    context::PromptContext, diagnostics::Error, diagnostics::ErrorClass, options::Syntax,
-    prompt::Prompt, render::options::RenderOptions, render::rendered::Rendered,
+    context::PromptContext, diagnostics::Error, diagnostics::ErrorClass, options::RenderOptions,
+    options::Syntax, prompt::Prompt, render::rendered::Rendered,
 };
 
 /// One render's inputs, every field optional; JSON field names as below

@@ -7,7 +7,7 @@
 //! The caller makes one per render ([`RenderScope::new`]) and hands it
 //! down: the engine takes it as an argument; minijinja calls Jinja's
 //! filters and functions without it, so a Jinja render sets it for them
-//! while it runs (`syntax::jinja::scope`). After the render, the caller
+//! while it runs (`syntax::jinja::current`). After the render, the caller
 //! cuts the output at the scope's markers.
 
 use jiff::Zoned;

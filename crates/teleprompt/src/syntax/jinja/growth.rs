@@ -21,8 +21,8 @@ use std::borrow::Cow;
 use minijinja::value::{Rest, Value as JValue, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State};
 
+use super::current;
 use super::python::Out;
-use super::scope;
 use crate::limits::Exceeded;
 
 /// The filter that checks what an operator built.
@@ -40,7 +40,7 @@ pub(super) fn register(env: &mut Environment<'static>) {
 /// counts as built text, a list or map by its number of items.
 fn bounded(value: JValue) -> Result<JValue, Error> {
     if let Some(text) = value.as_str() {
-        scope::build(text.len()).map_err(scope::exceeded)?;
+        current::build(text.len()).map_err(current::exceeded)?;
     } else if matches!(
         value.kind(),
         ValueKind::Seq | ValueKind::Map | ValueKind::Iterable
@@ -76,9 +76,9 @@ pub(super) fn guard_filters(env: &mut Environment<'static>) {
 
 /// Fails unless a list of `items` fits in one value.
 pub(super) fn check_items(items: usize) -> Result<(), Error> {
-    let most = scope::max_items();
+    let most = current::max_items();
     if items > most {
-        return Err(scope::exceeded(Exceeded::Items(most)));
+        return Err(current::exceeded(Exceeded::Items(most)));
     }
     Ok(())
 }
@@ -185,7 +185,7 @@ fn check_field_indexes(format: &str) -> Result<(), Error> {
 /// A result counted as built text, when it is a string.
 fn counted(result: JValue) -> Result<JValue, Error> {
     if let Some(text) = result.as_str() {
-        scope::build(text.len()).map_err(scope::exceeded)?;
+        current::build(text.len()).map_err(current::exceeded)?;
     }
     Ok(result)
 }

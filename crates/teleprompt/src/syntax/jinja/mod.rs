@@ -24,6 +24,7 @@ mod check;
 mod django;
 mod errors;
 pub(crate) use errors::MissLog;
+mod current;
 mod filters;
 mod fuel;
 mod generation;
@@ -34,7 +35,6 @@ mod lower;
 mod names;
 mod nesting;
 mod python;
-mod scope;
 mod value;
 
 use std::collections::{BTreeSet, HashSet};
@@ -173,7 +173,7 @@ impl JinjaTemplate {
         // `transformers` formats a naive `datetime.now()`: no time zone.
         let naive = dialect == Syntax::ChatTemplate;
         env.add_function("strftime_now", move |format: &str| {
-            python::strftime(&scope::now(), format, naive)
+            python::strftime(&current::now(), format, naive)
         });
         // Python's methods on values, as Jinja2 has them: `.items()`,
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
@@ -189,10 +189,10 @@ impl JinjaTemplate {
         python::register(&mut env, dialect);
         env.add_filter("toJSON", to_json_filter);
         env.add_function("role", |name: &str| {
-            template_call(scope::marker("role", |scope| scope.role(name)))
+            template_call(current::marker("role", |scope| scope.role(name)))
         });
         env.add_function("history", || {
-            template_call(scope::marker("history", |scope| Ok(scope.history())))
+            template_call(current::marker("history", |scope| Ok(scope.history())))
         });
         // Hugging Face chat templates stop a render with this global.
         env.add_function(
@@ -205,7 +205,7 @@ impl JinjaTemplate {
             },
         );
         env.add_function("media", |url: &str, content_type: &str| {
-            template_call(scope::marker("media", |scope| {
+            template_call(current::marker("media", |scope| {
                 scope.media(url, content_type)
             }))
         });
@@ -220,7 +220,7 @@ impl JinjaTemplate {
             }
             Syntax::ChatTemplate => {
                 env.add_filter(generation::GENERATION_FILTER, |text: &str| {
-                    template_call(scope::marker("generation", |scope| {
+                    template_call(current::marker("generation", |scope| {
                         Ok(scope.generation(text))
                     }))
                 });
@@ -411,7 +411,7 @@ impl JinjaTemplate {
             limit: self.limits.max_output,
             over: false,
         };
-        let result = scope::with_scope(scope, || {
+        let result = current::with_scope(scope, || {
             template.render_captured_to(root, &mut out).map(drop)
         });
         if out.over {
@@ -755,7 +755,7 @@ pub(super) fn format_value(
         // `{% autoescape on %}`: HTML escaping as minijinja does it (the
         // escaped text is at most six times as long).
         let len = value.as_str().map_or(0, str::len).saturating_mul(6);
-        scope::spend(len).map_err(scope::exceeded)?;
+        current::spend(len).map_err(current::exceeded)?;
         return minijinja::escape_formatter(out, state, value);
     }
     // (`as_i64` of a string builds an error message: ask only numbers.)
@@ -764,12 +764,12 @@ pub(super) fn format_value(
         // An integer (a count, a year, `loop.index`): Python's digits.
         let mut digits = itoa::Buffer::new();
         let text = digits.format(number);
-        scope::spend(text.len()).map_err(scope::exceeded)?;
+        current::spend(text.len()).map_err(current::exceeded)?;
         return out.write_str(text).map_err(|_| write_error());
     }
     // Python's `str(value)`, as Jinja2 prints it.
     let text = python::display(value)?;
-    scope::spend(text.len()).map_err(scope::exceeded)?;
+    current::spend(text.len()).map_err(current::exceeded)?;
     out.write_str(&text).map_err(|_| write_error())
 }
 

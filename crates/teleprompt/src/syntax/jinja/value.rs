@@ -23,8 +23,8 @@ use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{ErrorKind, Value as JValue};
 use serde_json::Value;
 
+use super::current;
 use super::errors::MissPlace;
-use super::scope;
 use crate::data::{find_key, same_key, Data, Derived, Layer, Segment, View};
 
 /// The root value a template renders against: the data's trees, merged
@@ -445,7 +445,7 @@ impl Tree {
     /// Notes that `key` is not in this tree, for the error that may follow.
     fn record_miss(self: &Arc<Self>, key: &str) {
         if self.mode != Mode::Quiet {
-            scope::record_miss(self.clone(), key);
+            current::record_miss(self.clone(), key);
         }
     }
 }
@@ -654,7 +654,7 @@ impl Object for Merged {
             return found;
         }
         if !self.parts.iter().all(|part| part.mode == Mode::Quiet) {
-            scope::record_miss(self.clone(), name);
+            current::record_miss(self.clone(), name);
         }
         None
     }

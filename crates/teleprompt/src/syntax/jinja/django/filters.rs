@@ -12,7 +12,7 @@ use minijinja::{Environment, Error, ErrorKind, State, UndefinedBehavior, Value};
 use super::golayout;
 use crate::engine::flavor::go as gofmt;
 use crate::engine::value::Value as GoValue;
-use crate::syntax::jinja::scope;
+use crate::syntax::jinja::current;
 
 /// The widest `center`, `ljust` and `rjust` may pad (characters).
 const MAX_WIDTH: i64 = 100_000;
@@ -139,9 +139,9 @@ pub(super) fn register(env: &mut Environment<'static>) {
             // pongo2's fixed time for `{% now "…" fake %}`.
             jiff::civil::datetime(2014, 2, 5, 18, 31, 45, 0)
                 .to_zoned(jiff::tz::TimeZone::UTC)
-                .unwrap_or_else(|_| scope::now())
+                .unwrap_or_else(|_| current::now())
         } else {
-            scope::now()
+            current::now()
         };
         golayout::format(&now, layout)
     });

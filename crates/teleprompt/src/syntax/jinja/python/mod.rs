@@ -32,7 +32,7 @@ use std::borrow::Cow;
 use minijinja::value::{Kwargs, Rest, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value as JValue};
 
-use super::scope;
+use super::current;
 use crate::limits::Exceeded;
 use crate::options::Syntax;
 
@@ -82,7 +82,7 @@ pub(super) struct Out {
 impl Out {
     /// An empty text with the current render's remaining budget as room.
     pub(super) fn new() -> Out {
-        let (room, over) = scope::budget();
+        let (room, over) = current::budget();
         Out {
             text: String::new(),
             room,
@@ -93,7 +93,7 @@ impl Out {
     /// Fails with the output-limit error unless `bytes` more fit.
     pub(super) fn reserve(&self, bytes: usize) -> Result<(), minijinja::Error> {
         if bytes > self.room.saturating_sub(self.text.len()) {
-            return Err(scope::exceeded(self.over));
+            return Err(current::exceeded(self.over));
         }
         Ok(())
     }
@@ -128,7 +128,7 @@ impl Out {
     /// The text built, counted against the render's budget for built
     /// text.
     pub(super) fn finish(self) -> Result<String, minijinja::Error> {
-        scope::build(self.text.len()).map_err(scope::exceeded)?;
+        current::build(self.text.len()).map_err(current::exceeded)?;
         Ok(self.text)
     }
 }
