@@ -3,7 +3,6 @@
 //! ([`RenderOptions`]).
 
 use std::fmt;
-use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -37,14 +36,6 @@ impl Syntax {
     /// The extensions that name a syntax, for messages.
     pub const EXTENSIONS: &'static str =
         ".j2/.jinja, .django/.pongo2, .gotmpl/.tmpl, .hbs/.handlebars";
-
-    /// The syntax named by a file's name or extension, if any. Some files
-    /// are known by name: Hugging Face's `tokenizer_config.json` and
-    /// `chat_template.jinja` (or `….chat_template.jinja`), Sortie's
-    /// `WORKFLOW.md` (Go).
-    pub fn from_path(path: &Path) -> Option<Syntax> {
-        crate::load::kind::FileKind::syntax(path)
-    }
 
     /// The strictness a prompt gets when neither it nor the host sets one:
     /// `strict` for Go (its `missingkey=error`), `lenient` for chat

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::analysis::{self, Inputs};
+use crate::analysis::Inputs;
 use crate::context::PromptContext;
 use crate::data::Data;
 use crate::diagnostics::Error;
@@ -33,8 +33,7 @@ impl Prompt {
 
     /// Loads a prompt file.
     pub fn from_file_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Prompt, Error> {
-        let compiled = load::from_file(path.as_ref(), options)?;
-        Ok(Prompt { compiled })
+        Prompt::loaded(load::from_file(path.as_ref(), options)?)
     }
 
     /// Loads a prompt from the bytes of a file (a `tokenizer_config.json`
@@ -61,8 +60,16 @@ impl Prompt {
     /// it includes (Handlebars partials, Go templates) are read only from
     /// [`LoadOptions::include_root`], when set.
     pub fn from_source(origin: &str, source: &str, options: &LoadOptions) -> Result<Prompt, Error> {
-        let compiled = load::from_source(origin, source, options)?;
-        Ok(Prompt { compiled })
+        Prompt::loaded(load::from_source(origin, source, options)?)
+    }
+
+    /// The prompt a load compiled, unless its front end found errors: then
+    /// the first of them, carrying the others and the template's warnings.
+    fn loaded((compiled, found): load::Loaded) -> Result<Prompt, Error> {
+        match found {
+            Some(error) => Err(error.with_warnings(load::warnings::warnings(&compiled))),
+            None => Ok(Prompt { compiled }),
+        }
     }
 
     /// Renders the prompt against plain data.
@@ -112,7 +119,7 @@ impl Prompt {
     /// it is; with `input.schema`, a path read that it does not declare
     /// and a declared input never read.
     pub fn warnings(&self) -> Vec<Error> {
-        analysis::warnings(&self.compiled)
+        load::warnings::warnings(&self.compiled)
     }
 
     /// What the template reads of the data the host passes (the prompt
@@ -122,7 +129,7 @@ impl Prompt {
     /// `teleprompt inspect` prints it as Picoschema and JSON Schema for
     /// front matter `input.schema`.
     pub fn inputs(&self) -> Option<Inputs> {
-        analysis::prompt_inputs(&self.compiled)
+        self.compiled.inputs()
     }
 
     /// Whether a render may read `name` from the top level of the data:

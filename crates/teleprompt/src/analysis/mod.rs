@@ -1,12 +1,10 @@
-//! What is known of a prompt without rendering it, behind `teleprompt
-//! check` and `teleprompt inspect`: what a template reads of its data
-//! (found on its parse tree), how a chat template treats its messages, and
-//! a prompt's warnings.
+//! What is known of a template without rendering it, behind `teleprompt
+//! check` and `teleprompt inspect`: what it reads of its data (found on
+//! its parse tree) and how a chat template treats its messages. A loaded
+//! prompt's warnings, which read the whole prompt, are `load::warnings`.
 
 pub(crate) mod chat;
 mod inputs;
-mod warnings;
 
 pub(crate) use inputs::dotted;
 pub use inputs::{Inputs, Step};
-pub(crate) use warnings::{prompt_inputs, warnings};

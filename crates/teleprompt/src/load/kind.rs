@@ -12,6 +12,16 @@ use std::path::Path;
 
 use crate::options::Syntax;
 
+impl Syntax {
+    /// The syntax named by a file's name or extension, if any. Some files
+    /// are known by name: Hugging Face's `tokenizer_config.json` and
+    /// `chat_template.jinja` (or `….chat_template.jinja`), Sortie's
+    /// `WORKFLOW.md` (Go).
+    pub fn from_path(path: &Path) -> Option<Syntax> {
+        crate::load::kind::FileKind::syntax(path)
+    }
+}
+
 /// Extensions of files that hold a prompt when they open with front matter.
 pub(crate) const TEXT_EXTENSIONS: &[&str] = &["md", "prompt", "txt"];
 

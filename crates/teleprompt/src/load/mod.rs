@@ -8,12 +8,14 @@ pub mod document;
 pub(crate) mod formats;
 pub(crate) mod include_root;
 pub(crate) mod kind;
+pub(crate) mod warnings;
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
+use crate::analysis::Inputs;
 use crate::data::{self, Data};
 use crate::diagnostics::{Error, ErrorClass};
 use crate::limits::{self, Input};
@@ -64,9 +66,15 @@ pub(crate) struct Compiled {
     pub dependencies: Vec<Dependency>,
 }
 
+/// A compiled prompt, and the errors its front end went on past (unknown
+/// names, wrong argument counts: the first carries the others). With
+/// those, the template compiled for its warnings only: the prompt does
+/// not load.
+pub(crate) type Loaded = (Compiled, Option<Error>);
+
 /// Loads the prompt file at `path`; its includes resolve in
 /// [`LoadOptions::include_root`], else in its own folder.
-pub(crate) fn from_file(path: &Path, options: &LoadOptions) -> Result<Compiled, Error> {
+pub(crate) fn from_file(path: &Path, options: &LoadOptions) -> Result<Loaded, Error> {
     let origin = path.display().to_string();
     let bytes = limits::read_file(path, options.limits.max_template_bytes, Input::Template)?;
     let source = utf8(&origin, &bytes)?;
@@ -75,15 +83,15 @@ pub(crate) fn from_file(path: &Path, options: &LoadOptions) -> Result<Compiled, 
         options.include_root.as_deref(),
         options.limits.max_template_bytes,
     );
-    let mut compiled = load(&origin, source, options, includes)?;
+    let (mut compiled, found) = load(&origin, source, options, includes)?;
     // A `.jinja` chat template (by name, or as the host says).
     let jinja_file = path
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("jinja"));
-    if compiled.syntax == Syntax::ChatTemplate && jinja_file {
+    if found.is_none() && compiled.syntax == Syntax::ChatTemplate && jinja_file {
         add_sibling_tokens(&mut compiled, path, options.limits.max_template_bytes);
     }
-    Ok(compiled)
+    Ok((compiled, found))
 }
 
 /// Loads a prompt from text; `origin` names it as a file would.
@@ -91,7 +99,7 @@ pub(crate) fn from_source(
     origin: &str,
     source: &str,
     options: &LoadOptions,
-) -> Result<Compiled, Error> {
+) -> Result<Loaded, Error> {
     let includes = options
         .include_root
         .as_deref()
@@ -175,7 +183,7 @@ fn load(
     source: &str,
     options: &LoadOptions,
     includes: Option<Includes>,
-) -> Result<Compiled, Error> {
+) -> Result<Loaded, Error> {
     let path = Path::new(origin);
     let kind = FileKind::of(path);
     let by_name = FileKind::syntax(path);
@@ -269,15 +277,21 @@ fn load(
         source_hash: include_root::content_hash(source.as_bytes()),
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
     };
-    match found {
-        // Errors the front end went on past: the template compiled
-        // (for its warnings), but the prompt does not load.
-        Some(error) => Err(error.with_warnings(crate::analysis::warnings(&compiled))),
-        None => Ok(compiled),
-    }
+    Ok((compiled, found))
 }
 
 impl Compiled {
+    /// What the template reads of the data the host passes (the prompt
+    /// context's namespaces left out, but for a chat template): `None` only
+    /// if the template no longer parses.
+    pub(crate) fn inputs(&self) -> Option<Inputs> {
+        let inputs = self.template.inputs()?;
+        if self.syntax == Syntax::ChatTemplate {
+            return Some(inputs);
+        }
+        Some(inputs.without(|name| crate::context::RESERVED.contains(&name)))
+    }
+
     /// The file name the prompt was loaded from.
     pub(crate) fn origin(&self) -> &str {
         &self.document.origin

@@ -1,13 +1,12 @@
-//! A prompt's warnings: likely mistakes that neither stop loading nor
-//! rendering, each placed in the file (class [`ErrorClass::Warning`]).
+//! A loaded prompt's warnings: likely mistakes that neither stop loading
+//! nor rendering, each placed in the file (class [`ErrorClass::Warning`]).
 
-use crate::analysis::{Inputs, Step};
+use super::document::key;
+use super::formats::sortie;
+use super::kind::FileKind;
+use super::Compiled;
+use crate::analysis::Step;
 use crate::diagnostics::{Error, ErrorClass, TemplateError};
-use crate::load::document::key;
-use crate::load::formats::sortie;
-use crate::load::kind::FileKind;
-use crate::load::Compiled;
-use crate::options::Syntax;
 
 /// The prompt context's namespaces that no data element is likely to
 /// have as a field: a root name read where dot is an element is taken
@@ -59,24 +58,13 @@ pub(crate) fn warnings(compiled: &Compiled) -> Vec<Error> {
     warnings
 }
 
-/// What the template reads of the data the host passes (the prompt
-/// context's namespaces left out, but for a chat template): `None` only
-/// if the template no longer parses.
-pub(crate) fn prompt_inputs(compiled: &Compiled) -> Option<Inputs> {
-    let inputs = compiled.template.inputs()?;
-    if compiled.syntax == Syntax::ChatTemplate {
-        return Some(inputs);
-    }
-    Some(inputs.without(|name| crate::context::RESERVED.contains(&name)))
-}
-
 /// With `input.schema`: a path the template reads that the schema does
 /// not declare (a top-level name, or a key of an object the schema
 /// closes: see [`crate::schema`]), with the declared path it likely
 /// meant, placed where the template first reads it; and a declared input
 /// it never reads, placed on its key under `input.schema`.
 fn declared_input_warnings(compiled: &Compiled) -> Vec<Error> {
-    let (Some(schema), Some(inputs)) = (&compiled.schema, prompt_inputs(compiled)) else {
+    let (Some(schema), Some(inputs)) = (&compiled.schema, compiled.inputs()) else {
         return Vec::new();
     };
     let document = &compiled.document;
