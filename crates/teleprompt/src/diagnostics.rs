@@ -1,7 +1,7 @@
 //! Errors: their class, their place in the real file, and the report text.
 //!
 //! Template front ends report positions as byte ranges in the template body
-//! (`TemplateError`); [`crate::load::document::Document`] turns those into
+//! (`TemplateError`); [`crate::document::Document`] turns those into
 //! `file:line:col` in the file on disk, front matter counted.
 
 use std::fmt;

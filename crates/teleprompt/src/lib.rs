@@ -27,6 +27,7 @@ pub mod analysis;
 pub mod context;
 pub mod data;
 pub mod diagnostics;
+pub mod document;
 mod engine;
 pub mod functions;
 #[cfg(feature = "fuzzing")]
@@ -39,7 +40,9 @@ pub mod messages;
 mod options;
 mod prompt;
 mod render;
+mod request;
 pub mod schema;
+mod scope;
 mod syntax;
 #[cfg(feature = "unstable")]
 #[doc(hidden)]
@@ -48,18 +51,18 @@ pub mod unstable;
 pub use crate::context::PromptContext;
 pub use crate::data::Data;
 pub use crate::diagnostics::{Error, ErrorClass, Location};
+pub use crate::document::Document;
 #[cfg(feature = "watch")]
 pub use crate::library::Watcher;
 pub use crate::library::{
     prompt_files, FailedFile, Library, LibraryEntry, ReloadReport, SharedLibrary,
 };
-pub use crate::load::document::{self, Document};
 pub use crate::messages::{ContentPart, Entry, HistoryMessage, Message, OutputFormat, Role};
 pub use crate::options::RenderOptions;
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::Prompt;
 pub use crate::render::rendered::Rendered;
-pub use crate::render::request::{RenderRequest, RequestError};
+pub use crate::request::{RenderRequest, RequestError};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

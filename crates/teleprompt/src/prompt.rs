@@ -169,7 +169,10 @@ impl Prompt {
                 bytes.extend_from_slice(&hash.to_le_bytes());
             }
         }
-        format!("{:016x}", crate::load::include_root::content_hash(&bytes))
+        format!(
+            "{:016x}",
+            crate::document::include_root::content_hash(&bytes)
+        )
     }
 
     /// The files the prompt's load read besides its own (partials,
@@ -184,7 +187,7 @@ impl Prompt {
     }
 
     /// What the prompt's load looked at, for a library's reload.
-    pub(crate) fn dependencies(&self) -> &[crate::load::include_root::Dependency] {
+    pub(crate) fn dependencies(&self) -> &[crate::document::include_root::Dependency] {
         &self.compiled.dependencies
     }
 

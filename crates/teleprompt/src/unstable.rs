@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, ErrorClass, Location};
-use crate::load::kind::FileKind;
+use crate::document::kind::FileKind;
 
 /// Whether `path` names a prompt-tests file (`NAME.tests.yaml`,
 /// `NAME.tests.yml`).

@@ -35,7 +35,7 @@ impl<'a> Renderer<'a> {
     }
 
     /// A text `func` built, counted against the render's budget
-    /// ([`crate::render::scope::Budget::build`]).
+    /// ([`crate::scope::Budget::build`]).
     pub(super) fn built(&mut self, func: Func, text: String, span: Span) -> Result<Value<'a>> {
         self.count_built(func, text.len(), span)?;
         Ok(Value::string(text))

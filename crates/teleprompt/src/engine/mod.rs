@@ -1,6 +1,6 @@
 //! teleprompt's own template evaluator, shared by the Go and Handlebars
 //! front ends and by Jinja's direct path. A render takes its scope
-//! ([`crate::render::scope::RenderScope`]: budget, role markers) as an argument;
+//! ([`crate::scope::RenderScope`]: budget, role markers) as an argument;
 //! the engine knows nothing else of the render around it.
 //!
 //! - [`program`]: the compiled representation both front ends produce —
@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::data::Data;
 use crate::diagnostics::TemplateError;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 
 /// What the Go and Handlebars front ends hand to the library: a compiled
 /// program and the root names its template may read.

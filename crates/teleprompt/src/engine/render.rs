@@ -15,7 +15,7 @@ use super::program::{Block, Const, Expr, Func, Instr, LoopField, PartialContent,
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::limits::Exceeded;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 use crate::{data::Data, options::Strictness};
 
 /// Errors are boxed while rendering: a result stays small (a value, or a

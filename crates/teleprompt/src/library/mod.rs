@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostics::{Error, ErrorClass, Errors};
+use crate::document::include_root::{content_hash, Dependency};
 use crate::limits::{self, Input};
-use crate::load::include_root::{content_hash, Dependency};
 use crate::{options::LoadOptions, prompt::Prompt};
 
 pub use shared::SharedLibrary;

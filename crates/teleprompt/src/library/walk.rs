@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, ErrorClass};
-use crate::load::kind::FileKind;
+use crate::document::kind::FileKind;
 
 /// The prompt files under `dir`, sorted, honouring `.gitignore`: files whose
 /// name or extension names a syntax (`.j2`, `.gotmpl`, `.hbs`, `.prompty`,

@@ -1,13 +1,9 @@
-//! A file or its bytes → a compiled prompt ([`Compiled`]): what kind of
-//! file it is ([`kind`]), its front matter ([`document`]), the files it may
-//! include ([`include_root`]), and the formats of other tools ([`formats`]),
-//! each mapped onto a document and the prompt's own metadata before the
-//! body is compiled by its syntax.
+//! A document → a compiled prompt ([`Compiled`]): the file's kind and
+//! front matter ([`crate::document`]) and the formats of other tools
+//! ([`formats`]), each mapped onto a document and the prompt's own
+//! metadata before the body is compiled by its syntax.
 
-pub mod document;
 pub(crate) mod formats;
-pub(crate) mod include_root;
-pub(crate) mod kind;
 pub(crate) mod warnings;
 
 use std::path::Path;
@@ -18,14 +14,14 @@ use serde_json::Value;
 use crate::analysis::Inputs;
 use crate::data::{self, Data};
 use crate::diagnostics::{Error, ErrorClass};
+use crate::document::include_root::{self, Dependency, Includes};
+use crate::document::kind::FileKind;
+use crate::document::{self, Document, Metadata};
 use crate::limits::{self, Input};
 use crate::messages::Role;
 use crate::options::{LoadOptions, MessageReader, OnError, Strictness, Syntax};
 use crate::schema::InputSchema;
 use crate::syntax::{CompileOptions, Template};
-use document::{Document, Metadata};
-use include_root::{Dependency, Includes};
-use kind::FileKind;
 
 /// A loaded prompt: a plain value that the render pipeline
 /// ([`crate::render`]) and the analyses ([`crate::analysis`]) read.

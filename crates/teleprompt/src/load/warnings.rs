@@ -1,12 +1,12 @@
 //! A loaded prompt's warnings: likely mistakes that neither stop loading
 //! nor rendering, each placed in the file (class [`ErrorClass::Warning`]).
 
-use super::document::key;
 use super::formats::sortie;
-use super::kind::FileKind;
 use super::Compiled;
 use crate::analysis::Step;
 use crate::diagnostics::{Error, ErrorClass, TemplateError};
+use crate::document::key;
+use crate::document::kind::FileKind;
 
 /// The prompt context's namespaces that no data element is likely to
 /// have as a field: a root name read where dot is an element is taken

@@ -4,8 +4,6 @@
 //! history placed.
 
 pub(crate) mod rendered;
-pub(crate) mod request;
-pub(crate) mod scope;
 
 use std::sync::{Arc, OnceLock};
 
@@ -14,13 +12,14 @@ use serde_json::{Map, Value};
 use crate::context::{self, PromptContext};
 use crate::data::Data;
 use crate::diagnostics::{Error, ErrorClass};
+use crate::document;
 use crate::load::formats::dotprompt;
-use crate::load::{document, Compiled};
+use crate::load::Compiled;
 use crate::messages::HistoryMessage;
 use crate::options::OnError;
 use crate::options::RenderOptions;
-use crate::render::scope::RenderScope;
 use crate::schema::MAX_VIOLATIONS;
+use crate::scope::RenderScope;
 use rendered::{RenderOutput, Rendered};
 
 /// What a render adds to the data: the conversation around it.

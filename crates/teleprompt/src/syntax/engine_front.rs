@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use crate::data::Data;
 use crate::diagnostics::{Findings, TemplateError};
 use crate::engine;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 use crate::syntax::included::Placements;
 use crate::syntax::CompileOptions;
 

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::diagnostics::TemplateError;
-use crate::load::document::Document;
+use crate::document::Document;
 
 /// An included file's place in the combined source.
 #[derive(Debug)]

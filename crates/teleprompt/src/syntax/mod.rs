@@ -16,7 +16,7 @@ pub(crate) mod role_tags;
 use crate::diagnostics::TemplateError;
 use crate::functions::Functions;
 use crate::messages::Role;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 use crate::{data::Data, options::MessageReader, options::Strictness, options::Syntax};
 
 /// What a front end needs to compile a body.
@@ -31,7 +31,7 @@ pub(crate) struct CompileOptions {
     /// Bounds on a render (the host's, lowered by the front matter).
     pub limits: crate::limits::Limits,
     /// Where included files are found; `None`: nothing is read from files.
-    pub includes: Option<crate::load::include_root::Includes>,
+    pub includes: Option<crate::document::include_root::Includes>,
     /// Handlebars helpers take Semantic Kernel's meaning where SK's
     /// differs from the other systems' (`json` of a string prints it as it
     /// is): the prompt comes from SK.

@@ -27,6 +27,7 @@ mod hostile;
 mod includes;
 mod inputs;
 mod kept_data;
+mod layers;
 mod library;
 mod public_api;
 mod reload;

@@ -12,12 +12,12 @@
 use serde_json::Value;
 
 use crate::diagnostics::Error;
-use crate::load::document::{Document, Metadata};
+use crate::document::{Document, Metadata};
 use crate::{options::MessageReader, options::Syntax};
 
-/// The key of the data layer that holds the host's render context: a
-/// private-use character, so no ordinary data key collides with it.
-pub(crate) const CONTEXT_KEY: &str = "\u{E000}dotprompt-context";
+/// The key of the data layer that holds the host's render context (the
+/// helpers that read it define it).
+pub(crate) use crate::syntax::handlebars::DOTPROMPT_CONTEXT_KEY as CONTEXT_KEY;
 
 /// Completes `metadata` from a Dotprompt file's front matter, and trims
 /// the body as Dotprompt does.

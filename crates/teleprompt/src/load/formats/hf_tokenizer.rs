@@ -16,10 +16,10 @@ use serde_json::{Map, Value};
 
 use crate::data::{describe, merge_under};
 use crate::diagnostics::{closest, Error, ErrorClass, Location};
+use crate::document::include_root::{content_hash, Dependency};
+use crate::document::kind::FileKind;
+use crate::document::{Document, Metadata};
 use crate::limits::{self, Input};
-use crate::load::document::{Document, Metadata};
-use crate::load::include_root::{content_hash, Dependency};
-use crate::load::kind::FileKind;
 use crate::options::Syntax;
 
 /// The special tokens `transformers` passes to a chat template.

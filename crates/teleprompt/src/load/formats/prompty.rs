@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::data::{describe, merge_under};
 use crate::diagnostics::Error;
-use crate::load::document::{Document, Metadata};
+use crate::document::{Document, Metadata};
 use crate::messages::Role;
 use crate::{options::MessageReader, options::Syntax};
 

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use crate::data::{describe, parse_yaml};
 use crate::diagnostics::Location;
 use crate::diagnostics::{Error, ErrorClass};
-use crate::load::document::{Document, Metadata};
+use crate::document::{Document, Metadata};
 use crate::{options::MessageReader, options::Syntax};
 
 /// A prompt YAML read: its template as a document, the metadata, and the

@@ -47,8 +47,8 @@ use std::sync::Arc;
 use super::ast::*;
 use super::parse;
 use crate::diagnostics::{Error, TemplateError};
-use crate::load::document::Document;
-use crate::load::include_root::{Includes, MAX_FILES};
+use crate::document::include_root::{Includes, MAX_FILES};
+use crate::document::Document;
 use crate::options::Syntax;
 use crate::syntax::included::Placements;
 
@@ -482,7 +482,7 @@ impl Scan {
                 continue;
             };
             let by_name = Syntax::from_path(relative);
-            let text_file = crate::load::kind::has_text_extension(relative);
+            let text_file = crate::document::kind::has_text_extension(relative);
             if by_name != Some(Syntax::Go) && !text_file {
                 continue;
             }
@@ -592,9 +592,7 @@ fn go_document(origin: &str, text: &str) -> Result<Document, Error> {
 /// its front matter or, without a `syntax` key, its extension names
 /// another syntax.
 fn not_go(document: &Document, relative: &Path) -> Option<String> {
-    let said = document
-        .front_matter
-        .get(crate::load::document::key::SYNTAX);
+    let said = document.front_matter.get(crate::document::key::SYNTAX);
     let syntax = match said {
         Some(serde_json::Value::String(name)) => name.parse::<Syntax>().ok(),
         Some(_) => None,
@@ -623,7 +621,7 @@ fn plain(value: &serde_json::Value) -> String {
 /// Whether a document's front matter says `syntax: go`.
 fn says_go(document: &Document) -> bool {
     matches!(
-        document.front_matter.get(crate::load::document::key::SYNTAX),
+        document.front_matter.get(crate::document::key::SYNTAX),
         Some(serde_json::Value::String(name)) if name.parse::<Syntax>() == Ok(Syntax::Go)
     )
 }

@@ -60,7 +60,7 @@ impl GoTemplate {
     pub(crate) fn render(
         &self,
         data: &crate::data::Data,
-        scope: &mut crate::render::scope::RenderScope,
+        scope: &mut crate::scope::RenderScope,
     ) -> Result<String, TemplateError> {
         self.placed.render(data, scope)
     }

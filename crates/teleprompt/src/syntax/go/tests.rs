@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use super::{compile as compile_go, parse, root_reads, GoTemplate};
 use crate::diagnostics::TemplateError;
 use crate::functions::Functions;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 use crate::syntax::CompileOptions;
 use crate::{data::Data, options::Strictness};
 

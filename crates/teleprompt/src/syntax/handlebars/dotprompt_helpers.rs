@@ -9,7 +9,10 @@
 
 use super::ast::{Call, Expr, HashPair, Ident, Node, Path, Tree};
 use crate::diagnostics::{closest, TemplateError};
-use crate::load::formats::dotprompt::CONTEXT_KEY;
+
+/// The key of the data layer that holds the host's render context: a
+/// private-use character, so no ordinary data key collides with it.
+pub(crate) const CONTEXT_KEY: &str = "\u{E000}dotprompt-context";
 
 /// Handlebars' own data variables, which keep their meaning.
 const HANDLEBARS_DATA: [&str; 5] = ["root", "key", "index", "first", "last"];

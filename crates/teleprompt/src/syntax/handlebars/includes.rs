@@ -1,5 +1,5 @@
 //! Partials from files: `{{> persona}}` with no inline definition of
-//! `persona` reads a file of the include root (see [`crate::load::include_root`] for
+//! `persona` reads a file of the include root (see [`crate::document::include_root`] for
 //! the names tried: `persona.hbs`, Dotprompt's `_persona.prompt`, Forge's
 //! `persona.md`, …), when the prompt loads. A partial file may use further
 //! partials, found beside it first. Its text is used as it is (no front
@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use super::ast::*;
 use super::{dotprompt_helpers, parse};
 use crate::diagnostics::TemplateError;
-use crate::load::document::Document;
-use crate::load::include_root::{Includes, MAX_FILES};
+use crate::document::include_root::{Includes, MAX_FILES};
+use crate::document::Document;
 use crate::syntax::included::Placements;
 
 /// A partial read from a file, its tree placed in the combined source.

@@ -24,6 +24,7 @@
 
 pub mod ast;
 mod dotprompt_helpers;
+pub(crate) use dotprompt_helpers::CONTEXT_KEY as DOTPROMPT_CONTEXT_KEY;
 mod includes;
 mod inputs;
 pub mod lex;

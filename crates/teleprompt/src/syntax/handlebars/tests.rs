@@ -7,7 +7,7 @@ use crate::{options::LoadOptions, options::Strictness, options::Syntax, prompt::
 fn render(body: &str, data: serde_json::Value) -> Result<String, String> {
     let options = crate::syntax::CompileOptions::plain(Strictness::Semi);
     let template = super::compile(body, &options).map_err(|e| e.message)?;
-    let mut scope = crate::render::scope::RenderScope::at_epoch(template.limits());
+    let mut scope = crate::scope::RenderScope::at_epoch(template.limits());
     template
         .render(&crate::data::Data::new(data), &mut scope)
         .map_err(|error| error.message)

@@ -1,7 +1,8 @@
 //! The render scope ([`RenderScope`]) of the Jinja render running on this
 //! thread. minijinja calls filters, functions and the formatter without a
 //! handle on the render, so a render on minijinja lends its scope here
-//! while it runs ([`with_scope`]) and takes back what it spent and noted.
+//! while it runs ([`with_scope`]) and takes back what it spent, with the
+//! keys it looked for and did not find (its [`MissLog`], for its errors).
 //! This is the crate's one thread-local; the engine (Go, Handlebars, and
 //! Jinja's direct path) takes its scope as an argument.
 
@@ -10,9 +11,9 @@ use std::sync::Arc;
 
 use jiff::Zoned;
 
-use super::errors::MissPlace;
+use super::errors::{MissLog, MissPlace};
 use crate::limits::Exceeded;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 
 /// The error minijinja carries up to the render for a bound it went past:
 /// the bound as its source, so that the render reports it in its own words.
@@ -21,21 +22,28 @@ pub(super) fn exceeded(over: Exceeded) -> minijinja::Error {
         .with_source(over)
 }
 
+/// What a render on minijinja lends its filters.
+struct Current {
+    scope: RenderScope,
+    /// Keys the render looked for and did not find.
+    misses: MissLog,
+}
+
 thread_local! {
-    static CURRENT: RefCell<Option<RenderScope>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
 }
 
 /// Puts the previous scope back when a render ends, even by a panic (a
 /// render inside a host function of another render is possible).
 struct Restore {
-    previous: Option<RenderScope>,
+    previous: Option<Current>,
     /// Whether the previous scope is still to be put back.
     armed: bool,
 }
 
 impl Restore {
     /// Puts the previous scope back; returns the render's own.
-    fn finish(mut self) -> Option<RenderScope> {
+    fn finish(mut self) -> Option<Current> {
         self.armed = false;
         let previous = self.previous.take();
         CURRENT
@@ -63,19 +71,25 @@ impl Drop for Restore {
 }
 
 /// Runs `f` (a render on minijinja) with `scope` lent as this thread's
-/// current one ([`RenderScope::lend`]): what the render spent and noted is
-/// `scope`'s after.
-pub(super) fn with_scope<R>(scope: &mut RenderScope, f: impl FnOnce() -> R) -> R {
-    let previous = CURRENT.with(|current| current.replace(Some(scope.lend())));
+/// current one ([`RenderScope::lend`]): what the render spent is `scope`'s
+/// after; the keys it missed come back with its result.
+pub(super) fn with_scope<R>(scope: &mut RenderScope, f: impl FnOnce() -> R) -> (R, MissLog) {
+    let lent = Current {
+        scope: scope.lend(),
+        misses: MissLog::default(),
+    };
+    let previous = CURRENT.with(|current| current.replace(Some(lent)));
     let restore = Restore {
         previous,
         armed: true,
     };
     let result = f();
+    let mut misses = MissLog::default();
     if let Some(lent) = restore.finish() {
-        scope.take_back(lent);
+        scope.take_back(lent.scope);
+        misses = lent.misses;
     }
-    result
+    (result, misses)
 }
 
 /// Runs `f` on the running render's scope (`None` outside a render, or
@@ -84,9 +98,9 @@ fn with_current<R>(f: impl FnOnce(Option<&mut RenderScope>) -> R) -> R {
     let mut f = Some(f);
     let ran = CURRENT
         .try_with(|current| {
-            let mut scope = current.try_borrow_mut().ok()?;
+            let mut current = current.try_borrow_mut().ok()?;
             let f = f.take()?;
-            Some(f(scope.as_mut()))
+            Some(f(current.as_mut().map(|current| &mut current.scope)))
         })
         .ok()
         .flatten();
@@ -104,13 +118,13 @@ pub(super) fn record_miss(place: Arc<dyn MissPlace>, key: &str) {
     // A shared borrow: the log has its own cell (a chat template tests
     // absent keys on every message, so this path stays short).
     let _ = CURRENT.try_with(|current| {
-        if let Some(scope) = current
+        if let Some(current) = current
             .try_borrow()
             .ok()
             .as_deref()
             .and_then(Option::as_ref)
         {
-            scope.misses().record(place, key);
+            current.misses.record(place, key);
         }
     });
 }
@@ -118,7 +132,12 @@ pub(super) fn record_miss(place: Arc<dyn MissPlace>, key: &str) {
 /// The current render's time (the system clock outside a render).
 pub(super) fn now() -> Zoned {
     CURRENT
-        .try_with(|current| current.borrow().as_ref().map(|scope| scope.now().clone()))
+        .try_with(|current| {
+            current
+                .borrow()
+                .as_ref()
+                .map(|current| current.scope.now().clone())
+        })
         .ok()
         .flatten()
         .unwrap_or_else(|| Zoned::now().with_time_zone(jiff::tz::TimeZone::UTC))
@@ -204,7 +223,7 @@ mod tests {
     #[test]
     fn emit_inside_a_render_uses_its_markers() {
         let mut scope = RenderScope::at_epoch(Limits::DEFAULT);
-        let output = with_scope(&mut scope, || {
+        let (output, _) = with_scope(&mut scope, || {
             format!(
                 "{}sys{}hi",
                 role("system").unwrap_or_default(),

@@ -1,6 +1,6 @@
 //! Other templates a Jinja prompt names: `{% include %}`, `{% import %}`,
 //! `{% from … import %}` and `{% extends %}` of files of the include root
-//! (see [`crate::load::include_root`]), all read when the prompt loads.
+//! (see [`crate::document::include_root`]), all read when the prompt loads.
 //!
 //! A name is a relative path (`/` between folders), looked for from the
 //! include root first (as Jinja2's `FileSystemLoader` reads every name
@@ -40,8 +40,8 @@ use minijinja::machinery::ast;
 use super::TEMPLATE_NAME;
 use crate::analysis::Inputs;
 use crate::diagnostics::{closest, Error, Findings, TemplateError, MAX_ERRORS_PER_FILE};
-use crate::load::document::Document;
-use crate::load::include_root::{Includes, MAX_FILES};
+use crate::document::include_root::{Includes, MAX_FILES};
+use crate::document::Document;
 use crate::syntax::edits::{Edit, Edited};
 
 /// A tag that names another template.

@@ -66,7 +66,7 @@ use crate::engine::program::{
 };
 use crate::limits::Limits;
 use crate::options::Strictness;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 
 /// The program of `template` (parsed from `source`), if every construct
 /// it uses is lowered. `globals`: the names of the environment's functions
@@ -627,7 +627,7 @@ mod tests {
     use crate::data::Data;
     use crate::options::Strictness;
     use crate::options::Syntax;
-    use crate::render::scope::RenderScope;
+    use crate::scope::RenderScope;
     use crate::syntax::CompileOptions;
     use serde_json::{json, Value};
     use std::sync::atomic::Ordering::Relaxed;

@@ -23,7 +23,7 @@ mod arity;
 mod check;
 mod django;
 mod errors;
-pub(crate) use errors::MissLog;
+use errors::MissLog;
 mod current;
 mod filters;
 mod fuel;
@@ -50,7 +50,7 @@ use crate::data::Data;
 use crate::diagnostics::TemplateError;
 use crate::engine::program::Flavor;
 use crate::functions::Naming;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 use crate::syntax::edits::Edited;
 use crate::syntax::CompileOptions;
 use crate::{options::Strictness, options::Syntax};
@@ -411,13 +411,13 @@ impl JinjaTemplate {
             limit: self.limits.max_output,
             over: false,
         };
-        let result = current::with_scope(scope, || {
+        let (result, misses) = current::with_scope(scope, || {
             template.render_captured_to(root, &mut out).map(drop)
         });
         if out.over {
             return Err(output_limit_error(self.limits.max_output));
         }
-        result.map_err(|error| self.render_error(&error, scope.misses(), data))?;
+        result.map_err(|error| self.render_error(&error, &misses, data))?;
         self.last_len
             .store(out.bytes.len(), std::sync::atomic::Ordering::Relaxed);
         // Filters only ever write whole UTF-8 strings. Checked with SIMD and

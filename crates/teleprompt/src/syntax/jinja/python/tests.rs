@@ -8,7 +8,7 @@ use super::*;
 use crate::data::Data;
 use crate::options::Strictness;
 use crate::options::Syntax;
-use crate::render::scope::RenderScope;
+use crate::scope::RenderScope;
 use crate::syntax::jinja::JinjaTemplate;
 use crate::syntax::CompileOptions;
 

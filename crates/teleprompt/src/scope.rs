@@ -1,8 +1,7 @@
 //! One render's scope: what a render carries besides its template and its
 //! data. The clock (Jinja's `strftime_now`), the budget (bytes printed and
 //! built so far, against the template's limits), the role markers that
-//! `role()`, `history()`, `media()` and `{% generation %}` print, and the
-//! keys a Jinja render looked for and did not find (for its errors).
+//! `role()`, `history()`, `media()` and `{% generation %}` print.
 //!
 //! The caller makes one per render ([`RenderScope::new`]) and hands it
 //! down: the engine takes it as an argument; minijinja calls Jinja's
@@ -14,7 +13,6 @@ use jiff::Zoned;
 
 use crate::limits::{Exceeded, Limits};
 use crate::messages::Markers;
-use crate::syntax::jinja::MissLog;
 
 /// The scope of one render.
 #[derive(Debug)]
@@ -25,8 +23,6 @@ pub(crate) struct RenderScope {
     pub(crate) budget: Budget,
     /// This render's markers, with their secret.
     markers: Markers,
-    /// Keys the render looked for and did not find.
-    misses: MissLog,
 }
 
 impl RenderScope {
@@ -37,26 +33,23 @@ impl RenderScope {
             now,
             budget: Budget::new(limits),
             markers: Markers::new(),
-            misses: MissLog::default(),
         }
     }
 
     /// The scope for Jinja's filters while a render runs on minijinja: the
-    /// same clock and markers, with the budget and the miss log lent (see
+    /// same clock and markers, with the budget lent (see
     /// [`RenderScope::take_back`]).
     pub(crate) fn lend(&mut self) -> RenderScope {
         RenderScope {
             now: self.now.clone(),
             budget: self.budget,
             markers: self.markers.clone(),
-            misses: std::mem::take(&mut self.misses),
         }
     }
 
-    /// What the scope [`RenderScope::lend`] made spent and noted.
+    /// What the scope [`RenderScope::lend`] made spent.
     pub(crate) fn take_back(&mut self, lent: RenderScope) {
         self.budget = lent.budget;
-        self.misses = lent.misses;
     }
 
     /// A scope at the Unix epoch, in UTC (for the tests, which render at a
@@ -77,11 +70,6 @@ impl RenderScope {
     /// The render's markers, to cut its output at.
     pub(crate) fn markers(&self) -> &Markers {
         &self.markers
-    }
-
-    /// The keys the render looked for and did not find.
-    pub(crate) fn misses(&self) -> &MissLog {
-        &self.misses
     }
 
     /// `role(name)`: the marker that starts a message. The error is a

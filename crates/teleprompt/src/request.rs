@@ -1,6 +1,7 @@
 //! A render described as data: what a service request, a batch record or
 //! a call from another language gives — data, history, turn, clock — read
-//! from JSON and rendered the way `teleprompt render` renders.
+//! from JSON and rendered the way `teleprompt render` renders. Like
+//! `prompt.rs`, a face: it calls [`Prompt`]'s own render methods.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};

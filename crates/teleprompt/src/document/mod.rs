@@ -1,6 +1,14 @@
 //! A prompt file: optional YAML front matter between `---` fences, then the
 //! template body. Keeps where the body starts so every error can name the
 //! line in the real file.
+//!
+//! This is the first stage of a load (file → document): what kind of file
+//! it is (`kind`), its front matter and body ([`Document`]), and the
+//! folder its includes may come from (`include_root`). The syntaxes read
+//! documents; `load` turns a document into a compiled prompt.
+
+pub(crate) mod include_root;
+pub(crate) mod kind;
 
 use std::ops::Range;
 use std::path::Path;

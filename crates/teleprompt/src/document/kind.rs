@@ -18,7 +18,7 @@ impl Syntax {
     /// `chat_template.jinja` (or `….chat_template.jinja`), Sortie's
     /// `WORKFLOW.md` (Go).
     pub fn from_path(path: &Path) -> Option<Syntax> {
-        crate::load::kind::FileKind::syntax(path)
+        crate::document::kind::FileKind::syntax(path)
     }
 }
 
