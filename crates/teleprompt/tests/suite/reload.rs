@@ -280,31 +280,85 @@ fn libraries_of_prompts_have_nothing_to_reload() {
     assert_eq!(library.len(), 1);
 }
 
+/// What a watcher passes on: each report's updated prompts and broken
+/// files, or the reload's error.
 #[cfg(feature = "watch")]
-#[test]
-fn the_watcher_reloads_on_change() {
-    use std::time::{Duration, Instant};
-    let root = dir("reload-watch", &[("task.j2", "v1")]);
+type Heard = std::sync::mpsc::Receiver<Result<(Vec<String>, Vec<String>), String>>;
+
+/// A watcher of `root`'s library with a 50 ms debounce, and what it says.
+#[cfg(feature = "watch")]
+fn watched(root: &std::path::Path) -> (Arc<SharedLibrary>, teleprompt::Watcher, Heard) {
     let shared = Arc::new(SharedLibrary::new(
-        Library::open(&root, &LoadOptions::default()).expect("readable"),
+        Library::open(root, &LoadOptions::default()).expect("readable"),
     ));
     let (sender, receiver) = std::sync::mpsc::channel();
-    let _watcher = shared
-        .watch(Duration::from_millis(50), move |result| {
-            let _ = sender.send(result.map(|report| report.updated));
+    let watcher = shared
+        .watch(std::time::Duration::from_millis(50), move |result| {
+            let heard = result
+                .map(|report| {
+                    let failed = report.failed.iter();
+                    let failed = failed.map(|failed| failed.file.display().to_string());
+                    (report.updated, failed.collect())
+                })
+                .map_err(|error| error.to_string());
+            let _ = sender.send(heard);
         })
         .expect("watchable");
+    (shared, watcher, receiver)
+}
+
+/// The next report within 10 s.
+#[cfg(feature = "watch")]
+fn next(heard: &Heard) -> (Vec<String>, Vec<String>) {
+    let report = heard.recv_timeout(std::time::Duration::from_secs(10));
+    report.expect("a report within 10 s").expect("reloads")
+}
+
+/// Asserts that the watcher says nothing for 600 ms (twelve debounces).
+#[cfg(feature = "watch")]
+fn assert_quiet(heard: &Heard) {
+    let more = heard.recv_timeout(std::time::Duration::from_millis(600));
+    assert!(more.is_err(), "an extra report: {more:?}");
+}
+
+#[cfg(feature = "watch")]
+#[test]
+fn the_watcher_reloads_once_per_change_and_then_settles() {
+    let root = dir("reload-watch", &[("task.j2", "v1")]);
+    let (shared, _watcher, heard) = watched(&root);
     write(&root, "task.j2", "v2");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let updated = receiver
-            .recv_timeout(left)
-            .expect("a reload within 10 s")
-            .expect("readable");
-        if updated == ["task"] {
-            break;
-        }
-    }
+    assert_eq!(next(&heard), (vec!["task".to_string()], vec![]));
     assert_eq!(render(&shared.snapshot(), "task", json!({})), "v2");
+    // The reload read every file: reads are not changes.
+    assert_quiet(&heard);
+}
+
+#[cfg(feature = "watch")]
+#[test]
+fn reading_the_files_is_not_a_change() {
+    let root = dir("reload-watch-reads", &[("task.j2", "v1")]);
+    let (shared, _watcher, heard) = watched(&root);
+    for _ in 0..20 {
+        std::fs::read(root.join("task.j2")).expect("readable");
+        shared.reload().expect("reloads");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_quiet(&heard);
+}
+
+#[cfg(feature = "watch")]
+#[test]
+fn a_file_that_stays_broken_is_reported_once() {
+    let root = dir("reload-watch-broken", &[("task.j2", "v1")]);
+    let (_shared, _watcher, heard) = watched(&root);
+    write(&root, "task.j2", "{{ broken");
+    let (updated, failed) = next(&heard);
+    assert!(updated.is_empty());
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].ends_with("task.j2"));
+    // Saved again as it was: nothing new to say.
+    write(&root, "task.j2", "{{ broken");
+    assert_quiet(&heard);
+    write(&root, "task.j2", "v3");
+    assert_eq!(next(&heard), (vec!["task".to_string()], vec![]));
 }
