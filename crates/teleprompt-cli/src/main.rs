@@ -307,6 +307,10 @@ struct CheckArgs {
     /// Fail (status 1) when there are warnings.
     #[arg(long)]
     deny_warnings: bool,
+    /// Pass a folder that holds no prompt files (by default that is an
+    /// error: a check of nothing is most likely a wrong path).
+    #[arg(long)]
+    allow_empty: bool,
     /// Attach KEY=VALUE to every error and warning (e.g. commit=abc123). Repeatable.
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
     labels: Vec<(String, String)>,
@@ -322,6 +326,10 @@ struct TestArgs {
     /// Rewrite the expectations of failing cases with what they rendered.
     #[arg(long)]
     update: bool,
+    /// Pass when there are no test cases (by default that is a failure: a
+    /// test run of nothing is most likely a wrong path).
+    #[arg(long)]
+    allow_empty: bool,
     /// A KEY=VALUE pair shown on every error (repeatable).
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = input::parse_label)]
     labels: Vec<(String, String)>,
@@ -611,6 +619,17 @@ fn find_problems(args: &CheckArgs) -> report::Problems {
         let files = if path.is_dir() {
             options.include_root.get_or_insert_with(|| path.clone());
             match prompt_files(path) {
+                Ok(files) if files.is_empty() && !args.allow_empty => {
+                    problems.errors.push(
+                        Error::new(
+                            ErrorClass::Io,
+                            "no prompt files in this folder: nothing was checked \
+                             (--allow-empty accepts an empty folder)",
+                        )
+                        .with_file(path.display().to_string()),
+                    );
+                    continue;
+                }
                 Ok(files) => files,
                 Err(error) => {
                     problems.errors.push(error);
@@ -683,7 +702,17 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
     }
     for file in found.prompts {
         let tests = match PromptTests::read(&file, &options) {
-            Ok(tests) if tests.cases.is_empty() => continue,
+            // No cases: the prompt must still load.
+            Ok(tests) if tests.cases.is_empty() => {
+                if let Err(error) = Prompt::from_file_with(&file, &options) {
+                    broken += 1;
+                    print_err(&format!(
+                        "{}\n",
+                        labelled(error, &args.labels).report()
+                    ))?;
+                }
+                continue;
+            }
             Ok(tests) => tests,
             Err(error) => {
                 broken += 1;
@@ -739,12 +768,23 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
         summary.push_str(&format!(", {updated} updated"));
     }
     if broken > 0 {
-        summary.push_str(&format!(", {broken} file(s) whose tests cannot be read"));
+        summary.push_str(&format!(
+            ", {broken} file(s) that do not load or whose tests cannot be read"
+        ));
     }
-    if passed + failed + updated + broken == 0 {
+    let empty = passed + failed + updated + broken == 0;
+    if empty {
         summary.push_str(" (no test cases found)");
     }
     print_out(&format!("{summary}\n"))?;
+    if empty && !args.allow_empty {
+        let shown: Vec<String> = paths.iter().map(|path| path.display().to_string()).collect();
+        print_err(&format!(
+            "error: no test cases in {}: nothing was tested (--allow-empty accepts that)\n",
+            shown.join(", ")
+        ))?;
+        return Ok(ExitCode::from(EXIT_FAILURE));
+    }
     Ok(match failed + broken {
         0 => ExitCode::SUCCESS,
         _ => ExitCode::from(EXIT_FAILURE),
