@@ -492,10 +492,19 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, WriteFailed> {
         "json" => LogFormat::Json,
         _ => LogFormat::Text,
     });
+    if args.token.as_deref() == Some("") {
+        // Most likely `--token "$TOKEN"` with TOKEN unset: serving without
+        // authentication is what leaving the flag out asks for.
+        print_err(
+            "error: the token is empty (is the variable it comes from unset?): \
+             give a token, or leave --token out to serve without one\n",
+        )?;
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     let config = Config {
         load: args.load.options(),
         listen: args.listen,
-        token: args.token.clone().filter(|token| !token.is_empty()),
+        token: args.token.clone(),
         max_request_bytes: args.max_request_bytes,
         render_timeout: std::time::Duration::from_millis(args.render_timeout),
         watch: (!args.no_watch).then(|| std::time::Duration::from_millis(200)),
@@ -706,10 +715,7 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
             Ok(tests) if tests.cases.is_empty() => {
                 if let Err(error) = Prompt::from_file_with(&file, &options) {
                     broken += 1;
-                    print_err(&format!(
-                        "{}\n",
-                        labelled(error, &args.labels).report()
-                    ))?;
+                    print_err(&format!("{}\n", labelled(error, &args.labels).report()))?;
                 }
                 continue;
             }
@@ -778,7 +784,10 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
     }
     print_out(&format!("{summary}\n"))?;
     if empty && !args.allow_empty {
-        let shown: Vec<String> = paths.iter().map(|path| path.display().to_string()).collect();
+        let shown: Vec<String> = paths
+            .iter()
+            .map(|path| path.display().to_string())
+            .collect();
         print_err(&format!(
             "error: no test cases in {}: nothing was tested (--allow-empty accepts that)\n",
             shown.join(", ")

@@ -231,9 +231,14 @@ async fn render(
                 .to_string(),
         ),
     };
-    state
-        .metrics
-        .rendered(&name, class.as_deref(), started.elapsed());
+    // Only names the library knows get a series of their own: any other
+    // name (whatever went wrong with its request) counts as unknown.
+    let known = state.library.snapshot().get(&name).is_some();
+    state.metrics.rendered(
+        known.then_some(name.as_str()),
+        class.as_deref(),
+        started.elapsed(),
+    );
     match outcome {
         Ok(body) => Json(body).into_response(),
         Err(error) => {

@@ -20,7 +20,8 @@ const BUCKETS: [f64; 12] = [
 #[derive(Debug, Default)]
 pub(crate) struct Metrics {
     /// Renders by prompt name; requests for names the library does not
-    /// know count as `(unknown)`, so that they cannot grow the map.
+    /// know count as `(unknown)`, whatever their error, so that they
+    /// cannot grow the map.
     renders: Mutex<BTreeMap<String, Counts>>,
     /// Failed renders by error class.
     errors: Mutex<BTreeMap<String, u64>>,
@@ -43,12 +44,10 @@ struct Counts {
 }
 
 impl Metrics {
-    pub(crate) fn rendered(&self, prompt: &str, error_class: Option<&str>, took: Duration) {
+    /// A render of `prompt` (`None`: a name the library does not know).
+    pub(crate) fn rendered(&self, prompt: Option<&str>, error_class: Option<&str>, took: Duration) {
         if let Ok(mut renders) = self.renders.lock() {
-            let key = match error_class {
-                Some("not-found") => "(unknown)",
-                _ => prompt,
-            };
+            let key = prompt.unwrap_or("(unknown)");
             let counts = match renders.get_mut(key) {
                 Some(counts) => counts,
                 None => renders.entry(key.to_string()).or_default(),

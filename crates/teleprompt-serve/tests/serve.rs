@@ -319,6 +319,13 @@ fn renders_lists_and_answers_errors_with_their_status() {
     let (status, body) = server.request("POST", "/v1/prompts/task/render", &[], big.as_bytes());
     assert_eq!(status, 413, "{body}");
 
+    // Names the library does not know never get a series of their own,
+    // whatever is wrong with the request (here, its data as well).
+    for name in ["no-such-prompt-1", "no-such-prompt-2"] {
+        let (status, _) = server.render(name, &json!({"data": [1]}));
+        assert!(status == 400 || status == 404, "{status}");
+    }
+
     let (status, metrics) = server.request("GET", "/metrics", &[], b"");
     assert_eq!(status, 200);
     assert!(
@@ -326,9 +333,10 @@ fn renders_lists_and_answers_errors_with_their_status() {
         "{metrics}"
     );
     assert!(
-        metrics.contains("teleprompt_renders_total{prompt=\"(unknown)\",outcome=\"error\"} 1"),
+        metrics.contains("teleprompt_renders_total{prompt=\"(unknown)\",outcome=\"error\"} 3"),
         "{metrics}"
     );
+    assert!(!metrics.contains("no-such-prompt"), "{metrics}");
     assert!(
         metrics.contains("teleprompt_render_errors_total{class=\"render\"} 1"),
         "{metrics}"
