@@ -47,13 +47,26 @@ pub(crate) struct Input {
 }
 
 /// Compiles a JSON Schema (checked against its meta-schema first).
+/// Patterns (`pattern`, `patternProperties`) run on a linear-time regex
+/// engine: one that needs backtracking (a lookaround, a backreference)
+/// could take minutes on a long string of data, and is refused.
 pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
-    jsonschema::validator_for(schema).map_err(|error| {
+    let options = jsonschema::options().with_pattern_options(jsonschema::PatternOptions::regex());
+    options.build(schema).map_err(|error| {
         let at = error.instance_path().as_str().trim_start_matches('/');
+        let message = match error.kind() {
+            ValidationErrorKind::Format { format } if format == "regex" => format!(
+                "{} is not a pattern teleprompt can run: it is malformed, or it needs \
+                 backtracking (a lookaround such as `(?=`, a backreference such as `\\1`), \
+                 which long data could make run for minutes; patterns run in linear time",
+                error.instance()
+            ),
+            _ => error.to_string(),
+        };
         if at.is_empty() {
-            error.to_string()
+            message
         } else {
-            format!("at `{}`: {error}", at.replace('/', "."))
+            format!("at `{}`: {message}", at.replace('/', "."))
         }
     })
 }

@@ -171,3 +171,38 @@ fn a_misspelled_optional_input_is_a_warning() {
     assert_eq!(rendered.text(), "Ada (dry)");
     assert!(rendered.warnings().is_empty());
 }
+
+/// A schema whose `pattern` needs backtracking (a lookaround, a
+/// backreference) is refused at load: on a long string it could run for
+/// minutes. What a linear-time engine can match is matched in linear time.
+#[test]
+fn schema_patterns_run_in_linear_time_or_are_refused() {
+    for pattern in ["(?=.*z)(a|b)*c", "(a)\\\\1", "(?<!x)a"] {
+        let source = format!(
+            "---\nsyntax: jinja\ninput:\n  schema:\n    type: object\n    properties:\n      p: {{type: string, pattern: \"{pattern}\"}}\n---\n{{{{ p }}}}"
+        );
+        let error = Prompt::from_source("task.md", &source, &LoadOptions::default()).unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Document, "{pattern}: {error}");
+        assert!(
+            error
+                .message()
+                .contains("is not a pattern teleprompt can run"),
+            "{pattern}: {}",
+            error.message()
+        );
+    }
+    let prompt = prompt(
+        "---\nsyntax: jinja\ninput:\n  schema:\n    type: object\n    properties:\n      p: {type: string, pattern: \"^(a|b)*c$\"}\n---\n{{ p | length }}",
+    );
+    let long = "ab".repeat(1 << 20);
+    let started = std::time::Instant::now();
+    let error = prompt.render(json!({ "p": long })).unwrap_err();
+    assert!(error.message().contains("p: "), "{}", error.message());
+    let rendered = prompt.render(json!({ "p": format!("{long}c") })).unwrap();
+    assert_eq!(rendered.text(), ((2 << 20) + 1).to_string());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
