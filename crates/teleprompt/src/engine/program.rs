@@ -480,8 +480,9 @@ impl Func {
             | Func::ToJson
             | Func::Lower
             | Func::Upper
-            | Func::Trim
-            | Func::Role => (1, Some(1)),
+            | Func::Trim => (1, Some(1)),
+            // `role(name, attributes)`: a Prompty role line's attributes.
+            Func::Role => (1, Some(2)),
             Func::History => (0, Some(0)),
             Func::Media => (2, Some(2)),
             Func::Hbs(helper) => helper.arity(),

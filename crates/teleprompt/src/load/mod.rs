@@ -55,6 +55,12 @@ pub(crate) struct Compiled {
     /// Messages by Dotprompt's rules (`messages: dotprompt`, `.prompt`
     /// files): text kept as rendered.
     pub dotprompt: bool,
+    /// Messages by Prompty's rules (`messages: role-lines`, `.prompty`
+    /// files): line breaks trimmed, empty messages kept.
+    pub role_lines: bool,
+    /// The input whose value is the history (a Prompty `kind: thread`
+    /// input).
+    pub thread: Option<String>,
     /// The hash of the prompt's own text.
     pub source_hash: u64,
     /// The files its load read or looked for (partials, includes, a
@@ -213,6 +219,7 @@ fn load(
         .unwrap_or_else(|| syntax.default_strictness());
     let default_role = metadata.default_role.unwrap_or(Role::User);
     let dotprompt = metadata.messages == Some(MessageReader::Dotprompt);
+    let role_lines = metadata.messages == Some(MessageReader::RoleLines);
     let limits = options
         .limits
         .lowered_by(&metadata.limits)
@@ -236,6 +243,7 @@ fn load(
             &document.body,
             metadata.messages.unwrap_or_default(),
             default_role,
+            metadata.thread.as_deref(),
             &compile,
         )
         .map_err(|error| document.locate(error))
@@ -270,6 +278,8 @@ fn load(
         required,
         schema: metadata.schema,
         dotprompt,
+        role_lines,
+        thread: metadata.thread.clone(),
         source_hash: include_root::content_hash(source.as_bytes()),
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
     };
@@ -296,6 +306,8 @@ impl Compiled {
     /// Whether a render may read `name` from the top level of the data
     /// (see [`crate::Prompt::reads`]).
     pub(crate) fn reads(&self, name: &str) -> bool {
-        self.template.reads(name) || self.schema.as_ref().is_some_and(|s| s.declares(name))
+        self.template.reads(name)
+            || self.schema.as_ref().is_some_and(|s| s.declares(name))
+            || self.thread.as_deref() == Some(name)
     }
 }

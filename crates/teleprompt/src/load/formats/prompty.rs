@@ -32,6 +32,7 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
 
     let mut defaults = Map::new();
     let mut samples = Map::new();
+    let mut threads = Vec::new();
     for (key, specs) in [
         ("inputs", front.get("inputs")),
         (
@@ -42,12 +43,29 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
         ),
     ] {
         for (name, spec) in input_specs(document, key, specs)? {
+            if spec.get("kind").and_then(Value::as_str) == Some("thread") && !threads.contains(&name)
+            {
+                threads.push(name.clone());
+            }
             if let Some(value) = spec.get("default") {
                 defaults.insert(name.clone(), value.clone());
             }
             if let Some(value) = spec.get("sample").or_else(|| spec.get("example")) {
                 samples.insert(name, value.clone());
             }
+        }
+    }
+    match threads.as_slice() {
+        [] => {}
+        [name] => metadata.thread = Some(name.clone()),
+        [first, second, ..] => {
+            return Err(document.key_error(
+                "inputs",
+                format!(
+                    "the inputs `{first}` and `{second}` are both `kind: thread`: \
+                     teleprompt places one conversation per prompt"
+                ),
+            ))
         }
     }
     let mut below = merge_under(Value::Object(defaults), &Value::Object(samples));

@@ -212,8 +212,19 @@ fn write_repr(out: &mut Out, value: &JValue, depth: usize) -> Result<(), minijin
             }
             out.push('}')
         }
-        // Loop state, macros, invalid values: minijinja's own text.
-        _ => out.push_str(&value.to_string()),
+        // Loop state, macros, invalid values: minijinja's own text; but a
+        // function's is the Rust path of its code, and Jinja2's its
+        // address: neither is anything a prompt means.
+        _ => {
+            let text = value.to_string();
+            if value.kind() == ValueKind::Plain && (text == "function" || text.contains("::")) {
+                return Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    "a function cannot be printed: call it, with ( )",
+                ));
+            }
+            out.push_str(&text)
+        }
     }
 }
 
