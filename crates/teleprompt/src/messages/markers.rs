@@ -857,7 +857,11 @@ impl Markers {
     /// `role(name, attributes)`: the message also gets the fields of
     /// `attributes`, a JSON object's text (what a Prompty role line's
     /// `[name="Alice"]` becomes).
-    pub(crate) fn template_role_with(&self, name: &str, attributes: &str) -> Result<String, String> {
+    pub(crate) fn template_role_with(
+        &self,
+        name: &str,
+        attributes: &str,
+    ) -> Result<String, String> {
         let role = template_role(name)?;
         match serde_json::from_str::<Value>(attributes) {
             Ok(Value::Object(attributes)) => Ok(self.role_with(role, &attributes)),

@@ -265,14 +265,19 @@ fn prompty_message(mut message: Value) -> Value {
             .unwrap_or_default()
             .to_string()
     };
-    let content = if parts.iter().all(|part| kind(part).as_deref() == Some("text")) {
+    let content = if parts
+        .iter()
+        .all(|part| kind(part).as_deref() == Some("text"))
+    {
         Value::String(parts.iter().map(text).collect())
     } else {
         Value::Array(
             parts
                 .iter()
                 .map(|part| match (part.get("kind"), kind(part).as_deref()) {
-                    (Some(_), Some("text")) => serde_json::json!({"type": "text", "text": text(part)}),
+                    (Some(_), Some("text")) => {
+                        serde_json::json!({"type": "text", "text": text(part)})
+                    }
                     (Some(_), Some("image")) => serde_json::json!({
                         "type": "image_url",
                         "image_url": {"url": part.get("source").cloned().unwrap_or_default()},

@@ -187,9 +187,15 @@ fn role_call_with(syntax: Syntax, role: Role, attributes: &Map<String, Value>) -
     let role = role.as_str();
     match syntax {
         Syntax::Jinja | Syntax::Django | Syntax::ChatTemplate => {
-            format!("{{{{ role(\"{role}\", \"{}\") }}}}", escape_backslashes(&json))
+            format!(
+                "{{{{ role(\"{role}\", \"{}\") }}}}",
+                escape_backslashes(&json)
+            )
         }
-        Syntax::Go => format!("{{{{ role \"{role}\" \"{}\" }}}}", escape_backslashes(&json)),
+        Syntax::Go => format!(
+            "{{{{ role \"{role}\" \"{}\" }}}}",
+            escape_backslashes(&json)
+        ),
         // Handlebars strings know only `\"`: a backslash stays as written.
         Syntax::Handlebars => format!("{{{{role \"{role}\" \"{}\"}}}}", json.replace('"', "\\\"")),
     }
@@ -416,6 +422,31 @@ mod tests {
             attrs("user[nonce=abc, name=q, name=r]:"),
             Some((Role::User, json!({"name": "r"})))
         );
+    }
+
+    /// Hostile: huge and malformed attribute lists are read in one pass
+    /// (Prompty's own pattern needed possessive quantifiers against
+    /// catastrophic backtracking, its issue 446).
+    #[test]
+    fn huge_and_malformed_attribute_lists_are_linear() {
+        let started = std::time::Instant::now();
+        let many: Vec<String> = (0..50_000).map(|i| format!("k{i}=\"v{i}\"")).collect();
+        let line = format!("user[{}]:", many.join(", "));
+        let (_, attributes) = role_line(&line).unwrap_or((Role::User, Map::new()));
+        assert_eq!(attributes.len(), 50_000);
+        let unclosed = format!("user[{}", "a=b ".repeat(50_000));
+        assert_eq!(role_line(&unclosed), None);
+        let quotes = format!("user[a=\"{}]:", "\\\"".repeat(50_000));
+        assert_eq!(role_line(&quotes), None);
+        let edited = rewrite(
+            &format!("{line}\nhi\n"),
+            MessageReader::RoleLines,
+            Syntax::Jinja,
+            Role::User,
+            None,
+        );
+        assert!(edited.text.starts_with("{{ role(\"user\", \"{"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

@@ -43,7 +43,8 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
         ),
     ] {
         for (name, spec) in input_specs(document, key, specs)? {
-            if spec.get("kind").and_then(Value::as_str) == Some("thread") && !threads.contains(&name)
+            if spec.get("kind").and_then(Value::as_str) == Some("thread")
+                && !threads.contains(&name)
             {
                 threads.push(name.clone());
             }
