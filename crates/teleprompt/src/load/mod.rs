@@ -148,6 +148,7 @@ fn read_document(
     origin: &str,
     source: &str,
     options: &LoadOptions,
+    includes: Option<&Includes>,
 ) -> Result<(Document, Metadata, Option<Document>, Vec<String>), Error> {
     match kind {
         FileKind::TokenizerConfig => {
@@ -169,7 +170,14 @@ fn read_document(
             let mut document = Document::parse(origin, source)?;
             let mut metadata = document.metadata()?;
             match kind {
-                FileKind::Prompty => formats::prompty::apply(&document, &mut metadata)?,
+                FileKind::Prompty => {
+                    let references = formats::prompty::References {
+                        env: options.env_references,
+                        files: options.file_references,
+                        includes,
+                    };
+                    formats::prompty::apply(&document, &mut metadata, &references)?
+                }
                 FileKind::Dotprompt | FileKind::DotpromptPartial => {
                     formats::dotprompt::apply(&mut document, &mut metadata)?
                 }
@@ -190,7 +198,7 @@ fn load(
     let kind = FileKind::of(path);
     let by_name = FileKind::syntax(path);
     let (document, mut metadata, tool_use, required) =
-        read_document(kind, origin, source, options)?;
+        read_document(kind, origin, source, options, includes.as_ref())?;
     // `.jinja` says "a Jinja-family syntax"; a host that names one of
     // them (chat-template, django) says which.
     let from_file = match (by_name, options.syntax) {
