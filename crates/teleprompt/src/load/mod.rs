@@ -299,7 +299,13 @@ impl Compiled {
     /// context's namespaces left out, but for a chat template): `None` only
     /// if the template no longer parses.
     pub(crate) fn inputs(&self) -> Option<Inputs> {
-        let inputs = self.template.inputs()?;
+        let mut inputs = self.template.inputs()?;
+        if let Some(thread) = &self.thread {
+            // The thread input is read as the conversation, a list of
+            // messages, wherever the template prints it.
+            use crate::analysis::Step;
+            inputs.add(&[Step::Key(thread.clone()), Step::Each]);
+        }
         if self.syntax == Syntax::ChatTemplate {
             return Some(inputs);
         }
