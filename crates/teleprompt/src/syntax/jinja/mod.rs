@@ -238,6 +238,7 @@ impl JinjaTemplate {
             .resolve(Naming::Identifier)
             .map_err(|message| TemplateError::parse(None, message))?;
         register_host_functions(&mut env, &hosts, &filters)?;
+        python::name_functions(&mut env);
         filters.extend(hosts.iter().map(|(name, _)| name.as_str()));
         let untranslated = translated.is_unchanged();
         let text = if untranslated {
