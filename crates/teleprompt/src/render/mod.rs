@@ -118,6 +118,21 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         }
         _ => (&compiled.document, &compiled.template),
     };
+    // The thread input is the conversation, not the template's data (in
+    // Prompty the template sees a placeholder in its place): without it,
+    // its name cannot hide the `history` call its print became.
+    let without_thread = compiled
+        .thread
+        .as_deref()
+        .filter(|name| data.root().get(name).is_some())
+        .map(|name| {
+            let mut value = data.root().to_json();
+            if let Value::Object(map) = &mut value {
+                map.shift_remove(name);
+            }
+            Data::new(value)
+        });
+    let data = without_thread.as_ref().unwrap_or(data);
     let mut scope = RenderScope::new(now, template.limits());
     let output = template.render(data, &mut scope);
     let markers = scope.markers();
