@@ -956,6 +956,63 @@ mod tests {
             .collect()
     }
 
+    /// Prompty's parse vectors (`spec/vectors/parse/parse_vectors.json`)
+    /// and its runtime's rules, on the text a role line leaves: its
+    /// marker, then its line break.
+    #[test]
+    fn prompty_rules_keep_spaces_and_empty_messages() {
+        let markers = Markers::new();
+        let line = |role| format!("{}\n", markers.role(role));
+        let output = format!(
+            "{}  \n  You are helpful.  \n  \n\n{}\n{}{}  Hello  \n{}",
+            line(Role::System),
+            line(Role::User),
+            line(Role::Assistant),
+            line(Role::User),
+            line(Role::Assistant),
+        );
+        let split = markers.split_prompty(&output, Role::System).unwrap();
+        assert_eq!(
+            texts(&split),
+            vec![
+                (Role::System, "  \n  You are helpful.  \n  ".to_string()),
+                (Role::User, String::new()),
+                (Role::User, "  Hello  ".to_string()),
+            ]
+        );
+        // Beside the history, all whitespace goes, and empty pieces too.
+        let markers = Markers::new();
+        let output = format!(
+            "{}\nA {} B\n{}\n{}  \n",
+            markers.role(Role::System),
+            markers.history(),
+            markers.role(Role::User),
+            markers.history(),
+        );
+        assert_eq!(
+            markers.split_prompty(&output, Role::System),
+            Err(SplitError::SecondHistory)
+        );
+        let markers = Markers::new();
+        let mut attributes = Map::new();
+        attributes.insert("name".into(), Value::String("Al:ice%\u{E001}".into()));
+        let output = format!(
+            "{}\nA {} B\n  C\n",
+            markers.role_with(Role::System, &attributes),
+            markers.history()
+        );
+        let split = markers.split_prompty(&output, Role::User).unwrap();
+        assert_eq!(
+            texts(&split),
+            vec![(Role::System, "A".into()), (Role::System, "B\n  C".into())]
+        );
+        assert!(matches!(split.items.get(1), Some(Item::History)));
+        match split.items.first() {
+            Some(Item::Message(message)) => assert_eq!(message.extra, attributes),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
     #[test]
     fn secrets_differ_and_are_long() {
         let a = fresh_secret();
