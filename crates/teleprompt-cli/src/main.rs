@@ -211,6 +211,15 @@ struct LoadArgs {
     /// folder; for `check DIR` and `serve DIR`, DIR.
     #[arg(long, value_name = "DIR")]
     include_root: Option<PathBuf>,
+    /// Resolve a Prompty file's `${env:NAME}` references (in inputs,
+    /// sample and template) from the environment. Off: they are errors.
+    #[arg(long)]
+    allow_env: bool,
+    /// Resolve a Prompty file's `${file:path}` references (in inputs,
+    /// sample and template) from files beside it, inside the include
+    /// root. Off: they are errors.
+    #[arg(long)]
+    allow_files: bool,
 }
 
 impl LoadArgs {
@@ -229,6 +238,8 @@ impl LoadArgs {
         options.template_name = self.template_name.clone();
         options.include_root = self.include_root.clone();
         options
+            .with_env_references(self.allow_env)
+            .with_file_references(self.allow_files)
     }
 }
 

@@ -225,12 +225,36 @@ pub struct LoadOptions {
     /// [`Library::load_dir`]: crate::Library::load_dir
     /// [`Prompt::from_source`]: crate::Prompt::from_source
     pub include_root: Option<std::path::PathBuf>,
+    /// Resolve a Prompty file's `${env:NAME}` (and `${env:NAME:default}`)
+    /// references in the front matter keys teleprompt reads (`inputs`,
+    /// `inputSchema`, `sample`, `template`) from the environment. Off by
+    /// default: a prompt file must not read the host's environment unless
+    /// the host says so; such a reference is then a `document` error.
+    pub env_references: bool,
+    /// Resolve a Prompty file's `${file:path}` references in those keys:
+    /// the file beside the prompt, inside the include root and by the
+    /// include rules (no `..`, no link leading out), read as JSON (`.json`),
+    /// YAML (`.yaml`, `.yml`) or text. Off by default (then a `document`
+    /// error).
+    pub file_references: bool,
 }
 
 impl LoadOptions {
     /// The default options: every prompt decides for itself.
     pub fn new() -> LoadOptions {
         LoadOptions::default()
+    }
+
+    /// Sets [`LoadOptions::env_references`].
+    pub fn with_env_references(mut self, allow: bool) -> LoadOptions {
+        self.env_references = allow;
+        self
+    }
+
+    /// Sets [`LoadOptions::file_references`].
+    pub fn with_file_references(mut self, allow: bool) -> LoadOptions {
+        self.file_references = allow;
+        self
     }
 
     /// Sets [`LoadOptions::syntax`].

@@ -78,6 +78,12 @@ impl RenderScope {
         self.markers.template_role(name)
     }
 
+    /// `role(name, attributes)`: a message with fields besides its role
+    /// (a Prompty role line's attributes, as a JSON object's text).
+    pub(crate) fn role_with(&self, name: &str, attributes: &str) -> Result<String, String> {
+        self.markers.template_role_with(name, attributes)
+    }
+
     /// `history()`: the marker that places the conversation history.
     pub(crate) fn history(&self) -> String {
         self.markers.history()

@@ -212,6 +212,12 @@ impl Includes {
         Ok(found)
     }
 
+    /// The relative path of `name` beside the including file (a Prompty
+    /// `${file:…}` reference): only there, no other folder.
+    pub(crate) fn beside_candidates(&self, name: &str) -> Result<Vec<PathBuf>, String> {
+        Ok(vec![self.dir.join(relative_name(name)?)])
+    }
+
     /// The including file, relative to the root, when it is a file of
     /// the root.
     pub(crate) fn file(&self) -> Option<&Path> {

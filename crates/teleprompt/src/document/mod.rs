@@ -71,6 +71,10 @@ pub struct Metadata {
     /// `limits`: render bounds this prompt lowers for itself, by their
     /// names in [`crate::limits::Limits`], in the order written.
     pub limits: Vec<(String, u64)>,
+    /// The input that holds the conversation (a Prompty input of `kind:
+    /// thread`): its value is the history, placed where the template
+    /// prints it.
+    pub thread: Option<String>,
 }
 
 impl Document {
@@ -371,6 +375,7 @@ impl Document {
             continuation_prompt: text(key::CONTINUATION_PROMPT)?,
             jinja,
             limits,
+            thread: None,
         })
     }
 

@@ -289,6 +289,7 @@ impl<'a> Renderer<'a> {
                 }
                 let marker = match (func, text.as_slice()) {
                     (Func::Role, [name]) => self.scope.role(name),
+                    (Func::Role, [name, attributes]) => self.scope.role_with(name, attributes),
                     (Func::Media, [url, content_type]) => self.scope.media(url, content_type),
                     _ => Ok(self.scope.history()),
                 };

@@ -475,13 +475,11 @@ impl Func {
     pub(crate) fn arity(self) -> (usize, Option<usize>) {
         match self {
             Func::And | Func::Or => (1, None),
-            Func::Not
-            | Func::Len
-            | Func::ToJson
-            | Func::Lower
-            | Func::Upper
-            | Func::Trim
-            | Func::Role => (1, Some(1)),
+            Func::Not | Func::Len | Func::ToJson | Func::Lower | Func::Upper | Func::Trim => {
+                (1, Some(1))
+            }
+            // `role(name, attributes)`: a Prompty role line's attributes.
+            Func::Role => (1, Some(2)),
             Func::History => (0, Some(0)),
             Func::Media => (2, Some(2)),
             Func::Hbs(helper) => helper.arity(),

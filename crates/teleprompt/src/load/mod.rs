@@ -55,6 +55,12 @@ pub(crate) struct Compiled {
     /// Messages by Dotprompt's rules (`messages: dotprompt`, `.prompt`
     /// files): text kept as rendered.
     pub dotprompt: bool,
+    /// Messages by Prompty's rules (`messages: role-lines`, `.prompty`
+    /// files): line breaks trimmed, empty messages kept.
+    pub role_lines: bool,
+    /// The input whose value is the history (a Prompty `kind: thread`
+    /// input).
+    pub thread: Option<String>,
     /// The hash of the prompt's own text.
     pub source_hash: u64,
     /// The files its load read or looked for (partials, includes, a
@@ -142,6 +148,7 @@ fn read_document(
     origin: &str,
     source: &str,
     options: &LoadOptions,
+    includes: Option<&Includes>,
 ) -> Result<(Document, Metadata, Option<Document>, Vec<String>), Error> {
     match kind {
         FileKind::TokenizerConfig => {
@@ -163,7 +170,14 @@ fn read_document(
             let mut document = Document::parse(origin, source)?;
             let mut metadata = document.metadata()?;
             match kind {
-                FileKind::Prompty => formats::prompty::apply(&document, &mut metadata)?,
+                FileKind::Prompty => {
+                    let references = formats::prompty::References {
+                        env: options.env_references,
+                        files: options.file_references,
+                        includes,
+                    };
+                    formats::prompty::apply(&document, &mut metadata, &references)?
+                }
                 FileKind::Dotprompt | FileKind::DotpromptPartial => {
                     formats::dotprompt::apply(&mut document, &mut metadata)?
                 }
@@ -184,7 +198,7 @@ fn load(
     let kind = FileKind::of(path);
     let by_name = FileKind::syntax(path);
     let (document, mut metadata, tool_use, required) =
-        read_document(kind, origin, source, options)?;
+        read_document(kind, origin, source, options, includes.as_ref())?;
     // `.jinja` says "a Jinja-family syntax"; a host that names one of
     // them (chat-template, django) says which.
     let from_file = match (by_name, options.syntax) {
@@ -213,6 +227,7 @@ fn load(
         .unwrap_or_else(|| syntax.default_strictness());
     let default_role = metadata.default_role.unwrap_or(Role::User);
     let dotprompt = metadata.messages == Some(MessageReader::Dotprompt);
+    let role_lines = metadata.messages == Some(MessageReader::RoleLines);
     let limits = options
         .limits
         .lowered_by(&metadata.limits)
@@ -236,6 +251,7 @@ fn load(
             &document.body,
             metadata.messages.unwrap_or_default(),
             default_role,
+            metadata.thread.as_deref(),
             &compile,
         )
         .map_err(|error| document.locate(error))
@@ -270,6 +286,8 @@ fn load(
         required,
         schema: metadata.schema,
         dotprompt,
+        role_lines,
+        thread: metadata.thread.clone(),
         source_hash: include_root::content_hash(source.as_bytes()),
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
     };
@@ -281,7 +299,13 @@ impl Compiled {
     /// context's namespaces left out, but for a chat template): `None` only
     /// if the template no longer parses.
     pub(crate) fn inputs(&self) -> Option<Inputs> {
-        let inputs = self.template.inputs()?;
+        let mut inputs = self.template.inputs()?;
+        if let Some(thread) = &self.thread {
+            // The thread input is read as the conversation, a list of
+            // messages, wherever the template prints it.
+            use crate::analysis::Step;
+            inputs.add(&[Step::Key(thread.clone()), Step::Each]);
+        }
         if self.syntax == Syntax::ChatTemplate {
             return Some(inputs);
         }
@@ -296,6 +320,8 @@ impl Compiled {
     /// Whether a render may read `name` from the top level of the data
     /// (see [`crate::Prompt::reads`]).
     pub(crate) fn reads(&self, name: &str) -> bool {
-        self.template.reads(name) || self.schema.as_ref().is_some_and(|s| s.declares(name))
+        self.template.reads(name)
+            || self.schema.as_ref().is_some_and(|s| s.declares(name))
+            || self.thread.as_deref() == Some(name)
     }
 }

@@ -47,6 +47,8 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde_json::{Map, Value};
+
 use super::{ContentPart, Message, Role};
 use crate::diagnostics::closest;
 
@@ -176,7 +178,9 @@ pub enum Item {
 /// What one marker says.
 #[derive(Debug, PartialEq)]
 enum Mark {
-    Role(Role),
+    /// A message starts, with the fields of its role line (Prompty's
+    /// `user[name="Alice"]:`), if any.
+    Role(Role, Map<String, Value>),
     History,
     Media {
         url: String,
@@ -210,6 +214,18 @@ impl Markers {
     /// The marker that starts a message with `role`.
     pub fn role(&self, role: Role) -> String {
         self.marker(&["role:", role.as_str()])
+    }
+
+    /// The marker that starts a message with `role` and the fields
+    /// `attributes` (a Prompty role line's, such as `name`), which the
+    /// message carries in [`Message::extra`]. Percent-encoded in the
+    /// marker, so any text is safe in them.
+    pub fn role_with(&self, role: Role, attributes: &Map<String, Value>) -> String {
+        if attributes.is_empty() {
+            return self.role(role);
+        }
+        let json = Value::Object(attributes.clone()).to_string();
+        self.marker(&["role:", role.as_str(), ":", &percent_encode(&json)])
     }
 
     /// The marker that places the conversation history.
@@ -269,7 +285,23 @@ impl Markers {
     ///   `Markers` per output.
     /// - [`Split::text`] is `output` with this render's markers removed.
     pub fn split(&self, output: &str, default_role: Role) -> Result<Split, SplitError> {
-        self.split_as(output, default_role, false)
+        self.split_as(output, default_role, Rules::Teleprompt)
+    }
+
+    /// [`Markers::split`] by Prompty's rules (its parser's, `prompty`
+    /// 2.1.0, and the parse vectors of its specification), for the
+    /// messages of role lines:
+    ///
+    /// - a message's text is its lines (the line break that ends the role
+    ///   line is not one of them), joined by `\n`, with the line breaks at
+    ///   both ends trimmed; spaces and indentation stay;
+    /// - a message with no line at all (a role line right before another)
+    ///   is dropped; one with only blank lines is kept, empty;
+    /// - beside the history marker (a `kind: thread` input), the text
+    ///   before and after it is trimmed of all whitespace and dropped if
+    ///   empty, each piece keeping the role and fields of its message.
+    pub fn split_prompty(&self, output: &str, default_role: Role) -> Result<Split, SplitError> {
+        self.split_as(output, default_role, Rules::Prompty)
     }
 
     /// [`Markers::split`] by Google Dotprompt's rules (`dotprompt` 1.1.2):
@@ -281,7 +313,7 @@ impl Markers {
     ///   message if it is the user's (else after all of them).
     ///
     pub fn split_dotprompt(&self, output: &str, default_role: Role) -> Result<Split, SplitError> {
-        self.split_as(output, default_role, true)
+        self.split_as(output, default_role, Rules::Dotprompt)
     }
 
     /// Whether this render made any marker (and so has a secret): without
@@ -294,10 +326,10 @@ impl Markers {
         &self,
         output: &str,
         default_role: Role,
-        dotprompt: bool,
+        rules: Rules,
     ) -> Result<Split, SplitError> {
         let mut builder = Builder::new(default_role, output.len());
-        builder.dotprompt = dotprompt;
+        builder.rules = rules;
         let prefix = self.prefix();
         let secret = prefix
             .get(OPEN.len_utf8() + TAG.len() + 1..)
@@ -522,8 +554,18 @@ fn parse_mark(body: &str) -> Option<Mark> {
         "generation:end" => return Some(Mark::Generation(false)),
         _ => {}
     }
-    if let Some(name) = body.strip_prefix("role:") {
-        return Role::parse(name).map(Mark::Role);
+    if let Some(rest) = body.strip_prefix("role:") {
+        let (name, attributes) = match rest.split_once(':') {
+            Some((name, encoded)) => {
+                let json = percent_decode(encoded)?;
+                match serde_json::from_str::<Value>(&json).ok()? {
+                    Value::Object(attributes) => (name, attributes),
+                    _ => return None,
+                }
+            }
+            None => (rest, Map::new()),
+        };
+        return Role::parse(name).map(|role| Mark::Role(role, attributes));
     }
     let media = body.strip_prefix("media:")?;
     let (content_type, url) = media.split_once(':')?;
@@ -533,11 +575,29 @@ fn parse_mark(body: &str) -> Option<Mark> {
     })
 }
 
+/// Whose rules cut an output into messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rules {
+    /// teleprompt's: text trimmed, empty messages dropped.
+    Teleprompt,
+    /// Google Dotprompt's ([`Markers::split_dotprompt`]).
+    Dotprompt,
+    /// Prompty's ([`Markers::split_prompty`]).
+    Prompty,
+}
+
 /// Collects messages while the output is walked.
 struct Builder {
     text: String,
     items: Vec<Item>,
     role: Role,
+    /// The fields of the message being built (its role line's attributes).
+    attributes: Map<String, Value>,
+    /// Prompty: the text being collected follows a role marker, whose
+    /// role line's own line break comes first.
+    after_role: bool,
+    /// Prompty: the text being collected follows the history marker.
+    after_history: bool,
     parts: Vec<ContentPart>,
     pending: String,
     history_placed: bool,
@@ -545,8 +605,7 @@ struct Builder {
     /// Where the open generation span starts in `text`, and how many
     /// blocks deep it is (a block inside another one adds no span).
     generation_open: Option<(usize, usize)>,
-    /// Dotprompt's rules ([`Markers::split_dotprompt`]).
-    dotprompt: bool,
+    rules: Rules,
 }
 
 impl Builder {
@@ -555,12 +614,15 @@ impl Builder {
             text: String::with_capacity(capacity),
             items: Vec::new(),
             role,
+            attributes: Map::new(),
+            after_role: false,
+            after_history: false,
             parts: Vec::new(),
             pending: String::new(),
             history_placed: false,
             generations: Vec::new(),
             generation_open: None,
-            dotprompt: false,
+            rules: Rules::Teleprompt,
         }
     }
 
@@ -571,18 +633,22 @@ impl Builder {
 
     fn mark(&mut self, mark: Mark) -> Result<(), SplitError> {
         match mark {
-            Mark::Role(role) => {
+            Mark::Role(role, attributes) => {
                 self.close_message();
                 self.role = role;
+                self.attributes = attributes;
+                self.after_role = true;
+                self.after_history = false;
             }
             Mark::History => {
                 if self.history_placed {
                     return Err(SplitError::SecondHistory);
                 }
                 self.history_placed = true;
+                self.after_history = true;
                 self.close_message();
                 self.items.push(Item::History);
-                if self.dotprompt {
+                if self.rules == Rules::Dotprompt {
                     self.role = Role::Assistant;
                 }
             }
@@ -611,11 +677,17 @@ impl Builder {
     }
 
     fn close_text_part(&mut self) {
+        if self.rules == Rules::Prompty && self.after_role {
+            self.after_role = false;
+            if self.pending.starts_with('\n') {
+                self.pending.remove(0);
+            }
+        }
         let trimmed = self.pending.trim();
         if !trimmed.is_empty() {
-            let text = match self.dotprompt {
-                true => std::mem::take(&mut self.pending),
-                false => trimmed.to_string(),
+            let text = match self.rules {
+                Rules::Dotprompt => std::mem::take(&mut self.pending),
+                _ => trimmed.to_string(),
             };
             self.parts.push(ContentPart::Text { text });
         }
@@ -623,18 +695,54 @@ impl Builder {
     }
 
     fn close_message(&mut self) {
+        if self.rules == Rules::Prompty && self.parts.is_empty() {
+            return self.close_prompty_message();
+        }
         self.close_text_part();
         if !self.parts.is_empty() {
             self.items.push(Item::Message(Message {
                 role: self.role,
                 content: std::mem::take(&mut self.parts),
+                extra: self.attributes.clone(),
             }));
         }
     }
 
+    /// A message of text only, by Prompty's rules
+    /// ([`Markers::split_prompty`]).
+    fn close_prompty_message(&mut self) {
+        let mut text = std::mem::take(&mut self.pending);
+        if std::mem::take(&mut self.after_role) && text.starts_with('\n') {
+            text.remove(0);
+        }
+        let lines = python_lines(&text);
+        if lines.is_empty() {
+            return;
+        }
+        let joined = lines.join("\n");
+        // Beside the history (the very marker that closes this text, or
+        // one before it in this message) Prompty trims all whitespace and
+        // drops what is left empty; elsewhere only line breaks, keeping
+        // an empty message.
+        let content = match self.after_history {
+            true => joined.trim_matches(python_space),
+            false => joined.trim_matches('\n'),
+        };
+        if self.after_history && content.is_empty() {
+            return;
+        }
+        self.items.push(Item::Message(Message {
+            role: self.role,
+            content: vec![ContentPart::Text {
+                text: content.to_string(),
+            }],
+            extra: self.attributes.clone(),
+        }));
+    }
+
     fn finish(mut self) -> Split {
         self.close_message();
-        if self.dotprompt && !self.history_placed {
+        if self.rules == Rules::Dotprompt && !self.history_placed {
             let last_is_user = matches!(
                 self.items.last(),
                 Some(Item::Message(Message {
@@ -654,6 +762,42 @@ impl Builder {
             generations: self.generations,
         }
     }
+}
+
+/// The lines of `text` as Python's `str.splitlines` cuts them (Prompty's
+/// parser does): at `\n`, `\r\n`, `\r` and the other line boundaries
+/// Python knows; a final line break ends the last line without starting
+/// another.
+fn python_lines(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let end = match c {
+            '\r' => match chars.peek() {
+                Some((_, '\n')) => {
+                    chars.next();
+                    at + 2
+                }
+                _ => at + 1,
+            },
+            '\n' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}'
+            | '\u{2029}' => at + c.len_utf8(),
+            _ => continue,
+        };
+        lines.push(text.get(start..at).unwrap_or_default());
+        start = end;
+    }
+    if start < text.len() {
+        lines.push(text.get(start..).unwrap_or_default());
+    }
+    lines
+}
+
+/// Python's `str.isspace`: Unicode white space and the separators
+/// `\x1c`–`\x1f`.
+fn python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// A secret of 128 bits, as 32 hex digits, that no text existing before this
@@ -708,6 +852,23 @@ impl Markers {
     /// name, with the closest valid one, or `tool`.
     pub(crate) fn template_role(&self, name: &str) -> Result<String, String> {
         template_role(name).map(|role| self.role(role))
+    }
+
+    /// `role(name, attributes)`: the message also gets the fields of
+    /// `attributes`, a JSON object's text (what a Prompty role line's
+    /// `[name="Alice"]` becomes).
+    pub(crate) fn template_role_with(
+        &self,
+        name: &str,
+        attributes: &str,
+    ) -> Result<String, String> {
+        let role = template_role(name)?;
+        match serde_json::from_str::<Value>(attributes) {
+            Ok(Value::Object(attributes)) => Ok(self.role_with(role, &attributes)),
+            _ => Err(format!(
+                "the attributes of role(\"{name}\", …) must be a JSON object's text, such as '{{\"name\": \"Alice\"}}'"
+            )),
+        }
     }
 }
 
@@ -795,6 +956,63 @@ mod tests {
             .collect()
     }
 
+    /// Prompty's parse vectors (`spec/vectors/parse/parse_vectors.json`)
+    /// and its runtime's rules, on the text a role line leaves: its
+    /// marker, then its line break.
+    #[test]
+    fn prompty_rules_keep_spaces_and_empty_messages() {
+        let markers = Markers::new();
+        let line = |role| format!("{}\n", markers.role(role));
+        let output = format!(
+            "{}  \n  You are helpful.  \n  \n\n{}\n{}{}  Hello  \n{}",
+            line(Role::System),
+            line(Role::User),
+            line(Role::Assistant),
+            line(Role::User),
+            line(Role::Assistant),
+        );
+        let split = markers.split_prompty(&output, Role::System).unwrap();
+        assert_eq!(
+            texts(&split),
+            vec![
+                (Role::System, "  \n  You are helpful.  \n  ".to_string()),
+                (Role::User, String::new()),
+                (Role::User, "  Hello  ".to_string()),
+            ]
+        );
+        // Beside the history, all whitespace goes, and empty pieces too.
+        let markers = Markers::new();
+        let output = format!(
+            "{}\nA {} B\n{}\n{}  \n",
+            markers.role(Role::System),
+            markers.history(),
+            markers.role(Role::User),
+            markers.history(),
+        );
+        assert_eq!(
+            markers.split_prompty(&output, Role::System),
+            Err(SplitError::SecondHistory)
+        );
+        let markers = Markers::new();
+        let mut attributes = Map::new();
+        attributes.insert("name".into(), Value::String("Al:ice%\u{E001}".into()));
+        let output = format!(
+            "{}\nA {} B\n  C\n",
+            markers.role_with(Role::System, &attributes),
+            markers.history()
+        );
+        let split = markers.split_prompty(&output, Role::User).unwrap();
+        assert_eq!(
+            texts(&split),
+            vec![(Role::System, "A".into()), (Role::System, "B\n  C".into())]
+        );
+        assert!(matches!(split.items.get(1), Some(Item::History)));
+        match split.items.first() {
+            Some(Item::Message(message)) => assert_eq!(message.extra, attributes),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
     #[test]
     fn secrets_differ_and_are_long() {
         let a = fresh_secret();
@@ -859,7 +1077,8 @@ mod tests {
                         url: url.into(),
                         content_type: content_type.into()
                     }
-                ]
+                ],
+                extra: Map::new(),
             })]
         );
         assert_eq!(split.text, "see");
@@ -981,7 +1200,10 @@ mod tests {
     #[test]
     fn parse_mark_reads_every_kind() {
         assert_eq!(parse_mark("history"), Some(Mark::History));
-        assert_eq!(parse_mark("role:user"), Some(Mark::Role(Role::User)));
+        assert_eq!(
+            parse_mark("role:user"),
+            Some(Mark::Role(Role::User, Map::new()))
+        );
         assert_eq!(parse_mark("role:boss"), None);
         assert_eq!(
             parse_mark("media:a%2Fb:http%3A%2F%2Fu"),

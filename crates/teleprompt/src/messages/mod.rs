@@ -100,6 +100,11 @@ pub struct Message {
     pub role: Role,
     /// The content, in order.
     pub content: Vec<ContentPart>,
+    /// Fields the template gave the message besides its role: the
+    /// attributes of a Prompty role line (`user[name="Alice"]:` gives
+    /// `name`). Empty for most messages.
+    #[serde(default, flatten, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
 }
 
 /// A message of conversation history, in the OpenAI chat shape.

@@ -87,8 +87,8 @@ pub struct ShapeError {
 /// use teleprompt::messages::{shape, Entry, Message, ContentPart, OutputFormat, Role};
 /// use serde_json::json;
 ///
-/// let system = Message { role: Role::System, content: vec![ContentPart::Text { text: "Be brief.".into() }] };
-/// let user = Message { role: Role::User, content: vec![ContentPart::Text { text: "Hi".into() }] };
+/// let system = Message { role: Role::System, content: vec![ContentPart::Text { text: "Be brief.".into() }], extra: Default::default() };
+/// let user = Message { role: Role::User, content: vec![ContentPart::Text { text: "Hi".into() }], extra: Default::default() };
 /// let entries = [Entry::Rendered(&system), Entry::Rendered(&user)];
 /// assert_eq!(
 ///     shape(OutputFormat::Anthropic, "", &entries)?,
@@ -196,7 +196,17 @@ fn openai_rendered(index: usize, message: &Message) -> Result<Value, ShapeError>
                 .collect::<Result<_, _>>()?,
         ),
     };
-    Ok(json!({ "role": message.role.as_str(), "content": content }))
+    let mut value = json!({ "role": message.role.as_str(), "content": content });
+    if let Value::Object(fields) = &mut value {
+        // A role line's attributes the API accepts (`name`), as Prompty
+        // sends them; others stay in the `messages` shape only.
+        for (key, field) in &message.extra {
+            if OPENAI_MESSAGE_FIELDS.contains(&key.as_str()) && !fields.contains_key(key) {
+                fields.insert(key.clone(), field.clone());
+            }
+        }
+    }
+    Ok(value)
 }
 
 fn openai_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError> {

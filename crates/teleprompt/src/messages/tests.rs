@@ -17,7 +17,11 @@ fn text(text: &str) -> ContentPart {
 }
 
 fn message(role: Role, content: Vec<ContentPart>) -> Item {
-    Item::Message(Message { role, content })
+    Item::Message(Message {
+        role,
+        content,
+        extra: Default::default(),
+    })
 }
 
 fn split(markers: &Markers, output: &str) -> Split {
@@ -408,6 +412,7 @@ fn a_system_message_goes_before_the_history() {
     let system = Message {
         role: Role::System,
         content: vec![],
+        extra: Default::default(),
     };
     let items = vec![Item::Message(system)];
     let history: Vec<HistoryMessage> =

@@ -88,6 +88,19 @@ pub(crate) fn render_turn(
 fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rendered, Error> {
     check_required(compiled, data)?;
     check_schema(compiled, data)?;
+    if let Some(thread) = thread_history(compiled, data)? {
+        if !turn.history.is_empty() {
+            return Err(Error::new(
+                ErrorClass::Input,
+                format!(
+                    "the turn has a history and the data the thread input `{}`: pass the conversation once",
+                    compiled.thread.as_deref().unwrap_or_default()
+                ),
+            )
+            .with_file(compiled.origin()));
+        }
+        turn.history = Arc::new(thread);
+    }
     if let Some(schema) = &compiled.schema {
         turn.warnings.extend(schema.near_misses(data.root()));
     }
@@ -105,12 +118,36 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         }
         _ => (&compiled.document, &compiled.template),
     };
+    // The thread input is the conversation, not the template's data (in
+    // Prompty the template sees a placeholder in its place): without it,
+    // its name cannot hide the `history` call its print became.
+    let without_thread = compiled
+        .thread
+        .as_deref()
+        .filter(|name| data.root().get(name).is_some())
+        .map(|name| {
+            let mut value = data.root().to_json();
+            if let Value::Object(map) = &mut value {
+                map.shift_remove(name);
+            }
+            Data::new(value)
+        });
+    let data = without_thread.as_ref().unwrap_or(data);
     let mut scope = RenderScope::new(now, template.limits());
     let output = template.render(data, &mut scope);
     let markers = scope.markers();
     let split = output
         .map_err(|error| document.locate(error))
         .and_then(|output| {
+            if compiled.role_lines {
+                return markers
+                    .split_prompty(&output, compiled.default_role)
+                    .map(RenderOutput::from)
+                    .map_err(|error| {
+                        Error::new(ErrorClass::Render, error.to_string())
+                            .with_file(compiled.origin())
+                    });
+            }
             if compiled.dotprompt {
                 return markers
                     .split_dotprompt(&output, compiled.default_role)
@@ -185,6 +222,90 @@ fn with_context(compiled: &Compiled, data: Data, options: &RenderOptions) -> Res
     let mut layer = Map::new();
     layer.insert(key.to_string(), context);
     Ok(data.under(Value::Object(layer)))
+}
+
+/// The value of the prompt's thread input (Prompty's `kind: thread`) as
+/// history messages, checked as a turn's history is: `None` when the
+/// prompt has none or the data leaves it out (or null). Prompty's own
+/// message shape (content parts `{kind: text, value}`) is read too, and
+/// a content of text parts only is their text, joined, as Prompty sends
+/// it.
+fn thread_history(compiled: &Compiled, data: &Data) -> Result<Option<Vec<HistoryMessage>>, Error> {
+    let Some(name) = compiled.thread.as_deref() else {
+        return Ok(None);
+    };
+    let value = match data.root().get(name) {
+        None => return Ok(None),
+        Some(view) if view.value().is_null() => return Ok(None),
+        Some(view) => view.value().clone(),
+    };
+    let bad = |why: String| {
+        Error::new(
+            ErrorClass::Input,
+            format!("the thread input `{name}` must be a list of messages: {why}"),
+        )
+        .with_file(compiled.origin())
+        .with_path(Some(name.to_string()))
+    };
+    let Value::Array(messages) = value else {
+        return Err(bad(format!("found {}", crate::data::describe(&value))));
+    };
+    let messages = messages.into_iter().map(prompty_message).collect();
+    let history = crate::messages::history_from_value(Value::Array(messages))
+        .map_err(|error| bad(error.to_string()))?;
+    crate::messages::validate_history(&history).map_err(|error| {
+        let rule = format!("rule {}: {}", error.rule.name(), error.rule.description());
+        bad(error.to_string()).with_suggestion(Some(rule))
+    })?;
+    Ok(Some(history))
+}
+
+/// A thread message in Prompty's shape as an OpenAI one: text parts
+/// (`{kind: text, value}` or `{type: text, text}`) only become their text
+/// joined; other `kind` parts take OpenAI's names.
+fn prompty_message(mut message: Value) -> Value {
+    let Some(Value::Array(parts)) = message.get("content") else {
+        return message;
+    };
+    let kind = |part: &Value| {
+        part.get("kind")
+            .or_else(|| part.get("type"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let text = |part: &Value| {
+        part.get("value")
+            .or_else(|| part.get("text"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let content = if parts
+        .iter()
+        .all(|part| kind(part).as_deref() == Some("text"))
+    {
+        Value::String(parts.iter().map(text).collect())
+    } else {
+        Value::Array(
+            parts
+                .iter()
+                .map(|part| match (part.get("kind"), kind(part).as_deref()) {
+                    (Some(_), Some("text")) => {
+                        serde_json::json!({"type": "text", "text": text(part)})
+                    }
+                    (Some(_), Some("image")) => serde_json::json!({
+                        "type": "image_url",
+                        "image_url": {"url": part.get("source").cloned().unwrap_or_default()},
+                    }),
+                    _ => part.clone(),
+                })
+                .collect(),
+        )
+    };
+    if let Some(slot) = message.get_mut("content") {
+        *slot = content;
+    }
+    message
 }
 
 /// Every required input the data lacks, in one `input` error.

@@ -143,5 +143,6 @@ fn plain_items(text: &str, role: Role) -> Vec<Item> {
         content: vec![ContentPart::Text {
             text: content.to_string(),
         }],
+        extra: Default::default(),
     })]
 }

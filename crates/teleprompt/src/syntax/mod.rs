@@ -83,9 +83,10 @@ impl Template {
         body: &str,
         reader: MessageReader,
         default_role: Role,
+        thread: Option<&str>,
         options: &CompileOptions,
     ) -> Result<(Template, Option<TemplateError>), TemplateError> {
-        let source = role_tags::rewrite(body, reader, syntax, default_role);
+        let source = role_tags::rewrite(body, reader, syntax, default_role, thread);
         let text = source.text.as_str();
         let compiled = match syntax {
             Syntax::Jinja | Syntax::Django | Syntax::ChatTemplate => {

@@ -17,13 +17,40 @@ use serde_json::{Map, Value};
 
 use crate::data::{describe, merge_under};
 use crate::diagnostics::Error;
+use crate::document::include_root::Includes;
 use crate::document::{Document, Metadata};
 use crate::messages::Role;
 use crate::{options::MessageReader, options::Syntax};
 
+/// What a Prompty file's `${…}` references may read: the host's choice
+/// ([`crate::LoadOptions::env_references`], `file_references`).
+pub(crate) struct References<'a> {
+    pub env: bool,
+    pub files: bool,
+    /// Where `${file:…}` reads (the prompt's folder in its include root).
+    pub includes: Option<&'a Includes>,
+}
+
+/// The front matter keys teleprompt reads, whose `${…}` references are
+/// resolved; the others (`model`, its connection, …) stay as written,
+/// for the host.
+const RESOLVED_KEYS: [&str; 4] = ["inputs", "inputSchema", "sample", "template"];
+
 /// Completes `metadata` from a Prompty file's front matter.
-pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), Error> {
-    let front = &document.front_matter;
+pub(crate) fn apply(
+    document: &Document,
+    metadata: &mut Metadata,
+    references: &References<'_>,
+) -> Result<(), Error> {
+    let mut front = Map::new();
+    for key in RESOLVED_KEYS {
+        if let Some(value) = document.front_matter.get(key) {
+            let resolved = resolve(value, references, 0)
+                .map_err(|message| document.key_error(key, message))?;
+            front.insert(key.to_string(), resolved);
+        }
+    }
+    let front = &front;
     if metadata.syntax.is_none() {
         metadata.syntax = Some(template_syntax(document, front.get("template"))?);
     }
@@ -32,6 +59,7 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
 
     let mut defaults = Map::new();
     let mut samples = Map::new();
+    let mut threads = Vec::new();
     for (key, specs) in [
         ("inputs", front.get("inputs")),
         (
@@ -42,12 +70,30 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
         ),
     ] {
         for (name, spec) in input_specs(document, key, specs)? {
+            if spec.get("kind").and_then(Value::as_str) == Some("thread")
+                && !threads.contains(&name)
+            {
+                threads.push(name.clone());
+            }
             if let Some(value) = spec.get("default") {
                 defaults.insert(name.clone(), value.clone());
             }
             if let Some(value) = spec.get("sample").or_else(|| spec.get("example")) {
                 samples.insert(name, value.clone());
             }
+        }
+    }
+    match threads.as_slice() {
+        [] => {}
+        [name] => metadata.thread = Some(name.clone()),
+        [first, second, ..] => {
+            return Err(document.key_error(
+                "inputs",
+                format!(
+                    "the inputs `{first}` and `{second}` are both `kind: thread`: \
+                     teleprompt places one conversation per prompt"
+                ),
+            ))
         }
     }
     let mut below = merge_under(Value::Object(defaults), &Value::Object(samples));
@@ -58,8 +104,8 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
             return Err(document.key_error(
                 "sample",
                 format!(
-                    "`sample: {text}` refers to another file, which teleprompt does not read yet: \
-                     put the sample inline, or pass it as data"
+                    "`sample: {text}` is a reference teleprompt does not resolve \
+                     (only `${{env:…}}` and `${{file:…}}`): put the sample inline, or pass it as data"
                 ),
             ))
         }
@@ -81,6 +127,119 @@ pub(crate) fn apply(document: &Document, metadata: &mut Metadata) -> Result<(), 
         });
     }
     Ok(())
+}
+
+/// How deep a front matter value may nest for its references to be
+/// resolved (YAML has already bounded it; this keeps the walk's stack
+/// small).
+const MAX_DEPTH: usize = 128;
+
+/// `value` with its `${env:…}` and `${file:…}` references resolved, as
+/// Prompty's loader resolves them: a string that is a whole reference
+/// (starts with `${`, ends with `}`), as a mapping's value at any depth
+/// (strings that are items of a list stay, as in Prompty); other
+/// protocols stay as written. A reference the host has not allowed is an
+/// error.
+fn resolve(value: &Value, references: &References<'_>, depth: usize) -> Result<Value, String> {
+    if depth > MAX_DEPTH {
+        return Ok(value.clone());
+    }
+    match value {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (key, item) in map {
+                let item = match item {
+                    Value::String(text) => {
+                        reference(text, references)?.unwrap_or_else(|| item.clone())
+                    }
+                    other => resolve(other, references, depth + 1)?,
+                };
+                out.insert(key.clone(), item);
+            }
+            Ok(Value::Object(out))
+        }
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(_) => Ok(item.clone()),
+                other => resolve(other, references, depth + 1),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        Value::String(text) if depth == 0 => {
+            Ok(reference(text, references)?.unwrap_or_else(|| value.clone()))
+        }
+        other => Ok(other.clone()),
+    }
+}
+
+/// The value of the reference `text`, if it is an `env` or `file` one.
+fn reference(text: &str, references: &References<'_>) -> Result<Option<Value>, String> {
+    let Some(inner) = text
+        .strip_prefix("${")
+        .and_then(|rest| rest.strip_suffix('}'))
+    else {
+        return Ok(None);
+    };
+    let (protocol, rest) = inner.split_once(':').unwrap_or((inner, ""));
+    match protocol.to_ascii_lowercase().as_str() {
+        "env" => {
+            if !references.env {
+                return Err(format!(
+                    "`{text}` reads the environment, which the host has not allowed: \
+                     LoadOptions::with_env_references(true) (the command: --allow-env), \
+                     or put the value in the file"
+                ));
+            }
+            let (name, default) = rest.split_once(':').unwrap_or((rest, ""));
+            match std::env::var(name) {
+                Ok(value) => Ok(Some(Value::String(value))),
+                Err(std::env::VarError::NotUnicode(_)) => Err(format!(
+                    "`{text}`: the environment variable {name} is not UTF-8 text"
+                )),
+                Err(std::env::VarError::NotPresent) if !default.is_empty() => {
+                    Ok(Some(Value::String(default.to_string())))
+                }
+                Err(std::env::VarError::NotPresent) => Err(format!(
+                    "`{text}`: the environment variable {name:?} is not set (and the reference gives no default)"
+                )),
+            }
+        }
+        "file" => {
+            if !references.files {
+                return Err(format!(
+                    "`{text}` reads another file, which the host has not allowed: \
+                     LoadOptions::with_file_references(true) (the command: --allow-files), \
+                     or put the value inline"
+                ));
+            }
+            let Some(includes) = references.includes else {
+                return Err(format!(
+                    "`{text}` reads another file, but this prompt has no folder to read it from \
+                     (load it from a file, or give LoadOptions an include_root)"
+                ));
+            };
+            let candidates = includes.beside_candidates(rest)?;
+            let Some((_, file)) = includes.read_first(&candidates)? else {
+                return Err(format!("`{text}`: no file {rest:?} beside the prompt"));
+            };
+            let extension = std::path::Path::new(rest)
+                .extension()
+                .and_then(|ext| ext.to_str());
+            match extension {
+                Some("json") => serde_json::from_str(&file.text)
+                    .map(Some)
+                    .map_err(|error| format!("`{text}`: {rest} is not JSON: {error}")),
+                Some("yaml" | "yml") => crate::data::parse_yaml(&file.text).map(Some).map_err(
+                    |(line, column, error)| {
+                        format!("`{text}`: {rest} is not YAML ({line}:{column}): {error}")
+                    },
+                ),
+                _ => Ok(Some(Value::String(file.text))),
+            }
+        }
+        _ => Ok(None),
+    }
 }
 
 /// An input's name and its spec (`kind`, `default`, `example`, …).

@@ -185,7 +185,7 @@ const FUNCTIONS: &[(&str, Arity)] = &[
     ("range", takes(1, 3, Keywords::No)),
     ("strftime_now", ONE),
     ("raise_exception", ONE),
-    ("role", ONE),
+    ("role", takes(1, 2, Keywords::No)),
     ("history", NONE),
     ("media", takes(2, 2, Keywords::No)),
 ];

@@ -188,8 +188,11 @@ impl JinjaTemplate {
         // `transformers`) have them.
         python::register(&mut env, dialect);
         env.add_filter("toJSON", to_json_filter);
-        env.add_function("role", |name: &str| {
-            template_call(current::marker("role", |scope| scope.role(name)))
+        env.add_function("role", |name: &str, attributes: Option<&str>| {
+            template_call(current::marker("role", |scope| match attributes {
+                Some(attributes) => scope.role_with(name, attributes),
+                None => scope.role(name),
+            }))
         });
         env.add_function("history", || {
             template_call(current::marker("history", |scope| Ok(scope.history())))
@@ -235,6 +238,7 @@ impl JinjaTemplate {
             .resolve(Naming::Identifier)
             .map_err(|message| TemplateError::parse(None, message))?;
         register_host_functions(&mut env, &hosts, &filters)?;
+        python::name_functions(&mut env);
         filters.extend(hosts.iter().map(|(name, _)| name.as_str()));
         let untranslated = translated.is_unchanged();
         let text = if untranslated {

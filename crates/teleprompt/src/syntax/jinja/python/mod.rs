@@ -38,6 +38,78 @@ use crate::options::Syntax;
 
 pub(super) use strftime::strftime;
 
+/// A global function under its name. minijinja prints a function as the
+/// Rust path of its code (`teleprompt::syntax::jinja::…::{{closure}}`).
+/// Jinja2 prints its classes (`range`, `dict`, `namespace`, `cycler`,
+/// `joiner`) as `<class 'range'>`, and so does teleprompt; a function it
+/// prints as `<function history at 0x7f…>`, an address no prompt can mean:
+/// printed (`{{ history }}`), such a function is a render error, and made
+/// a string otherwise (`~`, `upper`, `replace`) it is `<function
+/// history>`, Jinja2's text without the address.
+#[derive(Debug)]
+pub(super) struct NamedFunction {
+    name: String,
+    function: JValue,
+    /// Jinja2's text for a class it has under this name.
+    class: Option<&'static str>,
+}
+
+/// Jinja2's text of the classes among its globals.
+fn jinja2_class(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "range" => "<class 'range'>",
+        "dict" => "<class 'dict'>",
+        "namespace" => "<class 'jinja2.utils.Namespace'>",
+        "cycler" => "<class 'jinja2.utils.Cycler'>",
+        "joiner" => "<class 'jinja2.utils.Joiner'>",
+        _ => return None,
+    })
+}
+
+impl minijinja::value::Object for NamedFunction {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Plain
+    }
+
+    fn call(
+        self: &std::sync::Arc<Self>,
+        state: &mut State<'_, '_>,
+        args: &[JValue],
+    ) -> Result<JValue, minijinja::Error> {
+        self.function.call(state, args)
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.class {
+            Some(class) => f.write_str(class),
+            None => write!(f, "<function {}>", self.name),
+        }
+    }
+}
+
+/// Every global function of `env` as a [`NamedFunction`] (the builtins
+/// `range`, `dict`, `namespace` too).
+pub(super) fn name_functions(env: &mut Environment<'_>) {
+    let functions: Vec<(String, JValue)> = env
+        .globals()
+        .filter(|(_, value)| {
+            value.kind() == ValueKind::Plain
+                && value.as_object().is_some()
+                && value.downcast_object_ref::<NamedFunction>().is_none()
+                && value.to_string().contains("::")
+        })
+        .map(|(name, value)| (name.to_string(), value))
+        .collect();
+    for (name, function) in functions {
+        let named = NamedFunction {
+            class: jinja2_class(&name),
+            name: name.clone(),
+            function,
+        };
+        env.add_global(name, JValue::from_object(named));
+    }
+}
+
 /// The deepest nesting of lists and maps printed or serialized. Python
 /// stops near 1000 levels (`RecursionError`); a namespace that holds
 /// itself, the one cyclic value a template can build, ends here too.
@@ -212,8 +284,31 @@ fn write_repr(out: &mut Out, value: &JValue, depth: usize) -> Result<(), minijin
             }
             out.push('}')
         }
-        // Loop state, macros, invalid values: minijinja's own text.
-        _ => out.push_str(&value.to_string()),
+        // Loop state, macros, invalid values: minijinja's own text; but a
+        // function's is the Rust path of its code, and Jinja2's its
+        // address: neither is anything a prompt means.
+        _ => {
+            if let Some(function) = value.downcast_object_ref::<NamedFunction>() {
+                if let Some(class) = function.class {
+                    return out.push_str(class);
+                }
+                return Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    format!(
+                        "the function `{0}` cannot be printed: call it, `{0}(…)`",
+                        function.name
+                    ),
+                ));
+            }
+            let text = value.to_string();
+            if value.kind() == ValueKind::Plain && (text == "function" || text.contains("::")) {
+                return Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    "a function cannot be printed: call it, with ( )",
+                ));
+            }
+            out.push_str(&text)
+        }
     }
 }
 
