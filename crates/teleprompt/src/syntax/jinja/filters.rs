@@ -50,7 +50,7 @@ fn collection_filters() -> Vec<(&'static str, JValue, bool)> {
 /// (`{{ issue.lables | join(", ") }}` prints nothing), which would hide a
 /// misspelled key. Each one here treats a missing input alike: an error
 /// naming the path in `strict` and `semi`, an empty collection in
-/// `lenient` (so `length` is 0, as in Jinja2).
+/// `lenient` (so `length` is 0, as in Jinja2), in a chat template too.
 pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
     for (name, builtin, takes_map) in collection_filters() {
         env.add_filter(
@@ -61,7 +61,13 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
                   -> Result<JValue, minijinja::Error> {
                 let mut args = args.0;
                 if let Some(first) = args.first_mut().filter(|value| value.is_undefined()) {
-                    if state.undefined_behavior() != UndefinedBehavior::Chainable {
+                    // Lenient (Jinja2's own `Undefined`, a chat template's
+                    // default) and chainable take it as empty:
+                    // `message['content']|length` is 0, as in Jinja2.
+                    if matches!(
+                        state.undefined_behavior(),
+                        UndefinedBehavior::Strict | UndefinedBehavior::SemiStrict
+                    ) {
                         return Err(minijinja::Error::new(
                             ErrorKind::UndefinedError,
                             "undefined value",

@@ -25,6 +25,7 @@
 
 mod indent;
 mod json;
+pub(super) mod markup;
 mod strftime;
 
 use std::borrow::Cow;
@@ -62,6 +63,15 @@ pub(super) fn register(env: &mut Environment<'static>, dialect: Syntax) {
             number_filter(state, value, args, kwargs, NumberFilter::Float)
         },
     );
+    // Jinja2's `iterable` test is `iter(value)`: `None` is not iterable
+    // (minijinja iterates it as empty), so `tools is iterable and tools |
+    // length > 0` is false for `tools=None`, as `transformers` renders it.
+    env.add_test("iterable", |value: &JValue| {
+        !value.is_none() && value.try_iter().is_ok()
+    });
+    if dialect != Syntax::Django {
+        markup::register(env);
+    }
     match dialect {
         Syntax::ChatTemplate => env.add_filter("tojson", json::tojson_transformers),
         // Jinja, Django (Go and Handlebars never reach here).
