@@ -668,13 +668,21 @@ impl<'a> Checker<'a> {
         else {
             return;
         };
-        for (range, replacement) in [
-            (start..start, "(".to_string()),
-            (plus..plus + 1, format!(")|{}(", super::python::markup::MARKUP_ADD)),
-            (end..end, ")".to_string()),
-        ] {
+        // Along a chain (`a|safe + b + c`, nested to the left) the left
+        // operand is already a filter call: the calls chain flat,
+        // `(a|safe)|__markup_add(b)|__markup_add(c)`, adding no nesting.
+        let chained = matches!(&b.left, ast::Expr::BinOp(_)) && is_markup(&b.left);
+        let call = format!("|{}(", super::python::markup::MARKUP_ADD);
+        let mut edits = Vec::with_capacity(3);
+        if !chained {
+            edits.push((start..start, "(".to_string()));
+        }
+        let close = if chained { "" } else { ")" };
+        edits.push((plus..plus + 1, format!("{close}{call}")));
+        edits.push((end..end, ")".to_string()));
+        for (original, replacement) in edits {
             self.bounds.push(Edit {
-                original: range,
+                original,
                 replacement,
             });
         }

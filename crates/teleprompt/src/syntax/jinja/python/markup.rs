@@ -10,7 +10,8 @@
 //! concatenates without escaping and has no hook, so the load-time walk
 //! (`check`) rewrites each `+` with an operand that is a safe string
 //! (`x|safe`, `x|escape`, or another such `+`) in a chat template into a
-//! call of [`MARKUP_ADD`]: `(a|safe)|__markup_add(b)`.
+//! call of [`MARKUP_ADD`]: `(a|safe)|__markup_add(b)`, and a chain
+//! `a|safe + b + c` into calls in a row, `(a|safe)|__markup_add(b)|__markup_add(c)`.
 //!
 //! `escape` (`e`) is markupsafe's too: `&#34;` and `&#39;` for the quotes,
 //! nothing else than `& < > " '` escaped (minijinja's own escapes `/` and
@@ -21,7 +22,8 @@ use minijinja::{Environment, Error, ErrorKind, Value as JValue};
 
 use super::Out;
 
-/// The filter a rewritten `+` calls: `left|__markup_add(right)`.
+/// The filter a rewritten `+` calls: `left|__markup_add(right)` (the
+/// load-time walk writes the name out).
 pub(in crate::syntax::jinja) const MARKUP_ADD: &str = "__markup_add";
 
 /// The filters whose result is a safe string.
