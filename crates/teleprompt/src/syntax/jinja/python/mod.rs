@@ -26,6 +26,7 @@
 mod indent;
 mod json;
 pub(super) mod markup;
+pub(super) mod methods;
 mod strftime;
 
 use std::borrow::Cow;
