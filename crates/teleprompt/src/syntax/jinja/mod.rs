@@ -566,9 +566,10 @@ pub(crate) fn both(
 /// where it runs.
 fn defer_unknown_names(found: &mut crate::diagnostics::Findings) -> Vec<TemplateError> {
     const UNKNOWN: [&str; 3] = ["unknown-filter", "unknown-test", "unknown-function"];
-    let (deferred, kept): (Vec<TemplateError>, Vec<TemplateError>) = std::mem::take(&mut found.errors)
-        .into_iter()
-        .partition(|error| error.kind.is_some_and(|kind| UNKNOWN.contains(&kind)));
+    let (deferred, kept): (Vec<TemplateError>, Vec<TemplateError>) =
+        std::mem::take(&mut found.errors)
+            .into_iter()
+            .partition(|error| error.kind.is_some_and(|kind| UNKNOWN.contains(&kind)));
     found.errors = kept;
     deferred
         .into_iter()

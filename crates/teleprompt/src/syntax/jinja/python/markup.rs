@@ -116,7 +116,8 @@ mod tests {
     fn render(source: &str) -> String {
         let mut env = Environment::new();
         register(&mut env);
-        env.render_str(source, ()).unwrap_or_else(|e| format!("error: {e}"))
+        env.render_str(source, ())
+            .unwrap_or_else(|e| format!("error: {e}"))
     }
 
     #[test]

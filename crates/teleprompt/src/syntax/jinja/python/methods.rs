@@ -99,10 +99,19 @@ mod tests {
             call("a,b,,c", "rsplit", &[JValue::from(","), JValue::from(1)]),
             "['a,b,', 'c']"
         );
-        assert_eq!(call("a,b,,c", "rsplit", &[JValue::from(",")]), "['a', 'b', '', 'c']");
+        assert_eq!(
+            call("a,b,,c", "rsplit", &[JValue::from(",")]),
+            "['a', 'b', '', 'c']"
+        );
         assert!(call("a", "rsplit", &[JValue::from("")]).starts_with("error"));
-        assert_eq!(call("x.jinja", "removesuffix", &[JValue::from(".jinja")]), "x");
-        assert_eq!(call("x.jinja", "removeprefix", &[JValue::from("y")]), "x.jinja");
+        assert_eq!(
+            call("x.jinja", "removesuffix", &[JValue::from(".jinja")]),
+            "x"
+        );
+        assert_eq!(
+            call("x.jinja", "removeprefix", &[JValue::from("y")]),
+            "x.jinja"
+        );
         assert_eq!(call("x", "append", &[]), "none");
     }
 }
