@@ -51,8 +51,14 @@ fn collection_filters() -> Vec<(&'static str, JValue, bool)> {
 /// misspelled key. Each one here treats a missing input alike: an error
 /// naming the path in `strict` and `semi`, an empty collection in
 /// `lenient` (so `length` is 0, as in Jinja2), in a chat template too.
-pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
+///
+/// With `generators` (a chat template), `map`, `select`, `reject`,
+/// `selectattr` and `rejectattr` return Jinja2's generators
+/// (`python::generator`).
+pub(super) fn guard_collection_filters(env: &mut Environment<'static>, generators: bool) {
+    use super::python::generator::{Generator, GENERATOR_FILTERS};
     for (name, builtin, takes_map) in collection_filters() {
+        let generator = generators && GENERATOR_FILTERS.contains(&name);
         env.add_filter(
             name,
             move |state: &mut minijinja::State,
@@ -93,7 +99,11 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
                 if kwargs.args().next().is_some() {
                     args.push(JValue::from(kwargs));
                 }
-                builtin.call(state, &args)
+                let result = builtin.call(state, &args)?;
+                match generator {
+                    true => Generator::wrap(result),
+                    false => Ok(result),
+                }
             },
         );
     }

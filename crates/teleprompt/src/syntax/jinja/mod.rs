@@ -182,7 +182,7 @@ impl JinjaTemplate {
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
         // The ones that grow text are checked against the output budget.
         env.set_unknown_method_callback(growth::method);
-        guard_collection_filters(&mut env);
+        guard_collection_filters(&mut env, dialect == Syntax::ChatTemplate);
         growth::guard_filters(&mut env);
         growth::guard_listing_filters(&mut env);
         growth::register(&mut env);

@@ -23,6 +23,7 @@
 //! prints `x1e+16`) nor `nan`/`inf` (`NaN`), nor for lists built by the
 //! template that hold such floats or strings with unusual characters.
 
+pub(super) mod generator;
 mod indent;
 mod json;
 pub(super) mod markup;
@@ -182,6 +183,10 @@ pub(super) fn repr_lossy(value: &JValue) -> String {
 
 /// Writes Python's `repr(value)` (for a string, with quotes).
 fn write_repr(out: &mut Out, value: &JValue, depth: usize) -> Result<(), minijinja::Error> {
+    if generator::is_generator(value) {
+        // Python prints its address too (`<generator object … at 0x…>`).
+        return out.push_str("<generator object>");
+    }
     match value.kind() {
         ValueKind::Undefined => out.push_str("Undefined"),
         ValueKind::None => out.push_str("None"),
