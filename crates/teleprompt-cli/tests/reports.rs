@@ -69,8 +69,10 @@ const BROKEN: &[Broken] = &[
     Broken {
         file: "hf/Qwen3-0.6B/tokenizer_config.json",
         replace: "{{- message.content | uper }}",
-        rule: "parse/unknown-filter",
-        message: "unknown filter \"uper\"",
+        // A chat template's unknown filter fails only the renders that
+        // reach it, as in transformers: `check` warns.
+        rule: "warning/unknown-filter",
+        message: "unknown filter \"uper\": a render that reaches it fails",
         embedded: true,
     },
     Broken {
@@ -179,7 +181,11 @@ fn a_broken_copy_of_each_example_gives_valid_sarif() {
             })
             .unwrap_or_else(|| panic!("no result for {uri}: {sarif:#}"));
         assert_eq!(result["ruleId"], broken.rule, "{result:#}");
-        assert_eq!(result["level"], "error", "{result:#}");
+        let level = match broken.rule.starts_with("warning/") {
+            true => "warning",
+            false => "error",
+        };
+        assert_eq!(result["level"], level, "{result:#}");
         let message = result["message"]["text"].as_str().expect("message");
         assert!(message.starts_with(broken.message), "{message}");
         assert!(

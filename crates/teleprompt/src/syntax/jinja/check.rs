@@ -83,6 +83,9 @@ pub(super) struct Checker<'a> {
     loops: usize,
     /// The first read of `loop` outside any `for` loop of the template.
     pub(super) loose_loop: Option<Range<usize>>,
+    /// A chat template's text: each `+` with a safe string operand is
+    /// rewritten into Python's `Markup` addition (`python::markup`).
+    pub(super) markup: Option<&'a str>,
 }
 
 /// A literal argument of a call by name.
@@ -644,6 +647,47 @@ impl<'a> Checker<'a> {
         ));
     }
 
+    /// `a + b` where `a` or `b` is a safe string, in a chat template:
+    /// `(a)|__markup_add(b)`, Python's `+` on a `Markup`.
+    fn markup_add(&mut self, b: &ast::BinOp<'_>) {
+        let Some(text) = self.markup else {
+            return;
+        };
+        if !matches!(b.op, ast::BinOpKind::Add) || !(is_markup(&b.left) || is_markup(&b.right)) {
+            return;
+        }
+        let start = full_start(&b.left);
+        let (left_end, right_start) = (b.left.span().end_offset as usize, full_start(&b.right));
+        let end = b.right.span().end_offset as usize;
+        // The `+` itself, between the operands (which may close or open
+        // parentheses of their own around it).
+        let Some(plus) = text
+            .get(left_end..right_start)
+            .and_then(|gap| gap.find('+'))
+            .map(|at| left_end + at)
+        else {
+            return;
+        };
+        // Along a chain (`a|safe + b + c`, nested to the left) the left
+        // operand is already a filter call: the calls chain flat,
+        // `(a|safe)|__markup_add(b)|__markup_add(c)`, adding no nesting.
+        let chained = matches!(&b.left, ast::Expr::BinOp(_)) && is_markup(&b.left);
+        let call = format!("|{}(", super::python::markup::MARKUP_ADD);
+        let mut edits = Vec::with_capacity(3);
+        if !chained {
+            edits.push((start..start, "(".to_string()));
+        }
+        let close = if chained { "" } else { ")" };
+        edits.push((plus..plus + 1, format!("{close}{call}")));
+        edits.push((end..end, ")".to_string()));
+        for (original, replacement) in edits {
+            self.bounds.push(Edit {
+                original,
+                replacement,
+            });
+        }
+    }
+
     /// Wraps `expr` in the bound check.
     fn bound(&mut self, expr: &ast::Expr<'_>) {
         let (start, end) = (full_start(expr), expr.span().end_offset as usize);
@@ -840,6 +884,9 @@ impl<'a> Checker<'a> {
                 // the last, so a value grows at most four operators
                 // unchecked.
                 let chain = std::mem::take(&mut self.chain);
+                // Before the bound check: its closing parenthesis goes
+                // after the rewrite's.
+                self.markup_add(b);
                 if builds_value(b) && chain.is_multiple_of(CHAIN_STRIDE) {
                     self.bound(expr);
                 }
@@ -1064,6 +1111,18 @@ fn folded(expr: &ast::Expr<'_>) -> Option<Folded> {
 /// True for an operator that can build a value larger than its operands
 /// (`~`, `+` and `*` on strings and lists), unless minijinja folds it into
 /// a constant or a number is added (the sum is a number, or an error).
+/// Whether `expr` is a safe string in Jinja2 (a `Markup`): a `safe` or
+/// `escape` filter, or a `+` with one as an operand.
+fn is_markup(expr: &ast::Expr<'_>) -> bool {
+    match expr {
+        ast::Expr::Filter(f) => super::python::markup::MARKUP_FILTERS.contains(&f.name),
+        ast::Expr::BinOp(b) => {
+            matches!(b.op, ast::BinOpKind::Add) && (is_markup(&b.left) || is_markup(&b.right))
+        }
+        _ => false,
+    }
+}
+
 fn builds_value(op: &ast::BinOp<'_>) -> bool {
     use ast::BinOpKind;
     let constant = |expr: &ast::Expr<'_>| matches!(expr, ast::Expr::Const(_));

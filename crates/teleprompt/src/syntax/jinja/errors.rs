@@ -218,6 +218,22 @@ pub(super) fn convert_error(
         let over = crate::limits::Exceeded::CallDepth(limits.max_call_depth);
         return TemplateError::render(span, over.to_string());
     }
+    // A chat template's unknown name, reached (the load only warned):
+    // worded as the load-time error is.
+    let unknown = match kind {
+        ErrorKind::UnknownFilter => Some(("filter", "unknown-filter")),
+        ErrorKind::UnknownTest => Some(("test", "unknown-test")),
+        ErrorKind::UnknownFunction => Some(("function", "unknown-function")),
+        _ => None,
+    };
+    if let (Some((what, rule)), Some(range)) = (unknown, span.clone()) {
+        if let Some(name) = body.get(range.clone()).filter(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        }) {
+            return TemplateError::render(Some(range), format!("unknown {what} \"{name}\""))
+                .with_kind(rule);
+        }
+    }
     if kind == ErrorKind::UndefinedError {
         if let Some((miss, span)) = misses.explain(body, span.clone()) {
             return miss.to_error(Some(span), data);

@@ -50,9 +50,15 @@ fn collection_filters() -> Vec<(&'static str, JValue, bool)> {
 /// (`{{ issue.lables | join(", ") }}` prints nothing), which would hide a
 /// misspelled key. Each one here treats a missing input alike: an error
 /// naming the path in `strict` and `semi`, an empty collection in
-/// `lenient` (so `length` is 0, as in Jinja2).
-pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
+/// `lenient` (so `length` is 0, as in Jinja2), in a chat template too.
+///
+/// With `generators` (a chat template), `map`, `select`, `reject`,
+/// `selectattr` and `rejectattr` return Jinja2's generators
+/// (`python::generator`).
+pub(super) fn guard_collection_filters(env: &mut Environment<'static>, generators: bool) {
+    use super::python::generator::{Generator, GENERATOR_FILTERS};
     for (name, builtin, takes_map) in collection_filters() {
+        let generator = generators && GENERATOR_FILTERS.contains(&name);
         env.add_filter(
             name,
             move |state: &mut minijinja::State,
@@ -61,7 +67,13 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
                   -> Result<JValue, minijinja::Error> {
                 let mut args = args.0;
                 if let Some(first) = args.first_mut().filter(|value| value.is_undefined()) {
-                    if state.undefined_behavior() != UndefinedBehavior::Chainable {
+                    // Lenient (Jinja2's own `Undefined`, a chat template's
+                    // default) and chainable take it as empty:
+                    // `message['content']|length` is 0, as in Jinja2.
+                    if matches!(
+                        state.undefined_behavior(),
+                        UndefinedBehavior::Strict | UndefinedBehavior::SemiStrict
+                    ) {
                         return Err(minijinja::Error::new(
                             ErrorKind::UndefinedError,
                             "undefined value",
@@ -87,7 +99,11 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>) {
                 if kwargs.args().next().is_some() {
                     args.push(JValue::from(kwargs));
                 }
-                builtin.call(state, &args)
+                let result = builtin.call(state, &args)?;
+                match generator {
+                    true => Generator::wrap(result),
+                    false => Ok(result),
+                }
             },
         );
     }

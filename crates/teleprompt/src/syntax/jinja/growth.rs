@@ -125,6 +125,9 @@ pub(super) fn method(
     args: &[JValue],
 ) -> Result<JValue, Error> {
     if let Some(text) = value.as_str() {
+        if let Some(result) = super::python::methods::str_method(text, method, args) {
+            return result;
+        }
         let predict: Option<Predict> = match method {
             "replace" => Some(replaced_size),
             "format" => Some(formatted_size),

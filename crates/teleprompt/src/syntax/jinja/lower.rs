@@ -777,6 +777,70 @@ mod tests {
         agree_with(body, data, (strictness, true), Default::default())
     }
 
+    /// Every real chat template of the fixtures (`tests/fixtures/chat-template/`,
+    /// but those with `{% generation %}` blocks), with each of its
+    /// conversations: both paths give the same text or error. Some render
+    /// directly, so the comparison is not vacuous.
+    #[test]
+    fn every_chat_template_fixture_renders_alike_on_both_paths() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat-template");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "txt"))
+            .collect();
+        files.sort();
+        let (mut cases, mut directly) = (0, 0);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let mut sections: Vec<(String, String)> = Vec::new();
+            for line in text.split_inclusive('\n') {
+                match (line.strip_prefix("=== "), sections.last_mut()) {
+                    (Some(marker), _) => sections.push((marker.trim().to_string(), String::new())),
+                    (None, Some((_, body))) => body.push_str(line),
+                    (None, None) => {}
+                }
+            }
+            let Some((_, body)) = sections
+                .iter()
+                .find(|(marker, _)| marker == "prompt chat_template.jinja")
+            else {
+                continue;
+            };
+            // `{% generation %}` prints markers holding each render's own
+            // secret (and never renders directly).
+            if body.contains("endgeneration") {
+                continue;
+            }
+            for (_, data) in sections
+                .iter()
+                .filter(|(marker, _)| marker.starts_with("data"))
+            {
+                let mut data: Value = serde_json::from_str(data).unwrap();
+                // The defaults a render supplies, as `transformers` does.
+                for (key, value) in [
+                    ("tools", Value::Null),
+                    ("documents", Value::Null),
+                    ("add_generation_prompt", Value::Bool(false)),
+                ] {
+                    if let Some(map) = data.as_object_mut() {
+                        map.entry(key).or_insert(value);
+                    }
+                }
+                cases += 1;
+                if agree_chat(body, &data, Strictness::Lenient) {
+                    directly += 1;
+                }
+            }
+        }
+        println!("{cases} chat-template fixture cases, {directly} rendered directly");
+        assert!(
+            cases > 400 && directly > 10,
+            "{cases} cases, {directly} direct"
+        );
+    }
+
     #[test]
     fn chat_templates_render_directly_and_alike() {
         let llama3 = include_str!("../../../../../bench/data/llama3_chat_template.jinja");

@@ -94,6 +94,9 @@ pub(crate) struct JinjaTemplate {
     /// The template on teleprompt's own evaluator, where it lowers
     /// (`lower`): tried first, minijinja renders when it declines.
     direct: Option<lower::Direct>,
+    /// A chat template's unknown filters, tests and functions, placed on
+    /// the body: warnings, and render errors only where the code runs.
+    deferred: Vec<TemplateError>,
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -179,7 +182,7 @@ impl JinjaTemplate {
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
         // The ones that grow text are checked against the output budget.
         env.set_unknown_method_callback(growth::method);
-        guard_collection_filters(&mut env);
+        guard_collection_filters(&mut env, dialect == Syntax::ChatTemplate);
         growth::guard_filters(&mut env);
         growth::guard_listing_filters(&mut env);
         growth::register(&mut env);
@@ -267,6 +270,14 @@ impl JinjaTemplate {
         };
         let (mut scanned, found) = scan(text, &checks).map_err(|error| translated.place(error))?;
         let mut found = found.map(|error| translated.place(error));
+        // A chat template is what `transformers` renders: Jinja2 looks a
+        // filter, test or function up when the code runs, so one it does
+        // not know in a branch that never runs is no error (DeepSeek-V3.2's
+        // `from_json`). Here it is a warning, and an error when reached.
+        let deferred = match dialect {
+            Syntax::ChatTemplate => defer_unknown_names(&mut found),
+            _ => Vec::new(),
+        };
         let mut inputs = scanned.inputs.clone();
         if !translated.is_unchanged() {
             inputs.map_spans(&|offset| translated.to_original(offset));
@@ -338,6 +349,7 @@ impl JinjaTemplate {
             files,
             last_len: Default::default(),
             direct,
+            deferred,
         };
         Ok((template, found.into_error()))
     }
@@ -361,6 +373,7 @@ impl JinjaTemplate {
         found
             .into_iter()
             .map(|warning| self.source.place(warning))
+            .chain(self.deferred.iter().cloned())
             .collect()
     }
 
@@ -552,6 +565,25 @@ pub(crate) fn both(
     })
 }
 
+/// Takes the unknown filters, tests and functions out of `found` (the
+/// errors of a chat template's load), each with a note that it fails only
+/// where it runs.
+fn defer_unknown_names(found: &mut crate::diagnostics::Findings) -> Vec<TemplateError> {
+    const UNKNOWN: [&str; 3] = ["unknown-filter", "unknown-test", "unknown-function"];
+    let (deferred, kept): (Vec<TemplateError>, Vec<TemplateError>) =
+        std::mem::take(&mut found.errors)
+            .into_iter()
+            .partition(|error| error.kind.is_some_and(|kind| UNKNOWN.contains(&kind)));
+    found.errors = kept;
+    deferred
+        .into_iter()
+        .map(|mut warning| {
+            warning.message.push_str(": a render that reaches it fails");
+            warning
+        })
+        .collect()
+}
+
 /// The load-time checks of one template's text, and what they need.
 struct Checks<'c> {
     syntax: minijinja::syntax::SyntaxConfig,
@@ -587,6 +619,9 @@ fn scan(
     let mut found = crate::diagnostics::Findings::default();
     let mut checker = Checker::new(checks.limits);
     checker.files = checks.files;
+    if checks.dialect == Syntax::ChatTemplate {
+        checker.markup = Some(text);
+    }
     checker.stmt(&ast);
     checker.verdict(text, checks.functions, checks.filters, &mut found)?;
     checker.host_calls(text, checks.hosts, &mut found);

@@ -99,3 +99,33 @@ fn max_steps_counts_only_templates_that_can_outrun_their_data() {
         assert!(error.to_string().contains("max_steps"), "{body}: {error}");
     }
 }
+
+/// A chat template's `+` on a safe string is rewritten into a filter call
+/// at load (`python::markup`): the rewrite must keep the bounds and the
+/// nesting limits of the operators it replaces.
+#[test]
+fn hostile_chat_template_markup_additions_stop_within_the_budget() {
+    run(
+        Syntax::ChatTemplate,
+        vec![
+            case("50,000 safe additions", format!("{{{{ 'x'|safe{} }}}}", " + 'y'".repeat(50_000)), json!({}), Parse, "max_nesting"),
+            case("a safe string doubled with + through a namespace", doubling("'x'|safe", "ns.v|safe + ns.v"), json!({}), Render, "max_value_bytes"),
+            case("a safe string doubled with + in a macro", "{% macro f(s, n) %}{% if n %}{{ f(s|safe + s, n - 1) }}{% endif %}{% endmacro %}{{ f('x', 40) }}", json!({}), Render, "max_value_bytes"),
+            // minijinja charges fuel for the bytes `*` builds: the steps run out first.
+            case("a safe addition printed 10^12 bytes", "{% for i in range(100000) %}{{ 'x'|safe + s * 10000000 }}{% endfor %}", json!({"s": "x"}), Render, "max_steps"),
+        ],
+    );
+}
+
+/// A chain of safe additions as long as the nesting limit allows renders,
+/// flat (each `+` one more filter call in a row, not one more level).
+#[test]
+fn a_long_chain_of_safe_additions_renders() {
+    use teleprompt::{LoadOptions, Prompt};
+    let terms = 190;
+    let body = format!("{{{{ '<'|safe{} }}}}", " + '\"'".repeat(terms));
+    let options = LoadOptions::new().with_syntax(Syntax::ChatTemplate);
+    let prompt = Prompt::from_source("chat_template.jinja", &body, &options).expect("loads");
+    let text = prompt.render(json!({})).expect("renders").into_text();
+    assert_eq!(text, format!("<{}", "&#34;".repeat(terms)));
+}

@@ -195,6 +195,13 @@ fn write_value(
     options: &Dumps,
     depth: usize,
 ) -> Result<(), minijinja::Error> {
+    if super::generator::is_generator(value) {
+        // Python's own words (`json.dumps` of a generator).
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            "Object of type generator is not JSON serializable",
+        ));
+    }
     match value.kind() {
         ValueKind::None => out.push_str("null"),
         ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),

@@ -23,8 +23,11 @@
 //! prints `x1e+16`) nor `nan`/`inf` (`NaN`), nor for lists built by the
 //! template that hold such floats or strings with unusual characters.
 
+pub(super) mod generator;
 mod indent;
 mod json;
+pub(super) mod markup;
+pub(super) mod methods;
 mod strftime;
 
 use std::borrow::Cow;
@@ -134,6 +137,15 @@ pub(super) fn register(env: &mut Environment<'static>, dialect: Syntax) {
             number_filter(state, value, args, kwargs, NumberFilter::Float)
         },
     );
+    // Jinja2's `iterable` test is `iter(value)`: `None` is not iterable
+    // (minijinja iterates it as empty), so `tools is iterable and tools |
+    // length > 0` is false for `tools=None`, as `transformers` renders it.
+    env.add_test("iterable", |value: &JValue| {
+        !value.is_none() && value.try_iter().is_ok()
+    });
+    if dialect != Syntax::Django {
+        markup::register(env);
+    }
     match dialect {
         Syntax::ChatTemplate => env.add_filter("tojson", json::tojson_transformers),
         // Jinja, Django (Go and Handlebars never reach here).
@@ -243,6 +255,10 @@ pub(super) fn repr_lossy(value: &JValue) -> String {
 
 /// Writes Python's `repr(value)` (for a string, with quotes).
 fn write_repr(out: &mut Out, value: &JValue, depth: usize) -> Result<(), minijinja::Error> {
+    if generator::is_generator(value) {
+        // Python prints its address too (`<generator object … at 0x…>`).
+        return out.push_str("<generator object>");
+    }
     match value.kind() {
         ValueKind::Undefined => out.push_str("Undefined"),
         ValueKind::None => out.push_str("None"),
