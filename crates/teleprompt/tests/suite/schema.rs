@@ -206,3 +206,34 @@ fn schema_patterns_run_in_linear_time_or_are_refused() {
         started.elapsed()
     );
 }
+
+/// 300 `anyOf` branches over 30,000 items that fit none: the check stays
+/// small and quick, and says it shows only the first mismatch.
+#[test]
+fn a_wide_any_of_over_many_items_is_checked_in_bounded_memory() {
+    let branches: Vec<serde_json::Value> = (0..300)
+        .map(|i| json!({"const": format!("v{i}")}))
+        .collect();
+    let schema = json!({"type": "object", "properties": {"items": {"type": "array", "items": {"anyOf": branches}}}});
+    let source =
+        format!("---\nsyntax: jinja\ninput:\n  schema: {schema}\n---\n{{{{ items | length }}}}");
+    let prompt = prompt(&source);
+    let started = std::time::Instant::now();
+    let error = prompt
+        .render(json!({ "items": vec!["x"; 30_000] }))
+        .unwrap_err();
+    let lines: Vec<&str> = error.message().lines().collect();
+    assert_eq!(lines.len(), 3, "{}", error.message());
+    assert!(lines[1].starts_with("  items[0]: "), "{}", lines[1]);
+    assert!(
+        lines[2].contains("only the first mismatch is shown"),
+        "{}",
+        lines[2]
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // Valid data is checked as quickly.
+    let rendered = prompt
+        .render(json!({ "items": vec!["v7"; 30_000] }))
+        .unwrap();
+    assert_eq!(rendered.text(), "30000");
+}
