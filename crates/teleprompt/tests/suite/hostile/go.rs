@@ -2,7 +2,7 @@
 //! (see the runner, `hostile/mod.rs`). The cases of issue 7 and the shapes
 //! next to them.
 
-use super::{case, run};
+use super::{case, many_keys, run};
 use serde_json::json;
 use teleprompt::ErrorClass::{Parse, Render};
 use teleprompt::Syntax;
@@ -32,6 +32,9 @@ fn hostile_go_templates_stop_within_the_budget() {
     run(
         Syntax::Go,
         vec![
+            // A did-you-mean looks through every key (the data sits under
+            // the prompt's own layers: they merged in quadratic time).
+            case("a missing name among 100,000 top-level keys", "{{ .missing_name }}", many_keys(100_000), Render, "missing_name"),
             case(
                 "pipeline of 10,000 stages",
                 format!("{{{{ 1{} }}}}", " | print".repeat(10_000)),

@@ -2,7 +2,7 @@
 //! budget (see the runner, `hostile/mod.rs`). The cases of issue 7 and the
 //! shapes next to them, with Semantic Kernel's helpers too.
 
-use super::{case, run};
+use super::{case, many_keys, run};
 use serde_json::json;
 use teleprompt::ErrorClass::{Parse, Render};
 use teleprompt::Syntax;
@@ -24,6 +24,9 @@ fn hostile_handlebars_templates_stop_within_the_budget() {
     run(
         Syntax::Handlebars,
         vec![
+            // A did-you-mean looks through every key (the data sits under
+            // the prompt's own layers: they merged in quadratic time).
+            case("a missing name among 100,000 top-level keys", "{{missing_name}}", many_keys(100_000), Render, "missing_name"),
             case(
                 "blocks 10,000 deep",
                 format!("{}x{}", "{{#if a}}".repeat(10_000), "{{/if}}".repeat(10_000)),

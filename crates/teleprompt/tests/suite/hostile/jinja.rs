@@ -4,7 +4,7 @@
 //! bound of their own, so values doubled through a namespace, a macro's
 //! arguments or a straight run of `set`s are the shapes to try.
 
-use super::{case, run};
+use super::{case, many_keys, run};
 use serde_json::json;
 use teleprompt::ErrorClass::{Parse, Render};
 use teleprompt::Syntax;
@@ -26,6 +26,9 @@ fn hostile_jinja_templates_stop_within_the_budget() {
     run(
         Syntax::Jinja,
         vec![
+            // A did-you-mean looks through every key (the data sits under
+            // the prompt's own layers: they merged in quadratic time).
+            case("a missing name among 100,000 top-level keys", "{{ missing_name }}", many_keys(100_000), Render, "missing_name"),
             case("40,000 nots", format!("{{{{ {}1 }}}}", "not ".repeat(40_000)), json!({}), Parse, "max_nesting"),
             case("a filter chain of 50,000", format!("{{{{ 1{} }}}}", "|abs".repeat(50_000)), json!({}), Parse, "max_nesting"),
             case("an attribute chain of 50,000", format!("{{{{ a{} }}}}", ".b".repeat(50_000)), json!({}), Parse, "max_nesting"),

@@ -53,6 +53,16 @@ pub fn case(
     }
 }
 
+/// An object of `n` top-level keys (`key_0` …): the candidates a
+/// did-you-mean of a missing name looks through.
+pub fn many_keys(n: usize) -> Value {
+    Value::Object(
+        (0..n)
+            .map(|i| (format!("key_{i}"), Value::from(i)))
+            .collect(),
+    )
+}
+
 /// The most a case may take.
 pub fn budget() -> Duration {
     if cfg!(debug_assertions) {
