@@ -444,6 +444,14 @@ fn parse_yaml_keeping(
 /// produce, not on how many there are: any number of aliases of a small
 /// anchor is fine.
 pub const YAML_ALIAS_VALUES: usize = 250_000;
+/// How deep JSON data may nest (lists and objects in one another): the
+/// JSON reader's bound.
+pub(crate) const MAX_JSON_DEPTH: usize = 127;
+
+/// How deep YAML data may nest: the YAML reader recurses deeper per level,
+/// and stops at this depth to stay within a small thread's stack.
+pub(crate) const MAX_YAML_DEPTH: usize = 64;
+
 /// How many bytes of text YAML aliases may add to the file's own.
 pub const YAML_ALIAS_BYTES: usize = 64 * 1024 * 1024;
 
@@ -471,6 +479,7 @@ fn yaml_options(text: &str) -> serde_saphyr::Options {
     budget.max_aliases = usize::MAX;
     budget.max_anchors = usize::MAX;
     budget.enforce_alias_anchor_ratio = false;
+    budget.max_depth = MAX_YAML_DEPTH;
     budget.max_total_scalar_bytes = text.len().saturating_add(YAML_ALIAS_BYTES);
     budget.max_recorded_anchor_bytes = text.len().saturating_add(YAML_ALIAS_BYTES);
     budget.max_recorded_anchor_events = text.len().saturating_add(YAML_ALIAS_VALUES);
@@ -551,6 +560,12 @@ pub fn parse_text_keeping(
             let message = message
                 .rsplit_once(" at line ")
                 .map_or(message.clone(), |(head, _)| head.to_string());
+            let message = match message.as_str() {
+                "invalid JSON: recursion limit exceeded" => {
+                    format!("invalid JSON: it nests deeper than {MAX_JSON_DEPTH} levels")
+                }
+                _ => message,
+            };
             input_error(error.line().max(1), error.column().max(1), message)
         }),
         Format::Yaml => match parse_yaml_keeping(text, keep) {

@@ -194,6 +194,10 @@ pub(crate) fn yaml(
                 "its aliases expand to more than {} of text beyond the file's own (an alias bomb?)",
                 crate::limits::describe_bytes(super::YAML_ALIAS_BYTES)
             ),
+            serde_saphyr::Error::Budget {
+                breach: BudgetBreach::Depth { .. },
+                ..
+            } => format!("it nests deeper than {} levels", super::MAX_YAML_DEPTH),
             _ => {
                 let message = error.without_snippet().to_string();
                 let message = message.lines().next().unwrap_or("invalid YAML");

@@ -164,3 +164,27 @@ fn long_ids_print_all_their_digits_in_every_syntax() {
         assert_eq!(rendered.text(), want, "{name}");
     }
 }
+
+/// Data nests up to a depth (JSON 127 levels, YAML 64: its reader needs
+/// more stack per level), and past it the error says so in plain words
+/// (not a reader's debug text).
+#[test]
+fn data_nests_to_a_bound_named_in_plain_words() {
+    for (format, most) in [(Format::Json, 127), (Format::Yaml, 64)] {
+        // `most` levels: the object and `most - 1` lists.
+        let nested =
+            |lists: usize| format!("{{\"a\": {}1{}}}", "[".repeat(lists), "]".repeat(lists));
+        assert!(
+            parse_text(&nested(most - 1), Some(format), "t").is_ok(),
+            "{format:?}"
+        );
+        let error = parse_text(&nested(most), Some(format), "t").unwrap_err();
+        assert!(
+            error
+                .message()
+                .ends_with(&format!("it nests deeper than {most} levels")),
+            "{format:?}: {}",
+            error.message()
+        );
+    }
+}
