@@ -26,6 +26,10 @@ fn hostile_jinja_templates_stop_within_the_budget() {
     run(
         Syntax::Jinja,
         vec![
+            // strftime_now with a format from data: a huge width, a format
+            // that grows twelvefold (`%c`).
+            case("strftime_now with a width of 10^9", "{{ strftime_now(f) }}", json!({"f": "%999999999Y"}), Render, "max_value_bytes"),
+            case("strftime_now of a format that grows twelvefold", "{{ strftime_now(f) }}", json!({"f": "%c".repeat(1_000_000)}), Render, "max_value_bytes"),
             // A did-you-mean looks through every key (the data sits under
             // the prompt's own layers: they merged in quadratic time).
             case("a missing name among 100,000 top-level keys", "{{ missing_name }}", many_keys(100_000), Render, "missing_name"),

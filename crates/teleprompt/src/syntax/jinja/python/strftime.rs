@@ -33,14 +33,26 @@ pub(in crate::syntax::jinja) fn strftime(
             )
         })
     };
+    // The text may be as long as the render may still print (a format from
+    // data, `%999999999Y`, or a long one repeated, is stopped before it
+    // is built).
+    let (room, over) = crate::syntax::jinja::current::budget();
+    let too_long = || crate::syntax::jinja::current::exceeded(over);
     let mut out = String::new();
     let mut rest = format;
     while let Some(at) = rest.find('%') {
         out.push_str(rest.get(..at).unwrap_or_default());
+        if out.len() > room {
+            return Err(too_long());
+        }
         let spec = rest.get(at..).unwrap_or_default();
         let conversion = Conversion::read(spec);
         let text = spec.get(..conversion.len).unwrap_or(spec);
         rest = spec.get(conversion.len..).unwrap_or_default();
+        let width = conversion.width.parse::<usize>();
+        if width.map_or(!conversion.width.is_empty(), |width| width > room) {
+            return Err(too_long());
+        }
         let bare = conversion.flags.is_empty() && conversion.width.is_empty();
         match conversion.letter {
             // The format ends inside the conversion: glibc prints it.
@@ -60,6 +72,9 @@ pub(in crate::syntax::jinja) fn strftime(
         }
     }
     out.push_str(rest);
+    if out.len() > room {
+        return Err(too_long());
+    }
     Ok(out)
 }
 
