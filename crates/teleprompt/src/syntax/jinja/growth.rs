@@ -74,6 +74,20 @@ pub(super) fn guard_filters(env: &mut Environment<'static>) {
     }
 }
 
+/// How many items `text.method(args)` gives at most, for the methods that
+/// cut a string into a list (`split`, `rsplit`, `splitlines`); `None` for
+/// the others.
+fn listed_items(text: &str, method: &str, args: &[JValue]) -> Option<usize> {
+    match method {
+        "split" | "rsplit" => Some(match args.first().and_then(JValue::as_str) {
+            Some(separator) if !separator.is_empty() => text.matches(separator).count() + 1,
+            _ => text.split_whitespace().count(),
+        }),
+        "splitlines" => Some(text.lines().count()),
+        _ => None,
+    }
+}
+
 /// Fails unless a list of `items` fits in one value.
 pub(super) fn check_items(items: usize) -> Result<(), Error> {
     let most = current::max_items();
@@ -125,6 +139,11 @@ pub(super) fn method(
     args: &[JValue],
 ) -> Result<JValue, Error> {
     if let Some(text) = value.as_str() {
+        // The methods that cut a string into a list: the item check, made
+        // before the list is (as for the `split` and `lines` filters).
+        if let Some(items) = listed_items(text, method, args) {
+            check_items(items)?;
+        }
         if let Some(result) = super::python::methods::str_method(text, method, args) {
             return result;
         }

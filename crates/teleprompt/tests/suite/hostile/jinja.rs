@@ -26,6 +26,11 @@ fn hostile_jinja_templates_stop_within_the_budget() {
     run(
         Syntax::Jinja,
         vec![
+            // Python's str methods that cut a string into a list.
+            case("str.split() into 4,000,000 words", "{{ s.split() | length }}", json!({"s": "a ".repeat(4_000_000)}), Render, "max_items"),
+            case("str.split(sep) into 4,000,000 parts", "{{ s.split(' ') | length }}", json!({"s": "a ".repeat(4_000_000)}), Render, "max_items"),
+            case("str.rsplit(sep) into 4,000,000 parts", "{{ s.rsplit(' ') | length }}", json!({"s": "a ".repeat(4_000_000)}), Render, "max_items"),
+            case("str.splitlines() into 4,000,000 lines", "{{ s.splitlines() | length }}", json!({"s": "a\n".repeat(4_000_000)}), Render, "max_items"),
             // strftime_now with a format from data: a huge width, a format
             // that grows twelvefold (`%c`).
             case("strftime_now with a width of 10^9", "{{ strftime_now(f) }}", json!({"f": "%999999999Y"}), Render, "max_value_bytes"),
