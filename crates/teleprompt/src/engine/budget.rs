@@ -8,6 +8,22 @@ use super::value::Value;
 use crate::diagnostics::TemplateError;
 use crate::limits::Exceeded;
 
+/// Bytes of text an operation reads that count as one step (minijinja's
+/// fuel counts 64 bytes built as one instruction too).
+pub(super) const BYTES_PER_STEP: usize = 64;
+
+/// The bytes of text among `values` (what comparing them may read).
+pub(super) fn text_bytes(values: &[Value<'_>]) -> usize {
+    values
+        .iter()
+        .map(|value| match value {
+            Value::Str(text) => text.len(),
+            Value::String(text) => text.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
 impl<'a> Renderer<'a> {
     #[inline]
     pub(super) fn check_output(&self, span: Option<Span>) -> Result<()> {
@@ -46,6 +62,30 @@ impl<'a> Renderer<'a> {
             .budget
             .build(bytes)
             .map_err(|over| func_error(func, span, over))
+    }
+
+    /// Counts the work of an operation beyond its one step: `items`
+    /// values it walks (a map's keys listed and sorted for a loop) and
+    /// `bytes` of text it reads (strings compared), one step per
+    /// [`BYTES_PER_STEP`]. So a loop that does much work per pass — a
+    /// comparison of two long strings, a loop over a big map entered on
+    /// every pass of another — runs out of steps as a loop of as many
+    /// passes would.
+    #[inline]
+    pub(super) fn tick_work(&mut self, items: usize, bytes: usize, span: Span) -> Result<()> {
+        let work = items.saturating_add(bytes / BYTES_PER_STEP);
+        if work == 0 {
+            return Ok(());
+        }
+        let work = u64::try_from(work).unwrap_or(u64::MAX);
+        self.iterations = self.iterations.saturating_add(work);
+        if self.iterations > self.program.limits.max_steps {
+            return fail(
+                span,
+                Exceeded::Steps(self.program.limits.max_steps).to_string(),
+            );
+        }
+        Ok(())
     }
 
     /// Counts one step (a loop pass, a template call, a function call)

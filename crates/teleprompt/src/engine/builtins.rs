@@ -2,6 +2,7 @@
 //! `index`, `slice`, `len`, printing, escaping, host functions, the
 //! Handlebars helpers' entry, role markers.
 
+use super::budget::text_bytes;
 use super::escape::{html_escape, js_escape, query_escape};
 use super::fail::{error, fail, func_error, internal, no_entry};
 use super::flavor;
@@ -315,6 +316,10 @@ impl<'a> Renderer<'a> {
             list: self.program.limits.max_items,
             text: self.program.limits.max_value_bytes,
         };
+        // A helper reads its arguments (`equals` compares two long
+        // strings): their text counts as work.
+        let read = text_bytes(self.args.get(base..).unwrap_or(&[]));
+        self.tick_work(0, read, span)?;
         let values = self.args.get(base..).unwrap_or(&[]);
         let result = helpers::call(helper, values, bounds, |value| self.truthy(value));
         // A text the helper made (not one of its arguments handed back)

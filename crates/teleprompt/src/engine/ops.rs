@@ -1,6 +1,7 @@
 //! Operators: Jinja's ([`JinjaOp`]) and the comparisons Go's `eq`, `lt`, …
 //! make.
 
+use super::budget::text_bytes;
 use super::fail::{func_error, internal};
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
@@ -50,6 +51,10 @@ impl<'a> Renderer<'a> {
             let first = self.arg(args, 0, span, dot)?;
             for expr in args.get(1..).unwrap_or(&[]) {
                 let other = self.eval(expr, dot, false)?;
+                // Two strings are compared up to the shorter one's end.
+                let read = text_bytes(std::slice::from_ref(&first))
+                    .min(text_bytes(std::slice::from_ref(&other)));
+                self.tick_work(0, read, span)?;
                 if equal(&first, &other).map_err(|m| func_error(func, span, m))? {
                     return Ok(Value::Bool(true));
                 }
@@ -58,6 +63,8 @@ impl<'a> Renderer<'a> {
         }
         let a = self.arg(args, 0, span, dot)?;
         let b = self.arg(args, 1, span, dot)?;
+        let read = text_bytes(std::slice::from_ref(&a)).min(text_bytes(std::slice::from_ref(&b)));
+        self.tick_work(0, read, span)?;
         let result = match func {
             Func::Ne => equal(&a, &b).map(|e| !e),
             Func::Lt => less(&a, &b),

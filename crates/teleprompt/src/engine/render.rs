@@ -415,6 +415,9 @@ impl<'a> Renderer<'a> {
                 } else {
                     sorted_keys(view)
                 };
+                // Listing (and sorting) the keys is work of its own, done
+                // each time the loop is entered.
+                self.tick_work(names.len(), 0, span)?;
                 for (i, name) in names.iter().enumerate() {
                     ran = true;
                     let item = view.get(name).map_or(Value::Null, Value::from_view);

@@ -32,6 +32,12 @@ fn hostile_go_templates_stop_within_the_budget() {
     run(
         Syntax::Go,
         vec![
+            // Steps count the work of a pass, not only the pass: comparing two
+            // long strings, or entering a loop over a big map (its keys listed
+            // and sorted), on every pass of a long loop.
+            case("eq of two 1 MB strings in a loop of 100,000", "{{ range .list }}{{ if eq $.a $.b }}x{{ end }}{{ end }}", json!({"list": vec![0; 100_000], "a": "a".repeat(1 << 20), "b": "a".repeat(1 << 20)}), Render, "max_steps"),
+            case("lt of two 1 MB strings in a loop of 100,000", "{{ range .list }}{{ if lt $.a $.b }}x{{ end }}{{ end }}", json!({"list": vec![0; 100_000], "a": "a".repeat(1 << 20), "b": "a".repeat(1 << 20)}), Render, "max_steps"),
+            case("a loop over 100,000 keys left at once, 100,000 times", "{{ range .list }}{{ range $k, $v := $.m }}{{ break }}{{ end }}{{ end }}", json!({"list": vec![0; 100_000], "m": super::many_keys(100_000)}), Render, "max_steps"),
             // A did-you-mean looks through every key (the data sits under
             // the prompt's own layers: they merged in quadratic time).
             case("a missing name among 100,000 top-level keys", "{{ .missing_name }}", many_keys(100_000), Render, "missing_name"),
