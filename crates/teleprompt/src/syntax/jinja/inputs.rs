@@ -24,6 +24,10 @@ use crate::analysis::{Inputs, Step};
 /// follow (a computed value, a macro).
 type Place = Option<Vec<Step>>;
 
+/// The most keys of a path the walk follows (data nests no deeper than
+/// 127 levels): past it, the path's first keys are read whole.
+const MAX_PATH: usize = 64;
+
 /// The paths `template` reads; `data` names the top-level names that may
 /// be data (read, and never the template's own variable or a function).
 pub(super) fn inputs(template: &ast::Stmt<'_>, data: &BTreeSet<String>) -> Inputs {
@@ -413,6 +417,20 @@ impl<'d, 'a> Walk<'d, 'a> {
         place
     }
 
+    /// `path.key`, unless `path` is already [`MAX_PATH`] keys long: then
+    /// `path` is read whole (at `span`) and the walk follows no further
+    /// (a chain of `set` names, each a key further, would otherwise hold
+    /// paths of every length: quadratic memory, and a tree too deep to
+    /// drop).
+    fn extend(&mut self, mut path: Vec<Step>, key: String, span: Range<usize>) -> Place {
+        if path.len() >= MAX_PATH {
+            self.note(&path, span, true);
+            return None;
+        }
+        path.push(Step::Key(key));
+        Some(path)
+    }
+
     /// Where a name points: the innermost binding, else the data's name.
     fn lookup(&mut self, name: &'a str) -> Place {
         self.met.insert(name);
@@ -450,17 +468,15 @@ impl<'d, 'a> Walk<'d, 'a> {
         use ast::Expr;
         match expr {
             Expr::Var(var) => self.lookup(var.id),
-            Expr::GetAttr(g) => self.value(&g.expr).map(|mut path| {
-                path.push(Step::Key(g.name.to_string()));
-                path
-            }),
+            Expr::GetAttr(g) => {
+                let path = self.value(&g.expr)?;
+                self.extend(path, g.name.to_string(), span(&g.expr))
+            }
             Expr::GetItem(g) => match &g.subscript_expr {
                 Expr::Const(c) if c.value.as_str().is_some() => {
                     let key = c.value.as_str().unwrap_or_default().to_string();
-                    self.value(&g.expr).map(|mut path| {
-                        path.push(Step::Key(key));
-                        path
-                    })
+                    let path = self.value(&g.expr)?;
+                    self.extend(path, key, span(&g.expr))
                 }
                 subscript => {
                     self.read(&g.expr, true);

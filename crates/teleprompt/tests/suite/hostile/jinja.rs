@@ -141,3 +141,29 @@ fn a_long_chain_of_safe_additions_renders() {
     let text = prompt.render(json!({})).expect("renders").into_text();
     assert_eq!(text, format!("<{}", "&#34;".repeat(terms)));
 }
+
+/// A chain of 20,000 `set` names, each a key further into the data: the
+/// load-time analysis of what the template reads stays linear (it held a
+/// path of every length: 8,000 names took 1.8 GB, then overflowed the
+/// stack).
+#[test]
+fn a_chain_of_set_names_each_a_key_further_loads_in_linear_time() {
+    use teleprompt::{LoadOptions, Prompt};
+    let _alone = crate::common::exclusive();
+    let names = 20_000;
+    let mut body = String::from("{% set a0 = x %}");
+    for i in 1..names {
+        body.push_str(&format!("{{% set a{i} = a{}.k %}}", i - 1));
+    }
+    body.push_str(&format!("{{{{ a{} }}}}", names - 1));
+    let started = std::time::Instant::now();
+    let prompt = Prompt::from_source("chain.j2", &body, &LoadOptions::default()).expect("loads");
+    let _ = prompt.warnings();
+    let inputs = prompt.inputs().expect("its inputs are known");
+    assert!(inputs.names().any(|name| name == "x"));
+    assert!(
+        started.elapsed() < super::budget(),
+        "{:?}",
+        started.elapsed()
+    );
+}
