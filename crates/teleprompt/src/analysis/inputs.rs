@@ -264,6 +264,12 @@ impl Inputs {
 
 /// A path as the warnings write it: keys joined by `.`, a list's
 /// elements as `[]` (`issue.labels[].name`).
+/// The most keys of a path the analyses follow (data nests no deeper than
+/// 127 levels): past it, a syntax's walk reads the path's first keys
+/// whole and follows no further, so that a chain of names, each a key
+/// further, stays linear.
+pub(crate) const MAX_PATH: usize = 64;
+
 pub(crate) fn dotted(path: &[Step]) -> String {
     let mut out = String::new();
     for step in path {

@@ -6,5 +6,5 @@
 pub(crate) mod chat;
 mod inputs;
 
-pub(crate) use inputs::dotted;
+pub(crate) use inputs::{dotted, MAX_PATH};
 pub use inputs::{Inputs, Step};

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::ast::{self, Arg, ListNode, Node, PipeNode};
-use crate::analysis::{Inputs, Step};
+use crate::analysis::{Inputs, Step, MAX_PATH};
 
 /// Where dot or a variable points: a path from the root, or somewhere the
 /// walk cannot follow (a function's result, a `define` called with one).
@@ -119,6 +119,21 @@ impl<'t> Walk<'t> {
         }
     }
 
+    /// `base` followed by `idents`, unless that is more than [`MAX_PATH`]
+    /// keys: then its first [`MAX_PATH`] keys are read whole (at `arg`)
+    /// and the walk follows no further (a chain of variables, each a key
+    /// further, would otherwise hold paths of every length).
+    fn extend(&mut self, base: Place, idents: &[ast::Ident], arg: &Arg) -> Place {
+        let mut path = base?;
+        path.extend(idents.iter().map(|ident| Step::Key(ident.name.clone())));
+        if path.len() > MAX_PATH {
+            path.truncate(MAX_PATH);
+            self.inputs.add_at(&path, arg.span(), true);
+            return None;
+        }
+        Some(path)
+    }
+
     /// Walks a pipeline; returns where its value points when it is a single
     /// path (`.issue.labels`), for `range`, `with` and variables. `walked`
     /// says the value is walked further, so the path is not read whole.
@@ -141,18 +156,12 @@ impl<'t> Walk<'t> {
 
     /// The path an argument reads, walking what it holds.
     fn arg(&mut self, arg: &Arg, dot: &Place) -> Place {
-        let extend = |base: &Place, idents: &[ast::Ident]| {
-            base.clone().map(|mut path| {
-                path.extend(idents.iter().map(|ident| Step::Key(ident.name.clone())));
-                path
-            })
-        };
         match arg {
             Arg::Dot(_) => dot.clone(),
-            Arg::Field(field) => extend(dot, &field.idents),
+            Arg::Field(field) => self.extend(dot.clone(), &field.idents, arg),
             Arg::Variable(variable) => {
                 let base = self.vars.get(&variable.name).cloned().flatten();
-                extend(&base, &variable.fields)
+                self.extend(base, &variable.fields, arg)
             }
             Arg::Chain(chain) => {
                 self.arg(&chain.node, dot);

@@ -18,15 +18,11 @@ use std::ops::Range;
 use minijinja::machinery::ast;
 
 use super::check::full_start;
-use crate::analysis::{Inputs, Step};
+use crate::analysis::{Inputs, Step, MAX_PATH};
 
 /// Where a name points: a path from the root, or somewhere the walk cannot
 /// follow (a computed value, a macro).
 type Place = Option<Vec<Step>>;
-
-/// The most keys of a path the walk follows (data nests no deeper than
-/// 127 levels): past it, the path's first keys are read whole.
-const MAX_PATH: usize = 64;
 
 /// The paths `template` reads; `data` names the top-level names that may
 /// be data (read, and never the template's own variable or a function).

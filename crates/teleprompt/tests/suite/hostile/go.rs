@@ -135,3 +135,29 @@ fn hostile_go_templates_stop_within_the_budget() {
         ],
     );
 }
+
+/// A chain of 8,000 variables, each a key further into the data: the
+/// load-time analysis of what the template reads stays linear (it took
+/// 87 s and 1.8 GB).
+#[test]
+fn a_chain_of_variables_each_a_key_further_loads_in_linear_time() {
+    use teleprompt::{LoadOptions, Prompt};
+    let _alone = crate::common::exclusive();
+    let names = 8_000;
+    let mut body = String::from("{{ $a0 := .x }}");
+    for i in 1..names {
+        body.push_str(&format!("{{{{ $a{i} := $a{}.k }}}}", i - 1));
+    }
+    body.push_str(&format!("{{{{ $a{} }}}}", names - 1));
+    let started = std::time::Instant::now();
+    let prompt =
+        Prompt::from_source("chain.gotmpl", &body, &LoadOptions::default()).expect("loads");
+    let _ = prompt.warnings();
+    let inputs = prompt.inputs().expect("its inputs are known");
+    assert!(inputs.names().any(|name| name == "x"));
+    assert!(
+        started.elapsed() < super::budget(),
+        "{:?}",
+        started.elapsed()
+    );
+}
