@@ -85,7 +85,7 @@ pub(super) fn names() -> impl Iterator<Item = &'static str> {
     FILTERS
         .iter()
         .map(|(name, _, _)| *name)
-        .chain(["__django_for"])
+        .chain(["__django_for", "__django_text"])
 }
 
 fn error(message: impl Into<String>) -> Error {
@@ -131,9 +131,29 @@ pub(super) fn register(env: &mut Environment<'static>) {
             .find(|value| is_true(value))
             .map_or_else(String::new, to_string)
     });
-    env.add_function("__django_first", |args: Rest<Value>| {
-        args.first().map_or_else(String::new, to_string)
-    });
+    env.add_function("__django_cycle", cycle);
+    env.add_function(
+        "__django_cycle_as",
+        |id: u64, silent: bool, args: Rest<Value>| -> Result<Value, Error> {
+            let values: Vec<Value> = args.iter().cloned().collect();
+            let used = current::next_cycle(id);
+            let current = pick(&values, used);
+            Ok(Value::from_object(Cycle {
+                id,
+                silent,
+                values,
+                current: std::sync::Mutex::new(current),
+            }))
+        },
+    );
+    // `{% ssi "file" %}`: the file's text, as it is.
+    env.add_filter(
+        "__django_text",
+        |_: &Value, text: &str| -> Result<String, Error> {
+            current::spend(text.len()).map_err(current::exceeded)?;
+            Ok(text.to_string())
+        },
+    );
     env.add_function("__django_now", |layout: &str, fake: Option<bool>| {
         let now = if fake == Some(true) {
             // pongo2's fixed time for `{% now "…" fake %}`.
@@ -155,6 +175,63 @@ pub(super) fn register(env: &mut Environment<'static>) {
             Ok(ratio.ceil() as i64)
         },
     );
+}
+
+/// `{% cycle a b %}` (tag `id`): the value for this use of the tag; a value
+/// that is a named cycle (`{% cycle row %}`) moves that cycle on and prints
+/// its new value, unless it is silent.
+fn cycle(id: u64, args: Rest<Value>) -> Result<String, Error> {
+    let used = current::next_cycle(id);
+    let value = pick(&args, used);
+    let Some(named) = value.downcast_object_ref::<Cycle>() else {
+        return Ok(to_string(&value));
+    };
+    let next = pick(&named.values, current::next_cycle(named.id));
+    let text = to_string(&next);
+    if let Ok(mut current) = named.current.lock() {
+        *current = next;
+    }
+    Ok(if named.silent { String::new() } else { text })
+}
+
+/// `values[used % len]`; nothing for no values.
+fn pick(values: &[Value], used: u64) -> Value {
+    let len = values.len() as u64;
+    match len {
+        0 => Value::from(()),
+        _ => values
+            .get(usize::try_from(used % len).unwrap_or(0))
+            .cloned()
+            .unwrap_or_default(),
+    }
+}
+
+/// A cycle named by `{% cycle … as name %}`: prints its current value.
+#[derive(Debug)]
+struct Cycle {
+    /// The number of the tag that named it (its count moves it on).
+    id: u64,
+    silent: bool,
+    values: Vec<Value>,
+    current: std::sync::Mutex<Value>,
+}
+
+impl minijinja::value::Object for Cycle {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Plain
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        let current = self
+            .current
+            .lock()
+            .map(|value| value.clone())
+            .unwrap_or_default();
+        f.write_str(&to_string(&current))
+    }
 }
 
 // pongo2's conversions (its `Value.String`, `Integer`, `Float`, `IsTrue`,

@@ -98,6 +98,7 @@ pub(crate) const FILTERS: &[&str] = &[
     "integer",
     "__django_spaceless",
     "__django_for",
+    "__django_text",
 ];
 
 /// Adds the dialect's filters, helper functions and printing rules to `env`.
