@@ -56,6 +56,11 @@ struct Open {
     /// A `for` whose loop an inner loop reads as `forloop.Parentloop`:
     /// the name it is kept under, and the tag's closing dash.
     kept_as: Option<(String, bool)>,
+    /// A `for`: the names it loops over (`for k, v in …`).
+    targets: Vec<String>,
+    /// A `for`: the names its body sets in the loop's own scope, which
+    /// pongo2 keeps from one pass of the loop to the next.
+    kept_names: Vec<String>,
 }
 
 /// Block tags the translator follows, each with its end tag.
@@ -129,6 +134,7 @@ pub(crate) fn translate(
         exports: BTreeSet::new(),
         only: Vec::new(),
         kept_loops: Vec::new(),
+        extends: false,
     };
     translator.run()?;
     // The loops kept for `forloop.Parentloop`: a `{% set %}` right after
@@ -157,6 +163,8 @@ struct Translator<'a> {
     only: Vec<(usize, BTreeSet<String>)>,
     /// The `{% set %}` edits keeping loops for `forloop.Parentloop`.
     kept_loops: Vec<Edit>,
+    /// Whether the template extends another (its blocks render there).
+    extends: bool,
 }
 
 fn parse_error(span: Range<usize>, message: impl Into<String>) -> TemplateError {
@@ -479,6 +487,112 @@ impl<'a> Translator<'a> {
         Ok(name)
     }
 
+    /// `{% set name = … %}` in the scope of a loop or a block (not inside
+    /// a `with` or macro there): pongo2 gives a loop one scope for all its
+    /// passes, and a block none of its own, so the value is kept in a
+    /// namespace for the loop's next pass, or for the text after the block
+    /// (`keep_between_passes`, `keep_after_block`); minijinja starts each
+    /// pass afresh and keeps a block's names to itself.
+    fn keep_set(&mut self, tag: &Tag, args: &[Token]) {
+        let (Some(name), true) = (
+            args.first().filter(|t| t.kind == Kind::Ident),
+            self.is_sym(args.get(1), "="),
+        ) else {
+            return;
+        };
+        let name = self.text(name).to_string();
+        if let Some(keep) = self.keep_name(&name, self.open.len()) {
+            let (_, close) = dashes(tag);
+            self.insert(tag.span.end, format!("{keep} {close}%}}"));
+        }
+    }
+
+    /// `name`, set in the scope of the open blocks `..depth`: the start of
+    /// a `{% set %}` tag (its end left to the caller) that keeps it where
+    /// pongo2 would see it again, if that is a loop's or a block's scope.
+    fn keep_name(&mut self, name: &str, depth: usize) -> Option<String> {
+        let extends = self.extends;
+        let open = self
+            .open
+            .get_mut(..depth)?
+            .iter_mut()
+            .rev()
+            .find(|open| matches!(open.name, "for" | "with" | "macro" | "block"))?;
+        // A block of a template that extends another renders in that one.
+        let kept = match open.name {
+            "for" => !open.targets.iter().any(|target| target == name),
+            "block" => !extends,
+            _ => false,
+        };
+        if !kept {
+            return None;
+        }
+        if !open.kept_names.iter().any(|kept| kept == name) {
+            open.kept_names.push(name.to_string());
+        }
+        Some(format!(
+            "{{% set __django_scope_{}.{name} = {name}",
+            open.span.start
+        ))
+    }
+
+    /// At `{% endblock %}`: a block that sets names gets a namespace made
+    /// before it, and after it the names take the values the block left
+    /// there (kept in turn for the scope around).
+    fn keep_after_block(&mut self, open: &Open, end: &Tag) {
+        if open.kept_names.is_empty() {
+            return;
+        }
+        let namespace = format!("__django_scope_{}", open.span.start);
+        let tag = self.body.get(open.span.clone()).unwrap_or_default();
+        let left = if tag.starts_with("{%-") { "-" } else { "" };
+        self.insert(
+            open.span.start,
+            format!("{{%{left} set {namespace} = namespace() %}}"),
+        );
+        let (_, right) = dashes(end);
+        let mut restore = String::new();
+        for (i, name) in open.kept_names.iter().enumerate() {
+            let close = if i + 1 == open.kept_names.len() { right } else { "" };
+            let outer = self
+                .keep_name(name, self.open.len())
+                .map(|keep| format!("{keep} %}}"))
+                .unwrap_or_default();
+            restore.push_str(&format!(
+                "{{% if {namespace}.{name} is defined %}}{{% set {name} = {namespace}.{name} %}}{outer}{{% endif {close}%}}"
+            ));
+        }
+        self.insert(end.span.end, restore);
+    }
+
+    /// At `{% endfor %}`: a loop whose body sets names in its own scope
+    /// gets a namespace made before the loop, and each pass starts with
+    /// the values the last pass left there.
+    fn keep_between_passes(&mut self, open: &Open) {
+        if open.kept_names.is_empty() {
+            return;
+        }
+        let namespace = format!("__django_scope_{}", open.span.start);
+        let tag = self.body.get(open.span.clone()).unwrap_or_default();
+        let left = if tag.starts_with("{%-") { "-" } else { "" };
+        let right = if tag.ends_with("-%}") { "-" } else { "" };
+        self.insert(
+            open.span.start,
+            format!("{{%{left} set {namespace} = namespace() %}}"),
+        );
+        let mut restore = String::new();
+        for (i, name) in open.kept_names.iter().enumerate() {
+            let close = if i + 1 == open.kept_names.len() { right } else { "" };
+            restore.push_str(&format!(
+                "{{% if {namespace}.{name} is defined %}}{{% set {name} = {namespace}.{name} %}}{{% endif {close}%}}"
+            ));
+        }
+        self.kept_loops.push(Edit {
+            original: open.span.end..open.span.end,
+            replacement: restore,
+        });
+    }
+
     /// Translates one `{% … %}`; returns where scanning goes on.
     fn block(&mut self, tag: Tag) -> Result<usize, TemplateError> {
         let Some(name_token) = tag.tokens.first().copied() else {
@@ -492,6 +606,15 @@ impl<'a> Translator<'a> {
         match name {
             "for" => {
                 self.push("for", &tag)?;
+                let targets: Vec<String> = args
+                    .iter()
+                    .take_while(|t| !self.is_ident(Some(t), "in"))
+                    .filter(|t| t.kind == Kind::Ident)
+                    .map(|t| self.text(t).to_string())
+                    .collect();
+                if let Some(open) = self.open.last_mut() {
+                    open.targets = targets;
+                }
                 self.for_tag(&tag, args)?;
             }
             "empty" => {
@@ -643,7 +766,10 @@ impl<'a> Translator<'a> {
             "import" => self.import(&tag, &name_token, args)?,
             "ssi" => self.ssi(&tag, &name_token, args)?,
             "extends" => self.extends(&tag, args)?,
-            "set" => self.expression(args, false)?,
+            "set" => {
+                self.expression(args, false)?;
+                self.keep_set(&tag, args);
+            }
             end if end.starts_with("end") => self.end_tag(&tag, &name_token)?,
             _ => self.expression(args, false)?,
         }
@@ -662,6 +788,8 @@ impl<'a> Translator<'a> {
             span: tag.span.clone(),
             captures: false,
             kept_as: None,
+            targets: Vec::new(),
+            kept_names: Vec::new(),
         });
         Ok(())
     }
@@ -711,6 +839,8 @@ impl<'a> Translator<'a> {
                 );
             }
             "ifchanged" => self.edit(span, "endif"),
+            "for" => self.keep_between_passes(&open),
+            "block" => self.keep_after_block(&open, tag),
             _ => {}
         }
         Ok(())
