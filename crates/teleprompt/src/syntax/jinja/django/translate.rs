@@ -135,6 +135,8 @@ pub(crate) fn translate(
         only: Vec::new(),
         kept_loops: Vec::new(),
         extends: false,
+        ssi_read: Default::default(),
+        ssi_bytes: 0,
     };
     translator.run()?;
     // The loops kept for `forloop.Parentloop`: a `{% set %}` right after
@@ -165,6 +167,10 @@ struct Translator<'a> {
     kept_loops: Vec<Edit>,
     /// Whether the template extends another (its blocks render there).
     extends: bool,
+    /// The texts `{% ssi %}` read, by name (each file is read once), and
+    /// how many bytes they printed into the translation.
+    ssi_read: std::collections::HashMap<String, String>,
+    ssi_bytes: usize,
 }
 
 fn parse_error(span: Range<usize>, message: impl Into<String>) -> TemplateError {
@@ -553,7 +559,11 @@ impl<'a> Translator<'a> {
         let (_, right) = dashes(end);
         let mut restore = String::new();
         for (i, name) in open.kept_names.iter().enumerate() {
-            let close = if i + 1 == open.kept_names.len() { right } else { "" };
+            let close = if i + 1 == open.kept_names.len() {
+                right
+            } else {
+                ""
+            };
             let outer = self
                 .keep_name(name, self.open.len())
                 .map(|keep| format!("{keep} %}}"))
@@ -582,7 +592,11 @@ impl<'a> Translator<'a> {
         );
         let mut restore = String::new();
         for (i, name) in open.kept_names.iter().enumerate() {
-            let close = if i + 1 == open.kept_names.len() { right } else { "" };
+            let close = if i + 1 == open.kept_names.len() {
+                right
+            } else {
+                ""
+            };
             restore.push_str(&format!(
                 "{{% if {namespace}.{name} is defined %}}{{% set {name} = {namespace}.{name} %}}{{% endif {close}%}}"
             ));
@@ -1283,11 +1297,15 @@ impl<'a> Translator<'a> {
                 .with_kind("unresolved-include")
                 .suggest(Some("load the prompt from a file, or set an include root".into())));
         };
-        let read = includes
-            .jinja_candidates(name)
-            .and_then(|candidates| Ok((includes.read_first(&candidates)?, candidates)));
+        let read = match self.ssi_read.get(name) {
+            Some(text) => Ok((Some(text.clone()), Vec::new())),
+            None => includes.jinja_candidates(name).and_then(|candidates| {
+                let read = includes.read_first(&candidates)?;
+                Ok((read.map(|(_, file)| file.text), candidates))
+            }),
+        };
         let text = match read {
-            Ok((Some((_, file)), _)) => file.text,
+            Ok((Some(text), _)) => text,
             Ok((None, tried)) => {
                 let tried: Vec<String> = tried
                     .iter()
@@ -1310,6 +1328,17 @@ impl<'a> Translator<'a> {
                 .with_kind("unresolved-include"));
             }
         };
+        self.ssi_bytes = self.ssi_bytes.saturating_add(text.len());
+        if self.ssi_bytes > includes.max_bytes() {
+            return Err(parse_error(
+                at,
+                format!(
+                    "the files {{% ssi %}} prints add up to more than {}: the most one template may print this way",
+                    crate::limits::describe_bytes(includes.max_bytes())
+                ),
+            ));
+        }
+        self.ssi_read.insert(name.to_string(), text.clone());
         // A block tag still (trim_blocks applies to it as to `ssi`), that
         // prints the text: an empty filter block whose filter gives it.
         let (open, close) = dashes(tag);
