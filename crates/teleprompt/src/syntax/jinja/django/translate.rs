@@ -428,7 +428,10 @@ impl<'a> Translator<'a> {
                         && self.is_ident(tokens.get(i + 2), "Super") =>
                 {
                     let end = tokens.get(i + 2).map_or(token.end, |t| t.end);
-                    self.edit(token.start..end, "super()");
+                    // In a template that extends none, the block has no
+                    // parent's: pongo2 prints nothing.
+                    let parent = if self.extends { "super()" } else { "\"\"" };
+                    self.edit(token.start..end, parent);
                     i += 3;
                     continue;
                 }
@@ -1368,6 +1371,7 @@ impl<'a> Translator<'a> {
                 "{% extends %} takes one file name in quotes: {% extends \"base.html\" %}",
             ));
         }
+        self.extends = true;
         if self
             .body
             .get(..tag.span.start)
@@ -1376,6 +1380,12 @@ impl<'a> Translator<'a> {
             self.insert(0, "{% if false %}");
             self.insert(tag.span.start, "{% endif %}");
         }
+        // What follows, blocks aside, never runs in pongo2 (its `set`s
+        // and imports neither): in Jinja it would. minijinja registers the
+        // blocks inside the `if` all the same.
+        self.insert(tag.span.end, "{% if false %}");
+        let end = self.body.len();
+        self.insert(end, "{% endif %}");
         Ok(())
     }
 
