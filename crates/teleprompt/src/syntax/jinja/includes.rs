@@ -1,6 +1,11 @@
 //! Other templates a Jinja prompt names: `{% include %}`, `{% import %}`,
 //! `{% from … import %}` and `{% extends %}` of files of the include root
 //! (see [`crate::document::include_root`]), all read when the prompt loads.
+//! pongo2's `include`, `extends`, `import` and `ssi … parsed` (the Django
+//! dialect) come here translated into these tags: each file is translated
+//! as it is read (`Unit::translation`), its spans map back through that,
+//! an import takes only the macros marked `export`, and `include … only`
+//! gives the template only the names it lists (`Unit::only`).
 //!
 //! A name is a relative path (`/` between folders), looked for from the
 //! include root first (as Jinja2's `FileSystemLoader` reads every name
