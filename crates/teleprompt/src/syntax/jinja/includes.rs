@@ -469,7 +469,8 @@ pub(super) fn load(
             }
         }
     }
-    files.check_links(found);
+    let hidden = files.check_links(found);
+    files.hide(hidden);
     files.looked_up = HashMap::new();
     Ok(files)
 }
@@ -802,7 +803,8 @@ impl Files {
 
     /// Cycles, names imported that the template does not define, and
     /// templates used without context that read names of a context.
-    fn check_links(&self, found: &mut Findings) {
+    fn check_links(&self, found: &mut Findings) -> Vec<(usize, usize, Vec<String>)> {
+        let mut hidden = Vec::new();
         let (order, cycles) = self.walk_order();
         for (index, link, chain) in cycles {
             let Some(tag) = self
@@ -920,7 +922,12 @@ impl Files {
                                 .filter(|name| given.is_none_or(|given| !given.contains(*name)))
                                 .cloned()
                                 .collect();
-                            if !names.is_empty() {
+                            if given.is_some() {
+                                // pongo2's `include … only`: the names it
+                                // does not give are nil in the template.
+                                let names = names.into_iter().filter(|name| name != "loop");
+                                hidden.push((index, link.tag.span.start, names.collect()));
+                            } else if !names.is_empty() {
                                 let error = self.without_context(link, target, &names, given);
                                 found.push(self.place(index, error));
                             }
@@ -933,6 +940,41 @@ impl Files {
                         self.check_loose_loop(target, found);
                     }
                 }
+            }
+        }
+        hidden
+    }
+
+    /// pongo2's `include … only`: each name the included template reads
+    /// and the tag does not give (`hidden`: template, where the tag's name
+    /// starts, the names) is set to nothing around the include, in the
+    /// `{% with %}` that scopes it (`scope_includes`), so that the
+    /// template does not see the caller's value (pongo2 gives it nil: an
+    /// error in a strict prompt, nothing in a lenient one).
+    fn hide(&mut self, hidden: Vec<(usize, usize, Vec<String>)>) {
+        for (index, at, names) in hidden {
+            if names.is_empty() {
+                continue;
+            }
+            let Some(scanned) = self
+                .units
+                .get_mut(index)
+                .and_then(|unit| unit.scanned.as_mut())
+            else {
+                continue;
+            };
+            let scope = scanned
+                .edits
+                .iter_mut()
+                .filter(|edit| edit.original.end <= at && edit.replacement.ends_with(" with %}{% "))
+                .max_by_key(|edit| edit.original.end);
+            if let Some(edit) = scope {
+                let bound: Vec<String> = names
+                    .iter()
+                    .map(|name| format!("{name}=__django_nil()"))
+                    .collect();
+                let head = edit.replacement.trim_end_matches(" with %}{% ");
+                edit.replacement = format!("{head} with {} %}}{{% ", bound.join(", "));
             }
         }
     }

@@ -271,9 +271,12 @@ impl JinjaTemplate {
             inputs.map_spans(&|offset| translated.to_original(offset));
         }
         let mut reads = scanned.reads.clone();
-        let edits = std::mem::take(&mut scanned.edits);
+        let mut edits = std::mem::take(&mut scanned.edits);
         let files = match includes {
             Some(includes) if !scanned.refs.is_empty() => {
+                // The body's edits go with it (pongo2's `include … only`
+                // adds to them), and come back before its files register.
+                scanned.edits = std::mem::take(&mut edits);
                 let prepare = |file: &str, includes: &crate::document::include_root::Includes| {
                     prepare(file, includes, &checks)
                 };
@@ -290,6 +293,13 @@ impl JinjaTemplate {
                     }
                 }
                 inputs = linked_inputs(text, &syntax, &loaded);
+                if let Some(scanned) = loaded
+                    .units
+                    .first_mut()
+                    .and_then(|unit| unit.scanned.as_mut())
+                {
+                    edits = std::mem::take(&mut scanned.edits);
+                }
                 register_files(&mut env, &mut loaded)?;
                 Some(loaded)
             }

@@ -132,6 +132,9 @@ pub(super) fn register(env: &mut Environment<'static>) {
             .map_or_else(String::new, to_string)
     });
     env.add_function("__django_cycle", cycle);
+    // What a template included with `only` sees of a name the tag does
+    // not give: pongo2's nil (nothing, where the prompt is lenient).
+    env.add_function("__django_nil", || Value::UNDEFINED);
     env.add_function(
         "__django_cycle_as",
         |id: u64, silent: bool, args: Rest<Value>| -> Result<Value, Error> {
