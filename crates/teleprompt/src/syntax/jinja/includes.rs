@@ -5,7 +5,8 @@
 //! dialect) come here translated into these tags: each file is translated
 //! as it is read (`Unit::translation`), its spans map back through that,
 //! an import takes only the macros marked `export`, and `include … only`
-//! gives the template only the names it lists (`Unit::only`).
+//! gives the template only the names it lists (`Unit::only`; the others
+//! it reads are set to nothing around it).
 //!
 //! A name is a relative path (`/` between folders), looked for from the
 //! include root first (as Jinja2's `FileSystemLoader` reads every name

@@ -25,7 +25,8 @@
 //! - other files, read by `jinja/includes.rs` as Jinja's are:
 //!   `{% include "x" [if_exists] [with a=b … [only]] %}` → `{% with a=b %}
 //!   {% include "x" [ignore missing] [without context] %}{% endwith %}`
-//!   (what `only` gives is checked there), `{% extends %}` (the rest of the
+//!   (there, a name the template reads that `only` does not give is set
+//!   to nothing around the include), `{% extends %}` (the rest of the
 //!   template, blocks aside, in `{% if false %}`: pongo2 runs only the
 //!   blocks of a template that extends another), `{{ block.Super }}` →
 //!   `super()`, `{% import "m" a, b as c %}` → `{% from "m" import a, b as
