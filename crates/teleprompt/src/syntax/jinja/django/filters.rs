@@ -132,6 +132,9 @@ pub(super) fn register(env: &mut Environment<'static>) {
             .map_or_else(String::new, to_string)
     });
     env.add_function("__django_cycle", cycle);
+    env.add_function("__django_forloop", |loop_: Value| {
+        Value::from_object(ForLoop(loop_))
+    });
     // What a template included with `only` sees of a name the tag does
     // not give: pongo2's nil (nothing, where the prompt is lenient).
     env.add_function("__django_nil", || Value::UNDEFINED);
@@ -178,6 +181,37 @@ pub(super) fn register(env: &mut Environment<'static>) {
             Ok(ratio.ceil() as i64)
         },
     );
+}
+
+/// `forloop` as a value (passed to a macro, set to a name): pongo2's
+/// loop information, its fields read by their pongo2 (and Django) names.
+#[derive(Debug)]
+struct ForLoop(Value);
+
+impl minijinja::value::Object for ForLoop {
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        let field = match key.as_str()? {
+            "Counter" | "counter" => "index",
+            "Counter0" | "counter0" => "index0",
+            "Revcounter" | "revcounter" => "revindex",
+            "Revcounter0" | "revcounter0" => "revindex0",
+            "First" | "first" => "first",
+            "Last" | "last" => "last",
+            _ => return None,
+        };
+        self.0
+            .get_attr(field)
+            .ok()
+            .filter(|value| !value.is_undefined())
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        // What pongo2 prints for its loop information.
+        f.write_str("<pongo2.tagForLoopInformation Value>")
+    }
 }
 
 /// `{% cycle a b %}` (tag `id`): the value for this use of the tag; a value

@@ -405,8 +405,14 @@ impl<'a> Translator<'a> {
                         0 => "loop".to_string(),
                         _ => self.keep_loop(up, token.start..end)?,
                     };
-                    self.edit(token.start..end, name);
                     let after = i + 1 + 2 * up;
+                    // The loop as a value (`{{ row(forloop, x) }}`): with
+                    // pongo2's names for what a macro reads of it.
+                    let name = match self.is_sym(tokens.get(after), ".") {
+                        true => name,
+                        false => format!("__django_forloop({name})"),
+                    };
+                    self.edit(token.start..end, name);
                     if self.is_sym(tokens.get(after), ".") {
                         if let Some(attribute) =
                             tokens.get(after + 1).filter(|t| t.kind == Kind::Ident)
