@@ -138,10 +138,20 @@ pub(super) fn register(env: &mut Environment<'static>) {
     // What a template included with `only` sees of a name the tag does
     // not give: pongo2's nil (nothing, where the prompt is lenient).
     env.add_function("__django_nil", || Value::UNDEFINED);
+    // The copy of an included file a render is in: the include tags on
+    // the way to it.
+    env.add_function("__django_site", |state: &State, id: u64| {
+        let outer = state.lookup("__django_site_path");
+        format!(
+            "{}/{id}",
+            outer.as_ref().and_then(Value::as_str).unwrap_or("")
+        )
+    });
     env.add_function(
         "__django_cycle_as",
-        |id: u64, silent: bool, args: Rest<Value>| -> Result<Value, Error> {
+        |state: &State, id: u64, silent: bool, args: Rest<Value>| -> Result<Value, Error> {
             let values: Vec<Value> = args.iter().cloned().collect();
+            let id = cycle_key(state, id);
             let used = current::next_cycle(id);
             let current = pick(&values, used);
             Ok(Value::from_object(Cycle {
@@ -217,8 +227,8 @@ impl minijinja::value::Object for ForLoop {
 /// `{% cycle a b %}` (tag `id`): the value for this use of the tag; a value
 /// that is a named cycle (`{% cycle row %}`) moves that cycle on and prints
 /// its new value, unless it is silent.
-fn cycle(id: u64, args: Rest<Value>) -> Result<String, Error> {
-    let used = current::next_cycle(id);
+fn cycle(state: &State, id: u64, args: Rest<Value>) -> Result<String, Error> {
+    let used = current::next_cycle(cycle_key(state, id));
     let value = pick(&args, used);
     let Some(named) = value.downcast_object_ref::<Cycle>() else {
         return Ok(to_string(&value));
@@ -229,6 +239,20 @@ fn cycle(id: u64, args: Rest<Value>) -> Result<String, Error> {
         *current = next;
     }
     Ok(if named.silent { String::new() } else { text })
+}
+
+/// The count of cycle tag `id` in the copy of its file the render is in
+/// (pongo2 parses an included file once per include tag).
+fn cycle_key(state: &State, id: u64) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let site = state.lookup("__django_site_path");
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    site.as_ref()
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .hash(&mut hasher);
+    id.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// `values[used % len]`; nothing for no values.

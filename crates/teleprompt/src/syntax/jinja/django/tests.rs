@@ -12,7 +12,13 @@ fn jinja(body: &str) -> String {
 fn numbered(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
-    while let Some(at) = rest.find("__django_cycle") {
+    let next = |rest: &str| {
+        [rest.find("__django_cycle"), rest.find("__django_site(")]
+            .into_iter()
+            .flatten()
+            .min()
+    };
+    while let Some(at) = next(rest) {
         let (before, after) = rest.split_at(at);
         out.push_str(before);
         let open = after.find('(').map_or(after.len(), |i| i + 1);
@@ -46,11 +52,11 @@ fn cycles_parentloop_and_files() {
     );
     assert_eq!(
         jinja("{% include \"x.html\" if_exists %}"),
-        "{% include \"x.html\" ignore missing %}"
+        "{% with __django_site_path=__django_site(N) %}{% include \"x.html\" ignore missing %}{% endwith %}"
     );
     assert_eq!(
         jinja("{%- include \"x.html\" with a=b|default:1 c=forloop.Counter only -%}"),
-        "{%- with a=b|default(1), c=loop.index %}{% include \"x.html\" without context %}{% endwith -%}"
+        "{%- with __django_site_path=__django_site(N), a=b|default(1), c=loop.index %}{% include \"x.html\" without context %}{% endwith -%}"
     );
     assert_eq!(
         jinja("{% import \"m.html\" a, b as c %}"),
@@ -58,7 +64,7 @@ fn cycles_parentloop_and_files() {
     );
     assert_eq!(
         jinja("{% ssi \"p.html\" parsed %}"),
-        "{% include \"p.html\" %}"
+        "{% with __django_site_path=__django_site(N) %}{% include \"p.html\" %}{% endwith %}"
     );
     assert_eq!(
         jinja("x{% extends \"base.html\" %}{% block a %}{{ block.Super }}{% endblock %}"),

@@ -1131,10 +1131,20 @@ impl<'a> Translator<'a> {
             .get(name_end.saturating_sub(1))
             .copied()
             .unwrap_or(*first);
+        // Each tag includes a copy of its own (pongo2 parses the file once
+        // per tag): its cycles count apart from another tag's.
+        let site = format!(
+            "__django_site_path=__django_site({})",
+            NEXT_CYCLE.fetch_add(1, Ordering::Relaxed)
+        );
         if i == args.len() {
-            if let Some(token) = args.get(name_end).filter(|_| if_exists) {
-                self.edit(token.start..token.end, "ignore missing");
-            }
+            self.edit(
+                name_token.start..name_token.end,
+                format!("with {site} %}}{{% include"),
+            );
+            let last = args.last().map_or(name_last.end, |t| t.end);
+            let ignore = if if_exists { " ignore missing" } else { "" };
+            self.edit(name_last.end..last, format!("{ignore} %}}{{% endwith"));
             return Ok(());
         }
         if !self.is_ident(args.get(i), "with") {
@@ -1216,7 +1226,7 @@ impl<'a> Translator<'a> {
         }
         self.edit(
             name_token.start..name_token.end,
-            format!("with {} %}}{{% include", given.join(", ")),
+            format!("with {site}, {} %}}{{% include", given.join(", ")),
         );
         let last = args.last().map_or(name_last.end, |t| t.end);
         let mut tail = String::new();
@@ -1292,8 +1302,12 @@ impl<'a> Translator<'a> {
             return Err(parse_error(tag.span.clone(), "{% ssi %} takes a file name in quotes and optionally `parsed`: {% ssi \"notes.txt\" %}"));
         };
         if let Some(parsed) = parsed {
-            self.edit(name_token.start..name_token.end, "include");
-            self.edit(file.end..parsed.end, "");
+            let site = NEXT_CYCLE.fetch_add(1, Ordering::Relaxed);
+            self.edit(
+                name_token.start..name_token.end,
+                format!("with __django_site_path=__django_site({site}) %}}{{% include"),
+            );
+            self.edit(file.end..parsed.end, " %}{% endwith");
             return Ok(());
         }
         let quoted = self.text(file);
