@@ -246,6 +246,11 @@ impl Includes {
         &self.root
     }
 
+    /// The most bytes a file read through these may hold.
+    pub(crate) fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
     /// The including file's folder, relative to the root.
     pub(crate) fn dir(&self) -> &Path {
         &self.dir

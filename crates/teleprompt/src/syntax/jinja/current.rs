@@ -27,6 +27,9 @@ struct Current {
     scope: RenderScope,
     /// Keys the render looked for and did not find.
     misses: MissLog,
+    /// How often each pongo2 `{% cycle %}` tag has been used in this
+    /// render, by the tag's number.
+    cycles: std::collections::HashMap<u64, u64>,
 }
 
 thread_local! {
@@ -77,6 +80,7 @@ pub(super) fn with_scope<R>(scope: &mut RenderScope, f: impl FnOnce() -> R) -> (
     let lent = Current {
         scope: scope.lend(),
         misses: MissLog::default(),
+        cycles: Default::default(),
     };
     let previous = CURRENT.with(|current| current.replace(Some(lent)));
     let restore = Restore {
@@ -157,6 +161,22 @@ pub(super) fn marker(
             "{function}() can only be called while a prompt renders"
         )),
     })
+}
+
+/// How often the pongo2 `{% cycle %}` tag `id` was used before in the
+/// running render (0 outside a render); counts this use.
+pub(super) fn next_cycle(id: u64) -> u64 {
+    CURRENT
+        .try_with(|current| {
+            let mut current = current.try_borrow_mut().ok()?;
+            let count = current.as_mut()?.cycles.entry(id).or_insert(0);
+            let used = *count;
+            *count = count.saturating_add(1);
+            Some(used)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(0)
 }
 
 /// Counts `bytes` more printed output; an error once the render has

@@ -53,16 +53,39 @@ fn broken_step(path: &str, data: &Data) -> Option<(String, String)> {
     }
     let mut view = data.root();
     let mut walked: Vec<Segment> = Vec::new();
-    for step in steps {
+    for mut step in steps {
+        // `xs.0`: a number after a dot is an index of a list.
+        let number = match &step {
+            Segment::Key(key) => key.parse::<usize>().ok(),
+            Segment::Index(_) => None,
+        };
+        if let (Some(index), Value::Array(_)) = (number, view.value()) {
+            step = Segment::Index(index);
+        }
         let next = match &step {
             Segment::Key(key) => view.get(key),
             Segment::Index(index) => view.index(*index),
         };
+        let next = next.filter(|_| {
+            // `.1` reads the item numbered 1, never a map's key "1".
+            !matches!((number, view.value()), (Some(_), Value::Object(_)))
+        });
         let Some(next) = next else {
             if walked.is_empty() {
                 return None;
             }
             let at = path_to_string(&walked);
+            if let (Some(number), Value::Object(map)) = (number, view.value()) {
+                let has = match map.contains_key(&number.to_string()) {
+                    true => format!(" (it has the key \"{number}\")"),
+                    false => String::new(),
+                };
+                let message = format!(
+                    "{at} is a map{has}: `.{number}` reads the item numbered {number} of a list, not a key"
+                );
+                walked.push(step);
+                return Some((message, path_to_string(&walked)));
+            }
             let message = match (&step, view.value()) {
                 (Segment::Index(index), Value::Array(items)) => format!(
                     "{at} has {} element(s): there is no {at}[{index}]",

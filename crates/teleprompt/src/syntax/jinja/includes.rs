@@ -1,6 +1,12 @@
 //! Other templates a Jinja prompt names: `{% include %}`, `{% import %}`,
 //! `{% from … import %}` and `{% extends %}` of files of the include root
 //! (see [`crate::document::include_root`]), all read when the prompt loads.
+//! pongo2's `include`, `extends`, `import` and `ssi … parsed` (the Django
+//! dialect) come here translated into these tags: each file is translated
+//! as it is read (`Unit::translation`), its spans map back through that,
+//! an import takes only the macros marked `export`, and `include … only`
+//! gives the template only the names it lists (`Unit::only`; the others
+//! it reads are set to nothing around it).
 //!
 //! A name is a relative path (`/` between folders), looked for from the
 //! include root first (as Jinja2's `FileSystemLoader` reads every name
@@ -362,6 +368,12 @@ pub(super) struct Unit {
     /// The text compiled (bound checks made), to place render errors on
     /// the file as written.
     pub source: Edited,
+    /// The dialect's rewrite of its text (pongo2's into Jinja; nothing
+    /// for Jinja): what was scanned, and where the spans of its links lie.
+    pub translation: Edited,
+    /// pongo2's `include … only`: where the name starts (as written) and
+    /// the names the include gives.
+    pub only: Vec<(usize, BTreeSet<String>)>,
 }
 
 /// The body and every file it reads.
@@ -372,6 +384,9 @@ pub(super) struct Files {
     pub joins: HashMap<(String, String), String>,
     /// Each list of paths looked for: the file found, or why none.
     looked_up: HashMap<Vec<PathBuf>, Result<Option<PathBuf>, String>>,
+    /// Whether the templates are pongo2's (an import takes the macros
+    /// marked `export`; `include … only` gives the values it names).
+    pongo2: bool,
 }
 
 /// The most names [`Files::needs`] keeps for one template: enough to say
@@ -382,9 +397,32 @@ const MAX_NEEDS: usize = 256;
 /// included): each level's `super()` nests a render a level deeper.
 pub(super) const MAX_EXTENDS: usize = 32;
 
-/// Checks a template's text: what it found (its errors in `Findings`), or
-/// the error that stops it; spans in the text.
-pub(super) type Scan<'s> = dyn Fn(&str) -> Result<(Scanned, Findings), TemplateError> + 's;
+/// A file's text as the load reads it: rewritten by its dialect, then
+/// checked.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    /// The dialect's rewrite (nothing for Jinja); spans of `scanned` and
+    /// `found` are in its text.
+    pub translation: Edited,
+    /// See [`Unit::only`].
+    pub only: Vec<(usize, BTreeSet<String>)>,
+    pub scanned: Scanned,
+    pub found: Findings,
+}
+
+/// Rewrites and checks a file's text (read through the `Includes` of that
+/// file): what it found, or the error that stops it, placed in the text as
+/// written.
+pub(super) type Scan<'s> = dyn Fn(&str, &Includes) -> Result<Prepared, TemplateError> + 's;
+
+/// The body as the load reads it: its dialect's rewrite and pongo2's
+/// `include … only` (see [`Unit`]).
+#[derive(Debug, Default)]
+pub(super) struct Body {
+    pub translation: Edited,
+    pub only: Vec<(usize, BTreeSet<String>)>,
+    pub pongo2: bool,
+}
 
 /// Reads every file the body (`text`, walked into `scanned`) names, and
 /// the files those name, from `includes`; notes their problems in
@@ -395,6 +433,7 @@ pub(super) fn load(
     includes: &Includes,
     scan: &Scan<'_>,
     found: &mut Findings,
+    body: Body,
 ) -> Result<Files, TemplateError> {
     let mut files = Files {
         units: vec![Unit {
@@ -405,9 +444,12 @@ pub(super) fn load(
             scanned: Some(scanned),
             links: Vec::new(),
             source: Edited::default(),
+            translation: body.translation,
+            only: body.only,
         }],
         joins: HashMap::new(),
         looked_up: HashMap::new(),
+        pongo2: body.pongo2,
     };
     let mut by_path: HashMap<PathBuf, usize> = HashMap::new();
     if let Some(body) = includes.file() {
@@ -428,22 +470,45 @@ pub(super) fn load(
             }
         }
     }
-    files.check_links(found);
+    let hidden = files.check_links(found);
+    files.hide(hidden);
     files.looked_up = HashMap::new();
     Ok(files)
 }
 
 impl Files {
-    /// The text of template `index` (`body` for the body).
+    /// The text of template `index` as scanned (`body` for the body).
     fn text<'s>(&'s self, index: usize, body: &'s str) -> &'s str {
-        match self
-            .units
-            .get(index)
-            .and_then(|unit| unit.document.as_ref())
-        {
+        let Some(unit) = self.units.get(index) else {
+            return body;
+        };
+        match &unit.document {
+            Some(_) if !unit.translation.is_unchanged() => &unit.translation.text,
             Some(document) => &document.body,
             None => body,
         }
+    }
+
+    /// A span of template `index`'s text as scanned, in its text as
+    /// written.
+    pub(super) fn as_written(&self, index: usize, span: Range<usize>) -> Range<usize> {
+        match self.units.get(index) {
+            Some(unit) if !unit.translation.is_unchanged() => {
+                unit.translation.to_original(span.start)..unit.translation.to_original(span.end)
+            }
+            _ => span,
+        }
+    }
+
+    /// The names pongo2's `include … only` of `link` (in template `index`)
+    /// gives; `None` for any other tag.
+    fn given(&self, index: usize, link: &Link) -> Option<&BTreeSet<String>> {
+        let unit = self.units.get(index)?;
+        let at = self.as_written(index, link.tag.span.clone()).start;
+        unit.only
+            .iter()
+            .find(|(start, _)| *start == at)
+            .map(|(_, names)| names)
     }
 
     /// The template as messages name it: its path from the root.
@@ -597,27 +662,32 @@ impl Files {
                         shown
                     };
                     let document = Document::plain(&file.origin, file.text);
+                    let site = Site {
+                        includer: index,
+                        span: self.as_written(index, tag.span.clone()),
+                    };
+                    let beside = includes.beside(&relative);
+                    let prepared = scan(&document.body, &beside);
                     self.units.push(Unit {
                         key,
-                        document: None,
-                        includes: includes.beside(&relative),
-                        site: Some(Site {
-                            includer: index,
-                            span: tag.span.clone(),
-                        }),
+                        document: Some(document),
+                        includes: beside,
+                        site: Some(site),
                         scanned: None,
                         links: Vec::new(),
                         source: Edited::default(),
+                        translation: Edited::default(),
+                        only: Vec::new(),
                     });
-                    let scanned = scan(&document.body);
-                    if let Some(unit) = self.units.get_mut(target) {
-                        unit.document = Some(document);
-                    }
-                    match scanned {
-                        Ok((scanned, problems)) => {
-                            self.absorb(target, problems, found);
+                    match prepared {
+                        Ok(prepared) => {
                             if let Some(unit) = self.units.get_mut(target) {
-                                unit.scanned = Some(scanned);
+                                unit.translation = prepared.translation;
+                                unit.only = prepared.only;
+                            }
+                            self.absorb(target, prepared.found, found);
+                            if let Some(unit) = self.units.get_mut(target) {
+                                unit.scanned = Some(prepared.scanned);
                             }
                             queue.push_back(target);
                         }
@@ -648,11 +718,11 @@ impl Files {
     /// the body as it is, one of a file in that file, with where it is
     /// included.
     pub(super) fn place(&self, index: usize, error: TemplateError) -> TemplateError {
-        let Some(document) = self
-            .units
-            .get(index)
-            .and_then(|unit| unit.document.as_ref())
-        else {
+        let Some(unit) = self.units.get(index) else {
+            return error;
+        };
+        let error = unit.translation.place(error);
+        let Some(document) = unit.document.as_ref() else {
             return error;
         };
         self.with_site(index, document.locate(error))
@@ -734,7 +804,8 @@ impl Files {
 
     /// Cycles, names imported that the template does not define, and
     /// templates used without context that read names of a context.
-    fn check_links(&self, found: &mut Findings) {
+    fn check_links(&self, found: &mut Findings) -> Vec<(usize, usize, Vec<String>)> {
+        let mut hidden = Vec::new();
         let (order, cycles) = self.walk_order();
         for (index, link, chain) in cycles {
             let Some(tag) = self
@@ -846,8 +917,19 @@ impl Files {
                 for &target in &link.targets {
                     if !link.with_context {
                         if let Some(Some(names)) = needs.get(target) {
-                            if !names.is_empty() {
-                                let error = self.without_context(link, target, names);
+                            let given = self.given(index, link);
+                            let names: BTreeSet<String> = names
+                                .iter()
+                                .filter(|name| given.is_none_or(|given| !given.contains(*name)))
+                                .cloned()
+                                .collect();
+                            if given.is_some() {
+                                // pongo2's `include … only`: the names it
+                                // does not give are nil in the template.
+                                let names = names.into_iter().filter(|name| name != "loop");
+                                hidden.push((index, link.tag.span.start, names.collect()));
+                            } else if !names.is_empty() {
+                                let error = self.without_context(link, target, &names, given);
                                 found.push(self.place(index, error));
                             }
                         }
@@ -859,6 +941,41 @@ impl Files {
                         self.check_loose_loop(target, found);
                     }
                 }
+            }
+        }
+        hidden
+    }
+
+    /// pongo2's `include … only`: each name the included template reads
+    /// and the tag does not give (`hidden`: template, where the tag's name
+    /// starts, the names) is set to nothing around the include, in the
+    /// `{% with %}` that scopes it (`scope_includes`), so that the
+    /// template does not see the caller's value (pongo2 gives it nil: an
+    /// error in a strict prompt, nothing in a lenient one).
+    fn hide(&mut self, hidden: Vec<(usize, usize, Vec<String>)>) {
+        for (index, at, names) in hidden {
+            if names.is_empty() {
+                continue;
+            }
+            let Some(scanned) = self
+                .units
+                .get_mut(index)
+                .and_then(|unit| unit.scanned.as_mut())
+            else {
+                continue;
+            };
+            let scope = scanned
+                .edits
+                .iter_mut()
+                .filter(|edit| edit.original.end <= at && edit.replacement.ends_with(" with %}{% "))
+                .max_by_key(|edit| edit.original.end);
+            if let Some(edit) = scope {
+                let bound: Vec<String> = names
+                    .iter()
+                    .map(|name| format!("{name}=__django_nil()"))
+                    .collect();
+                let head = edit.replacement.trim_end_matches(" with %}{% ");
+                edit.replacement = format!("{head} with {} %}}{{% ", bound.join(", "));
             }
         }
     }
@@ -928,6 +1045,7 @@ impl Files {
         link: &Link,
         target: usize,
         names: &BTreeSet<String>,
+        given: Option<&BTreeSet<String>>,
     ) -> TemplateError {
         let shown = self.shown(target);
         let mut listed: Vec<String> = names
@@ -943,6 +1061,18 @@ impl Files {
             Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
             None => String::new(),
         };
+        if let Some(given) = given {
+            let given: Vec<&str> = given.iter().map(String::as_str).collect();
+            return TemplateError::parse(
+                Some(link.tag.span.clone()),
+                format!(
+                    "{shown} is included with `only`, so it sees only {} (pongo2 gives it nothing else), but it reads {listed}",
+                    given.join(", ")
+                ),
+            )
+            .with_kind("without-context")
+            .suggest(Some("pass those values too (`with name=value`), or drop `only`".to_string()));
+        }
         let how = match link.tag.tag {
             Tag::Include => "included without context",
             _ => "imported without context (Jinja's default for an import)",
@@ -1003,18 +1133,22 @@ impl Files {
             }
             let suggestion = closest(name, exports.iter().map(String::as_str))
                 .map(|near| format!("did you mean \"{near}\"?"));
+            let message = match self.pongo2 {
+                true => format!(
+                    "{} exports no macro \"{name}\" to import (pongo2 imports only the macros marked `export`)",
+                    self.shown(target)
+                ),
+                false => format!(
+                    "{} defines no macro or variable \"{name}\" to import",
+                    self.shown(target)
+                ),
+            };
             found.push(
                 self.place(
                     index,
-                    TemplateError::parse(
-                        Some(span.clone()),
-                        format!(
-                            "{} defines no macro or variable \"{name}\" to import",
-                            self.shown(target)
-                        ),
-                    )
-                    .with_kind("unresolved-include")
-                    .suggest(suggestion),
+                    TemplateError::parse(Some(span.clone()), message)
+                        .with_kind("unresolved-include")
+                        .suggest(suggestion),
                 ),
             );
         }

@@ -218,11 +218,14 @@ impl JinjaTemplate {
         let mut filters: Vec<&str> = FILTERS.to_vec();
         // The dialect's own spellings, rewritten into Jinja that minijinja
         // parses; errors are placed back on the body as written.
+        let mut only = Vec::new();
         let translated = match dialect {
             Syntax::Django => {
                 django::register(&mut env);
                 filters.extend_from_slice(django::FILTERS);
-                django::translate(body)?
+                let translation = django::translate(body, options.includes.as_ref())?;
+                only = translation.only;
+                translation.edited
             }
             Syntax::ChatTemplate => {
                 env.add_filter(generation::GENERATION_FILTER, |text: &str| {
@@ -258,7 +261,7 @@ impl JinjaTemplate {
         let includes = options
             .includes
             .as_ref()
-            .filter(|_| dialect == Syntax::Jinja);
+            .filter(|_| matches!(dialect, Syntax::Jinja | Syntax::Django));
         let checks = Checks {
             syntax: syntax.clone(),
             limits,
@@ -283,22 +286,35 @@ impl JinjaTemplate {
             inputs.map_spans(&|offset| translated.to_original(offset));
         }
         let mut reads = scanned.reads.clone();
-        let edits = std::mem::take(&mut scanned.edits);
+        let mut edits = std::mem::take(&mut scanned.edits);
         let files = match includes {
             Some(includes) if !scanned.refs.is_empty() => {
-                let mut loaded = includes::load(
-                    text,
-                    scanned,
-                    includes,
-                    &|file: &str| scan(file, &checks),
-                    &mut found,
-                )?;
+                // The body's edits go with it (pongo2's `include … only`
+                // adds to them), and come back before its files register.
+                scanned.edits = std::mem::take(&mut edits);
+                let prepare = |file: &str, includes: &crate::document::include_root::Includes| {
+                    prepare(file, includes, &checks)
+                };
+                let body = includes::Body {
+                    translation: translated.clone(),
+                    only: std::mem::take(&mut only),
+                    pongo2: dialect == Syntax::Django,
+                };
+                let mut loaded =
+                    includes::load(text, scanned, includes, &prepare, &mut found, body)?;
                 for unit in &loaded.units {
                     if let Some(scanned) = &unit.scanned {
                         reads.extend(scanned.reads.iter().cloned());
                     }
                 }
                 inputs = linked_inputs(text, &syntax, &loaded);
+                if let Some(scanned) = loaded
+                    .units
+                    .first_mut()
+                    .and_then(|unit| unit.scanned.as_mut())
+                {
+                    edits = std::mem::take(&mut scanned.edits);
+                }
                 register_files(&mut env, &mut loaded)?;
                 Some(loaded)
             }
@@ -499,8 +515,8 @@ impl JinjaTemplate {
                 let tag = source.to_original(range.start)..source.to_original(range.end);
                 // The tag's name, as load errors point at it.
                 let name = files.units.get(includer)?.links.iter().find_map(|link| {
-                    let name = &link.tag.span;
-                    (name.start >= tag.start && name.end <= tag.end).then(|| name.clone())
+                    let name = files.as_written(includer, link.tag.span.clone());
+                    (name.start >= tag.start && name.end <= tag.end).then_some(name)
                 });
                 Some((includer, name.unwrap_or(tag)))
             })
@@ -670,6 +686,43 @@ fn scan(
     Ok((scanned, found))
 }
 
+/// A file a template uses, as the load reads it: a pongo2 file translated
+/// into Jinja (its `{% ssi %}` read through `includes`), then checked.
+fn prepare(
+    file: &str,
+    includes: &crate::document::include_root::Includes,
+    checks: &Checks<'_>,
+) -> Result<includes::Prepared, TemplateError> {
+    let (translation, exports, only) = match checks.dialect {
+        Syntax::Django => {
+            let translation = django::translate(file, Some(includes))?;
+            (
+                translation.edited,
+                Some(translation.exports),
+                translation.only,
+            )
+        }
+        _ => (Edited::default(), None, Vec::new()),
+    };
+    let text = match translation.is_unchanged() {
+        true => file,
+        false => translation.text.as_str(),
+    };
+    let (mut scanned, found) = scan(text, checks).map_err(|error| translation.place(error))?;
+    if let Some(exports) = exports {
+        // pongo2 imports the macros marked `export`, and nothing else; it
+        // passes the caller's `forloop` to what it includes.
+        scanned.exports = exports;
+        scanned.loose_loop = None;
+    }
+    Ok(includes::Prepared {
+        translation,
+        only,
+        scanned,
+        found,
+    })
+}
+
 /// What the body (`text`) reads of its data, following its includes,
 /// imports with context and `extends` into the files they name.
 fn linked_inputs(
@@ -687,6 +740,7 @@ fn linked_inputs(
         };
         data.extend(scanned.free.iter().cloned());
         texts.push(Some(match &unit.document {
+            Some(_) if !unit.translation.is_unchanged() => unit.translation.text.as_str(),
             Some(document) => document.body.as_str(),
             None => text,
         }));
@@ -733,7 +787,10 @@ fn register_files(
         let (Some(document), Some(mut scanned)) = (&unit.document, scanned) else {
             continue;
         };
-        unit.source = Edited::new(&document.body, std::mem::take(&mut scanned.edits));
+        unit.source = unit
+            .translation
+            .clone()
+            .then(std::mem::take(&mut scanned.edits), &document.body);
         let compiled = if unit.source.is_unchanged() {
             document.body.clone()
         } else {

@@ -304,20 +304,6 @@ fn a_library_resolves_includes_in_its_root() {
 }
 
 #[test]
-fn django_prompts_still_refuse_other_files() {
-    let root = dir(
-        "jinja-includes-dialects",
-        &[
-            ("main.django", "{% include \"part.django\" %}"),
-            ("part.django", "x"),
-        ],
-    );
-    let error = render(&root.join("main.django"), json!({})).expect_err("django");
-    assert_eq!(error.class(), ErrorClass::Parse);
-    assert!(error.message().contains("include"), "{error}");
-}
-
-#[test]
 fn deep_import_chains_stop_at_the_depth_limit_and_long_extends_chains_do_not_load() {
     // f0 imports f1 … imports f899; each macro calls the next one's.
     let depth = 900;

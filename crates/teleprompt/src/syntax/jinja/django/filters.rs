@@ -85,7 +85,7 @@ pub(super) fn names() -> impl Iterator<Item = &'static str> {
     FILTERS
         .iter()
         .map(|(name, _, _)| *name)
-        .chain(["__django_for"])
+        .chain(["__django_for", "__django_text"])
 }
 
 fn error(message: impl Into<String>) -> Error {
@@ -131,9 +131,45 @@ pub(super) fn register(env: &mut Environment<'static>) {
             .find(|value| is_true(value))
             .map_or_else(String::new, to_string)
     });
-    env.add_function("__django_first", |args: Rest<Value>| {
-        args.first().map_or_else(String::new, to_string)
+    env.add_function("__django_cycle", cycle);
+    env.add_function("__django_forloop", |loop_: Value| {
+        Value::from_object(ForLoop(loop_))
     });
+    // What a template included with `only` sees of a name the tag does
+    // not give: pongo2's nil (nothing, where the prompt is lenient).
+    env.add_function("__django_nil", || Value::UNDEFINED);
+    // The copy of an included file a render is in: the include tags on
+    // the way to it.
+    env.add_function("__django_site", |state: &State, id: u64| {
+        let outer = state.lookup("__django_site_path");
+        format!(
+            "{}/{id}",
+            outer.as_ref().and_then(Value::as_str).unwrap_or("")
+        )
+    });
+    env.add_function(
+        "__django_cycle_as",
+        |state: &State, id: u64, silent: bool, args: Rest<Value>| -> Result<Value, Error> {
+            let values: Vec<Value> = args.iter().cloned().collect();
+            let id = cycle_key(state, id);
+            let used = current::next_cycle(id);
+            let current = pick(&values, used);
+            Ok(Value::from_object(Cycle {
+                id,
+                silent,
+                values,
+                current: std::sync::Mutex::new(current),
+            }))
+        },
+    );
+    // `{% ssi "file" %}`: the file's text, as it is.
+    env.add_filter(
+        "__django_text",
+        |_: &Value, text: &str| -> Result<String, Error> {
+            current::spend(text.len()).map_err(current::exceeded)?;
+            Ok(text.to_string())
+        },
+    );
     env.add_function("__django_now", |layout: &str, fake: Option<bool>| {
         let now = if fake == Some(true) {
             // pongo2's fixed time for `{% now "…" fake %}`.
@@ -155,6 +191,108 @@ pub(super) fn register(env: &mut Environment<'static>) {
             Ok(ratio.ceil() as i64)
         },
     );
+}
+
+/// `forloop` as a value (passed to a macro, set to a name): pongo2's
+/// loop information, its fields read by their pongo2 (and Django) names.
+#[derive(Debug)]
+struct ForLoop(Value);
+
+impl minijinja::value::Object for ForLoop {
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        let field = match key.as_str()? {
+            "Counter" | "counter" => "index",
+            "Counter0" | "counter0" => "index0",
+            "Revcounter" | "revcounter" => "revindex",
+            "Revcounter0" | "revcounter0" => "revindex0",
+            "First" | "first" => "first",
+            "Last" | "last" => "last",
+            _ => return None,
+        };
+        self.0
+            .get_attr(field)
+            .ok()
+            .filter(|value| !value.is_undefined())
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        // What pongo2 prints for its loop information.
+        f.write_str("<pongo2.tagForLoopInformation Value>")
+    }
+}
+
+/// `{% cycle a b %}` (tag `id`): the value for this use of the tag; a value
+/// that is a named cycle (`{% cycle row %}`) moves that cycle on and prints
+/// its new value, unless it is silent.
+fn cycle(state: &State, id: u64, args: Rest<Value>) -> Result<String, Error> {
+    let used = current::next_cycle(cycle_key(state, id));
+    let value = pick(&args, used);
+    let Some(named) = value.downcast_object_ref::<Cycle>() else {
+        return Ok(to_string(&value));
+    };
+    let next = pick(&named.values, current::next_cycle(named.id));
+    let text = to_string(&next);
+    if let Ok(mut current) = named.current.lock() {
+        *current = next;
+    }
+    Ok(if named.silent { String::new() } else { text })
+}
+
+/// The count of cycle tag `id` in the copy of its file the render is in
+/// (pongo2 parses an included file once per include tag).
+fn cycle_key(state: &State, id: u64) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let site = state.lookup("__django_site_path");
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    site.as_ref()
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .hash(&mut hasher);
+    id.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// `values[used % len]`; nothing for no values.
+fn pick(values: &[Value], used: u64) -> Value {
+    let len = values.len() as u64;
+    match len {
+        0 => Value::from(()),
+        _ => values
+            .get(usize::try_from(used % len).unwrap_or(0))
+            .cloned()
+            .unwrap_or_default(),
+    }
+}
+
+/// A cycle named by `{% cycle … as name %}`: prints its current value.
+#[derive(Debug)]
+struct Cycle {
+    /// The number of the tag that named it (its count moves it on).
+    id: u64,
+    silent: bool,
+    values: Vec<Value>,
+    current: std::sync::Mutex<Value>,
+}
+
+impl minijinja::value::Object for Cycle {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Plain
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        let current = self
+            .current
+            .lock()
+            .map(|value| value.clone())
+            .unwrap_or_default();
+        f.write_str(&to_string(&current))
+    }
 }
 
 // pongo2's conversions (its `Value.String`, `Integer`, `Float`, `IsTrue`,

@@ -10,21 +10,36 @@
 //! - filter arguments after a colon: `{{ name|default:"there" }}`;
 //! - `forloop.Counter`, `Counter0`, `Revcounter`, `Revcounter0`, `First`,
 //!   `Last` (and Django's lower-case names) → `loop.index`, …;
-//!   `forloop.Parentloop` is refused;
+//!   `forloop.Parentloop` → the outer loop, kept by a `{% set %}` after its
+//!   `for` tag;
 //! - `{% for x in xs reversed sorted %}`, `{% for k, v in map %}`,
 //!   `{% empty %}`; maps iterate in the data's order (pongo2's is random)
 //!   unless `sorted`;
 //! - `{% ifequal a b %}`, `{% ifnotequal %}`, `{% ifchanged %}`,
 //!   `{% with a=b c=d %}` and `{% with b as a %}`, `{% firstof %}`,
-//!   `{% cycle %}` (inside a loop; `as name` is refused), `{% now "layout" %}`
-//!   on the render's clock, `{% widthratio %}`, `{% spaceless %}`,
-//!   `{% verbatim %}`, `{% comment %}`, `{% templatetag %}`,
-//!   `{% autoescape on|off %}`, `{% filter a|b:c %}`, `{% macro … export %}`;
+//!   `{% cycle %}` (a count per tag through the render; `as name [silent]`
+//!   names the cycle), `{% now "layout" %}` on the render's clock,
+//!   `{% widthratio %}`, `{% spaceless %}`, `{% verbatim %}`,
+//!   `{% comment %}`, `{% templatetag %}`, `{% autoescape on|off %}`,
+//!   `{% filter a|b:c %}`, `{% macro … export %}`;
+//! - other files, read by `jinja/includes.rs` as Jinja's are:
+//!   `{% include "x" [if_exists] [with a=b … [only]] %}` → `{% with a=b %}
+//!   {% include "x" [ignore missing] [without context] %}{% endwith %}`
+//!   (there, a name the template reads that `only` does not give is set
+//!   to nothing around the include), `{% extends %}` (the rest of the
+//!   template, blocks aside, in `{% if false %}`: pongo2 runs only the
+//!   blocks of a template that extends another), `{{ block.Super }}` →
+//!   `super()`, `{% import "m" a, b as c %}` → `{% from "m" import a, b as
+//!   c with context %}` (the macros marked `export` only), `{% ssi "f"
+//!   parsed %}` → an include, and `{% ssi "f" %}` → the file's text,
+//!   read here;
+//! - `{% set %}` in a loop's scope is kept in a namespace of the loop for
+//!   the next pass, and in a block's for the text after it (pongo2 has one
+//!   scope for a loop's passes, none for a block);
 //! - operators `&&`, `||`, `!`, `<>`, `^`.
 //!
-//! Refused with a parse error: `{% include %}`, `{% extends %}`,
-//! `{% import %}`, `{% ssi %}` (templates from other files), `{% lorem %}`
-//! and the `random` filter (a prompt renders the same way every time).
+//! Refused with a parse error: `{% lorem %}` and the `random` filter (a
+//! prompt renders the same way every time).
 //!
 //! Printing follows pongo2: a float prints with six decimals (Go's `%f`),
 //! booleans as `True`/`False`, null as nothing. Output is never
@@ -98,6 +113,7 @@ pub(crate) const FILTERS: &[&str] = &[
     "integer",
     "__django_spaceless",
     "__django_for",
+    "__django_text",
 ];
 
 /// Adds the dialect's filters, helper functions and printing rules to `env`.

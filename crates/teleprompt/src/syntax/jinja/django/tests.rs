@@ -3,9 +3,85 @@
 use super::translate;
 
 fn jinja(body: &str) -> String {
-    translate(body)
-        .map(|edited| edited.text)
+    translate(body, None)
+        .map(|translation| numbered(&translation.edited.text))
         .unwrap_or_else(|error| format!("ERROR {error:?}"))
+}
+
+/// The text with each cycle's number (unique in the process) as `N`.
+fn numbered(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    let next = |rest: &str| {
+        [rest.find("__django_cycle"), rest.find("__django_site(")]
+            .into_iter()
+            .flatten()
+            .min()
+    };
+    while let Some(at) = next(rest) {
+        let (before, after) = rest.split_at(at);
+        out.push_str(before);
+        let open = after.find('(').map_or(after.len(), |i| i + 1);
+        out.push_str(&after[..open]);
+        let digits = after[open..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .count();
+        if digits > 0 {
+            out.push('N');
+        }
+        rest = &after[open + digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn cycles_parentloop_and_files() {
+    assert_eq!(
+        jinja("{% cycle 'a' 'b' as row silent %}{% cycle row %}"),
+        "{% set row = __django_cycle_as(N, true, 'a', 'b') %}{{ __django_cycle(N, row) }}"
+    );
+    assert_eq!(
+        jinja("{%- cycle 'a' 'b' as row -%}"),
+        "{%- set row = __django_cycle_as(N, false, 'a', 'b') %}{{ row -}}"
+    );
+    assert_eq!(
+        jinja("{% for a in xs -%}{% for b in ys %}{{ forloop.Parentloop.Counter }}{% endfor %}{% endfor %}"),
+        "{% for a in (xs)|__django_for(false, false, false) -%}{% set __django_loop_0 = loop -%}{% for b in (ys)|__django_for(false, false, false) %}{{ __django_loop_0.index }}{% endfor %}{% endfor %}"
+    );
+    assert_eq!(
+        jinja("{% include \"x.html\" if_exists %}"),
+        "{% with __django_site_path=__django_site(N) %}{% include \"x.html\" ignore missing %}{% endwith %}"
+    );
+    assert_eq!(
+        jinja("{%- include \"x.html\" with a=b|default:1 c=forloop.Counter only -%}"),
+        "{%- with __django_site_path=__django_site(N), a=b|default(1), c=loop.index %}{% include \"x.html\" without context %}{% endwith -%}"
+    );
+    assert_eq!(
+        jinja("{% import \"m.html\" a, b as c %}"),
+        "{% from \"m.html\" import a, b as c with context %}"
+    );
+    assert_eq!(
+        jinja("{% ssi \"p.html\" parsed %}"),
+        "{% with __django_site_path=__django_site(N) %}{% include \"p.html\" %}{% endwith %}"
+    );
+    assert_eq!(
+        jinja("x{% extends \"base.html\" %}{% block a %}{{ block.Super }}{% endblock %}"),
+        "{% if false %}x{% endif %}{% extends \"base.html\" %}{% if false %}{% block a %}{{ super() }}{% endblock %}{% endif %}"
+    );
+    assert!(jinja("{% ssi \"p.html\" %}").contains("no include root"));
+    assert!(jinja("{% include \"x.html\" only %}").contains("malformed"));
+    assert!(
+        jinja("{% for a in xs %}{{ forloop.Parentloop.Counter }}{% endfor %}")
+            .contains("no outer loop")
+    );
+    let exported = translate(
+        "{% macro a() export %}{% endmacro %}{% macro b() %}{% endmacro %}",
+        None,
+    )
+    .unwrap();
+    assert_eq!(exported.exports.into_iter().collect::<Vec<_>>(), ["a"]);
 }
 
 #[test]
@@ -30,7 +106,7 @@ fn loops() {
     );
     assert_eq!(
         jinja("{% for k, v in m sorted %}{% cycle 'a' 'b' %}{% endfor %}"),
-        "{% for k, v in (m)|__django_for(false, true, true) %}{{ loop.cycle('a', 'b') }}{% endfor %}"
+        "{% for k, v in (m)|__django_for(false, true, true) %}{{ __django_cycle(N, 'a', 'b') }}{% endfor %}"
     );
 }
 
@@ -126,7 +202,7 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
             body.push_str(pieces[(seed % pieces.len() as u64) as usize]);
         }
         seed = seed.wrapping_add(1);
-        if translate(&body).is_ok() {
+        if translate(&body, None).is_ok() {
             // And minijinja takes the translation (or reports an error).
             let _ = crate::syntax::jinja::JinjaTemplate::compile(
                 &body,

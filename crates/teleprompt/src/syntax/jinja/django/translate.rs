@@ -4,10 +4,17 @@
 //! `)` is inserted), so an error minijinja finds in the translated text is
 //! placed on the token the author wrote.
 
+use std::collections::BTreeSet;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::diagnostics::TemplateError;
+use crate::document::include_root::Includes;
 use crate::syntax::edits::{Edit, Edited};
+
+/// The next number for a `{% cycle %}` tag: unique in the process, so that
+/// tags of different files never share a count.
+static NEXT_CYCLE: AtomicU64 = AtomicU64::new(1);
 
 /// How deeply blocks may nest (a bound on the translator's stack and on
 /// minijinja's parser, which recurses per block).
@@ -46,6 +53,14 @@ struct Open {
     span: Range<usize>,
     /// `ifchanged` without arguments captures its body: no `else` there.
     captures: bool,
+    /// A `for` whose loop an inner loop reads as `forloop.Parentloop`:
+    /// the name it is kept under, and the tag's closing dash.
+    kept_as: Option<(String, bool)>,
+    /// A `for`: the names it loops over (`for k, v in …`).
+    targets: Vec<String>,
+    /// A `for`: the names its body sets in the loop's own scope, which
+    /// pongo2 keeps from one pass of the loop to the next.
+    kept_names: Vec<String>,
 }
 
 /// Block tags the translator follows, each with its end tag.
@@ -92,16 +107,48 @@ fn template_tag(name: &str) -> Option<&'static str> {
     })
 }
 
-/// Rewrites a Django/pongo2 body into Jinja.
-pub(crate) fn translate(body: &str) -> Result<Edited, TemplateError> {
+/// A Django/pongo2 template translated into Jinja.
+#[derive(Debug, Default)]
+pub(crate) struct Translation {
+    pub edited: Edited,
+    /// The macros marked `export`: all that `{% import %}` may take.
+    pub exports: BTreeSet<String>,
+    /// `{% include … with … only %}`: where its name starts (in the text
+    /// as written) and the names it gives the template, the only ones the
+    /// template sees.
+    pub only: Vec<(usize, BTreeSet<String>)>,
+}
+
+/// Rewrites a Django/pongo2 body into Jinja; `includes` reads the files
+/// of `{% ssi %}` (without them, one is an error).
+pub(crate) fn translate(
+    body: &str,
+    includes: Option<&Includes>,
+) -> Result<Translation, TemplateError> {
     let mut translator = Translator {
         body,
         edits: Vec::new(),
         open: Vec::new(),
         captures: 0,
+        includes,
+        exports: BTreeSet::new(),
+        only: Vec::new(),
+        kept_loops: Vec::new(),
+        extends: false,
+        ssi_read: Default::default(),
+        ssi_bytes: 0,
     };
     translator.run()?;
-    Ok(Edited::new(body, translator.edits))
+    // The loops kept for `forloop.Parentloop`: a `{% set %}` right after
+    // the `for` tag, first among the edits there (an edit of the next tag
+    // may start at the same place).
+    let mut edits = std::mem::take(&mut translator.kept_loops);
+    edits.append(&mut translator.edits);
+    Ok(Translation {
+        edited: Edited::new(body, edits),
+        exports: translator.exports,
+        only: translator.only,
+    })
 }
 
 struct Translator<'a> {
@@ -110,6 +157,20 @@ struct Translator<'a> {
     open: Vec<Open>,
     /// Counter for the names of captured `ifchanged` bodies.
     captures: usize,
+    /// Where `{% ssi %}` reads files.
+    includes: Option<&'a Includes>,
+    /// Macros marked `export`.
+    exports: BTreeSet<String>,
+    /// `include … only`: see [`Translation::only`].
+    only: Vec<(usize, BTreeSet<String>)>,
+    /// The `{% set %}` edits keeping loops for `forloop.Parentloop`.
+    kept_loops: Vec<Edit>,
+    /// Whether the template extends another (its blocks render there).
+    extends: bool,
+    /// The texts `{% ssi %}` read, by name (each file is read once), and
+    /// how many bytes they printed into the translation.
+    ssi_read: std::collections::HashMap<String, String>,
+    ssi_bytes: usize,
 }
 
 fn parse_error(span: Range<usize>, message: impl Into<String>) -> TemplateError {
@@ -327,27 +388,58 @@ impl<'a> Translator<'a> {
             }
             match (token.kind, text) {
                 (Kind::Ident, "forloop") if !self.is_sym(previous, ".") => {
-                    self.edit(token.start..token.end, "loop");
-                    if self.is_sym(tokens.get(i + 1), ".") {
-                        if let Some(attribute) = tokens.get(i + 2).filter(|t| t.kind == Kind::Ident)
+                    // `forloop.Parentloop.Parentloop…`: the loop that many
+                    // levels out, kept under a name of its own.
+                    let mut up = 0;
+                    let mut end = token.end;
+                    while self.is_sym(tokens.get(i + 1 + 2 * up), ".")
+                        && tokens
+                            .get(i + 2 + 2 * up)
+                            .filter(|t| t.kind == Kind::Ident)
+                            .is_some_and(|t| matches!(self.text(t), "Parentloop" | "parentloop"))
+                    {
+                        end = tokens.get(i + 2 + 2 * up).map_or(end, |t| t.end);
+                        up += 1;
+                    }
+                    let name = match up {
+                        0 => "loop".to_string(),
+                        _ => self.keep_loop(up, token.start..end)?,
+                    };
+                    let after = i + 1 + 2 * up;
+                    // The loop as a value (`{{ row(forloop, x) }}`): with
+                    // pongo2's names for what a macro reads of it.
+                    let name = match self.is_sym(tokens.get(after), ".") {
+                        true => name,
+                        false => format!("__django_forloop({name})"),
+                    };
+                    self.edit(token.start..end, name);
+                    if self.is_sym(tokens.get(after), ".") {
+                        if let Some(attribute) =
+                            tokens.get(after + 1).filter(|t| t.kind == Kind::Ident)
                         {
-                            let name = self.text(attribute);
-                            if matches!(name, "Parentloop" | "parentloop") {
-                                return Err(parse_error(
-                                    attribute.start..attribute.end,
-                                    "forloop.Parentloop is not supported",
-                                )
-                                .suggest(Some(
-                                    "keep the outer loop's value with {% with outer=forloop.Counter %} around the inner loop".into(),
-                                )));
-                            }
-                            if let Some(jinja) = loop_attribute(name) {
+                            if let Some(jinja) = loop_attribute(self.text(attribute)) {
                                 self.edit(attribute.start..attribute.end, jinja);
                             }
-                            i += 3;
+                            i = after + 2;
                             continue;
                         }
                     }
+                    i = after;
+                    continue;
+                }
+                // `{{ block.Super }}`: the parent template's block.
+                (Kind::Ident, "block")
+                    if !self.is_sym(previous, ".")
+                        && self.is_sym(tokens.get(i + 1), ".")
+                        && self.is_ident(tokens.get(i + 2), "Super") =>
+                {
+                    let end = tokens.get(i + 2).map_or(token.end, |t| t.end);
+                    // In a template that extends none, the block has no
+                    // parent's: pongo2 prints nothing.
+                    let parent = if self.extends { "super()" } else { "\"\"" };
+                    self.edit(token.start..end, parent);
+                    i += 3;
+                    continue;
                 }
                 (Kind::Sym, "&&") => self.edit(token.start..token.end, " and "),
                 (Kind::Sym, "||") => self.edit(token.start..token.end, " or "),
@@ -373,6 +465,157 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
+    /// The name of the loop `up` levels out from the innermost one
+    /// (`forloop.Parentloop` is one), kept by a `{% set %}` right after
+    /// its `for` tag.
+    fn keep_loop(&mut self, up: usize, at: Range<usize>) -> Result<String, TemplateError> {
+        let loops: Vec<usize> = (0..self.open.len())
+            .filter(|&index| self.open.get(index).is_some_and(|open| open.name == "for"))
+            .collect();
+        let Some(&index) = loops.len().checked_sub(1 + up).and_then(|k| loops.get(k)) else {
+            return Err(parse_error(
+                at,
+                "forloop.Parentloop here has no outer loop in this template",
+            )
+            .suggest(Some(
+                "read forloop.Parentloop inside a loop that is itself inside a loop".into(),
+            )));
+        };
+        let Some(open) = self.open.get_mut(index) else {
+            return Ok("loop".into());
+        };
+        if let Some((name, _)) = &open.kept_as {
+            return Ok(name.clone());
+        }
+        let name = format!("__django_loop_{}", open.span.start);
+        let dash = self
+            .body
+            .get(open.span.clone())
+            .is_some_and(|tag| tag.ends_with("-%}"));
+        open.kept_as = Some((name.clone(), dash));
+        let end = open.span.end;
+        let close = if dash { "-" } else { "" };
+        self.kept_loops.push(Edit {
+            original: end..end,
+            replacement: format!("{{% set {name} = loop {close}%}}"),
+        });
+        Ok(name)
+    }
+
+    /// `{% set name = … %}` in the scope of a loop or a block (not inside
+    /// a `with` or macro there): pongo2 gives a loop one scope for all its
+    /// passes, and a block none of its own, so the value is kept in a
+    /// namespace for the loop's next pass, or for the text after the block
+    /// (`keep_between_passes`, `keep_after_block`); minijinja starts each
+    /// pass afresh and keeps a block's names to itself.
+    fn keep_set(&mut self, tag: &Tag, args: &[Token]) {
+        let (Some(name), true) = (
+            args.first().filter(|t| t.kind == Kind::Ident),
+            self.is_sym(args.get(1), "="),
+        ) else {
+            return;
+        };
+        let name = self.text(name).to_string();
+        if let Some(keep) = self.keep_name(&name, self.open.len()) {
+            let (_, close) = dashes(tag);
+            self.insert(tag.span.end, format!("{keep} {close}%}}"));
+        }
+    }
+
+    /// `name`, set in the scope of the open blocks `..depth`: the start of
+    /// a `{% set %}` tag (its end left to the caller) that keeps it where
+    /// pongo2 would see it again, if that is a loop's or a block's scope.
+    fn keep_name(&mut self, name: &str, depth: usize) -> Option<String> {
+        let extends = self.extends;
+        let open = self
+            .open
+            .get_mut(..depth)?
+            .iter_mut()
+            .rev()
+            .find(|open| matches!(open.name, "for" | "with" | "macro" | "block"))?;
+        // A block of a template that extends another renders in that one.
+        let kept = match open.name {
+            "for" => !open.targets.iter().any(|target| target == name),
+            "block" => !extends,
+            _ => false,
+        };
+        if !kept {
+            return None;
+        }
+        if !open.kept_names.iter().any(|kept| kept == name) {
+            open.kept_names.push(name.to_string());
+        }
+        Some(format!(
+            "{{% set __django_scope_{}.{name} = {name}",
+            open.span.start
+        ))
+    }
+
+    /// At `{% endblock %}`: a block that sets names gets a namespace made
+    /// before it, and after it the names take the values the block left
+    /// there (kept in turn for the scope around).
+    fn keep_after_block(&mut self, open: &Open, end: &Tag) {
+        if open.kept_names.is_empty() {
+            return;
+        }
+        let namespace = format!("__django_scope_{}", open.span.start);
+        let tag = self.body.get(open.span.clone()).unwrap_or_default();
+        let left = if tag.starts_with("{%-") { "-" } else { "" };
+        self.insert(
+            open.span.start,
+            format!("{{%{left} set {namespace} = namespace() %}}"),
+        );
+        let (_, right) = dashes(end);
+        let mut restore = String::new();
+        for (i, name) in open.kept_names.iter().enumerate() {
+            let close = if i + 1 == open.kept_names.len() {
+                right
+            } else {
+                ""
+            };
+            let outer = self
+                .keep_name(name, self.open.len())
+                .map(|keep| format!("{keep} %}}"))
+                .unwrap_or_default();
+            restore.push_str(&format!(
+                "{{% if {namespace}.{name} is defined %}}{{% set {name} = {namespace}.{name} %}}{outer}{{% endif {close}%}}"
+            ));
+        }
+        self.insert(end.span.end, restore);
+    }
+
+    /// At `{% endfor %}`: a loop whose body sets names in its own scope
+    /// gets a namespace made before the loop, and each pass starts with
+    /// the values the last pass left there.
+    fn keep_between_passes(&mut self, open: &Open) {
+        if open.kept_names.is_empty() {
+            return;
+        }
+        let namespace = format!("__django_scope_{}", open.span.start);
+        let tag = self.body.get(open.span.clone()).unwrap_or_default();
+        let left = if tag.starts_with("{%-") { "-" } else { "" };
+        let right = if tag.ends_with("-%}") { "-" } else { "" };
+        self.insert(
+            open.span.start,
+            format!("{{%{left} set {namespace} = namespace() %}}"),
+        );
+        let mut restore = String::new();
+        for (i, name) in open.kept_names.iter().enumerate() {
+            let close = if i + 1 == open.kept_names.len() {
+                right
+            } else {
+                ""
+            };
+            restore.push_str(&format!(
+                "{{% if {namespace}.{name} is defined %}}{{% set {name} = {namespace}.{name} %}}{{% endif {close}%}}"
+            ));
+        }
+        self.kept_loops.push(Edit {
+            original: open.span.end..open.span.end,
+            replacement: restore,
+        });
+    }
+
     /// Translates one `{% … %}`; returns where scanning goes on.
     fn block(&mut self, tag: Tag) -> Result<usize, TemplateError> {
         let Some(name_token) = tag.tokens.first().copied() else {
@@ -386,6 +629,15 @@ impl<'a> Translator<'a> {
         match name {
             "for" => {
                 self.push("for", &tag)?;
+                let targets: Vec<String> = args
+                    .iter()
+                    .take_while(|t| !self.is_ident(Some(t), "in"))
+                    .filter(|t| t.kind == Kind::Ident)
+                    .map(|t| self.text(t).to_string())
+                    .collect();
+                if let Some(open) = self.open.last_mut() {
+                    open.targets = targets;
+                }
                 self.for_tag(&tag, args)?;
             }
             "empty" => {
@@ -451,7 +703,7 @@ impl<'a> Translator<'a> {
                         "{% firstof %} needs values to choose from",
                     ));
                 }
-                self.as_output(&tag, &name_token, "__django_firstof", args, &parts)?;
+                self.as_output(&tag, &name_token, "__django_firstof", "", args, &parts)?;
             }
             "cycle" => self.cycle(&tag, &name_token, args)?,
             "now" => self.now(&tag, &name_token, args)?,
@@ -498,6 +750,9 @@ impl<'a> Translator<'a> {
                 if let Some(last) = args.last().filter(|t| self.is_ident(Some(t), "export")) {
                     if args.len() > 1 {
                         self.edit(last.start..last.end, "");
+                        if let Some(macro_name) = args.first().filter(|_| name == "macro") {
+                            self.exports.insert(self.text(macro_name).to_string());
+                        }
                     }
                 }
                 self.expression(args, false)?;
@@ -530,14 +785,14 @@ impl<'a> Translator<'a> {
                     "{% lorem %} is not supported: a prompt should hold real text",
                 ))
             }
-            "include" | "extends" | "import" | "ssi" => {
-                return Err(parse_error(
-                    name_span,
-                    format!("{{% {name} %}}: templates from other files are not supported yet"),
-                )
-                .suggest(Some("put the text in this prompt".into())));
+            "include" => self.include(&tag, &name_token, args)?,
+            "import" => self.import(&tag, &name_token, args)?,
+            "ssi" => self.ssi(&tag, &name_token, args)?,
+            "extends" => self.extends(&tag, args)?,
+            "set" => {
+                self.expression(args, false)?;
+                self.keep_set(&tag, args);
             }
-            "set" => self.expression(args, false)?,
             end if end.starts_with("end") => self.end_tag(&tag, &name_token)?,
             _ => self.expression(args, false)?,
         }
@@ -555,6 +810,9 @@ impl<'a> Translator<'a> {
             name,
             span: tag.span.clone(),
             captures: false,
+            kept_as: None,
+            targets: Vec::new(),
+            kept_names: Vec::new(),
         });
         Ok(())
     }
@@ -604,6 +862,8 @@ impl<'a> Translator<'a> {
                 );
             }
             "ifchanged" => self.edit(span, "endif"),
+            "for" => self.keep_between_passes(&open),
+            "block" => self.keep_after_block(&open, tag),
             _ => {}
         }
         Ok(())
@@ -733,12 +993,16 @@ impl<'a> Translator<'a> {
         tag: &Tag,
         name_token: &Token,
         function: &str,
+        leading: &str,
         args: &[Token],
         parts: &[Range<usize>],
     ) -> Result<(), TemplateError> {
         self.edit(tag.span.start..tag.span.start + 2, "{{");
         let first_start = args.first().map_or(name_token.end, |t| t.start);
-        self.edit(name_token.start..first_start, format!("{function}("));
+        self.edit(
+            name_token.start..first_start,
+            format!("{function}({leading}"),
+        );
         self.arguments(args, parts)?;
         let end = args.last().map_or(name_token.end, |t| t.end);
         self.insert(end, ")");
@@ -762,36 +1026,387 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    /// `{% cycle a b %}`: `loop.cycle(a, b)` inside a loop, else the first.
+    /// `{% cycle a b %}` → `{{ __django_cycle(N, a, b) }}`: pongo2 counts
+    /// each tag's uses in a render (its own counter, across loops and
+    /// macro calls); `{% cycle a b as name [silent] %}` also names the
+    /// cycle (`{{ name }}` prints its value, `{% cycle name %}` moves it
+    /// on).
     fn cycle(
         &mut self,
         tag: &Tag,
         name_token: &Token,
         args: &[Token],
     ) -> Result<(), TemplateError> {
-        if let Some(as_token) = args.iter().find(|t| self.is_ident(Some(t), "as")) {
-            return Err(parse_error(
-                as_token.start..as_token.end,
-                "{% cycle … as name %} is not supported",
-            )
-            .suggest(Some(
-                "print the cycle where it is used: {% cycle \"odd\" \"even\" %}".into(),
-            )));
-        }
-        let parts = split_expressions(self, args);
+        let id = NEXT_CYCLE.fetch_add(1, Ordering::Relaxed);
+        let as_at = args.iter().position(|t| self.is_ident(Some(t), "as"));
+        let values = args.get(..as_at.unwrap_or(args.len())).unwrap_or_default();
+        let parts = split_expressions(self, values);
         if parts.is_empty() {
             return Err(parse_error(
                 tag.span.clone(),
                 "{% cycle %} needs values to cycle through",
             ));
         }
-        let in_loop = self.open.iter().any(|o| o.name == "for");
-        let function = if in_loop {
-            "loop.cycle"
-        } else {
-            "__django_first"
+        let Some(as_at) = as_at else {
+            return self.as_output(
+                tag,
+                name_token,
+                "__django_cycle",
+                &format!("{id}, "),
+                args,
+                &parts,
+            );
         };
-        self.as_output(tag, name_token, function, args, &parts)
+        let name = args.get(as_at + 1).filter(|t| t.kind == Kind::Ident);
+        let silent = args
+            .get(as_at + 2)
+            .filter(|t| self.is_ident(Some(t), "silent"));
+        let expected = as_at + 2 + usize::from(silent.is_some());
+        let (Some(as_token), Some(name)) =
+            (args.get(as_at), name.filter(|_| args.len() == expected))
+        else {
+            return Err(parse_error(
+                tag.span.clone(),
+                "{% cycle … as name %} takes one name after `as`, and then only `silent`",
+            )
+            .suggest(Some("write {% cycle \"odd\" \"even\" as row %}".into())));
+        };
+        let name_text = self.text(name).to_string();
+        let first_start = values.first().map_or(name_token.end, |t| t.start);
+        self.edit(
+            name_token.start..first_start,
+            format!(
+                "set {name_text} = __django_cycle_as({id}, {}, ",
+                silent.is_some()
+            ),
+        );
+        self.arguments(values, &parts)?;
+        let end = values.last().map_or(name_token.end, |t| t.end);
+        let last = args.last().map_or(end, |t| t.end);
+        self.edit(end..as_token.start, ")");
+        self.edit(as_token.start..last, "");
+        if silent.is_none() {
+            // Printed right after, by the name.
+            let (_, close) = dashes(tag);
+            let close_at = tag.span.end - 2 - close.len();
+            self.edit(
+                close_at..tag.span.end,
+                format!("%}}{{{{ {name_text} {close}}}}}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// `{% include "name" [if_exists] [with a=b c=d [only]] %}`: Jinja's
+    /// include (`ignore missing`), inside `{% with a=b, c=d %}` for the
+    /// values given; with `only`, the template sees those values alone
+    /// (checked when the files are read: see [`Translation::only`]).
+    fn include(
+        &mut self,
+        tag: &Tag,
+        name_token: &Token,
+        args: &[Token],
+    ) -> Result<(), TemplateError> {
+        let malformed = |at: Range<usize>| {
+            parse_error(at, "malformed {% include %}: expected {% include \"name\" [if_exists] [with key=value … [only]] %}")
+        };
+        let Some(first) = args.first() else {
+            return Err(malformed(tag.span.clone()));
+        };
+        // The name: a string, or an expression up to `if_exists` / `with`.
+        let name_end = if first.kind == Kind::Str {
+            1
+        } else {
+            args.iter()
+                .position(|t| self.is_ident(Some(t), "if_exists") || self.is_ident(Some(t), "with"))
+                .unwrap_or(args.len())
+        };
+        self.expression(args.get(..name_end).unwrap_or_default(), false)?;
+        let mut i = name_end;
+        let if_exists = self.is_ident(args.get(i), "if_exists");
+        if if_exists {
+            i += 1;
+        }
+        let name_last = args
+            .get(name_end.saturating_sub(1))
+            .copied()
+            .unwrap_or(*first);
+        // Each tag includes a copy of its own (pongo2 parses the file once
+        // per tag): its cycles count apart from another tag's.
+        let site = format!(
+            "__django_site_path=__django_site({})",
+            NEXT_CYCLE.fetch_add(1, Ordering::Relaxed)
+        );
+        if i == args.len() {
+            self.edit(
+                name_token.start..name_token.end,
+                format!("with {site} %}}{{% include"),
+            );
+            let last = args.last().map_or(name_last.end, |t| t.end);
+            let ignore = if if_exists { " ignore missing" } else { "" };
+            self.edit(name_last.end..last, format!("{ignore} %}}{{% endwith"));
+            return Ok(());
+        }
+        if !self.is_ident(args.get(i), "with") {
+            let at = args.get(i).map_or(tag.span.clone(), |t| t.start..t.end);
+            return Err(malformed(at));
+        }
+        i += 1;
+        // `key=value` pairs, each value up to the next `key=` or `only`.
+        let mut pairs: Vec<(String, Range<usize>)> = Vec::new();
+        let mut only = false;
+        while i < args.len() {
+            let (Some(key), true) = (
+                args.get(i).filter(|t| t.kind == Kind::Ident),
+                self.is_sym(args.get(i + 1), "="),
+            ) else {
+                let at = args.get(i).map_or(tag.span.clone(), |t| t.start..t.end);
+                return Err(parse_error(
+                    at,
+                    "expected key=value after `with` in {% include %}",
+                ));
+            };
+            let start = i + 2;
+            let mut end = start;
+            let mut depth = 0usize;
+            while let Some(token) = args.get(end) {
+                if token.kind == Kind::Sym {
+                    match self.text(token) {
+                        "(" | "[" | "{" => depth += 1,
+                        ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                }
+                let next_pair = depth == 0
+                    && end > start
+                    && token.kind == Kind::Ident
+                    && self.is_sym(args.get(end + 1), "=")
+                    && !self.is_sym(args.get(end - 1), ".");
+                let is_only = depth == 0
+                    && end > start
+                    && end + 1 == args.len()
+                    && self.is_ident(Some(token), "only");
+                if next_pair || is_only {
+                    break;
+                }
+                end += 1;
+            }
+            if end == start {
+                return Err(parse_error(
+                    key.start..key.end,
+                    format!("`{}=` needs a value in {{% include %}}", self.text(key)),
+                ));
+            }
+            pairs.push((self.text(key).to_string(), start..end));
+            i = end;
+            if self.is_ident(args.get(i), "only") {
+                only = true;
+                i += 1;
+            }
+        }
+        // The values, translated, in a `{% with %}` around the include.
+        let mut given = Vec::new();
+        for (key, range) in &pairs {
+            let tokens = args.get(range.clone()).unwrap_or_default();
+            let (Some(first), Some(last)) = (tokens.first(), tokens.last()) else {
+                continue;
+            };
+            let mark = self.edits.len();
+            self.expression(tokens, false)?;
+            let edits: Vec<Edit> = self
+                .edits
+                .drain(mark..)
+                .map(|edit| Edit {
+                    original: edit.original.start - first.start..edit.original.end - first.start,
+                    replacement: edit.replacement,
+                })
+                .collect();
+            let text = self.body.get(first.start..last.end).unwrap_or_default();
+            given.push(format!("{key}={}", Edited::new(text, edits).text));
+        }
+        self.edit(
+            name_token.start..name_token.end,
+            format!("with {site}, {} %}}{{% include", given.join(", ")),
+        );
+        let last = args.last().map_or(name_last.end, |t| t.end);
+        let mut tail = String::new();
+        if if_exists {
+            tail.push_str(" ignore missing");
+        }
+        if only {
+            tail.push_str(" without context");
+            self.only.push((
+                first.start,
+                pairs.iter().map(|(key, _)| key.clone()).collect(),
+            ));
+        }
+        tail.push_str(" %}{% endwith");
+        self.edit(name_last.end..last, tail);
+        Ok(())
+    }
+
+    /// `{% import "file" a, b as c %}` → `{% from "file" import a, b as c
+    /// with context %}`: pongo2 runs an imported macro in the context of
+    /// the template that imports it.
+    fn import(
+        &mut self,
+        tag: &Tag,
+        name_token: &Token,
+        args: &[Token],
+    ) -> Result<(), TemplateError> {
+        let Some(file) = args.first().filter(|t| t.kind == Kind::Str) else {
+            return Err(parse_error(
+                tag.span.clone(),
+                "{% import %} needs a file name in quotes: {% import \"macros.html\" greet %}",
+            ));
+        };
+        let names = args.get(1..).unwrap_or_default();
+        // name [as alias] (, name [as alias])*
+        let mut expect_name = true;
+        let mut k = 0;
+        while let Some(token) = names.get(k) {
+            let ok = if expect_name {
+                let ok = token.kind == Kind::Ident;
+                if ok && self.is_ident(names.get(k + 1), "as") {
+                    k += 2;
+                    names.get(k).is_some_and(|t| t.kind == Kind::Ident)
+                } else {
+                    ok
+                }
+            } else {
+                self.is_sym(Some(token), ",")
+            };
+            if !ok {
+                let at = names.get(k).map_or(tag.span.clone(), |t| t.start..t.end);
+                return Err(parse_error(at, "{% import %} takes macro names, each optionally `as alias`, separated by commas"));
+            }
+            expect_name = !expect_name;
+            k += 1;
+        }
+        if names.is_empty() || expect_name {
+            return Err(parse_error(tag.span.clone(), "{% import %} needs at least one macro to import: {% import \"macros.html\" greet %}"));
+        }
+        self.edit(name_token.start..name_token.end, "from");
+        self.insert(file.end, " import");
+        let last = names.last().map_or(file.end, |t| t.end);
+        self.insert(last, " with context");
+        Ok(())
+    }
+
+    /// `{% ssi "file" %}` prints the file as it is; `{% ssi "file" parsed
+    /// %}` renders it as a template here (an include).
+    fn ssi(&mut self, tag: &Tag, name_token: &Token, args: &[Token]) -> Result<(), TemplateError> {
+        let file = args.first().filter(|t| t.kind == Kind::Str);
+        let parsed = args.get(1).filter(|t| self.is_ident(Some(t), "parsed"));
+        let (Some(file), true) = (file, args.len() == 1 + usize::from(parsed.is_some())) else {
+            return Err(parse_error(tag.span.clone(), "{% ssi %} takes a file name in quotes and optionally `parsed`: {% ssi \"notes.txt\" %}"));
+        };
+        if let Some(parsed) = parsed {
+            let site = NEXT_CYCLE.fetch_add(1, Ordering::Relaxed);
+            self.edit(
+                name_token.start..name_token.end,
+                format!("with __django_site_path=__django_site({site}) %}}{{% include"),
+            );
+            self.edit(file.end..parsed.end, " %}{% endwith");
+            return Ok(());
+        }
+        let quoted = self.text(file);
+        let name = quoted
+            .get(1..quoted.len().saturating_sub(1))
+            .unwrap_or_default();
+        let at = file.start..file.end;
+        let Some(includes) = self.includes else {
+            return Err(parse_error(at, format!("{{% ssi %}} of \"{name}\" cannot be read: this prompt has no include root (it is not a file)"))
+                .with_kind("unresolved-include")
+                .suggest(Some("load the prompt from a file, or set an include root".into())));
+        };
+        let read = match self.ssi_read.get(name) {
+            Some(text) => Ok((Some(text.clone()), Vec::new())),
+            None => includes.jinja_candidates(name).and_then(|candidates| {
+                let read = includes.read_first(&candidates)?;
+                Ok((read.map(|(_, file)| file.text), candidates))
+            }),
+        };
+        let text = match read {
+            Ok((Some(text), _)) => text,
+            Ok((None, tried)) => {
+                let tried: Vec<String> = tried
+                    .iter()
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+                    .collect();
+                return Err(parse_error(
+                    at,
+                    format!(
+                        "cannot find \"{name}\" for {{% ssi %}}: no file {} in the include root",
+                        tried.join(", ")
+                    ),
+                )
+                .with_kind("unresolved-include"));
+            }
+            Err(message) => {
+                return Err(parse_error(
+                    at,
+                    format!("cannot read \"{name}\" for {{% ssi %}}: {message}"),
+                )
+                .with_kind("unresolved-include"));
+            }
+        };
+        self.ssi_bytes = self.ssi_bytes.saturating_add(text.len());
+        if self.ssi_bytes > includes.max_bytes() {
+            return Err(parse_error(
+                at,
+                format!(
+                    "the files {{% ssi %}} prints add up to more than {}: the most one template may print this way",
+                    crate::limits::describe_bytes(includes.max_bytes())
+                ),
+            ));
+        }
+        self.ssi_read.insert(name.to_string(), text.clone());
+        // A block tag still (trim_blocks applies to it as to `ssi`), that
+        // prints the text: an empty filter block whose filter gives it.
+        let (open, close) = dashes(tag);
+        self.edit(
+            tag.span.clone(),
+            format!(
+                "{{%{open} filter __django_text({}) %}}{{% endfilter {close}%}}",
+                string_literal(&text)
+            ),
+        );
+        Ok(())
+    }
+
+    /// `{% extends "file" %}`: as Jinja's, but only at the top level (as
+    /// pongo2 wants it), and what comes before it is never printed (pongo2
+    /// renders only the blocks of a template that extends another).
+    fn extends(&mut self, tag: &Tag, args: &[Token]) -> Result<(), TemplateError> {
+        if !self.open.is_empty() {
+            return Err(parse_error(
+                tag.span.clone(),
+                "{% extends %} must stand at the top level of the template, outside any block",
+            ));
+        }
+        if args.len() != 1 || args.first().is_none_or(|t| t.kind != Kind::Str) {
+            return Err(parse_error(
+                tag.span.clone(),
+                "{% extends %} takes one file name in quotes: {% extends \"base.html\" %}",
+            ));
+        }
+        self.extends = true;
+        if self
+            .body
+            .get(..tag.span.start)
+            .is_some_and(|before| !before.is_empty())
+        {
+            self.insert(0, "{% if false %}");
+            self.insert(tag.span.start, "{% endif %}");
+        }
+        // What follows, blocks aside, never runs in pongo2 (its `set`s
+        // and imports neither): in Jinja it would. minijinja registers the
+        // blocks inside the `if` all the same.
+        self.insert(tag.span.end, "{% if false %}");
+        let end = self.body.len();
+        self.insert(end, "{% endif %}");
+        Ok(())
     }
 
     /// `{% now "layout" [fake] %}`.
@@ -837,7 +1452,7 @@ impl<'a> Translator<'a> {
             ));
         }
         let Some(as_at) = as_at else {
-            return self.as_output(tag, name_token, "__django_widthratio", values, &parts);
+            return self.as_output(tag, name_token, "__django_widthratio", "", values, &parts);
         };
         let (Some(as_token), Some(name)) = (
             args.get(as_at),
@@ -964,6 +1579,27 @@ fn dashes(tag: &Tag) -> (&'static str, &'static str) {
         if tag.open_dash { "-" } else { "" },
         if tag.close_dash { "-" } else { "" },
     )
+}
+
+/// `text` as a Jinja string literal.
+fn string_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn end_name(block: &str) -> String {
