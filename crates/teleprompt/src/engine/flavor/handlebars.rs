@@ -59,6 +59,9 @@ pub(crate) enum Helper {
     /// `json value indent=N` (the indent is the second argument).
     JsonIndent,
     Concat,
+    /// Semantic Kernel's `concat`: booleans join as `True`/`False`
+    /// (.NET's `string.Concat`, Python's `str`).
+    SkConcat,
     Array,
     Range,
     Or,
@@ -157,6 +160,9 @@ impl Helper {
         if matches!(self, Helper::JsonIndent | Helper::SkJson) {
             return "json";
         }
+        if self == Helper::SkConcat {
+            return "concat";
+        }
         if self == Helper::IncludeZero {
             return "if";
         }
@@ -197,7 +203,7 @@ impl Helper {
             | Helper::IncludeZero => (2, Some(2)),
             Helper::Or | Helper::And => (1, None),
             Helper::Add | Helper::Subtract | Helper::Multiply | Helper::Divide => (2, None),
-            Helper::Concat | Helper::Array => (0, None),
+            Helper::Concat | Helper::SkConcat | Helper::Array => (0, None),
             Helper::PartialContext => (1, None),
             Helper::DoubleOpen | Helper::DoubleClose => (0, Some(0)),
         }
@@ -235,10 +241,15 @@ pub(crate) fn call<'a>(
             };
             json(arg(0)?, indent, bounds)
         }
-        Helper::Concat => {
+        Helper::Concat | Helper::SkConcat => {
             let mut out = String::new();
             for value in args {
-                display(&mut out, value);
+                match value {
+                    Value::Bool(flag) if helper == Helper::SkConcat => {
+                        out.push_str(if *flag { "True" } else { "False" })
+                    }
+                    other => display(&mut out, other),
+                }
                 if out.len() > bounds.text {
                     return Err(too_long(bounds));
                 }

@@ -1312,6 +1312,9 @@ impl<'t> Lowerer<'t> {
         if func == Func::Hbs(Helper::Json) && self.origin == Origin::SemanticKernel {
             func = Func::Hbs(Helper::SkJson);
         }
+        if func == Func::Hbs(Helper::Concat) && self.origin == Origin::SemanticKernel {
+            func = Func::Hbs(Helper::SkConcat);
+        }
         if func == Func::Hbs(Helper::Equals)
             && self.origin == Origin::SemanticKernel
             && args.len() < 2
