@@ -40,15 +40,17 @@ fn broken_examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cmd/reports/broken-examples")
 }
 
-/// One broken example: the file, the broken text, the rule expected, and
+/// One broken example: the file, the broken text, the rule expected,
 /// whether the template is a string inside the file (its lines are not
-/// the file's).
+/// the file's), and whether the prompt's system has `upper` to suggest
+/// (Dotprompt's and Semantic Kernel's prompts have their own helpers only).
 struct Broken {
     file: &'static str,
     replace: &'static str,
     rule: &'static str,
     message: &'static str,
     embedded: bool,
+    suggests: bool,
 }
 
 const BROKEN: &[Broken] = &[
@@ -58,6 +60,7 @@ const BROKEN: &[Broken] = &[
         rule: "parse/unknown-helper",
         message: "there is no helper named \"uper\"",
         embedded: false,
+        suggests: false,
     },
     Broken {
         file: "forge/system.hbs",
@@ -65,6 +68,7 @@ const BROKEN: &[Broken] = &[
         rule: "parse/unknown-helper",
         message: "there is no helper named \"uper\"",
         embedded: false,
+        suggests: true,
     },
     Broken {
         file: "hf/Qwen3-0.6B/tokenizer_config.json",
@@ -74,6 +78,7 @@ const BROKEN: &[Broken] = &[
         rule: "warning/unknown-filter",
         message: "unknown filter \"uper\": a render that reaches it fails",
         embedded: true,
+        suggests: true,
     },
     Broken {
         file: "prompty/support.prompty",
@@ -81,6 +86,7 @@ const BROKEN: &[Broken] = &[
         rule: "parse/unknown-filter",
         message: "unknown filter \"uper\"",
         embedded: false,
+        suggests: true,
     },
     Broken {
         file: "rapida/assistant.j2",
@@ -88,6 +94,7 @@ const BROKEN: &[Broken] = &[
         rule: "parse/unknown-filter",
         message: "unknown filter \"uper\"",
         embedded: false,
+        suggests: true,
     },
     Broken {
         file: "rapida/assistant.django",
@@ -95,6 +102,7 @@ const BROKEN: &[Broken] = &[
         rule: "parse/unknown-filter",
         message: "unknown filter \"uper\"",
         embedded: false,
+        suggests: true,
     },
     Broken {
         file: "semantic-kernel/chat.hbs",
@@ -102,6 +110,7 @@ const BROKEN: &[Broken] = &[
         rule: "parse/unknown-helper",
         message: "there is no helper named \"uper\"",
         embedded: false,
+        suggests: true,
     },
     Broken {
         file: "semantic-kernel/story.yaml",
@@ -109,6 +118,7 @@ const BROKEN: &[Broken] = &[
         rule: "parse/unknown-helper",
         message: "there is no helper named \"uper\"",
         embedded: true,
+        suggests: false,
     },
     Broken {
         file: "sortie/WORKFLOW.md",
@@ -116,6 +126,7 @@ const BROKEN: &[Broken] = &[
         rule: "parse/unknown-function",
         message: "function \"uper\" not defined",
         embedded: false,
+        suggests: true,
     },
 ];
 
@@ -188,8 +199,9 @@ fn a_broken_copy_of_each_example_gives_valid_sarif() {
         assert_eq!(result["level"], level, "{result:#}");
         let message = result["message"]["text"].as_str().expect("message");
         assert!(message.starts_with(broken.message), "{message}");
-        assert!(
+        assert_eq!(
             message.contains("help: did you mean \"upper\"?"),
+            broken.suggests,
             "{message}"
         );
         assert_eq!(result["properties"]["labels"]["commit"], "abc123");

@@ -44,6 +44,11 @@ pub struct Data {
 pub(crate) struct Layer {
     pub(crate) value: Arc<Value>,
     pub(crate) derived: Arc<Derived>,
+    /// A layer the library added beside the host's data (the prompt
+    /// context's namespaces, Dotprompt's render context): its root keys
+    /// are read by name, but the root, printed or iterated, does not show
+    /// them (see [`View::keys`]).
+    pub(crate) hidden: bool,
 }
 
 impl Layer {
@@ -51,6 +56,14 @@ impl Layer {
         Layer {
             value,
             derived: Arc::default(),
+            hidden: false,
+        }
+    }
+
+    fn hidden(value: Arc<Value>) -> Layer {
+        Layer {
+            hidden: true,
+            ..Layer::new(value)
         }
     }
 }
@@ -135,27 +148,75 @@ impl Data {
         &self.layers
     }
 
-    /// Data with `upper` on top: keys of `upper` win (the host's render
-    /// context of a Dotprompt file, which the data must not shadow).
+    /// Data made of one hidden layer (see [`Layer::hidden`]): the names
+    /// the library adds, read by name only.
+    pub(crate) fn new_hidden(value: impl Into<Arc<Value>>) -> Data {
+        Data {
+            layers: Arc::from(vec![Layer::hidden(value.into())]),
+        }
+    }
+
+    /// [`Data::over`], the layer underneath hidden.
+    pub(crate) fn over_hidden(&self, lower: impl Into<Arc<Value>>) -> Data {
+        let mut layers: Vec<Layer> = self.layers.to_vec();
+        layers.push(Layer::hidden(lower.into()));
+        Data {
+            layers: Arc::from(layers),
+        }
+    }
+
+    /// [`Data::over_data`], every layer underneath hidden.
+    pub(crate) fn over_data_hidden(&self, lower: &Data) -> Data {
+        let layers: Vec<Layer> = self
+            .layers
+            .iter()
+            .cloned()
+            .chain(lower.layers.iter().map(|layer| Layer {
+                hidden: true,
+                ..layer.clone()
+            }))
+            .collect();
+        Data {
+            layers: Arc::from(layers),
+        }
+    }
+
+    /// Data with `upper` on top, hidden: keys of `upper` win (the host's
+    /// render context of a Dotprompt file, which the data must not shadow
+    /// and which the root never shows).
     pub(crate) fn under(&self, upper: impl Into<Arc<Value>>) -> Data {
         let mut layers: Vec<Layer> = Vec::with_capacity(self.layers.len() + 1);
-        layers.push(Layer::new(upper.into()));
+        layers.push(Layer::hidden(upper.into()));
         layers.extend(self.layers.iter().cloned());
         Data {
             layers: Arc::from(layers),
         }
     }
 
-    /// A view of the merged root.
+    /// A view of the merged root. Keys of hidden layers are read by name
+    /// but not listed (see [`View::keys`]).
     pub fn root(&self) -> View<'_> {
-        let mut nodes = self.layers.iter().map(|layer| &*layer.value);
-        match nodes.next() {
+        let mut layers = self.layers.iter();
+        match layers.next() {
             None => View::single(&Value::Null),
-            Some(first) if !first.is_object() => View::single(first),
-            Some(first) => View {
-                first,
-                rest: Below::collect(nodes.filter(|node| node.is_object())),
-            },
+            Some(first) if !first.value.is_object() => View::single(&first.value),
+            Some(first) => {
+                let mut hidden = u64::from(first.hidden);
+                let mut at = 0u32;
+                let rest =
+                    Below::collect(layers.filter(|layer| layer.value.is_object()).map(|layer| {
+                        at += 1;
+                        if layer.hidden && at < u64::BITS {
+                            hidden |= 1 << at;
+                        }
+                        &*layer.value
+                    }));
+                View {
+                    first: &first.value,
+                    rest,
+                    hidden,
+                }
+            }
         }
     }
 
@@ -223,6 +284,10 @@ pub fn path_to_string(path: &[Segment]) -> String {
 pub struct View<'a> {
     first: &'a Value,
     rest: Below<'a>,
+    /// At the root only: which of its objects (bit 0 `first`, bit i the
+    /// i-th of `rest`) are hidden layers, whose keys are read by name but
+    /// not listed.
+    hidden: u64,
 }
 
 /// The lower layers' objects under a view: mostly none or one, kept
@@ -268,6 +333,7 @@ impl<'a> View<'a> {
         View {
             first: value,
             rest: Below::None,
+            hidden: 0,
         }
     }
 
@@ -278,9 +344,11 @@ impl<'a> View<'a> {
         self.first
     }
 
-    /// True when lower layers contribute keys to this object.
+    /// True when lower layers contribute keys to this object (or, at the
+    /// root, when layers the library added are left out of its keys): then
+    /// [`View::value`] alone is not the object.
     pub fn is_merged(&self) -> bool {
-        !self.rest.is_empty()
+        !self.rest.is_empty() || self.hidden != 0
     }
 
     /// The value under `key`, if this is an object that has it in any layer.
@@ -312,7 +380,14 @@ impl<'a> View<'a> {
         } else {
             Below::None
         };
-        Some((held.as_str(), View { first, rest }))
+        Some((
+            held.as_str(),
+            View {
+                first,
+                rest,
+                hidden: 0,
+            },
+        ))
     }
 
     /// The element at `index`, if this is an array (arrays never merge).
@@ -321,13 +396,29 @@ impl<'a> View<'a> {
     }
 
     /// Keys of the merged object in order: the highest layer's keys first,
-    /// then keys only lower layers have. Empty for non-objects.
+    /// then keys only lower layers have. Empty for non-objects. At the
+    /// root, not the keys only the library's own layers have (the prompt
+    /// context's `system`, `message`, …): those are read by name only.
     pub fn keys(&self) -> Vec<&'a str> {
+        self.keys_of(false)
+    }
+
+    /// [`View::keys`], with the keys of the library's own layers too (for
+    /// did-you-mean suggestions).
+    pub(crate) fn names(&self) -> Vec<&'a str> {
+        self.keys_of(true)
+    }
+
+    fn keys_of(&self, all: bool) -> Vec<&'a str> {
         let mut keys: Vec<&'a str> = Vec::new();
         // Keys already taken from an upper layer (only where layers merge):
         // a set, so that 100,000 keys cost 100,000 lookups, not 10^10.
         let mut seen: std::collections::HashSet<&'a str> = std::collections::HashSet::new();
-        for node in std::iter::once(self.first).chain(self.rest.as_slice().iter().copied()) {
+        let nodes = std::iter::once(self.first).chain(self.rest.as_slice().iter().copied());
+        for (at, node) in nodes.enumerate() {
+            if !all && at < 64 && self.hidden & (1 << at) != 0 {
+                continue;
+            }
             if let Some(object) = node.as_object() {
                 for key in object.keys() {
                     if self.rest.is_empty() || seen.insert(key.as_str()) {

@@ -538,9 +538,15 @@ impl PromptContext {
         reads: &dyn Fn(&str) -> bool,
         defaults: Option<Arc<Value>>,
     ) -> Result<ContextData, Error> {
-        let mut data = Data::new(self.turn_values(reads)?);
-        for layer in self.host_layers() {
-            data = data.over_data(layer);
+        // The context's own names are read by name only: printed or
+        // iterated, the root shows the host's data, the args and the
+        // defaults (`Data::root`).
+        let mut data = Data::new_hidden(self.turn_values(reads)?);
+        for (layer, own) in self.host_layers() {
+            data = match own {
+                true => data.over_data_hidden(layer),
+                false => data.over_data(layer),
+            };
         }
         // The host's own `message.language` hides the resolved one: then
         // the history is not searched.
@@ -550,7 +556,7 @@ impl PromptContext {
             None
         };
         if let Some(Some(language)) = &language {
-            data = data.over(message_language(language));
+            data = data.over_hidden(message_language(language));
         }
         if let Some(args) = &self.args {
             data = data.over_data(&args.root);
@@ -559,7 +565,7 @@ impl PromptContext {
             data = data.over(defaults);
         }
         if let Some(None) = language {
-            data = data.over(message_language(""));
+            data = data.over_hidden(message_language(""));
         }
         Ok(ContextData {
             data,
@@ -602,8 +608,10 @@ impl PromptContext {
         Value::Object(run)
     }
 
-    /// Rank 2, in a fixed order (their names never overlap).
-    fn host_layers(&self) -> impl Iterator<Item = &Data> + '_ {
+    /// Rank 2, in a fixed order (their names never overlap), each with
+    /// whether it is the context's own (a namespace, `args`,
+    /// `custom_rules`) rather than the host's data.
+    fn host_layers(&self) -> impl Iterator<Item = (&Data, bool)> + '_ {
         let namespaces = self
             .namespaces
             .iter()
@@ -613,7 +621,8 @@ impl PromptContext {
         namespaces
             .chain(args)
             .chain(self.custom_rules.iter())
-            .chain(self.data.iter())
+            .map(|layer| (layer, true))
+            .chain(self.data.iter().map(|layer| (layer, false)))
     }
 
     /// The latest user language in the history, else the client's language.

@@ -555,7 +555,7 @@ impl<'a> Renderer<'a> {
                     None if self.missing_ok(false) => Value::Missing,
                     None => {
                         let suggestion =
-                            closest(key, view.keys()).map(|c| format!("did you mean \"{c}\"?"));
+                            closest(key, view.names()).map(|c| format!("did you mean \"{c}\"?"));
                         let path = self.index_path(read.0, read.1);
                         return Err(no_entry(span, key, suggestion, path));
                     }

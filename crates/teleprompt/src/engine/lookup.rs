@@ -226,7 +226,7 @@ impl<'a> Renderer<'a> {
                         return Err(self.hbs_field_error(value, key, i, path, span).into());
                     }
                     let suggestion = root_suggestion().or_else(|| {
-                        closest(name, view.keys()).map(|c| format!("did you mean \"{c}\"?"))
+                        closest(name, view.names()).map(|c| format!("did you mean \"{c}\"?"))
                     });
                     let path = self.key_path(base, keys, span, i);
                     Err(no_entry(span, name, suggestion, path))
@@ -329,7 +329,7 @@ impl<'a> Renderer<'a> {
         };
         let error = match value {
             Value::Object(view) => error(span, format!("{subject} has no key {name:?}")).suggest(
-                closest(name, view.keys())
+                closest(name, view.names())
                     .map(|c| format!("did you mean \"{joined}{c}\"?"))
                     .or_else(at_root),
             ),

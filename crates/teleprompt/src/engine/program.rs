@@ -194,10 +194,18 @@ pub(crate) enum Instr {
     /// Handlebars `{{> @partial-block}}`: the content of the partial block
     /// that called the running partial.
     PartialBlock { span: Span },
-    /// Handlebars `{{name}}` where `name` is a helper called without
-    /// arguments: an error when the current context also has a key `name`
-    /// (handlebars.js would call the helper and hide the data's value).
-    BareHelper { name: Box<str>, span: Span },
+    /// Handlebars `{{name}}` where `name` is a helper of the prompt's
+    /// system. Without `misuse`, the helper runs without arguments: an
+    /// error when the current context also has a key `name` (handlebars.js
+    /// would call the helper and hide the data's value). With `misuse`
+    /// (the helper cannot run without arguments), the data's `name` is
+    /// printed next: the error and help given when the context has no key
+    /// `name`.
+    BareHelper {
+        name: Box<str>,
+        span: Span,
+        misuse: Option<Box<(Box<str>, Box<str>)>>,
+    },
     /// A Jinja `for` over a list: `elem` holds each item; slot `pass`
     /// the pass's index (from 0) and `pass + 1` the list's length, which
     /// `loop.*` ([`Expr::Loop`]) reads. Anything but a list is an error.

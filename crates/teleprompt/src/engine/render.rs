@@ -297,13 +297,19 @@ impl<'a> Renderer<'a> {
                     (None, None) => return Err(internal(*span)),
                 }
             }
-            Instr::BareHelper { name, span } => {
+            Instr::BareHelper { name, span, misuse } => {
                 let data_has = match dot {
                     Value::Object(view) => view.get(name).is_some(),
                     Value::Json(json) => json.get(&**name).is_some(),
                     _ => false,
                 };
-                if data_has {
+                if let (Some(misuse), false) = (misuse, data_has) {
+                    let (message, help) = &**misuse;
+                    return Err(error(*span, message.to_string())
+                        .suggest(Some(help.to_string()))
+                        .into());
+                }
+                if data_has && misuse.is_none() {
                     return Err(error(*span, format!(
                             "{{{{{name}}}}} is ambiguous: {name:?} is a helper and a key of the data"
                         ),

@@ -21,7 +21,7 @@ use crate::limits::{self, Input};
 use crate::messages::Role;
 use crate::options::{LoadOptions, MessageReader, OnError, Strictness, Syntax};
 use crate::schema::InputSchema;
-use crate::syntax::{CompileOptions, Template};
+use crate::syntax::{CompileOptions, Origin, Template};
 
 /// A loaded prompt: a plain value that the render pipeline
 /// ([`crate::render`]) and the analyses ([`crate::analysis`]) read.
@@ -239,11 +239,7 @@ fn load(
         jinja: metadata.jinja.or(options.jinja),
         limits,
         includes,
-        // Semantic Kernel's prompt YAML implies SK's messages; a
-        // Handlebars file may say `template_format: handlebars`, SK's key.
-        sk_helpers: metadata.messages == Some(MessageReader::SkTags)
-            || document.front_matter.get("template_format")
-                == Some(&Value::String("handlebars".to_string())),
+        origin: prompt_origin(kind, &document),
     };
     let compile_body = |document: &Document| {
         Template::compile(
@@ -292,6 +288,22 @@ fn load(
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
     };
     Ok((compiled, found))
+}
+
+/// The system a prompt was written for: Semantic Kernel for its prompt
+/// YAML and for a file whose front matter says `template_format:
+/// handlebars` (SK's key), Dotprompt for a `.prompt` file, else
+/// teleprompt (a teleprompt prompt that reads SK's `<message>` tags with
+/// `messages: sk-tags` keeps teleprompt's helpers).
+fn prompt_origin(kind: FileKind, document: &Document) -> Origin {
+    let sk_key = document.front_matter.get("template_format")
+        == Some(&Value::String("handlebars".to_string()));
+    match kind {
+        FileKind::Yaml | FileKind::Tests => Origin::SemanticKernel,
+        _ if sk_key => Origin::SemanticKernel,
+        FileKind::Dotprompt | FileKind::DotpromptPartial => Origin::Dotprompt,
+        _ => Origin::Teleprompt,
+    }
 }
 
 impl Compiled {

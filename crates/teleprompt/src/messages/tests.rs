@@ -902,6 +902,54 @@ fn dotprompt_messages_match_the_npm_package() {
     }
 }
 
+/// `{{media url=…}}` without `contentType` (Dotprompt leaves the part's
+/// type out): the type a `data:` URL declares, else the one the URL's
+/// extension names, else application/octet-stream.
+#[test]
+fn dotprompt_media_type_is_guessed() {
+    let source = "---\nmodel: m\n---\n{{role \"user\"}}{{#each urls}}{{media url=this}}{{/each}}";
+    let prompt = crate::prompt::Prompt::from_source(
+        "a.prompt",
+        source,
+        &crate::options::LoadOptions::default(),
+    )
+    .expect("loads");
+    let long = format!("https://example.com/{}.png", "a".repeat(100_000));
+    let cases = [
+        ("https://example.com/cat.PNG?size=large#top", "image/png"),
+        ("https://example.com/a/photo.jpeg", "image/jpeg"),
+        ("gs://bucket/report.pdf", "application/pdf"),
+        ("https://example.com/song.mp3", "audio/mpeg"),
+        ("data:image/webp;base64,UklGRg==", "image/webp"),
+        ("data:,hello", "text/plain"),
+        ("data:<script>;base64,AA", "text/plain"),
+        ("https://example.com/download", "application/octet-stream"),
+        (
+            "https://example.com/archive.tar.zst",
+            "application/octet-stream",
+        ),
+        ("https://example.com/.png/", "application/octet-stream"),
+        (long.as_str(), "image/png"),
+    ];
+    let urls: Vec<&str> = cases.iter().map(|(url, _)| *url).collect();
+    let rendered = prompt.render(json!({ "urls": urls })).expect("renders");
+    let ours = rendered.to_format(OutputFormat::Messages).expect("shape");
+    let parts = ours["messages"][0]["content"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let types: Vec<(&str, &str)> = parts
+        .iter()
+        .map(|part| {
+            (
+                part["url"].as_str().unwrap_or(""),
+                part["content_type"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(types, cases.to_vec());
+}
+
 #[test]
 fn dotprompt_data_cannot_pose_as_the_render_context() {
     let source = "---\nmodel: m\n---\n{{@auth.uid}}";

@@ -94,7 +94,8 @@ impl fmt::Debug for InputSchema {
 
 impl InputSchema {
     /// Reads `input.schema`: JSON Schema when its top level has `type`,
-    /// `properties`, `$schema` (…), Picoschema otherwise. The error says
+    /// `properties`, `$schema` (…), Picoschema otherwise (a mapping, or the
+    /// whole input as one type: `any`). The error says
     /// what is wrong with the schema.
     pub fn new(schema: &Value) -> Result<InputSchema, String> {
         let (json, picoschema) = match schema {
@@ -106,11 +107,11 @@ impl InputSchema {
                 }
                 (Value::Object(json), false)
             }
-            Value::Object(_) => (picoschema::to_json_schema(schema)?, true),
+            Value::Object(_) | Value::String(_) => (picoschema::to_json_schema(schema)?, true),
             other => {
                 let found = crate::data::describe(other);
                 return Err(format!(
-                    "`input.schema` must be a mapping (Picoschema or JSON Schema), found {found}"
+                    "`input.schema` must be a mapping (Picoschema or JSON Schema) or one Picoschema type, found {found}"
                 ));
             }
         };

@@ -37,6 +37,18 @@ const MAX_DEPTH: usize = 64;
 pub fn to_json_schema(schema: &Value) -> Result<Value, String> {
     match schema {
         Value::Object(fields) => object(fields, "", 0),
+        // The whole input as one type (`schema: any`, `schema: string, the
+        // topic`), as Dotprompt reads it; a name no scalar type has would
+        // be a schema the host registered (Genkit's `defineSchema`).
+        Value::String(text) => scalar(text, "input.schema").map_err(|message| {
+            match SCALAR_TYPES.contains(&split_description(text).0) {
+                true => message,
+                false => format!(
+                    "{message}; a named schema (one the host registers, as Genkit's \
+                     defineSchema) is not supported"
+                ),
+            }
+        }),
         other => Err(format!(
             "a Picoschema is a mapping of input names to types, found {}",
             describe(other)

@@ -32,10 +32,26 @@ pub(crate) struct CompileOptions {
     pub limits: crate::limits::Limits,
     /// Where included files are found; `None`: nothing is read from files.
     pub includes: Option<crate::document::include_root::Includes>,
-    /// Handlebars helpers take Semantic Kernel's meaning where SK's
-    /// differs from the other systems' (`json` of a string prints it as it
-    /// is): the prompt comes from SK.
-    pub sk_helpers: bool,
+    /// The system the prompt was written for: which Handlebars helpers
+    /// its names call, and where that system's meaning differs from the
+    /// others' (Semantic Kernel's `json` of a string, its booleans).
+    pub origin: Origin,
+}
+
+/// The system a prompt was written for, told by its kind of file and
+/// front matter: each sees its own system's Handlebars helpers, and no
+/// other's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// teleprompt's own prompt files (and plain Handlebars, such as
+    /// Forge's templates): every helper teleprompt has.
+    #[default]
+    Teleprompt,
+    /// Semantic Kernel: SK prompt YAML, `messages: sk-tags`, or front
+    /// matter `template_format: handlebars`.
+    SemanticKernel,
+    /// A Google Dotprompt `.prompt` file.
+    Dotprompt,
 }
 
 impl CompileOptions {
@@ -49,7 +65,7 @@ impl CompileOptions {
             jinja: crate::options::JinjaOptions::default(),
             limits: crate::limits::Limits::DEFAULT,
             includes: None,
-            sk_helpers: false,
+            origin: Origin::Teleprompt,
         }
     }
 }

@@ -666,6 +666,48 @@ fn a_jinja_prompt_renders_against_the_context() {
     );
 }
 
+#[test]
+fn the_root_shows_only_what_the_host_gave() {
+    // Printed, iterated or JSON'd, the root is the host's data, the args
+    // and the defaults; the context's own names (`system`, `assistant`,
+    // `message`, `args`, …) are read by name only.
+    let context = fixed()
+        .assistant(json!({"name": "Ava"}))
+        .unwrap()
+        .args(json!({"topic": "owls"}))
+        .unwrap()
+        .custom_rules("Be brief.")
+        .data(json!({"user": "Ada"}))
+        .unwrap()
+        .with_history(vec![message(Role::User, Some("fr"))]);
+    let data = context.build(&all).unwrap().data;
+    for (name, source, expected) in [
+        (
+            "root.hbs",
+            "{{json this}}|{{#each this}}{{@key}} {{/each}}|{{assistant.name}} {{message.language}} {{args.topic}} {{system.current_date}}",
+            r#"{"user":"Ada","topic":"owls"}|user topic |Ava fr owls 2026-11-21"#,
+        ),
+        (
+            "root.gotmpl",
+            "{{ toJSON . }}|{{ range $k, $v := . }}{{ $k }} {{ end }}|{{ .assistant.name }} {{ .message.language }} {{ .system.current_date }}",
+            r#"{"user":"Ada","topic":"owls"}|topic user |Ava fr 2026-11-21"#,
+        ),
+    ] {
+        let prompt = Prompt::from_source(name, source, &LoadOptions::default()).unwrap();
+        let rendered = prompt.render(&data).unwrap();
+        assert_eq!(rendered.text(), expected, "{name}");
+    }
+    // A misspelled namespace still finds its did-you-mean.
+    let prompt = Prompt::from_source(
+        "typo.hbs",
+        "{{sytem.current_date}}",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let error = prompt.render(&data).map(drop).unwrap_err().to_string();
+    assert!(error.contains("system"), "{error}");
+}
+
 // --- cost per turn ------------------------------------------------------------------
 
 fn conversation(messages: usize, args: usize) -> PromptContext {

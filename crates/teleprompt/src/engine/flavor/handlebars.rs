@@ -29,12 +29,14 @@
 //! | `#ifEquals a b`, `#unlessEquals a b` | two values | runs the block when equal (unless: when not), else `{{else}}` | Dotprompt |
 //!
 //! Where the systems give one name different meanings, the prompt's origin
-//! decides. The only such name is `json` of a string: Semantic Kernel
-//! (.NET) prints the string as it is, the others print it as a JSON
-//! string. A prompt is from SK when it is SK prompt YAML, when its
-//! messages are SK's (`messages: sk-tags`), or when its front matter says
-//! `template_format: handlebars` (SK's key); every other Handlebars prompt
-//! (`.hbs`, Dotprompt's `.prompt`, Forge's files) quotes.
+//! decides (`crate::syntax::Origin`, which also decides which of these
+//! helpers a prompt has). `json` of a string: Semantic Kernel (.NET) prints
+//! the string as it is, the others print it as a JSON string; SK's
+//! `equals` with fewer than two arguments is false, and SK prints booleans
+//! `True`/`False` (`Flavor::HandlebarsSk`). A prompt is from SK when it is
+//! SK prompt YAML or its front matter says `template_format: handlebars`
+//! (SK's key); every other Handlebars prompt (`.hbs`, Dotprompt's
+//! `.prompt`, Forge's files) quotes.
 
 use std::rc::Rc;
 
@@ -57,6 +59,9 @@ pub(crate) enum Helper {
     /// `json value indent=N` (the indent is the second argument).
     JsonIndent,
     Concat,
+    /// Semantic Kernel's `concat`: booleans join as `True`/`False`
+    /// (.NET's `string.Concat`, Python's `str`).
+    SkConcat,
     Array,
     Range,
     Or,
@@ -92,7 +97,15 @@ pub(crate) enum Helper {
     /// nothing) with the keys set, as handlebars.js extends it (arguments:
     /// the context, then keys and values in turn). It copies the context.
     PartialContext,
+    /// The content type of a Dotprompt `{{media url=…}}` without
+    /// `contentType` ([`MEDIA_TYPE`], never written in a template: the
+    /// Dotprompt front end adds it): see [`media_type`].
+    MediaType,
 }
+
+/// The name of [`Helper::MediaType`]: a private-use character first, so
+/// no template names it by accident.
+pub(crate) const MEDIA_TYPE: &str = "\u{E000}media-type";
 
 /// The helpers by name (aliases included: the first name of a helper is
 /// the one messages use).
@@ -147,11 +160,17 @@ impl Helper {
         if matches!(self, Helper::JsonIndent | Helper::SkJson) {
             return "json";
         }
+        if self == Helper::SkConcat {
+            return "concat";
+        }
         if self == Helper::IncludeZero {
             return "if";
         }
         if self == Helper::PartialContext {
             return "partial";
+        }
+        if self == Helper::MediaType {
+            return "media";
         }
         HELPERS
             .iter()
@@ -162,7 +181,12 @@ impl Helper {
     /// How many arguments it takes: (minimum, maximum).
     pub(crate) fn arity(self) -> (usize, Option<usize>) {
         match self {
-            Helper::Json | Helper::SkJson | Helper::Not | Helper::Len | Helper::Inc => (1, Some(1)),
+            Helper::Json
+            | Helper::SkJson
+            | Helper::Not
+            | Helper::Len
+            | Helper::Inc
+            | Helper::MediaType => (1, Some(1)),
             Helper::JsonIndent
             | Helper::Range
             | Helper::Equals
@@ -179,7 +203,7 @@ impl Helper {
             | Helper::IncludeZero => (2, Some(2)),
             Helper::Or | Helper::And => (1, None),
             Helper::Add | Helper::Subtract | Helper::Multiply | Helper::Divide => (2, None),
-            Helper::Concat | Helper::Array => (0, None),
+            Helper::Concat | Helper::SkConcat | Helper::Array => (0, None),
             Helper::PartialContext => (1, None),
             Helper::DoubleOpen | Helper::DoubleClose => (0, Some(0)),
         }
@@ -217,10 +241,15 @@ pub(crate) fn call<'a>(
             };
             json(arg(0)?, indent, bounds)
         }
-        Helper::Concat => {
+        Helper::Concat | Helper::SkConcat => {
             let mut out = String::new();
             for value in args {
-                display(&mut out, value);
+                match value {
+                    Value::Bool(flag) if helper == Helper::SkConcat => {
+                        out.push_str(if *flag { "True" } else { "False" })
+                    }
+                    other => display(&mut out, other),
+                }
                 if out.len() > bounds.text {
                     return Err(too_long(bounds));
                 }
@@ -334,6 +363,14 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::owned(Json::Object(map)))
         }
+        Helper::MediaType => Ok(match arg(0)?.as_str() {
+            Some(url) => match media_type(url) {
+                std::borrow::Cow::Borrowed(known) => Value::Str(known),
+                std::borrow::Cow::Owned(own) => Value::string(own),
+            },
+            // Not a string: `media` says so about its url.
+            None => Value::Str(OCTET_STREAM),
+        }),
         // Evaluated by the renderer (it tests its value); here for completeness.
         Helper::IncludeZero => {
             let value = arg(0)?;
@@ -346,6 +383,63 @@ pub(crate) fn call<'a>(
             })
         }
     }
+}
+
+/// The type of a media part whose type was not given.
+const OCTET_STREAM: &str = "application/octet-stream";
+
+/// The content type of the media at `url`, for a Dotprompt `{{media url=…}}`
+/// without `contentType` (Dotprompt leaves the part's type out; teleprompt's
+/// media parts carry one): a `data:` URL's own type, else the type the
+/// path's extension names (`.png`, `.jpg`, `.pdf`, `.mp3`, …), else
+/// `application/octet-stream`.
+pub(crate) fn media_type(url: &str) -> std::borrow::Cow<'static, str> {
+    if let Some(rest) = url.strip_prefix("data:") {
+        let declared = rest.split([',', ';']).next().unwrap_or("").trim();
+        let valid = declared.contains('/')
+            && declared.len() <= 255
+            && declared
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/.+-_".contains(&b));
+        return match valid {
+            true => std::borrow::Cow::Owned(declared.to_ascii_lowercase()),
+            false => std::borrow::Cow::Borrowed("text/plain"),
+        };
+    }
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let file = path.rsplit('/').next().unwrap_or("");
+    let extension = file
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .unwrap_or_default();
+    std::borrow::Cow::Borrowed(match extension.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "bmp" => "image/bmp",
+        "tif" | "tiff" => "image/tiff",
+        "heic" => "image/heic",
+        "heif" => "image/heif",
+        "pdf" => "application/pdf",
+        "mp3" => "audio/mpeg",
+        "wav" => "audio/wav",
+        "ogg" => "audio/ogg",
+        "flac" => "audio/flac",
+        "m4a" => "audio/mp4",
+        "aac" => "audio/aac",
+        "mp4" => "video/mp4",
+        "webm" => "video/webm",
+        "mov" => "video/quicktime",
+        "mpeg" | "mpg" => "video/mpeg",
+        "txt" => "text/plain",
+        "md" => "text/markdown",
+        "html" | "htm" => "text/html",
+        "csv" => "text/csv",
+        "json" => "application/json",
+        _ => OCTET_STREAM,
+    })
 }
 
 /// How deeply lists that `array` builds may nest (serde_json reads data at

@@ -27,6 +27,9 @@ pub(crate) enum Flavor {
     Go,
     /// Handlebars.
     Handlebars,
+    /// Handlebars in a prompt from Semantic Kernel: booleans print as
+    /// .NET and Python print them (`True`, `False`).
+    HandlebarsSk,
     /// Jinja, lowered where every construct of the template has its exact
     /// meaning here (`syntax/jinja/lower.rs`). Such a program renders only
     /// what it can render as Jinja does: values print as Python prints
@@ -71,7 +74,7 @@ impl Flavor {
     /// in Handlebars words.
     #[inline]
     pub(crate) fn is_handlebars(self) -> bool {
-        self == Flavor::Handlebars
+        matches!(self, Flavor::Handlebars | Flavor::HandlebarsSk)
     }
 
     /// A chat template: the data's messages read as `transformers` hands
@@ -95,6 +98,13 @@ pub(in crate::engine) fn print(
     match flavor {
         Flavor::Go => go::print(out, value, strictness, span),
         Flavor::Handlebars => handlebars::print(out, value, strictness, span),
+        Flavor::HandlebarsSk => match value {
+            Value::Bool(flag) => {
+                out.push_str(if *flag { "True" } else { "False" });
+                Ok(())
+            }
+            other => handlebars::print(out, other, strictness, span),
+        },
         Flavor::Jinja | Flavor::ChatTemplate => jinja::print(out, value, span),
     }
 }

@@ -490,7 +490,7 @@ fn host_function_named_like_a_builtin_fails_at_load() {
         jinja: Default::default(),
         limits: crate::limits::Limits::DEFAULT,
         includes: None,
-        sk_helpers: false,
+        origin: crate::syntax::Origin::Teleprompt,
     };
     let e = compile_go("no functions used", &options).unwrap_err();
     assert_eq!(

@@ -9,6 +9,7 @@
 
 use super::ast::{Call, Expr, HashPair, Ident, Node, Path, Tree};
 use crate::diagnostics::{closest, TemplateError};
+use crate::engine::flavor::handlebars::MEDIA_TYPE;
 
 /// The key of the data layer that holds the host's render context: a
 /// private-use character, so no ordinary data key collides with it.
@@ -156,13 +157,26 @@ fn media(call: &mut Call) -> Result<(), TemplateError> {
             "{{media}} needs a url=…",
         ));
     };
-    let Some(content_type) = content_type else {
-        return Err(TemplateError::parse(
-            Some(call.span.clone()),
-            "{{media}} needs a contentType=… (such as \"image/png\"): teleprompt's media parts \
-             carry their type",
-        ));
-    };
+    // Without a contentType, the type the URL names (a `data:` URL's, or
+    // its extension's; else application/octet-stream).
+    let content_type = content_type.unwrap_or_else(|| {
+        let span = url.span();
+        Expr::Sub(Box::new(Call {
+            head: Expr::Path(Path {
+                data: false,
+                parents: 0,
+                explicit: false,
+                parts: vec![Ident {
+                    name: MEDIA_TYPE.to_string(),
+                    span: span.clone(),
+                }],
+                span: span.clone(),
+            }),
+            params: vec![url.clone()],
+            hash: Vec::new(),
+            span,
+        }))
+    });
     call.params = vec![url, content_type];
     Ok(())
 }

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ast::{Call, Expr, Node, Path};
-use super::lower::{helpers, BLOCK_HELPERS};
+use super::lower::helpers;
 use crate::analysis::{Inputs, Step};
 
 /// Where a context or block parameter points: a path from the root, or
@@ -17,10 +17,12 @@ type Place = Option<Vec<Step>>;
 pub(crate) fn inputs(nodes: &[Node]) -> Inputs {
     let mut walk = Walk {
         inputs: Inputs::default(),
+        // The names `{{name}}` calls rather than reads: helpers that run
+        // without arguments (`{{role}}`, `{{each}}` read the data).
         helpers: helpers()
+            .filter(|(_, func)| func.arity().0 == 0)
             .map(|(name, _)| name)
-            .chain(BLOCK_HELPERS.iter().copied())
-            .chain(["set", "get"])
+            .chain(["set", "log"])
             .collect(),
         params: Vec::new(),
     };

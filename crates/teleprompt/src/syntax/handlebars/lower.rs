@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::ast::*;
 use super::includes::Loaded;
 use crate::diagnostics::{closest, Findings, TemplateError};
-use crate::engine::flavor::handlebars::{Helper, HELPERS};
+use crate::engine::flavor::handlebars::{Helper, HELPERS, MEDIA_TYPE};
 use crate::engine::program::{
     Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, PartialContent, Program,
     Span as PSpan, Template,
@@ -17,7 +17,7 @@ use crate::engine::program::{
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::limits::Limits;
 use crate::options::Strictness;
-use crate::syntax::{builtin_types, host_calls};
+use crate::syntax::{builtin_types, host_calls, Origin};
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
@@ -33,6 +33,7 @@ pub(crate) fn helpers() -> impl Iterator<Item = (&'static str, Func)> {
                 .iter()
                 .map(|&(name, helper)| (name, Func::Hbs(helper))),
         )
+        .chain([(MEDIA_TYPE, Func::Hbs(Helper::MediaType))])
 }
 
 /// Helpers that only open blocks.
@@ -49,6 +50,79 @@ pub(crate) const BLOCK_HELPERS: &[&str] = &[
 /// Helpers the front end lowers itself: Semantic Kernel's variables.
 const VARIABLE_HELPERS: &[&str] = &["set", "get"];
 
+/// Helpers every Handlebars has (handlebars.js, Handlebars.Net and
+/// handlebars-rust built-ins).
+const BUILT_IN: &[&str] = &["if", "unless", "each", "with", "lookup", "log"];
+
+/// Semantic Kernel's system helpers that teleprompt has (.NET's
+/// `KernelSystemHelpers`, Python's `handlebars_system_helpers.py`, the
+/// Handlebars.Net.Helpers arithmetic), and `role`, which SK's `<message>`
+/// tags become.
+const SEMANTIC_KERNEL: &[&str] = &[
+    "message",
+    "set",
+    "get",
+    "json",
+    "concat",
+    "array",
+    "range",
+    "or",
+    "and",
+    "equals",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "lessThan",
+    "less_than",
+    "lessThanOrEqual",
+    "less_than_or_equal",
+    "greaterThan",
+    "greater_than",
+    "greaterThanOrEqual",
+    "greater_than_or_equal",
+    "doubleOpen",
+    "double_open",
+    "doubleClose",
+    "double_close",
+    "role",
+];
+
+/// Dotprompt's helpers (the `dotprompt` npm package's `helpers.ts`).
+const DOTPROMPT: &[&str] = &[
+    MEDIA_TYPE,
+    "json",
+    "role",
+    "history",
+    "section",
+    "media",
+    "ifEquals",
+    "unlessEquals",
+];
+
+impl Origin {
+    /// Whether `name` is a helper (printing, block or SK's variables) of
+    /// the system the prompt was written for. teleprompt's own prompts
+    /// have every helper teleprompt has; another system's prompt has its
+    /// system's only, so any other name is the data's.
+    pub(crate) fn has_helper(self, name: &str) -> bool {
+        match self {
+            Origin::Teleprompt => true,
+            Origin::SemanticKernel => BUILT_IN.contains(&name) || SEMANTIC_KERNEL.contains(&name),
+            Origin::Dotprompt => BUILT_IN.contains(&name) || DOTPROMPT.contains(&name),
+        }
+    }
+
+    /// The system's name, in messages.
+    fn system(self) -> &'static str {
+        match self {
+            Origin::Teleprompt => "teleprompt",
+            Origin::SemanticKernel => "Semantic Kernel",
+            Origin::Dotprompt => "Dotprompt",
+        }
+    }
+}
+
 /// Lowers `tree` with the partials read from files (`files.source` holds
 /// the body and then the files' texts, where the trees' spans point).
 pub(crate) fn lower(
@@ -56,7 +130,7 @@ pub(crate) fn lower(
     files: &Loaded,
     strictness: Strictness,
     functions: &Functions,
-    sk_helpers: bool,
+    origin: Origin,
     limits: Limits,
 ) -> Result<(Program, Findings)> {
     let src = files.source.as_str();
@@ -87,7 +161,7 @@ pub(crate) fn lower(
         inlines: &inlines,
         files,
         hosts: &hosts,
-        sk_helpers,
+        origin,
         found: RefCell::new(Findings::default()),
     };
     let mut templates = Vec::with_capacity(inlines.len() + files.partials.len());
@@ -125,7 +199,10 @@ pub(crate) fn lower(
         strictness,
         limits,
         hosts: hosts.into_boxed_slice(),
-        flavor: Flavor::Handlebars,
+        flavor: match origin {
+            Origin::SemanticKernel => Flavor::HandlebarsSk,
+            _ => Flavor::Handlebars,
+        },
     };
     Ok((program, found))
 }
@@ -263,8 +340,9 @@ struct Lowerer<'t> {
     /// partials'.
     files: &'t Loaded,
     hosts: &'t [Host],
-    /// Semantic Kernel's meaning for `json`.
-    sk_helpers: bool,
+    /// The system the prompt was written for: the helpers its names
+    /// call, and SK's meaning for `json` and `equals`.
+    origin: Origin,
     /// The errors lowering went on past (unknown helpers, wrong argument
     /// counts, missing partials, `../` above the root).
     found: RefCell<Findings>,
@@ -442,8 +520,30 @@ impl<'t> Lowerer<'t> {
                 let call = &mustache.call;
                 match simple_name(&call.head) {
                     Some("log") => return Ok(()),
-                    Some("set") => return self.set(call, scope, out),
+                    Some("set") if self.origin.has_helper("set") => {
+                        return self.set(call, scope, out)
+                    }
                     _ => {}
+                }
+                let bare = call.params.is_empty() && call.hash.is_empty();
+                let misuse = simple_name(&call.head)
+                    .filter(|_| bare)
+                    .and_then(|name| Some((name, self.bare_misuse(name, scope)?)));
+                if let Some((name, (message, help))) = misuse {
+                    // `{{name}}` where `name` is a helper that cannot run
+                    // without arguments (`role`, a block helper): the
+                    // data's `name`, and the helper named when the data
+                    // has none.
+                    out.push(Instr::BareHelper {
+                        name: name.into(),
+                        span: pspan(&call.head.span()),
+                        misuse: Some(Box::new((message.into(), help.into()))),
+                    });
+                    out.push(Instr::Print {
+                        expr: self.expr(&call.head, scope)?,
+                        span: pspan(&mustache.span),
+                    });
+                    return Ok(());
                 }
                 let expr = match self.literal_key(&call.head) {
                     Some(key) if call.params.is_empty() && call.hash.is_empty() => key,
@@ -459,6 +559,7 @@ impl<'t> Lowerer<'t> {
                     out.push(Instr::BareHelper {
                         name: name.into(),
                         span: pspan(&call.head.span()),
+                        misuse: None,
                     });
                 }
                 out.push(Instr::Print {
@@ -828,7 +929,7 @@ impl<'t> Lowerer<'t> {
                     each: Some(meta),
                 });
             }
-            Some(helper @ ("ifEquals" | "unlessEquals")) => {
+            Some(helper @ ("ifEquals" | "unlessEquals")) if self.origin.has_helper(helper) => {
                 allow_params(0)?;
                 if let Some(pair) = block.call.hash.first() {
                     return Err(TemplateError::parse(
@@ -852,7 +953,7 @@ impl<'t> Lowerer<'t> {
                 };
                 out.push(self.branch(cond, helper == "ifEquals", body, inverse, scope)?);
             }
-            Some("message") => {
+            Some("message") if self.origin.has_helper("message") => {
                 allow_params(0)?;
                 if block.inverse.is_some() || block.inverted {
                     return Err(TemplateError::parse(
@@ -1058,9 +1159,56 @@ impl<'t> Lowerer<'t> {
         })
     }
 
+    /// For `{{name}}` (no arguments) where `name` is a helper of the
+    /// prompt's system that cannot run without arguments (a block helper,
+    /// `get`, `role`, `json`, …): the error and help to give when the data
+    /// has no key `name` (when it has one, the mustache prints it, as
+    /// handlebars.js does for a name that is no helper). `None` when the
+    /// name is read as usual: a block parameter or variable, not a helper
+    /// of the origin (then it is the data's), a helper that runs without
+    /// arguments (`history`, `doubleOpen`) or a host function.
+    fn bare_misuse(&self, name: &str, scope: &Scope) -> Option<(String, String)> {
+        let in_scope = scope
+            .params
+            .iter()
+            .chain(scope.variables.iter())
+            .any(|(n, _)| n == name);
+        if in_scope || !self.origin.has_helper(name) {
+            return None;
+        }
+        let data = format!("the data has no key {name:?}");
+        if BLOCK_HELPERS.contains(&name) {
+            return Some((
+                format!("{name} is a block helper, and {data}"),
+                format!("write {{{{#{name} …}}}}…{{{{/{name}}}}}"),
+            ));
+        }
+        if name == "get" {
+            return Some((
+                format!("get takes a variable's name, and {data}"),
+                "write {{get \"x\"}}".to_string(),
+            ));
+        }
+        let func = helpers().find(|(n, _)| *n == name).map(|(_, f)| f)?;
+        let (min, _) = func.arity();
+        let sk_equals = self.origin == Origin::SemanticKernel && func == Func::Hbs(Helper::Equals);
+        if min == 0 || sk_equals || self.host_index(name).is_some() {
+            return None;
+        }
+        Some((
+            format!(
+                "{name} takes {min} argument{}, got 0, and {data}",
+                if min == 1 { "" } else { "s" }
+            ),
+            format!("give the data a key {name:?}, or call the helper: {{{{{name} …}}}}"),
+        ))
+    }
+
     fn helper(&self, name: &str) -> Option<Func> {
         if let Some((_, func)) = helpers().find(|(n, _)| *n == name) {
-            return Some(func);
+            if self.origin.has_helper(name) {
+                return Some(func);
+            }
         }
         self.host_index(name)
             .map(|index| Func::Host(u16::try_from(index).unwrap_or(u16::MAX)))
@@ -1076,30 +1224,47 @@ impl<'t> Lowerer<'t> {
             // Only counted: no suggestion to look for.
             return error;
         }
+        let origin = self.origin;
         let known = helpers()
             .map(|(n, _)| n)
             .chain(BLOCK_HELPERS.iter().copied())
             .chain(VARIABLE_HELPERS.iter().copied())
             .chain(["log"])
+            .filter(|n| origin.has_helper(n) && *n != MEDIA_TYPE)
             .chain(self.hosts.iter().map(|host| &*host.name));
-        error.suggest(closest(name, known).map(|c| format!("did you mean \"{c}\"?")))
+        let suggestion = closest(name, known)
+            .map(|c| format!("did you mean \"{c}\"?"))
+            .or_else(|| {
+                let teleprompt = helpers().any(|(n, _)| n == name)
+                    || BLOCK_HELPERS.contains(&name)
+                    || VARIABLE_HELPERS.contains(&name);
+                teleprompt.then(|| {
+                    format!(
+                        "{name:?} is a helper of teleprompt's own prompts; this prompt is {}'s, \
+                         whose Handlebars has no such helper",
+                        origin.system()
+                    )
+                })
+            });
+        error.suggest(suggestion)
     }
 
     /// A call or a value. `top`: in a mustache, where a lone name that is
     /// not a helper is a path.
     fn call(&self, call: &Call, scope: &Scope, top: bool) -> Result<PExpr> {
         let name = simple_name(&call.head).or_else(|| self.dotted_host(&call.head));
-        if let Some(block) = name.filter(|n| BLOCK_HELPERS.contains(n)) {
+        if let Some(block) = name.filter(|n| BLOCK_HELPERS.contains(n) && self.origin.has_helper(n))
+        {
             return Err(TemplateError::parse(
                 Some(call.head.span()),
                 format!("{block} is a block helper"),
             )
             .suggest(Some(format!("write {{{{#{block} …}}}}…{{{{/{block}}}}}"))));
         }
-        if name == Some("get") {
+        if name == Some("get") && self.origin.has_helper("get") {
             return self.get(call, scope);
         }
-        if name == Some("set") {
+        if name == Some("set") && self.origin.has_helper("set") {
             return Err(TemplateError::parse(
                 Some(call.head.span()),
                 "set prints nothing: it cannot be an argument",
@@ -1144,8 +1309,20 @@ impl<'t> Lowerer<'t> {
             args.reverse();
         }
         let mut func = func;
-        if func == Func::Hbs(Helper::Json) && self.sk_helpers {
+        if func == Func::Hbs(Helper::Json) && self.origin == Origin::SemanticKernel {
             func = Func::Hbs(Helper::SkJson);
+        }
+        if func == Func::Hbs(Helper::Concat) && self.origin == Origin::SemanticKernel {
+            func = Func::Hbs(Helper::SkConcat);
+        }
+        if func == Func::Hbs(Helper::Equals)
+            && self.origin == Origin::SemanticKernel
+            && args.len() < 2
+            && call.hash.is_empty()
+        {
+            // Semantic Kernel .NET's `equals` is false with fewer than two
+            // arguments (`KernelSystemHelpers`).
+            return Ok(PExpr::Const(Const::Bool(false)));
         }
         if let (Func::Hbs(Helper::Json), [pair]) = (func, call.hash.as_slice()) {
             if pair.key == "indent" {

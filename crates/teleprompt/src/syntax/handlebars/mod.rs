@@ -16,9 +16,13 @@
 //! `{{history}}`, `{{media url type}}`, and `{{#message role="system"}}…
 //! {{/message}}`, which starts a message with that role before its body
 //! and ends nothing: the next role starts the next message), and the
-//! host's functions, hash arguments passed as a last map argument. A name
-//! that is a helper is called even without arguments (`{{history}}`); read
-//! a data key of the same name as `{{this.history}}`. Partials are inline
+//! host's functions, hash arguments passed as a last map argument. Which
+//! of these a prompt has is its origin's ([`crate::syntax::Origin`]: SK's
+//! and Dotprompt's prompts have their system's only; any other name is
+//! the data's). A helper that runs without arguments is called by a bare
+//! `{{history}}` (read a data key of the same name as `{{this.history}}`);
+//! a bare `{{role}}`, `{{json}}` or `{{each}}`, which cannot run that way,
+//! reads the data. Partials are inline
 //! (`{{#*inline "name"}}`) or files of the include root, read when the
 //! prompt loads ([`files`]).
 
@@ -182,7 +186,7 @@ impl Front for Handlebars {
             loaded,
             options.strictness,
             &options.functions,
-            options.sk_helpers,
+            options.origin,
             options.limits,
         )
     }

@@ -412,7 +412,7 @@ impl Miss {
         };
         let keys = data
             .lookup(&path)
-            .map(|view| view.keys())
+            .map(|view| view.names())
             .unwrap_or_default();
         let suggestion = closest(key, keys).map(|key| {
             let full = if parent.is_empty() {

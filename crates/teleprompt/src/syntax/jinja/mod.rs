@@ -889,7 +889,7 @@ mod tests {
                 jinja: Default::default(),
                 limits: crate::limits::Limits::DEFAULT,
                 includes: None,
-                sk_helpers: false,
+                origin: crate::syntax::Origin::Teleprompt,
             },
         )
     }
@@ -963,7 +963,7 @@ mod tests {
             jinja: Default::default(),
             limits: crate::limits::Limits::DEFAULT,
             includes: None,
-            sk_helpers: false,
+            origin: crate::syntax::Origin::Teleprompt,
         };
         let error = JinjaTemplate::compile("x", Syntax::Django, &options)
             .err()

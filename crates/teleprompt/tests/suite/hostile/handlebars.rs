@@ -105,7 +105,21 @@ fn hostile_handlebars_templates_stop_within_the_budget() {
             case(
                 "output of 10^10 bytes",
                 "{{#each n}}{{#each ../n}}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{{/each}}{{/each}}",
+                n.clone(),
+                Render,
+                "max_output",
+            ),
+            case(
+                "a bare helper name over 10^10 contexts without the key",
+                "{{#each n}}{{#each ../n}}{{role}}{{/each}}{{/each}}",
                 n,
+                Render,
+                "the data has no key \"role\"",
+            ),
+            case(
+                "a bare helper name printing 1 KiB of data 100,000 times",
+                "{{role}}{{json}}".repeat(100_000),
+                json!({"role": "x".repeat(1024), "json": "y"}),
                 Render,
                 "max_output",
             ),

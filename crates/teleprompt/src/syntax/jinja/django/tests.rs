@@ -216,7 +216,7 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
                         ..crate::limits::Limits::DEFAULT
                     },
                     includes: None,
-                    sk_helpers: false,
+                    origin: crate::syntax::Origin::Teleprompt,
                 },
             );
         }

@@ -30,7 +30,7 @@ fn render_in(
                 ..crate::limits::Limits::DEFAULT
             },
             includes: None,
-            sk_helpers: false,
+            origin: crate::syntax::Origin::Teleprompt,
         },
     )
     .map_err(|error| error.message)?;
