@@ -368,6 +368,9 @@ pub(crate) enum Exceeded {
     Items(usize),
     /// 16 × [`Limits::max_output`]: the text built over the whole render.
     Built(usize),
+    /// [`Limits::max_items`], of the messages and media parts a render
+    /// makes.
+    Messages(usize),
     /// [`Limits::max_steps`].
     Steps(u64),
     /// [`Limits::max_call_depth`].
@@ -398,6 +401,10 @@ impl std::fmt::Display for Exceeded {
                 f,
                 "the render has built more than {} of text (16 × the limit max_output): does a loop grow a value on every pass?",
                 describe_bytes(limit)
+            ),
+            Exceeded::Messages(limit) => write!(
+                f,
+                "the render made more than {limit} messages and media parts (the limit max_items)"
             ),
             Exceeded::Steps(limit) => write!(
                 f,

@@ -75,12 +75,25 @@ impl RenderScope {
     /// `role(name)`: the marker that starts a message. The error is a
     /// sentence for the template's author (an unknown role, `tool`).
     pub(crate) fn role(&self, name: &str) -> Result<String, String> {
+        self.room_for_a_message()?;
         self.markers.template_role(name)
+    }
+
+    /// Fails once the render has made as many messages and media parts
+    /// as one list may hold (`max_items`): 16 MiB of role lines would
+    /// otherwise make two million messages, gigabytes of them.
+    fn room_for_a_message(&self) -> Result<(), String> {
+        let most = self.budget.limits().max_items;
+        if self.markers.made() >= most {
+            return Err(Exceeded::Messages(most).to_string());
+        }
+        Ok(())
     }
 
     /// `role(name, attributes)`: a message with fields besides its role
     /// (a Prompty role line's attributes, as a JSON object's text).
     pub(crate) fn role_with(&self, name: &str, attributes: &str) -> Result<String, String> {
+        self.room_for_a_message()?;
         self.markers.template_role_with(name, attributes)
     }
 
@@ -91,6 +104,7 @@ impl RenderScope {
 
     /// `media(url, content_type)`: the marker of a media part.
     pub(crate) fn media(&self, url: &str, content_type: &str) -> Result<String, String> {
+        self.room_for_a_message()?;
         self.markers
             .media(url, content_type)
             .map_err(|error| error.to_string())

@@ -316,6 +316,11 @@ impl Markers {
         self.split_as(output, default_role, Rules::Dotprompt)
     }
 
+    /// How many markers this render has made.
+    pub fn made(&self) -> usize {
+        self.shared.made.load(Ordering::Relaxed)
+    }
+
     /// Whether this render made any marker (and so has a secret): without
     /// one, the output holds no marker and no piece of one.
     pub fn made_any(&self) -> bool {

@@ -32,6 +32,8 @@ fn hostile_go_templates_stop_within_the_budget() {
     run(
         Syntax::Go,
         vec![
+            // A message per pass: the messages of one render are a list too.
+            case("200,000 messages", "{{ range .list }}{{ role \"user\" }}x{{ end }}", json!({"list": vec![0; 200_000]}), Render, "messages and media parts"),
             // Steps count the work of a pass, not only the pass: comparing two
             // long strings, or entering a loop over a big map (its keys listed
             // and sorted), on every pass of a long loop.

@@ -24,6 +24,8 @@ fn hostile_handlebars_templates_stop_within_the_budget() {
     run(
         Syntax::Handlebars,
         vec![
+            // A message per pass: the messages of one render are a list too.
+            case("200,000 messages", "{{#each list}}{{role \"user\"}}x{{/each}}", json!({"list": vec![0; 200_000]}), Render, "messages and media parts"),
             // Steps count the text a helper reads: `equals` of two long
             // strings on every pass of a long loop.
             case("equals of two 1 MB strings in a loop of 100,000", "{{#each list}}{{#if (equals @root.a @root.b)}}x{{/if}}{{/each}}", json!({"list": vec![0; 100_000], "a": "a".repeat(1 << 20), "b": "a".repeat(1 << 20)}), Render, "max_steps"),

@@ -26,6 +26,8 @@ fn hostile_jinja_templates_stop_within_the_budget() {
     run(
         Syntax::Jinja,
         vec![
+            // A message per pass: the messages of one render are a list too.
+            case("200,000 messages", "{% for i in range(1000) %}{% for j in range(200) %}{{ role(\"user\") }}x{% endfor %}{% endfor %}", json!({}), Render, "messages and media parts"),
             // Python's str methods that cut a string into a list.
             case("str.split() into 4,000,000 words", "{{ s.split() | length }}", json!({"s": "a ".repeat(4_000_000)}), Render, "max_items"),
             case("str.split(sep) into 4,000,000 parts", "{{ s.split(' ') | length }}", json!({"s": "a ".repeat(4_000_000)}), Render, "max_items"),
