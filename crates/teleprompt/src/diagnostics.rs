@@ -88,8 +88,9 @@ struct Details {
     class: ErrorClass,
     file: Option<String>,
     location: Option<Location>,
-    /// The whole source line at `location`, and how many characters to underline.
-    source_line: Option<(String, usize)>,
+    /// The source line at `location` as the report shows it (at most
+    /// [`SHOWN_LINE`] characters around the column).
+    source_line: Option<ShownLine>,
     action: Option<String>,
     message: String,
     suggestion: Option<String>,
@@ -105,6 +106,57 @@ struct Details {
     omitted: usize,
     /// The file's warnings, where they could be computed despite the errors.
     warnings: Vec<Error>,
+}
+
+/// The most characters of a source line an error keeps and shows: a long
+/// line (a minified file, a hostile one) is cut to a window around the
+/// column, so that each of a file's errors does not hold a copy of it.
+const SHOWN_LINE: usize = 160;
+
+/// A source line as an error shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ShownLine {
+    /// The line, or the window of it around the column (`…` where cut).
+    text: String,
+    /// Characters before the first underlined one, in `text`.
+    pad: usize,
+    /// Characters underlined, in `text`.
+    width: usize,
+    /// Characters underlined in the whole line (for the end column).
+    underlined: usize,
+}
+
+impl ShownLine {
+    /// `line` with `width` characters underlined from `column` (1-based).
+    fn new(line: &str, column: usize, width: usize) -> ShownLine {
+        let start = column.saturating_sub(1);
+        let count = line.chars().count();
+        if count <= SHOWN_LINE {
+            return ShownLine {
+                text: line.to_string(),
+                pad: start,
+                width,
+                underlined: width,
+            };
+        }
+        let from = start.saturating_sub(SHOWN_LINE / 2);
+        let to = (from + SHOWN_LINE).min(count);
+        let mut text = String::new();
+        if from > 0 {
+            text.push('…');
+        }
+        text.extend(line.chars().skip(from).take(to - from));
+        if to < count {
+            text.push('…');
+        }
+        let pad = start - from + usize::from(from > 0);
+        ShownLine {
+            text,
+            pad,
+            width: width.min(to.saturating_sub(start)).max(1),
+            underlined: width,
+        }
+    }
 }
 
 /// The most errors kept for one file: a file with more reports these and
@@ -232,7 +284,8 @@ impl Error {
         source_line: Option<(String, usize)>,
     ) -> Error {
         self.0.location = Some(location);
-        self.0.source_line = source_line;
+        self.0.source_line =
+            source_line.map(|(line, width)| ShownLine::new(&line, location.column, width));
         self
     }
 
@@ -318,7 +371,7 @@ impl Error {
             .0
             .source_line
             .as_ref()
-            .map_or(1, |(_, width)| (*width).max(1));
+            .map_or(1, |shown| shown.underlined.max(1));
         Some(Location {
             line: location.line,
             column: location.column + width,
@@ -487,15 +540,15 @@ impl Error {
         if !place.is_empty() {
             out.push_str(&format!("  {} {place}\n", paint(ReportPart::Gutter, "-->")));
         }
-        if let (Some(location), Some((line, width))) = (self.0.location, &self.0.source_line) {
+        if let (Some(location), Some(shown)) = (self.0.location, &self.0.source_line) {
             let number = location.line.to_string();
             let gutter = " ".repeat(number.len());
-            let line = line.replace('\t', " ");
+            let line = shown.text.replace('\t', " ");
             let bar = paint(ReportPart::Gutter, "|");
             let numbered = paint(ReportPart::Gutter, &format!("{number} |"));
             out.push_str(&format!("{gutter} {bar}\n{numbered} {line}\n"));
-            let caret_pad = " ".repeat(location.column.saturating_sub(1));
-            let carets = "^".repeat((*width).max(1));
+            let caret_pad = " ".repeat(shown.pad);
+            let carets = "^".repeat(shown.width.max(1));
             let part = match self.0.class {
                 ErrorClass::Warning => ReportPart::Warning,
                 _ => ReportPart::Error,
@@ -947,6 +1000,42 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "p.md:3:4: render error: issue has no key \"titl\" (did you mean \"issue.title\"?)"
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_column() {
+        let line = format!("{}BAD{}", "a".repeat(100_000), "b".repeat(100_000));
+        let error = Error::new(ErrorClass::Parse, "bad").with_location(
+            Location {
+                line: 1,
+                column: 100_001,
+            },
+            Some((line, 3)),
+        );
+        let report = error.report();
+        let shown: Vec<&str> = report.lines().collect();
+        assert!(report.len() < 1_000, "{report}");
+        let at_line = shown
+            .iter()
+            .position(|line| line.starts_with("1 | "))
+            .expect("the line");
+        let text = shown[at_line].trim_start_matches("1 | ");
+        let carets = shown[at_line + 1].trim_start_matches("  | ");
+        assert!(text.starts_with('…') && text.ends_with('…'), "{text}");
+        let at = carets.find('^').expect("carets");
+        assert_eq!(carets.trim_start(), "^^^");
+        assert_eq!(text.chars().skip(at).take(3).collect::<String>(), "BAD");
+        assert_eq!(error.end().map(|end| end.column), Some(100_004));
+        // A short line is shown whole.
+        let error = Error::new(ErrorClass::Parse, "bad").with_location(
+            Location { line: 1, column: 3 },
+            Some(("abBAD".to_string(), 3)),
+        );
+        assert!(
+            error.report().contains("1 | abBAD\n  |   ^^^\n"),
+            "{}",
+            error.report()
         );
     }
 }
