@@ -341,27 +341,93 @@ fn resume(prompt: &str, input: &str, out: &Path) -> Output {
     ])
 }
 
+/// FNV-1a 64, as docs/batch.md documents the state file's `input_hash`.
+fn fnv(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The state file beside `out`.
+fn state_path(out: &Path) -> PathBuf {
+    let mut path = out.as_os_str().to_owned();
+    path.push(".batch.json");
+    PathBuf::from(path)
+}
+
+/// Leaves in `out` what a run killed after writing `rows` rows and saving
+/// its state file there would leave: the state file says `rows`, and the
+/// output holds those rows plus `extra` bytes written after it was saved
+/// (whole lines and a partial one).
+fn killed_after(complete_out: &Path, input: &str, out: &Path, rows: usize, extra: usize) {
+    let complete = std::fs::read(complete_out).unwrap();
+    let input = std::fs::read(input).unwrap();
+    let line_ends = |bytes: &[u8], n: usize| -> usize {
+        bytes
+            .split_inclusive(|&b| b == b'\n')
+            .take(n)
+            .map(<[u8]>::len)
+            .sum()
+    };
+    let (output_bytes, input_bytes) = (line_ends(&complete, rows), line_ends(&input, rows));
+    let cut = (output_bytes + extra).min(complete.len());
+    std::fs::write(out, &complete[..cut]).unwrap();
+    let mut state: Value =
+        serde_json::from_slice(&std::fs::read(state_path(complete_out)).unwrap()).unwrap();
+    state["rows"] = json!(rows);
+    state["output_bytes"] = json!(output_bytes);
+    state["input_bytes"] = json!(input_bytes);
+    state["input_hash"] = json!(fnv(&input[..input_bytes]));
+    std::fs::write(state_path(out), serde_json::to_vec(&state).unwrap()).unwrap();
+}
+
 #[test]
-fn resume_after_a_cut_gives_the_uninterrupted_output() {
+fn the_state_file_says_what_wrote_the_output() {
+    let dir = tempdir("state");
+    let (_, input, complete) = complete_run(&dir, 30);
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("complete.jsonl.batch.json")).unwrap())
+            .unwrap();
+    let rows = std::fs::read(&input).unwrap();
+    assert_eq!(state["teleprompt_batch"], 1);
+    assert_eq!(state["rows"], 31);
+    assert_eq!(state["output_bytes"], complete.len());
+    assert_eq!(state["input_bytes"], rows.len());
+    assert_eq!(state["input_hash"], fnv(&rows));
+    assert_eq!(state["format"], "text");
+    assert_eq!(state["rows_are"], "data");
+    assert_eq!(state["prompt_version"].as_str().unwrap().len(), 16);
+}
+
+#[test]
+fn resume_after_a_kill_gives_the_uninterrupted_output() {
     let dir = tempdir("resume-cut");
     let (prompt, input, complete) = complete_run(&dir, 200);
+    let complete_out = dir.join("complete.jsonl");
     let out = dir.join("out.jsonl");
-    // Cut mid-line, at a line's end, and before anything was written.
-    let line_end = complete.iter().position(|&b| b == b'\n').unwrap() + 1;
-    for cut in [complete.len() / 2 + 7, complete.len() / 3, line_end, 0, 3] {
-        std::fs::write(&out, &complete[..cut]).unwrap();
+    // Killed before anything, after one row, mid-way, with rows written
+    // after the state file was saved and a partial last line.
+    for (rows, extra) in [(0, 0), (0, 5), (1, 0), (100, 0), (100, 333), (150, 1), (201, 0)] {
+        killed_after(&complete_out, &input, &out, rows, extra);
         let output = resume(&prompt, &input, &out);
         let stderr = text(&output.stderr);
-        assert_eq!(output.status.code(), Some(0), "{cut}: {stderr}");
-        assert_eq!(std::fs::read(&out).unwrap(), complete, "cut at {cut}");
-        let whole = complete[..cut].iter().filter(|&&b| b == b'\n').count();
+        assert_eq!(output.status.code(), Some(0), "{rows}+{extra}: {stderr}");
+        assert_eq!(std::fs::read(&out).unwrap(), complete, "{rows}+{extra}");
         assert!(
-            stderr.contains(&format!("(resumed after {whole} rows already written)")),
+            stderr.contains(&format!("(resumed after {rows} rows already written)")),
             "{stderr}"
         );
+        // The state file is the complete run's.
+        let state: Value = serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
+        assert_eq!(state["rows"], 201);
+        assert_eq!(state["output_bytes"], complete.len());
     }
     // No output yet: --resume starts from row 0.
     std::fs::remove_file(&out).unwrap();
+    std::fs::remove_file(state_path(&out)).unwrap();
     let output = resume(&prompt, &input, &out);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(std::fs::read(&out).unwrap(), complete);
@@ -371,8 +437,7 @@ fn resume_after_a_cut_gives_the_uninterrupted_output() {
 fn resume_on_a_complete_output_renders_nothing() {
     let dir = tempdir("resume-done");
     let (prompt, input, complete) = complete_run(&dir, 50);
-    let out = dir.join("out.jsonl");
-    std::fs::write(&out, &complete).unwrap();
+    let out = dir.join("complete.jsonl");
     let output = resume(&prompt, &input, &out);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -384,36 +449,99 @@ fn resume_on_a_complete_output_renders_nothing() {
     assert_eq!(std::fs::read(&out).unwrap(), complete);
 }
 
+/// Each way an output is not this run's: refused with status 2, the
+/// output and its state file left as they were.
 #[test]
 fn resume_refuses_an_output_that_is_not_this_runs() {
     let dir = tempdir("resume-bad");
     let (prompt, input, complete) = complete_run(&dir, 20);
+    let complete_out = dir.join("complete.jsonl");
     let out = dir.join("out.jsonl");
     let lines: Vec<&[u8]> = complete.split_inclusive(|&b| b == b'\n').collect();
-    // A gap: rows 0, 1, 3.
-    let gap = [lines[0], lines[1], lines[3]].concat();
-    // Not ours: a line that is not a row.
-    let foreign = [lines[0], b"{\"hello\": 1}\n"].concat();
-    // More rows than the input has.
-    let longer = [
-        complete.clone(),
-        b"{\"index\":21,\"output\":\"\"}\n".to_vec(),
-    ]
-    .concat();
+    let refused = |out: &Path, prompt: &str, input: &str, message: &str, extra: &[&str]| {
+        let bytes = std::fs::read(out).unwrap();
+        let state = std::fs::read(state_path(out)).ok();
+        let mut args = vec![
+            "batch",
+            prompt,
+            "--input",
+            input,
+            "--output",
+            out.to_str().unwrap(),
+            "--resume",
+        ];
+        args.extend_from_slice(extra);
+        let output = teleprompt(&args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{message}: {stderr}");
+        assert!(stderr.starts_with("error: cannot resume"), "{stderr}");
+        assert!(stderr.contains(message), "{message}: {stderr}");
+        assert_eq!(std::fs::read(out).unwrap(), bytes, "{message}");
+        assert_eq!(std::fs::read(state_path(out)).ok(), state, "{message}");
+    };
+    // A row edited within the rows already written.
+    killed_after(&complete_out, &input, &out, 10, 0);
+    let edited = write(
+        &dir,
+        "edited.jsonl",
+        std::fs::read_to_string(&input).unwrap().replacen("\"p3\"", "\"P3\"", 1),
+    );
+    refused(&out, &prompt, &edited, "the input's first 10 rows are not the rows", &[]);
+    // A row inserted, a row removed.
+    let inserted = write(
+        &dir,
+        "inserted.jsonl",
+        format!("{{\"name\": \"new\", \"age\": 1}}\n{}", std::fs::read_to_string(&input).unwrap()),
+    );
+    refused(&out, &prompt, &inserted, "are not the rows it was written from", &[]);
+    let fewer = write(&dir, "fewer.jsonl", people(5));
+    refused(&out, &prompt, &fewer, "holds 10 rows but the input has only 5", &[]);
+    // The prompt changed (the same path, another text).
+    let changed = write(&dir, "changed.j2", "Hi {{ name }}, you are {{ age }}.\n");
+    let mut state: Value = serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
+    let version = state["prompt_version"].clone();
+    refused(&out, &changed, &input, "prompt version", &[]);
+    std::fs::write(&prompt, "Changed {{ name }}\n").unwrap();
+    refused(&out, &prompt, &input, "the prompt or a file it includes changed", &[]);
+    std::fs::write(&prompt, "Hello {{ name }}, you are {{ age }}.\n").unwrap();
+    // Another format.
+    refused(&out, &prompt, &input, "--format text", &["--format", "messages"]);
+    // No state file: an output from an older teleprompt, or not ours.
+    std::fs::remove_file(state_path(&out)).unwrap();
+    refused(&out, &prompt, &input, "state file", &[]);
+    // A state file that says more than the output holds, or another count.
+    state["prompt_version"] = version;
+    state["output_bytes"] = json!(complete.len() + 10);
+    std::fs::write(state_path(&out), serde_json::to_vec(&state).unwrap()).unwrap();
+    refused(&out, &prompt, &input, "fewer than the", &[]);
+    // A gap in the rows, a foreign line.
     for (bytes, message) in [
-        (gap, "line 3 of"),
-        (foreign, "line 2 of"),
-        (longer, "holds 22 rows but the input has only 21"),
+        ([lines[0], lines[1], lines[3]].concat(), "line 3 of"),
+        ([lines[0], b"{\"hello\": 1}\n", lines[2]].concat(), "line 2 of"),
     ] {
         std::fs::write(&out, &bytes).unwrap();
-        let output = resume(&prompt, &input, &out);
-        let stderr = text(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{stderr}");
-        assert!(stderr.starts_with("error: cannot resume"), "{stderr}");
-        assert!(stderr.contains(message), "{stderr}");
-        // The file is left as it was.
-        assert_eq!(std::fs::read(&out).unwrap(), bytes);
+        state["rows"] = json!(3);
+        state["output_bytes"] = json!(bytes.len());
+        std::fs::write(state_path(&out), serde_json::to_vec(&state).unwrap()).unwrap();
+        refused(&out, &prompt, &input, message, &[]);
     }
+    // --restart-on-mismatch starts over instead.
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        out.to_str().unwrap(),
+        "--resume",
+        "--restart-on-mismatch",
+        "--allow-errors",
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.starts_with("note: cannot resume"), "{stderr}");
+    assert!(stderr.contains("starting over"), "{stderr}");
+    assert_eq!(std::fs::read(&out).unwrap(), complete);
 }
 
 /// A run killed mid-way leaves whole lines; resuming it gives the
