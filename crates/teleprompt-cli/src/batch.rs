@@ -199,7 +199,12 @@ pub fn batch(args: &BatchArgs) -> Result<ExitCode, WriteFailed> {
                     done,
                     state,
                 ),
-                Err(Refused::Usage(message) | Refused::Mismatch(message)) => return usage(message),
+                Err(Refused::Usage(message)) => return usage(message),
+                Err(Refused::Mismatch(message)) => {
+                    return usage(format!(
+                        "{message}; run without --resume, or add --restart-on-mismatch, to start over"
+                    ))
+                }
             }
         }
     };
@@ -702,8 +707,7 @@ fn resume_output<R: BufRead>(
             return Err(Refused::Mismatch(format!(
                 "cannot resume {shown}: its state file {} is missing (the output was not \
                  written by this version of teleprompt batch, or the file was removed), so \
-                 nothing says which prompt and input it came from; run without --resume, \
-                 or add --restart-on-mismatch, to start over",
+                 nothing says which prompt and input it came from",
                 fresh.path.display()
             )))
         }
@@ -716,8 +720,7 @@ fn resume_output<R: BufRead>(
     };
     let changed = |what: &str, was: &str, is: &str| {
         Refused::Mismatch(format!(
-            "cannot resume {shown}: it was written with {what} {was}, and this run has {is}; \
-             run without --resume, or add --restart-on-mismatch, to start over"
+            "cannot resume {shown}: it was written with {what} {was}, and this run has {is}"
         ))
     };
     if saved.prompt_version != fresh.prompt_version {
@@ -778,11 +781,12 @@ fn resume_output<R: BufRead>(
         }
     }
     if lines.hash != saved.input_hash || lines.consumed != saved.input_bytes {
+        let rows = match saved.rows {
+            1 => "the input's first row is not the row".to_string(),
+            n => format!("the input's first {n} rows are not the rows"),
+        };
         return Err(Refused::Mismatch(format!(
-            "cannot resume {shown}: the input's first {} rows are not the rows it was written \
-             from (they changed); run without --resume, or add --restart-on-mismatch, to \
-             start over",
-            saved.rows
+            "cannot resume {shown}: {rows} it was written from: the input changed"
         )));
     }
     // Rows written after the state file was last saved are dropped and

@@ -640,3 +640,163 @@ fn write_errors_exit_1() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(text(&output.stderr), "");
 }
+
+/// Hostile rows among good ones, on two threads: each is its own error
+/// line, of the kind it is, and every other row renders.
+#[test]
+fn hostile_rows_are_each_their_error_line() {
+    let dir = tempdir("hostile");
+    let prompt = write(
+        &dir,
+        "loop.j2",
+        "{{ name }}:{% for i in range(n) %}{% for j in range(n) %}{% endfor %}.{% endfor %}\n",
+    );
+    let mut rows: Vec<Vec<u8>> = Vec::new();
+    let mut expected: Vec<Option<&str>> = Vec::new();
+    let mut good = |rows: &mut Vec<Vec<u8>>, expected: &mut Vec<Option<&str>>, i: usize| {
+        rows.push(format!("{{\"name\": \"p{i}\", \"n\": 3}}").into_bytes());
+        expected.push(None);
+    };
+    let hostile: Vec<(Vec<u8>, &str)> = vec![
+        // Longer than --max-data-bytes: skipped, not held.
+        (
+            format!("{{\"name\": \"{}\", \"n\": 1}}", "x".repeat(300_000)).into_bytes(),
+            "input/too-long",
+        ),
+        // Deep: 100,000 nested arrays.
+        (
+            format!("{{\"name\": {}{}, \"n\": 1}}", "[".repeat(100_000), "]".repeat(100_000))
+                .into_bytes(),
+            "input/json",
+        ),
+        // A render that runs out of steps.
+        (b"{\"name\": \"s\", \"n\": 10000}".to_vec(), "render"),
+        // Malformed JSON lines.
+        (b"{\"name\": ".to_vec(), "input/json"),
+        (b"{\"name\": \"a\", \"n\": 1}}".to_vec(), "input/json"),
+        (b"[1, 2]".to_vec(), "input/not-object"),
+        (b"".to_vec(), "input/blank-line"),
+        (b"{\"name\": \"\xff\xfe\", \"n\": 1}".to_vec(), "input/not-utf8"),
+        // A key twice.
+        (b"{\"name\": \"a\", \"name\": \"b\", \"n\": 1}".to_vec(), "input/json"),
+    ];
+    for (i, (row, kind)) in hostile.iter().enumerate() {
+        good(&mut rows, &mut expected, i);
+        rows.push(row.clone());
+        expected.push(Some(kind));
+    }
+    good(&mut rows, &mut expected, 99);
+    let input = write(&dir, "rows.jsonl", [rows.join(&b'\n'), b"\n".to_vec()].concat());
+    let started = Instant::now();
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--jobs",
+        "2",
+        "--max-data-bytes",
+        "256K",
+        "--limit",
+        "max_steps=20000",
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    let written = records(&output.stdout);
+    assert_eq!(written.len(), expected.len(), "{stderr}");
+    for (index, (line, kind)) in written.iter().zip(&expected).enumerate() {
+        assert_eq!(line["index"], index);
+        match kind {
+            None => assert_eq!(line["output"], format!("p{}:...\n", line_name(index)), "{line}"),
+            Some(kind) => {
+                let error = &line["error"];
+                let rule = error["rule"].as_str().unwrap();
+                assert!(rule.starts_with(kind), "row {index}: {rule} is not {kind}: {line}");
+                assert!(!error["message"].as_str().unwrap().is_empty());
+            }
+        }
+    }
+    let steps = written[5]["error"]["message"].as_str().unwrap();
+    assert!(steps.contains("max_steps"), "{steps}");
+    assert!(
+        stderr.starts_with(&format!("batch: {} rows, 10 rendered, 9 failed", expected.len())),
+        "{stderr}"
+    );
+}
+
+/// The name of the good row at output line `index` in the hostile test:
+/// good rows are at even lines, the last one is p99.
+fn line_name(index: usize) -> usize {
+    if index == 18 {
+        99
+    } else {
+        index / 2
+    }
+}
+
+/// A row that runs past --row-timeout is its error line; the rows after
+/// it are rendered meanwhile and written once it is given up on.
+#[test]
+fn a_slow_row_is_given_up_on_and_the_rest_renders() {
+    let dir = tempdir("slow");
+    let prompt = write(
+        &dir,
+        "loop.j2",
+        "{{ name }}:{% for i in range(n) %}{% for j in range(n) %}{% endfor %}{% endfor %}\n",
+    );
+    let mut rows = String::new();
+    for i in 0..200 {
+        let n = if i == 5 { 100_000 } else { 1 };
+        rows.push_str(&format!("{{\"name\": \"p{i}\", \"n\": {n}}}\n"));
+    }
+    let input = write(&dir, "rows.jsonl", rows);
+    let out = dir.join("out.jsonl");
+    let started = Instant::now();
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        out.to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--row-timeout",
+        "300ms",
+        "--limit",
+        "max_steps=100000000000",
+    ]);
+    let elapsed = started.elapsed();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+    let written = records(&std::fs::read(&out).unwrap());
+    assert_eq!(written.len(), 200);
+    for (index, line) in written.iter().enumerate() {
+        assert_eq!(line["index"], index);
+        if index == 5 {
+            assert_eq!(line["error"]["rule"], "render/timeout", "{line}");
+            assert_eq!(
+                line["error"]["message"],
+                "the row took longer than 300 ms (--row-timeout): given up on"
+            );
+        } else {
+            assert_eq!(line["output"], format!("p{index}:\n"), "{line}");
+        }
+    }
+    // The state file counts every row: a resume renders nothing.
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        out.to_str().unwrap(),
+        "--resume",
+        "--allow-errors",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("resumed after 200 rows"));
+    assert_eq!(records(&std::fs::read(&out).unwrap()).len(), 200);
+}
