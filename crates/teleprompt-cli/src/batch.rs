@@ -3,13 +3,13 @@
 //! written in input order; an interrupted run resumes after the whole
 //! lines it left.
 
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, BufWriter, ErrorKind, IsTerminal, Seek, SeekFrom, Write};
 use std::num::NonZeroUsize;
+use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -33,6 +33,8 @@ const IN_FLIGHT_BYTES: usize = 32 << 20;
 /// What a row costs the budget besides its bytes (so that many tiny rows
 /// are bounded too: at most 32 MiB / 512 = 65,536 rows in flight).
 const ROW_OVERHEAD: usize = 512;
+/// Rows read ahead for the workers (within the budget).
+const JOB_QUEUE: usize = 4096;
 
 /// What one input line is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -200,11 +202,9 @@ pub fn batch(args: &BatchArgs) -> Result<ExitCode, WriteFailed> {
                     state,
                 ),
                 Err(Refused::Usage(message)) => return usage(message),
-                Err(Refused::Mismatch(message)) => {
-                    return usage(format!(
-                        "{message}; run without --resume, or add --restart-on-mismatch, to start over"
-                    ))
-                }
+                Err(Refused::Mismatch(message)) => return usage(format!(
+                    "{message}; run without --resume, or add --restart-on-mismatch, to start over"
+                )),
             }
         }
     };
@@ -312,7 +312,8 @@ enum Event {
 /// which waits for room before it reads on, and the writer, which frees
 /// a row's bytes once its line is written.
 struct Budget {
-    held: Mutex<usize>,
+    /// The bytes held, and whether the reader waits for room.
+    held: Mutex<(usize, bool)>,
     freed: Condvar,
     cap: usize,
 }
@@ -323,27 +324,31 @@ impl Budget {
     /// holds.
     fn acquire(&self, bytes: usize) -> usize {
         let bytes = bytes.min(self.cap);
-        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        while *held > 0 && held.saturating_add(bytes) > self.cap {
+        let mut held = lock(&self.held);
+        while held.0 > 0 && held.0.saturating_add(bytes) > self.cap {
+            held.1 = true;
             held = self
                 .freed
                 .wait(held)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-        *held += bytes;
+        held.1 = false;
+        held.0 += bytes;
         bytes
     }
 
     /// Adds `bytes` without waiting (a row's output line, built already).
     fn charge(&self, bytes: usize) {
-        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        *held = held.saturating_add(bytes);
+        let mut held = lock(&self.held);
+        held.0 = held.0.saturating_add(bytes);
     }
 
     fn release(&self, bytes: usize) {
-        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        *held = held.saturating_sub(bytes);
-        self.freed.notify_all();
+        let mut held = lock(&self.held);
+        held.0 = held.0.saturating_sub(bytes);
+        if held.1 {
+            self.freed.notify_one();
+        }
     }
 }
 
@@ -353,7 +358,7 @@ impl Budget {
 /// worker still runs and is replaced).
 struct Shared {
     rows: Rows,
-    jobs: Mutex<mpsc::Receiver<Job>>,
+    jobs: Queue,
     events: Mutex<mpsc::Sender<Event>>,
     budget: Budget,
     /// When each row in progress started, and the input's hash and
@@ -371,11 +376,7 @@ fn worker(shared: Arc<Shared>) {
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
     loop {
-        let job = {
-            let jobs = shared.jobs.lock().unwrap_or_else(PoisonError::into_inner);
-            jobs.recv()
-        };
-        let Ok(job) = job else {
+        let Some(job) = shared.jobs.pop() else {
             return;
         };
         lock(&shared.started).insert(job.index, (Instant::now(), job.hash, job.position));
@@ -414,6 +415,69 @@ fn worker(shared: Arc<Shared>) {
     }
 }
 
+/// The rows read and not yet taken by a worker. The reader waits while
+/// it holds [`JOB_QUEUE`] rows and is woken once half are taken, so that
+/// neither side wakes the other for every row.
+#[derive(Default)]
+struct Queue {
+    state: Mutex<QueueState>,
+    /// Rows to take, or the end.
+    filled: Condvar,
+    /// Room to read on.
+    drained: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    rows: VecDeque<Job>,
+    closed: bool,
+    /// Workers waiting for a row.
+    idle: usize,
+}
+
+impl Queue {
+    fn push(&self, job: Job) {
+        let mut state = lock(&self.state);
+        while state.rows.len() >= JOB_QUEUE {
+            state = self
+                .drained
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        state.rows.push_back(job);
+        if state.idle > 0 {
+            self.filled.notify_one();
+        }
+    }
+
+    fn close(&self) {
+        lock(&self.state).closed = true;
+        self.filled.notify_all();
+    }
+
+    /// The next row; `None` once the queue is closed and empty.
+    fn pop(&self) -> Option<Job> {
+        let mut state = lock(&self.state);
+        loop {
+            if let Some(job) = state.rows.pop_front() {
+                if state.rows.len() == JOB_QUEUE / 2 {
+                    self.drained.notify_one();
+                }
+                return Some(job);
+            }
+            if state.closed {
+                return None;
+            }
+            state.idle += 1;
+            state = self
+                .filled
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+            state.idle -= 1;
+        }
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -438,14 +502,13 @@ fn run<R: BufRead + Send + 'static>(
     first: u64,
     started: Instant,
 ) -> Ran {
-    let (job_sender, job_receiver) = mpsc::sync_channel::<Job>(jobs);
     let (event_sender, events) = mpsc::channel::<Event>();
     let shared = Arc::new(Shared {
         rows,
-        jobs: Mutex::new(job_receiver),
+        jobs: Queue::default(),
         events: Mutex::new(event_sender.clone()),
         budget: Budget {
-            held: Mutex::new(0),
+            held: Mutex::new((0, false)),
             freed: Condvar::new(),
             cap: IN_FLIGHT_BYTES,
         },
@@ -476,15 +539,11 @@ fn run<R: BufRead + Send + 'static>(
                 hash: lines.hash,
                 position: lines.consumed,
             };
-            if job_sender.send(job).is_err() {
-                return;
-            }
+            reader_shared.jobs.push(job);
             index += 1;
         };
-        let _ = event_sender.send(Event::End {
-            rows: index,
-            read,
-        });
+        reader_shared.jobs.close();
+        let _ = event_sender.send(Event::End { rows: index, read });
     });
 
     let (mut rendered, mut failed) = (0u64, 0u64);
@@ -494,10 +553,17 @@ fn run<R: BufRead + Send + 'static>(
     let mut pending: BTreeMap<u64, (Vec<u8>, bool, usize, u64, u64)> = BTreeMap::new();
     let mut given_up: HashSet<u64> = HashSet::new();
     // The hash and position of the input after the last row written.
-    let (mut hash, mut position) = state.as_ref().map_or((FNV_START, 0), |s| (s.input_hash, s.input_bytes));
+    let (mut hash, mut position) = state
+        .as_ref()
+        .map_or((FNV_START, 0), |s| (s.input_hash, s.input_bytes));
     let mut dirty = false;
     let mut last_sync = Instant::now();
-    let sync = |out: &mut Output, state: &mut Option<State>, next: u64, hash: u64, position: u64| -> io::Result<()> {
+    let sync = |out: &mut Output,
+                state: &mut Option<State>,
+                next: u64,
+                hash: u64,
+                position: u64|
+     -> io::Result<()> {
         out.writer.flush()?;
         if let Some(state) = state {
             state.rows = next;
@@ -565,7 +631,19 @@ fn run<R: BufRead + Send + 'static>(
             last_sync = Instant::now();
             progress.update(position, rendered, failed, started);
         }
-        match events.recv_timeout(wait) {
+        // Rows are taken as they come, a few at a time: the writer sleeps
+        // a millisecond rather than wake for every row.
+        let event = match events.try_recv() {
+            Err(mpsc::TryRecvError::Empty) => {
+                std::thread::sleep(wait.min(Duration::from_millis(1)));
+                events.try_recv().map_err(|error| match error {
+                    mpsc::TryRecvError::Empty => mpsc::RecvTimeoutError::Timeout,
+                    mpsc::TryRecvError::Disconnected => mpsc::RecvTimeoutError::Disconnected,
+                })
+            }
+            event => event.map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match event {
             Ok(Event::Row {
                 index,
                 out: line,
@@ -695,7 +773,9 @@ fn resume_output<R: BufRead>(
             "cannot resume {shown}: it is not a regular file"
         )));
     }
-    let empty = metadata.as_ref().map_or(true, |metadata| metadata.len() == 0);
+    let empty = metadata
+        .as_ref()
+        .map_or(true, |metadata| metadata.len() == 0);
     let saved = match State::load(&fresh.path) {
         Ok(saved) => saved,
         Err(error) if error.kind() == ErrorKind::NotFound && empty => {
@@ -727,7 +807,10 @@ fn resume_output<R: BufRead>(
         return Err(changed(
             "prompt version",
             &saved.prompt_version,
-            &format!("{} (the prompt or a file it includes changed)", fresh.prompt_version),
+            &format!(
+                "{} (the prompt or a file it includes changed)",
+                fresh.prompt_version
+            ),
         ));
     }
     if saved.format != fresh.format {
@@ -775,9 +858,7 @@ fn resume_output<R: BufRead>(
                     saved.rows
                 )))
             }
-            Err(error) => {
-                return Err(Refused::Usage(format!("cannot read the input: {error}")))
-            }
+            Err(error) => return Err(Refused::Usage(format!("cannot read the input: {error}"))),
         }
     }
     if lines.hash != saved.input_hash || lines.consumed != saved.input_bytes {
@@ -859,11 +940,15 @@ impl State {
     fn load(path: &Path) -> io::Result<State> {
         let metadata = std::fs::metadata(path)?;
         if !metadata.is_file() || metadata.len() > 64 << 10 {
-            return Err(io::Error::other("it is not a state file of teleprompt batch"));
+            return Err(io::Error::other(
+                "it is not a state file of teleprompt batch",
+            ));
         }
         let text = std::fs::read(path)?;
         let mut state: State = serde_json::from_slice(&text).map_err(|error| {
-            io::Error::other(format!("it is not a state file of teleprompt batch ({error})"))
+            io::Error::other(format!(
+                "it is not a state file of teleprompt batch ({error})"
+            ))
         })?;
         state.path = path.to_path_buf();
         Ok(state)
@@ -1152,16 +1237,15 @@ impl Rows {
             RowsAre::Data => Some(&reads),
             RowsAre::Records => None,
         };
-        let value = data::parse_text_keeping(text, Some(Format::Json), &self.origin, keep).map_err(
-            |error| {
+        let value = data::parse_text_keeping(text, Some(Format::Json), &self.origin, keep)
+            .map_err(|error| {
                 self.input_error(
                     number,
                     error.location().map(|at| at.column),
                     "json",
                     error.message().to_string(),
                 )
-            },
-        )?;
+            })?;
         if !value.is_object() {
             return Err(self.input_error(
                 number,

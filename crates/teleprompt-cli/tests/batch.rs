@@ -410,7 +410,15 @@ fn resume_after_a_kill_gives_the_uninterrupted_output() {
     let out = dir.join("out.jsonl");
     // Killed before anything, after one row, mid-way, with rows written
     // after the state file was saved and a partial last line.
-    for (rows, extra) in [(0, 0), (0, 5), (1, 0), (100, 0), (100, 333), (150, 1), (201, 0)] {
+    for (rows, extra) in [
+        (0, 0),
+        (0, 5),
+        (1, 0),
+        (100, 0),
+        (100, 333),
+        (150, 1),
+        (201, 0),
+    ] {
         killed_after(&complete_out, &input, &out, rows, extra);
         let output = resume(&prompt, &input, &out);
         let stderr = text(&output.stderr);
@@ -421,7 +429,8 @@ fn resume_after_a_kill_gives_the_uninterrupted_output() {
             "{stderr}"
         );
         // The state file is the complete run's.
-        let state: Value = serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
+        let state: Value =
+            serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
         assert_eq!(state["rows"], 201);
         assert_eq!(state["output_bytes"], complete.len());
     }
@@ -484,28 +493,64 @@ fn resume_refuses_an_output_that_is_not_this_runs() {
     let edited = write(
         &dir,
         "edited.jsonl",
-        std::fs::read_to_string(&input).unwrap().replacen("\"p3\"", "\"P3\"", 1),
+        std::fs::read_to_string(&input)
+            .unwrap()
+            .replacen("\"p3\"", "\"P3\"", 1),
     );
-    refused(&out, &prompt, &edited, "the input's first 10 rows are not the rows", &[]);
+    refused(
+        &out,
+        &prompt,
+        &edited,
+        "the input's first 10 rows are not the rows",
+        &[],
+    );
     // A row inserted, a row removed.
     let inserted = write(
         &dir,
         "inserted.jsonl",
-        format!("{{\"name\": \"new\", \"age\": 1}}\n{}", std::fs::read_to_string(&input).unwrap()),
+        format!(
+            "{{\"name\": \"new\", \"age\": 1}}\n{}",
+            std::fs::read_to_string(&input).unwrap()
+        ),
     );
-    refused(&out, &prompt, &inserted, "are not the rows it was written from", &[]);
+    refused(
+        &out,
+        &prompt,
+        &inserted,
+        "are not the rows it was written from",
+        &[],
+    );
     let fewer = write(&dir, "fewer.jsonl", people(5));
-    refused(&out, &prompt, &fewer, "holds 10 rows but the input has only 5", &[]);
+    refused(
+        &out,
+        &prompt,
+        &fewer,
+        "holds 10 rows but the input has only 5",
+        &[],
+    );
     // The prompt changed (the same path, another text).
     let changed = write(&dir, "changed.j2", "Hi {{ name }}, you are {{ age }}.\n");
-    let mut state: Value = serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
+    let mut state: Value =
+        serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
     let version = state["prompt_version"].clone();
     refused(&out, &changed, &input, "prompt version", &[]);
     std::fs::write(&prompt, "Changed {{ name }}\n").unwrap();
-    refused(&out, &prompt, &input, "the prompt or a file it includes changed", &[]);
+    refused(
+        &out,
+        &prompt,
+        &input,
+        "the prompt or a file it includes changed",
+        &[],
+    );
     std::fs::write(&prompt, "Hello {{ name }}, you are {{ age }}.\n").unwrap();
     // Another format.
-    refused(&out, &prompt, &input, "--format text", &["--format", "messages"]);
+    refused(
+        &out,
+        &prompt,
+        &input,
+        "--format text",
+        &["--format", "messages"],
+    );
     // No state file: an output from an older teleprompt, or not ours.
     std::fs::remove_file(state_path(&out)).unwrap();
     refused(&out, &prompt, &input, "state file", &[]);
@@ -517,7 +562,10 @@ fn resume_refuses_an_output_that_is_not_this_runs() {
     // A gap in the rows, a foreign line.
     for (bytes, message) in [
         ([lines[0], lines[1], lines[3]].concat(), "line 3 of"),
-        ([lines[0], b"{\"hello\": 1}\n", lines[2]].concat(), "line 2 of"),
+        (
+            [lines[0], b"{\"hello\": 1}\n", lines[2]].concat(),
+            "line 2 of",
+        ),
     ] {
         std::fs::write(&out, &bytes).unwrap();
         state["rows"] = json!(3);
@@ -665,8 +713,12 @@ fn hostile_rows_are_each_their_error_line() {
         ),
         // Deep: 100,000 nested arrays.
         (
-            format!("{{\"name\": {}{}, \"n\": 1}}", "[".repeat(100_000), "]".repeat(100_000))
-                .into_bytes(),
+            format!(
+                "{{\"name\": {}{}, \"n\": 1}}",
+                "[".repeat(100_000),
+                "]".repeat(100_000)
+            )
+            .into_bytes(),
             "input/json",
         ),
         // A render that runs out of steps.
@@ -676,9 +728,15 @@ fn hostile_rows_are_each_their_error_line() {
         (b"{\"name\": \"a\", \"n\": 1}}".to_vec(), "input/json"),
         (b"[1, 2]".to_vec(), "input/not-object"),
         (b"".to_vec(), "input/blank-line"),
-        (b"{\"name\": \"\xff\xfe\", \"n\": 1}".to_vec(), "input/not-utf8"),
+        (
+            b"{\"name\": \"\xff\xfe\", \"n\": 1}".to_vec(),
+            "input/not-utf8",
+        ),
         // A key twice.
-        (b"{\"name\": \"a\", \"name\": \"b\", \"n\": 1}".to_vec(), "input/json"),
+        (
+            b"{\"name\": \"a\", \"name\": \"b\", \"n\": 1}".to_vec(),
+            "input/json",
+        ),
     ];
     for (i, (row, kind)) in hostile.iter().enumerate() {
         good(&mut rows, &mut expected, i);
@@ -686,7 +744,11 @@ fn hostile_rows_are_each_their_error_line() {
         expected.push(Some(kind));
     }
     good(&mut rows, &mut expected, 99);
-    let input = write(&dir, "rows.jsonl", [rows.join(&b'\n'), b"\n".to_vec()].concat());
+    let input = write(
+        &dir,
+        "rows.jsonl",
+        [rows.join(&b'\n'), b"\n".to_vec()].concat(),
+    );
     let started = Instant::now();
     let output = teleprompt(&[
         "batch",
@@ -702,17 +764,28 @@ fn hostile_rows_are_each_their_error_line() {
     ]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     let written = records(&output.stdout);
     assert_eq!(written.len(), expected.len(), "{stderr}");
     for (index, (line, kind)) in written.iter().zip(&expected).enumerate() {
         assert_eq!(line["index"], index);
         match kind {
-            None => assert_eq!(line["output"], format!("p{}:...\n", line_name(index)), "{line}"),
+            None => assert_eq!(
+                line["output"],
+                format!("p{}:...\n", line_name(index)),
+                "{line}"
+            ),
             Some(kind) => {
                 let error = &line["error"];
                 let rule = error["rule"].as_str().unwrap();
-                assert!(rule.starts_with(kind), "row {index}: {rule} is not {kind}: {line}");
+                assert!(
+                    rule.starts_with(kind),
+                    "row {index}: {rule} is not {kind}: {line}"
+                );
                 assert!(!error["message"].as_str().unwrap().is_empty());
             }
         }
@@ -720,7 +793,10 @@ fn hostile_rows_are_each_their_error_line() {
     let steps = written[5]["error"]["message"].as_str().unwrap();
     assert!(steps.contains("max_steps"), "{steps}");
     assert!(
-        stderr.starts_with(&format!("batch: {} rows, 10 rendered, 9 failed", expected.len())),
+        stderr.starts_with(&format!(
+            "batch: {} rows, 10 rendered, 9 failed",
+            expected.len()
+        )),
         "{stderr}"
     );
 }
