@@ -1,7 +1,10 @@
 //! `teleprompt batch`: a dataset of JSON Lines rendered through one prompt,
-//! streaming in bounded chunks, each chunk rendered on every core and
-//! written in input order; an interrupted run resumes after the whole
-//! lines it left.
+//! streaming: a reader thread reads rows while the bytes in flight fit a
+//! budget, `--jobs` workers render them one row at a time, and the main
+//! thread writes each line as soon as the rows before it are written,
+//! giving up on a row that runs past `--row-timeout`. A state file beside
+//! the output says which prompt version and input rows it came from, so
+//! `--resume` continues exactly or refuses.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
@@ -202,9 +205,11 @@ pub fn batch(args: &BatchArgs) -> Result<ExitCode, WriteFailed> {
                     state,
                 ),
                 Err(Refused::Usage(message)) => return usage(message),
-                Err(Refused::Mismatch(message)) => return usage(format!(
+                Err(Refused::Mismatch(message)) => {
+                    return usage(format!(
                     "{message}; run without --resume, or add --restart-on-mismatch, to start over"
-                )),
+                ))
+                }
             }
         }
     };

@@ -701,7 +701,7 @@ fn hostile_rows_are_each_their_error_line() {
     );
     let mut rows: Vec<Vec<u8>> = Vec::new();
     let mut expected: Vec<Option<&str>> = Vec::new();
-    let mut good = |rows: &mut Vec<Vec<u8>>, expected: &mut Vec<Option<&str>>, i: usize| {
+    let good = |rows: &mut Vec<Vec<u8>>, expected: &mut Vec<Option<&str>>, i: usize| {
         rows.push(format!("{{\"name\": \"p{i}\", \"n\": 3}}").into_bytes());
         expected.push(None);
     };
