@@ -36,6 +36,10 @@ const IN_FLIGHT_BYTES: usize = 32 << 20;
 /// What a row costs the budget besides its bytes (so that many tiny rows
 /// are bounded too: at most 32 MiB / 512 = 65,536 rows in flight).
 const ROW_OVERHEAD: usize = 512;
+/// The bytes of input lines rendering at once, whatever `--jobs`: a row's
+/// data takes many times its JSON size once parsed, so the workers wait
+/// for room before they parse (a longer row renders alone).
+const RENDERING_BYTES: usize = 8 << 20;
 /// Rows read ahead for the workers (within the budget).
 const JOB_QUEUE: usize = 4096;
 
@@ -317,8 +321,8 @@ enum Event {
 /// which waits for room before it reads on, and the writer, which frees
 /// a row's bytes once its line is written.
 struct Budget {
-    /// The bytes held, and whether the reader waits for room.
-    held: Mutex<(usize, bool)>,
+    /// The bytes held, and how many threads wait for room.
+    held: Mutex<(usize, usize)>,
     freed: Condvar,
     cap: usize,
 }
@@ -331,13 +335,13 @@ impl Budget {
         let bytes = bytes.min(self.cap);
         let mut held = lock(&self.held);
         while held.0 > 0 && held.0.saturating_add(bytes) > self.cap {
-            held.1 = true;
+            held.1 += 1;
             held = self
                 .freed
                 .wait(held)
                 .unwrap_or_else(PoisonError::into_inner);
+            held.1 -= 1;
         }
-        held.1 = false;
         held.0 += bytes;
         bytes
     }
@@ -351,8 +355,8 @@ impl Budget {
     fn release(&self, bytes: usize) {
         let mut held = lock(&self.held);
         held.0 = held.0.saturating_sub(bytes);
-        if held.1 {
-            self.freed.notify_one();
+        if held.1 > 0 {
+            self.freed.notify_all();
         }
     }
 }
@@ -366,6 +370,8 @@ struct Shared {
     jobs: Queue,
     events: Mutex<mpsc::Sender<Event>>,
     budget: Budget,
+    /// The bytes of the rows rendering now.
+    rendering: Budget,
     /// When each row in progress started, and the input's hash and
     /// position after it.
     started: Mutex<HashMap<u64, (Instant, u64, u64)>>,
@@ -384,12 +390,15 @@ fn worker(shared: Arc<Shared>) {
         let Some(job) = shared.jobs.pop() else {
             return;
         };
+        let size = job.line.text.as_ref().map_or(0, Vec::len);
+        let rendering = shared.rendering.acquire(size);
         lock(&shared.started).insert(job.index, (Instant::now(), job.hash, job.position));
         let rendered = panic::catch_unwind(AssertUnwindSafe(|| {
             shared.rows.render(job.index, &job.line)
         }));
         lock(&shared.started).remove(&job.index);
         drop(job.line);
+        shared.rendering.release(rendering);
         let (out, ok) = rendered.unwrap_or_else(|_| {
             let error = Error::new(
                 ErrorClass::Render,
@@ -513,9 +522,14 @@ fn run<R: BufRead + Send + 'static>(
         jobs: Queue::default(),
         events: Mutex::new(event_sender.clone()),
         budget: Budget {
-            held: Mutex::new((0, false)),
+            held: Mutex::new((0, 0)),
             freed: Condvar::new(),
             cap: IN_FLIGHT_BYTES,
+        },
+        rendering: Budget {
+            held: Mutex::new((0, 0)),
+            freed: Condvar::new(),
+            cap: RENDERING_BYTES,
         },
         started: Mutex::new(HashMap::new()),
         retire: AtomicUsize::new(0),
