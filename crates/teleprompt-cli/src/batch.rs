@@ -1375,3 +1375,80 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budget(cap: usize) -> Arc<Budget> {
+        Arc::new(Budget {
+            held: Mutex::new((0, 0)),
+            freed: Condvar::new(),
+            cap,
+        })
+    }
+
+    /// Whether `acquire(bytes)` on another thread gets through within
+    /// 200 ms; the thread is left waiting otherwise (and `release` lets it
+    /// through later).
+    fn gets_through(budget: &Arc<Budget>, bytes: usize) -> (bool, mpsc::Receiver<usize>) {
+        let (sent, got) = mpsc::channel();
+        let shared = Arc::clone(budget);
+        std::thread::spawn(move || {
+            let _ = sent.send(shared.acquire(bytes));
+        });
+        let through = got.recv_timeout(Duration::from_millis(200)).is_ok();
+        (through, got)
+    }
+
+    #[test]
+    fn the_budget_holds_rows_back_and_lets_a_huge_one_go_alone() {
+        let budget = budget(100);
+        assert_eq!(budget.acquire(60), 60);
+        // 60 + 50 > 100: waits until the first is released.
+        let (through, got) = gets_through(&budget, 50);
+        assert!(!through);
+        budget.release(60);
+        assert_eq!(got.recv_timeout(Duration::from_secs(10)), Ok(50));
+        // A row larger than the whole budget waits for the others, then
+        // goes alone, holding the whole budget.
+        let (through, got) = gets_through(&budget, 1000);
+        assert!(!through);
+        budget.release(50);
+        assert_eq!(got.recv_timeout(Duration::from_secs(10)), Ok(100));
+        // An output line charged past the cap holds the next row back.
+        budget.release(100);
+        budget.charge(150);
+        let (through, got) = gets_through(&budget, 1);
+        assert!(!through);
+        budget.release(150);
+        assert_eq!(got.recv_timeout(Duration::from_secs(10)), Ok(1));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        for bad in ["soon", "-1s", "NaN", "inf", "1e300", ""] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        assert_eq!(show_duration(Duration::from_millis(300)), "300 ms");
+        assert_eq!(show_duration(Duration::from_secs(60)), "60.0 s");
+    }
+
+    #[test]
+    fn fnv_is_fnv_1a_64() {
+        // The published test vectors of FNV-1a 64.
+        assert_eq!(fnv(FNV_START, b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv(FNV_START, b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv(FNV_START, b"foobar"), 0x8594_4171_f739_67e8);
+        // Hashing in parts is hashing the whole.
+        assert_eq!(
+            fnv(fnv(FNV_START, b"foo"), b"bar"),
+            fnv(FNV_START, b"foobar")
+        );
+    }
+}
