@@ -112,7 +112,7 @@ enum Command {
         others) or {\"index\": i, \"error\": {class, rule, message, file, line, …}}, in input order:\n\
         rows in = outputs + errors. A line that is not a JSON object (blank, malformed, not UTF-8,\n\
         longer than --max-data-bytes) is an error line of class input with its line number.\n\
-        The input is read in bounded chunks, so memory stays flat however long it is.\n\
+        The input streams with at most 32 MiB of rows in flight, so memory stays flat however long it is.\n\
         --resume keeps the output's whole lines (rows 0, 1, 2, … in order), drops a partial last\n\
         line, and renders from the first row they lack, appending.\n\
         A progress bar shows on a terminal; a summary line ends on stderr.\n\

@@ -341,27 +341,102 @@ fn resume(prompt: &str, input: &str, out: &Path) -> Output {
     ])
 }
 
+/// FNV-1a 64, as docs/batch.md documents the state file's `input_hash`.
+fn fnv(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The state file beside `out`.
+fn state_path(out: &Path) -> PathBuf {
+    let mut path = out.as_os_str().to_owned();
+    path.push(".batch.json");
+    PathBuf::from(path)
+}
+
+/// Leaves in `out` what a run killed after writing `rows` rows and saving
+/// its state file there would leave: the state file says `rows`, and the
+/// output holds those rows plus `extra` bytes written after it was saved
+/// (whole lines and a partial one).
+fn killed_after(complete_out: &Path, input: &str, out: &Path, rows: usize, extra: usize) {
+    let complete = std::fs::read(complete_out).unwrap();
+    let input = std::fs::read(input).unwrap();
+    let line_ends = |bytes: &[u8], n: usize| -> usize {
+        bytes
+            .split_inclusive(|&b| b == b'\n')
+            .take(n)
+            .map(<[u8]>::len)
+            .sum()
+    };
+    let (output_bytes, input_bytes) = (line_ends(&complete, rows), line_ends(&input, rows));
+    let cut = (output_bytes + extra).min(complete.len());
+    std::fs::write(out, &complete[..cut]).unwrap();
+    let mut state: Value =
+        serde_json::from_slice(&std::fs::read(state_path(complete_out)).unwrap()).unwrap();
+    state["rows"] = json!(rows);
+    state["output_bytes"] = json!(output_bytes);
+    state["input_bytes"] = json!(input_bytes);
+    state["input_hash"] = json!(fnv(&input[..input_bytes]));
+    std::fs::write(state_path(out), serde_json::to_vec(&state).unwrap()).unwrap();
+}
+
 #[test]
-fn resume_after_a_cut_gives_the_uninterrupted_output() {
+fn the_state_file_says_what_wrote_the_output() {
+    let dir = tempdir("state");
+    let (_, input, complete) = complete_run(&dir, 30);
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("complete.jsonl.batch.json")).unwrap())
+            .unwrap();
+    let rows = std::fs::read(&input).unwrap();
+    assert_eq!(state["teleprompt_batch"], 1);
+    assert_eq!(state["rows"], 31);
+    assert_eq!(state["output_bytes"], complete.len());
+    assert_eq!(state["input_bytes"], rows.len());
+    assert_eq!(state["input_hash"], fnv(&rows));
+    assert_eq!(state["format"], "text");
+    assert_eq!(state["rows_are"], "data");
+    assert_eq!(state["prompt_version"].as_str().unwrap().len(), 16);
+}
+
+#[test]
+fn resume_after_a_kill_gives_the_uninterrupted_output() {
     let dir = tempdir("resume-cut");
     let (prompt, input, complete) = complete_run(&dir, 200);
+    let complete_out = dir.join("complete.jsonl");
     let out = dir.join("out.jsonl");
-    // Cut mid-line, at a line's end, and before anything was written.
-    let line_end = complete.iter().position(|&b| b == b'\n').unwrap() + 1;
-    for cut in [complete.len() / 2 + 7, complete.len() / 3, line_end, 0, 3] {
-        std::fs::write(&out, &complete[..cut]).unwrap();
+    // Killed before anything, after one row, mid-way, with rows written
+    // after the state file was saved and a partial last line.
+    for (rows, extra) in [
+        (0, 0),
+        (0, 5),
+        (1, 0),
+        (100, 0),
+        (100, 333),
+        (150, 1),
+        (201, 0),
+    ] {
+        killed_after(&complete_out, &input, &out, rows, extra);
         let output = resume(&prompt, &input, &out);
         let stderr = text(&output.stderr);
-        assert_eq!(output.status.code(), Some(0), "{cut}: {stderr}");
-        assert_eq!(std::fs::read(&out).unwrap(), complete, "cut at {cut}");
-        let whole = complete[..cut].iter().filter(|&&b| b == b'\n').count();
+        assert_eq!(output.status.code(), Some(0), "{rows}+{extra}: {stderr}");
+        assert_eq!(std::fs::read(&out).unwrap(), complete, "{rows}+{extra}");
         assert!(
-            stderr.contains(&format!("(resumed after {whole} rows already written)")),
+            stderr.contains(&format!("(resumed after {rows} rows already written)")),
             "{stderr}"
         );
+        // The state file is the complete run's.
+        let state: Value =
+            serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
+        assert_eq!(state["rows"], 201);
+        assert_eq!(state["output_bytes"], complete.len());
     }
     // No output yet: --resume starts from row 0.
     std::fs::remove_file(&out).unwrap();
+    std::fs::remove_file(state_path(&out)).unwrap();
     let output = resume(&prompt, &input, &out);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(std::fs::read(&out).unwrap(), complete);
@@ -371,8 +446,7 @@ fn resume_after_a_cut_gives_the_uninterrupted_output() {
 fn resume_on_a_complete_output_renders_nothing() {
     let dir = tempdir("resume-done");
     let (prompt, input, complete) = complete_run(&dir, 50);
-    let out = dir.join("out.jsonl");
-    std::fs::write(&out, &complete).unwrap();
+    let out = dir.join("complete.jsonl");
     let output = resume(&prompt, &input, &out);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -384,36 +458,138 @@ fn resume_on_a_complete_output_renders_nothing() {
     assert_eq!(std::fs::read(&out).unwrap(), complete);
 }
 
+/// Each way an output is not this run's: refused with status 2, the
+/// output and its state file left as they were.
 #[test]
 fn resume_refuses_an_output_that_is_not_this_runs() {
     let dir = tempdir("resume-bad");
     let (prompt, input, complete) = complete_run(&dir, 20);
+    let complete_out = dir.join("complete.jsonl");
     let out = dir.join("out.jsonl");
     let lines: Vec<&[u8]> = complete.split_inclusive(|&b| b == b'\n').collect();
-    // A gap: rows 0, 1, 3.
-    let gap = [lines[0], lines[1], lines[3]].concat();
-    // Not ours: a line that is not a row.
-    let foreign = [lines[0], b"{\"hello\": 1}\n"].concat();
-    // More rows than the input has.
-    let longer = [
-        complete.clone(),
-        b"{\"index\":21,\"output\":\"\"}\n".to_vec(),
-    ]
-    .concat();
+    let refused = |out: &Path, prompt: &str, input: &str, message: &str, extra: &[&str]| {
+        let bytes = std::fs::read(out).unwrap();
+        let state = std::fs::read(state_path(out)).ok();
+        let mut args = vec![
+            "batch",
+            prompt,
+            "--input",
+            input,
+            "--output",
+            out.to_str().unwrap(),
+            "--resume",
+        ];
+        args.extend_from_slice(extra);
+        let output = teleprompt(&args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{message}: {stderr}");
+        assert!(stderr.starts_with("error: cannot resume"), "{stderr}");
+        assert!(stderr.contains(message), "{message}: {stderr}");
+        assert_eq!(std::fs::read(out).unwrap(), bytes, "{message}");
+        assert_eq!(std::fs::read(state_path(out)).ok(), state, "{message}");
+    };
+    // A row edited within the rows already written.
+    killed_after(&complete_out, &input, &out, 10, 0);
+    let edited = write(
+        &dir,
+        "edited.jsonl",
+        std::fs::read_to_string(&input)
+            .unwrap()
+            .replacen("\"p3\"", "\"P3\"", 1),
+    );
+    refused(
+        &out,
+        &prompt,
+        &edited,
+        "the input's first 10 rows are not the rows",
+        &[],
+    );
+    // A row inserted, a row removed.
+    let inserted = write(
+        &dir,
+        "inserted.jsonl",
+        format!(
+            "{{\"name\": \"new\", \"age\": 1}}\n{}",
+            std::fs::read_to_string(&input).unwrap()
+        ),
+    );
+    refused(
+        &out,
+        &prompt,
+        &inserted,
+        "are not the rows it was written from",
+        &[],
+    );
+    let fewer = write(&dir, "fewer.jsonl", people(5));
+    refused(
+        &out,
+        &prompt,
+        &fewer,
+        "holds 10 rows but the input has only 5",
+        &[],
+    );
+    // The prompt changed (the same path, another text).
+    let changed = write(&dir, "changed.j2", "Hi {{ name }}, you are {{ age }}.\n");
+    let mut state: Value =
+        serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
+    let version = state["prompt_version"].clone();
+    refused(&out, &changed, &input, "prompt version", &[]);
+    std::fs::write(&prompt, "Changed {{ name }}\n").unwrap();
+    refused(
+        &out,
+        &prompt,
+        &input,
+        "the prompt or a file it includes changed",
+        &[],
+    );
+    std::fs::write(&prompt, "Hello {{ name }}, you are {{ age }}.\n").unwrap();
+    // Another format.
+    refused(
+        &out,
+        &prompt,
+        &input,
+        "--format text",
+        &["--format", "messages"],
+    );
+    // No state file: an output from an older teleprompt, or not ours.
+    std::fs::remove_file(state_path(&out)).unwrap();
+    refused(&out, &prompt, &input, "state file", &[]);
+    // A state file that says more than the output holds, or another count.
+    state["prompt_version"] = version;
+    state["output_bytes"] = json!(complete.len() + 10);
+    std::fs::write(state_path(&out), serde_json::to_vec(&state).unwrap()).unwrap();
+    refused(&out, &prompt, &input, "fewer than the", &[]);
+    // A gap in the rows, a foreign line.
     for (bytes, message) in [
-        (gap, "line 3 of"),
-        (foreign, "line 2 of"),
-        (longer, "holds 22 rows but the input has only 21"),
+        ([lines[0], lines[1], lines[3]].concat(), "line 3 of"),
+        (
+            [lines[0], b"{\"hello\": 1}\n", lines[2]].concat(),
+            "line 2 of",
+        ),
     ] {
         std::fs::write(&out, &bytes).unwrap();
-        let output = resume(&prompt, &input, &out);
-        let stderr = text(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{stderr}");
-        assert!(stderr.starts_with("error: cannot resume"), "{stderr}");
-        assert!(stderr.contains(message), "{stderr}");
-        // The file is left as it was.
-        assert_eq!(std::fs::read(&out).unwrap(), bytes);
+        state["rows"] = json!(3);
+        state["output_bytes"] = json!(bytes.len());
+        std::fs::write(state_path(&out), serde_json::to_vec(&state).unwrap()).unwrap();
+        refused(&out, &prompt, &input, message, &[]);
     }
+    // --restart-on-mismatch starts over instead.
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        out.to_str().unwrap(),
+        "--resume",
+        "--restart-on-mismatch",
+        "--allow-errors",
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.starts_with("note: cannot resume"), "{stderr}");
+    assert!(stderr.contains("starting over"), "{stderr}");
+    assert_eq!(std::fs::read(&out).unwrap(), complete);
 }
 
 /// A run killed mid-way leaves whole lines; resuming it gives the
@@ -511,4 +687,192 @@ fn write_errors_exit_1() {
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(text(&output.stderr), "");
+}
+
+/// Hostile rows among good ones, on two threads: each is its own error
+/// line, of the kind it is, and every other row renders.
+#[test]
+fn hostile_rows_are_each_their_error_line() {
+    let dir = tempdir("hostile");
+    let prompt = write(
+        &dir,
+        "loop.j2",
+        "{{ name }}:{% for i in range(n) %}{% for j in range(n) %}{% endfor %}.{% endfor %}\n",
+    );
+    let mut rows: Vec<Vec<u8>> = Vec::new();
+    let mut expected: Vec<Option<&str>> = Vec::new();
+    let good = |rows: &mut Vec<Vec<u8>>, expected: &mut Vec<Option<&str>>, i: usize| {
+        rows.push(format!("{{\"name\": \"p{i}\", \"n\": 3}}").into_bytes());
+        expected.push(None);
+    };
+    let hostile: Vec<(Vec<u8>, &str)> = vec![
+        // Longer than --max-data-bytes: skipped, not held.
+        (
+            format!("{{\"name\": \"{}\", \"n\": 1}}", "x".repeat(300_000)).into_bytes(),
+            "input/too-long",
+        ),
+        // Deep: 100,000 nested arrays.
+        (
+            format!(
+                "{{\"name\": {}{}, \"n\": 1}}",
+                "[".repeat(100_000),
+                "]".repeat(100_000)
+            )
+            .into_bytes(),
+            "input/json",
+        ),
+        // A render that runs out of steps.
+        (b"{\"name\": \"s\", \"n\": 10000}".to_vec(), "render"),
+        // Malformed JSON lines.
+        (b"{\"name\": ".to_vec(), "input/json"),
+        (b"{\"name\": \"a\", \"n\": 1}}".to_vec(), "input/json"),
+        (b"[1, 2]".to_vec(), "input/not-object"),
+        (b"".to_vec(), "input/blank-line"),
+        (
+            b"{\"name\": \"\xff\xfe\", \"n\": 1}".to_vec(),
+            "input/not-utf8",
+        ),
+        // A key twice.
+        (
+            b"{\"name\": \"a\", \"name\": \"b\", \"n\": 1}".to_vec(),
+            "input/json",
+        ),
+    ];
+    for (i, (row, kind)) in hostile.iter().enumerate() {
+        good(&mut rows, &mut expected, i);
+        rows.push(row.clone());
+        expected.push(Some(kind));
+    }
+    good(&mut rows, &mut expected, 99);
+    let input = write(
+        &dir,
+        "rows.jsonl",
+        [rows.join(&b'\n'), b"\n".to_vec()].concat(),
+    );
+    let started = Instant::now();
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--jobs",
+        "2",
+        "--max-data-bytes",
+        "256K",
+        "--limit",
+        "max_steps=20000",
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let written = records(&output.stdout);
+    assert_eq!(written.len(), expected.len(), "{stderr}");
+    for (index, (line, kind)) in written.iter().zip(&expected).enumerate() {
+        assert_eq!(line["index"], index);
+        match kind {
+            None => assert_eq!(
+                line["output"],
+                format!("p{}:...\n", line_name(index)),
+                "{line}"
+            ),
+            Some(kind) => {
+                let error = &line["error"];
+                let rule = error["rule"].as_str().unwrap();
+                assert!(
+                    rule.starts_with(kind),
+                    "row {index}: {rule} is not {kind}: {line}"
+                );
+                assert!(!error["message"].as_str().unwrap().is_empty());
+            }
+        }
+    }
+    let steps = written[5]["error"]["message"].as_str().unwrap();
+    assert!(steps.contains("max_steps"), "{steps}");
+    assert!(
+        stderr.starts_with(&format!(
+            "batch: {} rows, 10 rendered, 9 failed",
+            expected.len()
+        )),
+        "{stderr}"
+    );
+}
+
+/// The name of the good row at output line `index` in the hostile test:
+/// good rows are at even lines, the last one is p99.
+fn line_name(index: usize) -> usize {
+    if index == 18 {
+        99
+    } else {
+        index / 2
+    }
+}
+
+/// A row that runs past --row-timeout is its error line; the rows after
+/// it are rendered meanwhile and written once it is given up on.
+#[test]
+fn a_slow_row_is_given_up_on_and_the_rest_renders() {
+    let dir = tempdir("slow");
+    let prompt = write(
+        &dir,
+        "loop.j2",
+        "{{ name }}:{% for i in range(n) %}{% for j in range(n) %}{% endfor %}{% endfor %}\n",
+    );
+    let mut rows = String::new();
+    for i in 0..200 {
+        let n = if i == 5 { 100_000 } else { 1 };
+        rows.push_str(&format!("{{\"name\": \"p{i}\", \"n\": {n}}}\n"));
+    }
+    let input = write(&dir, "rows.jsonl", rows);
+    let out = dir.join("out.jsonl");
+    let started = Instant::now();
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        out.to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--row-timeout",
+        "300ms",
+        "--limit",
+        "max_steps=100000000000",
+    ]);
+    let elapsed = started.elapsed();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+    let written = records(&std::fs::read(&out).unwrap());
+    assert_eq!(written.len(), 200);
+    for (index, line) in written.iter().enumerate() {
+        assert_eq!(line["index"], index);
+        if index == 5 {
+            assert_eq!(line["error"]["rule"], "render/timeout", "{line}");
+            assert_eq!(
+                line["error"]["message"],
+                "the row took longer than 300 ms (--row-timeout): given up on"
+            );
+        } else {
+            assert_eq!(line["output"], format!("p{index}:\n"), "{line}");
+        }
+    }
+    // The state file counts every row: a resume renders nothing.
+    let output = teleprompt(&[
+        "batch",
+        &prompt,
+        "--input",
+        &input,
+        "--output",
+        out.to_str().unwrap(),
+        "--resume",
+        "--allow-errors",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("resumed after 200 rows"));
+    assert_eq!(records(&std::fs::read(&out).unwrap()).len(), 200);
 }
