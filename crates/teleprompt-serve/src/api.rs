@@ -13,10 +13,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use tokio::sync::OwnedSemaphorePermit;
 use teleprompt::{
     Error, ErrorClass, LibraryEntry, OutputFormat, Prompt, RenderRequest, RequestError,
 };
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::AppState;
 
@@ -221,27 +221,30 @@ async fn render(
 ) -> Response {
     let started = Instant::now();
     // A body that trickles in holds its connection only so long.
-    let body = match tokio::time::timeout(state.body_timeout, Bytes::from_request(request, &())).await {
-        Ok(body) => body,
-        Err(_elapsed) => {
-            return ApiError::plain(
-                StatusCode::REQUEST_TIMEOUT,
-                "request",
-                format!(
-                    "the request body took longer than {} ms to arrive (the server's --body-timeout)",
-                    state.body_timeout.as_millis()
-                ),
-            )
-            .into_response()
-        }
-    };
+    let body =
+        match tokio::time::timeout(state.body_timeout, Bytes::from_request(request, &())).await {
+            Ok(body) => body,
+            Err(_elapsed) => {
+                return ApiError::plain(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "request",
+                    format!(
+                "the request body took longer than {} ms to arrive (the server's --body-timeout)",
+                state.body_timeout.as_millis()
+            ),
+                )
+                .into_response()
+            }
+        };
     let reserve = match admit(&state, body.as_ref().map_or(0, Bytes::len)) {
         Ok(reserve) => Arc::new(reserve),
         Err(busy) => {
             let known = state.library.snapshot().get(&name).is_some();
-            state
-                .metrics
-                .rendered(known.then_some(name.as_str()), Some("busy"), started.elapsed());
+            state.metrics.rendered(
+                known.then_some(name.as_str()),
+                Some("busy"),
+                started.elapsed(),
+            );
             return busy;
         }
     };
@@ -273,7 +276,12 @@ async fn render(
         }
     };
     // The reservation lasts until the response has been sent.
-    response.map(|body| Body::new(Reserved { body, _reserve: reserve }))
+    response.map(|body| {
+        Body::new(Reserved {
+            body,
+            _reserve: reserve,
+        })
+    })
 }
 
 /// What a render holds while in flight: a render slot and its share of
@@ -296,12 +304,14 @@ fn admit(state: &AppState, body_bytes: usize) -> Result<Reservation, Response> {
             .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
         response
     };
-    let render = Arc::clone(&state.renders).try_acquire_owned().map_err(|_| {
-        busy(format!(
-            "{} renders are in flight (the server's --max-renders): try again shortly",
-            state.max_renders
-        ))
-    })?;
+    let render = Arc::clone(&state.renders)
+        .try_acquire_owned()
+        .map_err(|_| {
+            busy(format!(
+                "{} renders are in flight (the server's --max-renders): try again shortly",
+                state.max_renders
+            ))
+        })?;
     let total = u32::try_from(state.memory_units()).unwrap_or(u32::MAX);
     let wanted = state
         .max_output

@@ -155,8 +155,10 @@ impl AppState {
             renders: Arc::new(tokio::sync::Semaphore::new(config.max_renders.max(1))),
             max_renders: config.max_renders.max(1),
             memory: Arc::new(tokio::sync::Semaphore::new(
-                (config.max_inflight_bytes / MEMORY_UNIT)
-                    .clamp(1, tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize)),
+                (config.max_inflight_bytes / MEMORY_UNIT).clamp(
+                    1,
+                    tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize),
+                ),
             )),
             max_inflight_bytes: config.max_inflight_bytes,
             max_output: config.load.limits.max_output,

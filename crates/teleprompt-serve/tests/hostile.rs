@@ -196,7 +196,10 @@ fn idle_connections_past_the_cap_do_not_stop_the_service() {
     assert_eq!(status, 200, "{body}");
     eprintln!("answered beside 12 idle connections (cap 4) in {took:?}");
     // Waited for the idle ones to time out (3 rounds of 300 ms), not forever.
-    assert!(took < Duration::from_secs(4), "answered only after {took:?}");
+    assert!(
+        took < Duration::from_secs(4),
+        "answered only after {took:?}"
+    );
     // Every idle connection was closed.
     for stream in &mut idle {
         assert!(closed_within(stream, Duration::from_secs(3)));
@@ -244,7 +247,9 @@ fn a_body_that_trickles_gets_408() {
     });
     let mut stream = TcpStream::connect(server.address).expect("connects");
     stream
-        .write_all(b"POST /v1/prompts/hello/render HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n\r\n{")
+        .write_all(
+            b"POST /v1/prompts/hello/render HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n\r\n{",
+        )
         .expect("writes");
     stream
         .set_read_timeout(Some(Duration::from_secs(3)))
@@ -252,7 +257,12 @@ fn a_body_that_trickles_gets_408() {
     let started = Instant::now();
     let mut answer = [0u8; 12];
     stream.read_exact(&mut answer).expect("an answer");
-    assert_eq!(&answer, b"HTTP/1.1 408", "{}", String::from_utf8_lossy(&answer));
+    assert_eq!(
+        &answer,
+        b"HTTP/1.1 408",
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
     assert!(started.elapsed() < Duration::from_secs(2));
     server.stop();
 }
@@ -333,7 +343,10 @@ fn concurrent_big_renders_stay_under_the_memory_bound() {
         .collect();
     assert_eq!(ok + busy.len(), 8, "{answers:?}");
     assert!(ok >= 1, "{answers:?}");
-    assert!(!busy.is_empty(), "eight renders of 2.2 MiB each all fit in 5 MiB: {answers:?}");
+    assert!(
+        !busy.is_empty(),
+        "eight renders of 2.2 MiB each all fit in 5 MiB: {answers:?}"
+    );
     for (_, head, body) in busy {
         assert_eq!(body["error"]["class"], "busy", "{body}");
         assert!(head.contains("retry-after: 1"), "{head}");
