@@ -16,7 +16,13 @@
 //! json` (`class`, `message`, `file`, `line`, `column`, `help`, …) under
 //! `error`, with the status that fits: 404 no such prompt, 422 a render or
 //! input error, 400 a malformed request, 413 a request too large, 401 a
-//! missing or wrong token, 503 a render that ran past the time bound.
+//! missing or wrong token, 408 a body slower than the body timeout, 503
+//! a render that ran past the time bound or a server at its bound on
+//! renders (or their memory) in flight, with `Retry-After`.
+//!
+//! Connections are bounded too (see [`Config`]): a header-read timeout
+//! that also closes idle connections, a cap on open connections, and a
+//! shutdown deadline past which half-sent requests are dropped.
 //!
 //! A server keeps no state between requests besides the library it reads
 //! from a folder: several instances over the same folder serve the same
