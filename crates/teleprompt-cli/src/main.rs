@@ -158,6 +158,31 @@ struct ServeArgs {
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     render_timeout: u64,
+    /// How long a connection may take to send a request's headers, from
+    /// when it opens or from its last response (an idle connection closes
+    /// after it too), in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    header_timeout: u64,
+    /// How long a request's body may take to arrive once its headers have,
+    /// in milliseconds (past it: 408).
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    body_timeout: u64,
+    /// The most connections open at once; more wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    max_connections: usize,
+    /// The most renders in flight; more get 503 with Retry-After
+    /// (default: 4 × the cores).
+    #[arg(long, value_name = "N")]
+    max_renders: Option<usize>,
+    /// The memory renders and their responses in flight may reserve (each:
+    /// twice the output bound plus 12 times its request body), in bytes or
+    /// with a K, M or G suffix; more get 503 with Retry-After.
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = input::parse_size)]
+    max_inflight_bytes: usize,
+    /// How long a shutdown (SIGTERM, Ctrl-C) waits for the requests in
+    /// flight before dropping them, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    shutdown_timeout: u64,
     /// Do not reload when files change.
     #[arg(long)]
     no_watch: bool,
@@ -519,7 +544,16 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, WriteFailed> {
         max_request_bytes: args.max_request_bytes,
         render_timeout: std::time::Duration::from_millis(args.render_timeout),
         watch: (!args.no_watch).then(|| std::time::Duration::from_millis(200)),
+        header_timeout: std::time::Duration::from_millis(args.header_timeout),
+        body_timeout: std::time::Duration::from_millis(args.body_timeout),
+        max_connections: args.max_connections,
+        max_inflight_bytes: args.max_inflight_bytes,
+        shutdown_timeout: std::time::Duration::from_millis(args.shutdown_timeout),
         ..Config::new(&args.dir)
+    };
+    let config = Config {
+        max_renders: args.max_renders.unwrap_or(config.max_renders),
+        ..config
     };
     match teleprompt_serve::serve_until_signal(config) {
         Ok(()) => Ok(ExitCode::SUCCESS),

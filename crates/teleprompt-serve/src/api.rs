@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use teleprompt::{
     Error, ErrorClass, LibraryEntry, OutputFormat, Prompt, RenderRequest, RequestError,
 };
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::AppState;
 
@@ -216,10 +217,38 @@ fn find<'l>(library: &'l teleprompt::Library, name: &str) -> Result<&'l LibraryE
 async fn render(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
-    request: Result<Bytes, BytesRejection>,
+    request: Request,
 ) -> Response {
     let started = Instant::now();
-    let outcome = render_request(&state, &name, request).await;
+    // A body that trickles in holds its connection only so long.
+    let body =
+        match tokio::time::timeout(state.body_timeout, Bytes::from_request(request, &())).await {
+            Ok(body) => body,
+            Err(_elapsed) => {
+                return ApiError::plain(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "request",
+                    format!(
+                "the request body took longer than {} ms to arrive (the server's --body-timeout)",
+                state.body_timeout.as_millis()
+            ),
+                )
+                .into_response()
+            }
+        };
+    let reserve = match admit(&state, body.as_ref().map_or(0, Bytes::len)) {
+        Ok(reserve) => Arc::new(reserve),
+        Err(busy) => {
+            let known = state.library.snapshot().get(&name).is_some();
+            state.metrics.rendered(
+                known.then_some(name.as_str()),
+                Some("busy"),
+                started.elapsed(),
+            );
+            return busy;
+        }
+    };
+    let outcome = render_request(&state, &name, body, Arc::clone(&reserve)).await;
     let class = match &outcome {
         Ok(_) => None,
         Err(error) => Some(
@@ -239,12 +268,94 @@ async fn render(
         class.as_deref(),
         started.elapsed(),
     );
-    match outcome {
+    let response = match outcome {
         Ok(body) => Json(body).into_response(),
         Err(error) => {
             tracing::debug!(prompt = %name, status = %error.status, error = %error.body, "render failed");
             error.into_response()
         }
+    };
+    // The reservation lasts until the response has been sent.
+    response.map(|body| {
+        Body::new(Reserved {
+            body,
+            _reserve: reserve,
+        })
+    })
+}
+
+/// What a render holds while in flight: a render slot and its share of
+/// the memory bound, given back when the render has stopped and its
+/// response has been sent.
+struct Reservation {
+    _render: OwnedSemaphorePermit,
+    _memory: OwnedSemaphorePermit,
+}
+
+/// A render's slot and memory, or 503 with `Retry-After` when either bound
+/// is reached.
+#[allow(clippy::result_large_err)]
+fn admit(state: &AppState, body_bytes: usize) -> Result<Reservation, Response> {
+    let busy = |message: String| {
+        let mut response =
+            ApiError::plain(StatusCode::SERVICE_UNAVAILABLE, "busy", message).into_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        response
+    };
+    let render = Arc::clone(&state.renders)
+        .try_acquire_owned()
+        .map_err(|_| {
+            busy(format!(
+                "{} renders are in flight (the server's --max-renders): try again shortly",
+                state.max_renders
+            ))
+        })?;
+    let total = u32::try_from(state.memory_units()).unwrap_or(u32::MAX);
+    let wanted = state
+        .max_output
+        .saturating_mul(2)
+        .saturating_add(body_bytes.saturating_mul(12))
+        .div_ceil(crate::MEMORY_UNIT);
+    let units = u32::try_from(wanted).unwrap_or(u32::MAX).clamp(1, total);
+    let memory = Arc::clone(&state.memory)
+        .try_acquire_many_owned(units)
+        .map_err(|_| {
+            busy(format!(
+                "the renders in flight hold the server's memory bound ({} bytes, --max-inflight-bytes): try again shortly",
+                state.max_inflight_bytes
+            ))
+        })?;
+    Ok(Reservation {
+        _render: render,
+        _memory: memory,
+    })
+}
+
+/// A response body that holds a [`Reservation`] until it has been sent.
+struct Reserved {
+    body: Body,
+    _reserve: Arc<Reservation>,
+}
+
+impl http_body::Body for Reserved {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -252,6 +363,7 @@ async fn render_request(
     state: &Arc<AppState>,
     name: &str,
     request: Result<Bytes, BytesRejection>,
+    reserve: Arc<Reservation>,
 ) -> Result<Value, ApiError> {
     // The body is JSON whatever its Content-Type says (`curl -d` sends a
     // form type); an empty body asks for a render without data.
@@ -295,7 +407,12 @@ async fn render_request(
     };
     // Renders run beside the async workers: a slow one holds no
     // connection up but its own.
-    let work = tokio::task::spawn_blocking(move || render_blocking(&prompt, request, format));
+    // The render keeps its reservation until it stops, past its timeout
+    // too: renders that outrun the timeout cannot pile up.
+    let work = tokio::task::spawn_blocking(move || {
+        let _reserve = reserve;
+        render_blocking(&prompt, request, format)
+    });
     let output = match tokio::time::timeout(state.render_timeout, work).await {
         Ok(Ok(result)) => result?,
         Ok(Err(_panicked)) => {

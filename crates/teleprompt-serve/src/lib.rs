@@ -16,7 +16,13 @@
 //! json` (`class`, `message`, `file`, `line`, `column`, `help`, …) under
 //! `error`, with the status that fits: 404 no such prompt, 422 a render or
 //! input error, 400 a malformed request, 413 a request too large, 401 a
-//! missing or wrong token, 503 a render that ran past the time bound.
+//! missing or wrong token, 408 a body slower than the body timeout, 503
+//! a render that ran past the time bound or a server at its bound on
+//! renders (or their memory) in flight, with `Retry-After`.
+//!
+//! Connections are bounded too (see [`Config`]): a header-read timeout
+//! that also closes idle connections, a cap on open connections, and a
+//! shutdown deadline past which half-sent requests are dropped.
 //!
 //! A server keeps no state between requests besides the library it reads
 //! from a folder: several instances over the same folder serve the same
@@ -43,6 +49,7 @@ use std::time::Duration;
 
 use teleprompt::{Library, LoadOptions, SharedLibrary};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 pub use api::router;
 use metrics::Metrics;
@@ -68,6 +75,32 @@ pub struct Config {
     /// Reload when files change (default on), after changes have been
     /// quiet this long.
     pub watch: Option<Duration>,
+    /// How long a connection may take to send a request's headers,
+    /// counted from when it opens or from its last response (default
+    /// 10 s): a connection that trickles its headers, or sits idle
+    /// between requests, is closed after it.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive once its headers have
+    /// (default 30 s): past it, 408.
+    pub body_timeout: Duration,
+    /// The most connections open at once (default 512): beyond it, new
+    /// connections wait in the listen backlog until one closes, and the
+    /// open ones keep being answered.
+    pub max_connections: usize,
+    /// The most renders in flight (default 4 × the cores): beyond it, 503
+    /// with `Retry-After`. A render that ran past `render_timeout` counts
+    /// until it has stopped.
+    pub max_renders: usize,
+    /// The memory renders and their responses in flight may reserve, in
+    /// bytes (default 1 GiB). Each render reserves twice the output bound
+    /// (`limits.max_output`: the output, then its JSON) plus 12 times its
+    /// request body (parsed data) until its response is sent; one that does
+    /// not fit is 503 with `Retry-After`.
+    pub max_inflight_bytes: usize,
+    /// How long a shutdown waits for the requests in flight (default
+    /// 10 s): idle connections close at once, and any still open after it
+    /// (a half-sent request, a slow render) are dropped.
+    pub shutdown_timeout: Duration,
 }
 
 impl Config {
@@ -81,9 +114,19 @@ impl Config {
             max_request_bytes: 4 << 20,
             render_timeout: Duration::from_secs(10),
             watch: Some(Duration::from_millis(200)),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 512,
+            max_renders: 4 * std::thread::available_parallelism().map_or(1, usize::from),
+            max_inflight_bytes: 1 << 30,
+            shutdown_timeout: Duration::from_secs(10),
         }
     }
 }
+
+/// The reservation unit of [`AppState::memory`]: a KiB (a semaphore
+/// counts in `u32`).
+const MEMORY_UNIT: usize = 1024;
 
 /// What the handlers share.
 #[derive(Debug)]
@@ -93,6 +136,16 @@ pub struct AppState {
     token: Option<String>,
     max_request_bytes: usize,
     render_timeout: Duration,
+    body_timeout: Duration,
+    /// One permit a render in flight.
+    renders: Arc<tokio::sync::Semaphore>,
+    max_renders: usize,
+    /// The memory reserved by renders and responses in flight, in KiB.
+    memory: Arc<tokio::sync::Semaphore>,
+    max_inflight_bytes: usize,
+    /// The output bound of every render (a prompt's front matter may only
+    /// lower it).
+    max_output: usize,
 }
 
 impl AppState {
@@ -104,9 +157,24 @@ impl AppState {
             token: config.token.clone(),
             max_request_bytes: config.max_request_bytes,
             render_timeout: config.render_timeout,
+            body_timeout: config.body_timeout,
+            renders: Arc::new(tokio::sync::Semaphore::new(config.max_renders.max(1))),
+            max_renders: config.max_renders.max(1),
+            memory: Arc::new(tokio::sync::Semaphore::new(
+                (config.max_inflight_bytes / MEMORY_UNIT).clamp(
+                    1,
+                    tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize),
+                ),
+            )),
+            max_inflight_bytes: config.max_inflight_bytes,
+            max_output: config.load.limits.max_output,
         };
         state.metrics.loaded(&state.library.snapshot());
         Arc::new(state)
+    }
+
+    fn memory_units(&self) -> usize {
+        (self.max_inflight_bytes / MEMORY_UNIT).max(1)
     }
 
     /// The library served.
@@ -151,6 +219,9 @@ pub struct Server {
     listener: TcpListener,
     state: Arc<AppState>,
     watch: Option<Duration>,
+    header_timeout: Duration,
+    max_connections: usize,
+    shutdown_timeout: Duration,
 }
 
 impl Server {
@@ -169,6 +240,9 @@ impl Server {
             listener,
             state: AppState::new(library, &config),
             watch: config.watch,
+            header_timeout: config.header_timeout,
+            max_connections: config.max_connections.max(1),
+            shutdown_timeout: config.shutdown_timeout,
         })
     }
 
@@ -184,8 +258,9 @@ impl Server {
         &self.state
     }
 
-    /// Serves until `shutdown` completes, then stops taking connections
-    /// and returns once the requests in flight are answered.
+    /// Serves until `shutdown` completes, then stops taking connections,
+    /// closes the idle ones, and returns once the requests in flight are
+    /// answered or `shutdown_timeout` has passed, whichever comes first.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -204,9 +279,68 @@ impl Server {
         };
         tracing::info!(address = %self.local_addr(), "serving");
         let app = router(Arc::clone(&self.state));
-        axum::serve(self.listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(self.header_timeout);
+        let connections = Arc::new(Semaphore::new(self.max_connections));
+        let (stop, stopping) = tokio::sync::watch::channel(false);
+        let mut open = tokio::task::JoinSet::new();
+        let listener = self.listener;
+        tokio::pin!(shutdown);
+        loop {
+            // A connection past the cap waits in the backlog, unaccepted.
+            let permit = tokio::select! {
+                () = &mut shutdown => break,
+                permit = Arc::clone(&connections).acquire_owned() => match permit {
+                    Ok(permit) => permit,
+                    Err(_) => break,
+                },
+            };
+            let stream = tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _peer)) => stream,
+                    Err(error) => {
+                        // Out of file descriptors, or a connection reset
+                        // before it was accepted: the others go on.
+                        tracing::warn!(error = %error, "cannot accept a connection");
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
+                },
+            };
+            while open.try_join_next().is_some() {}
+            let service = hyper_util::service::TowerToHyperService::new(app.clone());
+            let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut stopping = stopping.clone();
+            open.spawn(async move {
+                let _permit = permit;
+                tokio::pin!(connection);
+                tokio::select! {
+                    _ = connection.as_mut() => return,
+                    _ = stopping.wait_for(|stop| *stop) => {}
+                }
+                // Idle: closes now; a request in flight: closes once answered.
+                connection.as_mut().graceful_shutdown();
+                let _ = connection.await;
+            });
+        }
+        drop(listener);
+        let _ = stop.send(true);
+        let waiting = open.len();
+        let finished = tokio::time::timeout(self.shutdown_timeout, async {
+            while open.join_next().await.is_some() {}
+        })
+        .await;
+        if finished.is_err() {
+            tracing::warn!(
+                connections = open.len(),
+                of = waiting,
+                "shutdown deadline passed: dropping the connections still open"
+            );
+            open.abort_all();
+            while open.join_next().await.is_some() {}
+        }
         tracing::info!("stopped");
         Ok(())
     }
@@ -266,8 +400,11 @@ pub fn serve_until_signal(config: Config) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         let server = Server::bind(config).await?;
         server.run(shutdown_signal()).await
-    })
+    });
+    // A render still running (past its timeout) does not hold the exit up.
+    runtime.shutdown_background();
+    outcome
 }
