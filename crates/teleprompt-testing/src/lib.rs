@@ -587,9 +587,13 @@ fn read_case(
             suggestion,
         ));
     }
-    let base = origin.file.parent().unwrap_or(Path::new(""));
+    let base = origin
+        .file
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let read_path = |key: &str, relative: &str| {
-        data::read_file(&base.join(relative), options.limits.max_data_bytes).map_err(|error| {
+        data::read_file_inside(base, relative, options.limits.max_data_bytes).map_err(|error| {
             fail(
                 format!("`{key}: {relative}` cannot be read: {}", error.message()),
                 None,
