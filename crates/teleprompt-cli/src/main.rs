@@ -755,6 +755,16 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
         ))?;
     }
     for file in found.prompts {
+        // A file found in a directory has that directory as its root, as
+        // in `check DIR`: its includes and its tests' data files (one
+        // confinement rule) stay inside it.
+        let mut options = options.clone();
+        if options.include_root.is_none() {
+            options.include_root = paths
+                .iter()
+                .find(|path| path.is_dir() && file.starts_with(path))
+                .cloned();
+        }
         let tests = match PromptTests::read(&file, &options) {
             // No cases: the prompt must still load.
             Ok(tests) if tests.cases.is_empty() => {

@@ -587,9 +587,14 @@ fn read_case(
             suggestion,
         ));
     }
-    let base = origin.file.parent().unwrap_or(Path::new(""));
+    let base = origin
+        .file
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let read_path = |key: &str, relative: &str| {
-        data::read_file(&base.join(relative), options.limits.max_data_bytes).map_err(|error| {
+        let (root, name) = confined(base, options.include_root.as_deref(), relative);
+        data::read_file_inside(root, &name, options.limits.max_data_bytes).map_err(|error| {
             fail(
                 format!("`{key}: {relative}` cannot be read: {}", error.message()),
                 None,
@@ -863,4 +868,41 @@ impl TestCase {
     fn is_chat_template(prompt: &Prompt) -> bool {
         prompt.syntax() == Syntax::ChatTemplate
     }
+}
+
+/// Where a test's `data:`/`history:`/`context:` path `relative` (written
+/// relative to the test's folder `base`) is read from, under the one
+/// confinement rule (`teleprompt::limits::read_inside`): inside the include
+/// root when `base` is in it (`../shared.json` may reach a file elsewhere
+/// in the root, never out of it), else inside `base`. The name is resolved
+/// against the root lexically; `read_inside` then refuses `..` that leaves
+/// the root, absolute paths and symbolic links out.
+fn confined<'a>(base: &'a Path, root: Option<&'a Path>, relative: &str) -> (&'a Path, String) {
+    let Some(root) = root else {
+        return (base, relative.to_string());
+    };
+    let (Ok(canonical_root), Ok(canonical_base)) = (root.canonicalize(), base.canonicalize())
+    else {
+        return (base, relative.to_string());
+    };
+    let Ok(inside) = canonical_base.strip_prefix(&canonical_root) else {
+        return (base, relative.to_string());
+    };
+    let mut parts: Vec<std::ffi::OsString> = inside
+        .components()
+        .map(|part| part.as_os_str().to_owned())
+        .collect();
+    for component in Path::new(relative).components() {
+        match component {
+            std::path::Component::Normal(part) => parts.push(part.to_owned()),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if !parts.is_empty() => {
+                parts.pop();
+            }
+            // Leaves the root, or absolute: read_inside says why.
+            _ => return (base, relative.to_string()),
+        }
+    }
+    let name: PathBuf = parts.iter().collect();
+    (root, name.display().to_string())
 }

@@ -528,3 +528,97 @@ fn unreadable_front_matter_without_tests_is_left_to_check() {
     let error = PromptTests::read(dir.join("b.j2"), &options()).unwrap_err();
     assert_eq!(error.class(), ErrorClass::Document);
 }
+
+/// The error a case with `key: value` (a path) gets when its tests are
+/// read, for a prompt in `dir`.
+fn path_case_error(dir: &Path, key: &str, value: &str, options: &LoadOptions) -> String {
+    let prompt = dir.join("p.j2");
+    std::fs::write(
+        &prompt,
+        format!("---\nsyntax: jinja\ntests:\n  - {key}: {value}\n    expect: x\n---\nx\n"),
+    )
+    .unwrap();
+    match PromptTests::read(&prompt, options) {
+        Ok(_) => format!("read {key}: {value}"),
+        Err(error) => error.message().to_string(),
+    }
+}
+
+// Issue 29 (hostile, part 4): a test's `data:`, `history:` and `context:`
+// files are read under the one confinement rule (that of includes): a
+// relative path without `..` inside the prompt's folder, no symbolic link
+// out of it, regular files only (a FIFO never blocks), size-bounded.
+#[test]
+fn test_data_paths_stay_inside_the_prompt_folder() {
+    let root = tempdir("confined");
+    let dir = root.join("prompts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let outside = root.join("secret.json");
+    std::fs::write(&outside, r#"{"token": "SECRET-OUTSIDE"}"#).unwrap();
+    std::fs::write(dir.join("ok.json"), r#"{"a": 1}"#).unwrap();
+    let options = options();
+    // The file inside is read.
+    assert_eq!(
+        path_case_error(&dir, "data", "ok.json", &options),
+        "read data: ok.json"
+    );
+    for key in ["data", "history", "context"] {
+        let error = path_case_error(&dir, key, "../secret.json", &options);
+        assert!(error.contains("leaves its folder"), "{key}: {error}");
+        let error = path_case_error(&dir, key, &outside.display().to_string(), &options);
+        assert!(error.contains("leaves its folder"), "{key}: {error}");
+        assert!(!error.contains("SECRET-OUTSIDE"), "{error}");
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&outside, dir.join("link.json")).unwrap();
+        let error = path_case_error(&dir, "data", "link.json", &options);
+        assert!(error.contains("leads outside its folder"), "{error}");
+        assert!(!error.contains("SECRET-OUTSIDE"), "{error}");
+        // A FIFO no one writes to: refused at once, never waited on.
+        let fifo = dir.join("fifo.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (send, receive) = std::sync::mpsc::channel();
+        let dir_for_thread = dir.clone();
+        std::thread::spawn(move || {
+            let error = path_case_error(&dir_for_thread, "history", "fifo.json", &options);
+            let _ = send.send(error);
+        });
+        let error = receive
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a FIFO as test data blocks");
+        assert!(error.contains("not a regular file"), "{error}");
+        // /proc files are not in the folder either.
+        let error = path_case_error(&dir, "data", "/proc/self/environ", &LoadOptions::default());
+        assert!(error.contains("leaves its folder"), "{error}");
+    }
+    // A file over max_data_bytes is refused unread.
+    std::fs::write(
+        dir.join("huge.json"),
+        format!("{{\"a\": \"{}\"}}", "x".repeat(4096)),
+    )
+    .unwrap();
+    let mut small = LoadOptions::default();
+    small.limits.max_data_bytes = 1024;
+    let error = path_case_error(&dir, "data", "huge.json", &small);
+    assert!(
+        error.contains("max-data-bytes") || error.contains("larger"),
+        "{error}"
+    );
+    // A data file that does not parse is named with its line, not quoted.
+    std::fs::write(dir.join("bad.json"), "{\"a\": SECRET-INSIDE}").unwrap();
+    let prompt = dir.join("p.j2");
+    std::fs::write(
+        &prompt,
+        "---\nsyntax: jinja\ntests:\n  - data: bad.json\n    expect: x\n---\nx\n",
+    )
+    .unwrap();
+    let error = PromptTests::read(&prompt, &LoadOptions::default()).unwrap_err();
+    let shown = format!("{error}");
+    assert!(shown.contains("bad.json"), "{shown}");
+    assert!(!shown.contains("SECRET-INSIDE"), "{shown}");
+}

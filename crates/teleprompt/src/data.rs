@@ -636,14 +636,13 @@ pub fn parse_text_keeping(
             Format::Yaml
         }
     });
+    // Data is not a prompt: an error names the file, the line, the column
+    // and what was expected, never the text there (the file may be one
+    // the user did not mean to show, `/proc/self/environ`).
     let input_error = |line: usize, column: usize, message: String| {
-        Error::in_text(
-            ErrorClass::Input,
-            origin,
-            text,
-            Location { line, column },
-            message,
-        )
+        Error::new(ErrorClass::Input, message)
+            .with_file(origin)
+            .with_location(Location { line, column }, None)
     };
     match format {
         Format::Json => parse::json_keeping(text, keep).map_err(|error| {
@@ -697,6 +696,21 @@ pub fn read_file_keeping(
         Format::from_path(path),
         &origin,
         keep,
+    )
+}
+
+/// [`read_file`] for a data file that another file names (a prompt
+/// test's `data:` or `history:`): `name` is read under the one confinement
+/// rule, [`limits::read_inside`] — a relative path without `..` that stays
+/// inside `root` (symbolic links followed), a regular file (never a pipe
+/// or a device, opened without blocking), at most `max_bytes` bytes.
+pub fn read_file_inside(root: &Path, name: &str, max_bytes: usize) -> Result<Value, Error> {
+    let (relative, bytes) = limits::read_inside(root, name, max_bytes, Input::Data)?;
+    let origin = root.join(&relative).display().to_string();
+    parse_text(
+        &utf8_text(bytes, &origin)?,
+        Format::from_path(&relative),
+        &origin,
     )
 }
 

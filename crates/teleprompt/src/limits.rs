@@ -4,7 +4,7 @@
 //! file that grows while it is read) can either.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use crate::diagnostics::{Error, ErrorClass};
 
@@ -324,6 +324,118 @@ pub fn read_file(path: &Path, max_bytes: usize, input: Input) -> Result<Vec<u8>,
         return Err(too_large(&origin, max_bytes, input));
     }
     read_to_limit(file, &origin, expected, max_bytes, input)
+}
+
+/// The one confinement rule for a file that another file names (an
+/// include, the `tokenizer_config.json` beside a chat template, a prompt
+/// test's `data:` or `history:` file): `name` is a relative path without
+/// `..` (not absolute, not empty), it resolves — symbolic links followed —
+/// to a file inside `root`, that file is a regular file (never a pipe, a
+/// socket or a device: it is opened without blocking and checked before a
+/// byte is read), and it holds at most `max_bytes` bytes. Returns the
+/// cleaned relative name and the bytes. Errors name the file, never its
+/// content.
+pub fn read_inside(
+    root: &Path,
+    name: &str,
+    max_bytes: usize,
+    input: Input,
+) -> Result<(PathBuf, Vec<u8>), Error> {
+    let refuse = |message: String| Error::new(ErrorClass::Io, message).with_file(name);
+    let relative = inside_name(name).map_err(refuse)?;
+    let canonical_root = root.canonicalize().map_err(|error| {
+        refuse(format!(
+            "cannot read the folder {}: {error}",
+            root.display()
+        ))
+    })?;
+    let canonical = canonical_root
+        .join(&relative)
+        .canonicalize()
+        .map_err(|error| refuse(format!("cannot read the file: {error}")))?;
+    if !canonical.starts_with(&canonical_root) {
+        return Err(refuse(format!(
+            "it leads outside its folder {} (a symbolic link to {}): files a file names must stay inside it",
+            canonical_root.display(),
+            canonical.display()
+        )));
+    }
+    let file = open_regular(&canonical).map_err(refuse)?;
+    let origin = root.join(&relative).display().to_string();
+    let bytes = read_opened(file, &origin, max_bytes, input)?;
+    Ok((relative, bytes))
+}
+
+/// `name` as a relative path that stays inside a root: no `..`, no root
+/// or drive prefix, not empty, no NUL.
+pub(crate) fn inside_name(name: &str) -> Result<PathBuf, String> {
+    if name.is_empty() || name.contains('\0') {
+        return Err(format!("{name:?} is not a file name"));
+    }
+    let mut clean = PathBuf::new();
+    for component in Path::new(name).components() {
+        match component {
+            Component::Normal(part) => clean.push(part),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "{name:?} leaves its folder: a file named by another file is a relative path inside that folder, without `..`"
+                ))
+            }
+        }
+    }
+    if clean.as_os_str().is_empty() {
+        return Err(format!("{name:?} is not a file name"));
+    }
+    Ok(clean)
+}
+
+/// Opens `path` for reading without ever blocking (on Unix, with
+/// `O_NONBLOCK`: opening a FIFO no one writes to returns at once) and
+/// refuses what the open file is if it is not a regular file — checked on
+/// the opened file, so a file swapped for a pipe after a check is still
+/// refused.
+pub(crate) fn open_regular(path: &Path) -> Result<std::fs::File, String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options
+        .open(path)
+        .map_err(|error| format!("cannot read the file: {error}"))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| format!("cannot read the file: {error}"))?;
+    if metadata.is_dir() {
+        return Err("it is a folder, not a file".to_string());
+    }
+    if !metadata.is_file() {
+        return Err(
+            "it is not a regular file (a pipe, a socket or a device), so it is not read"
+                .to_string(),
+        );
+    }
+    Ok(file)
+}
+
+/// Reads an opened regular file up to `max_bytes`, refusing a larger one
+/// unread.
+pub(crate) fn read_opened(
+    file: std::fs::File,
+    origin: &str,
+    max_bytes: usize,
+    input: Input,
+) -> Result<Vec<u8>, Error> {
+    let expected = file.metadata().map_or(0, |metadata| {
+        usize::try_from(metadata.len()).unwrap_or(usize::MAX)
+    });
+    if expected > max_bytes {
+        return Err(too_large(origin, max_bytes, input));
+    }
+    read_to_limit(file, origin, expected, max_bytes, input)
 }
 
 /// [`read_file`] for any reader (stdin): `origin` names it in errors.

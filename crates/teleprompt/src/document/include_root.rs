@@ -281,18 +281,20 @@ impl Includes {
                     canonical.display()
                 ));
             }
-            let metadata = std::fs::metadata(&canonical)
-                .map_err(|error| format!("cannot read {shown}: {error}"))?;
-            if metadata.is_dir() {
+            if canonical.is_dir() {
                 continue;
             }
-            if !metadata.is_file() {
-                return Err(format!(
-                    "{shown} is not a regular file (a pipe or a device), so it is not read"
-                ));
-            }
+            // The one rule for a file a file names (limits::read_inside):
+            // opened without blocking, checked regular on the open file.
+            let file = limits::open_regular(&canonical).map_err(|error| {
+                if error.starts_with("it is not a regular file") {
+                    format!("{shown} is not a regular file (a pipe or a device), so it is not read")
+                } else {
+                    format!("{shown}: {error}")
+                }
+            })?;
             let origin = self.shown_root.join(relative).display().to_string();
-            let bytes = limits::read_file(&canonical, self.max_bytes, Input::Template)
+            let bytes = limits::read_opened(file, &origin, self.max_bytes, Input::Template)
                 .map_err(|error| format!("{shown}: {}", error.message()))?;
             self.note(relative, Some(content_hash(&bytes)));
             let text = String::from_utf8(bytes).map_err(|error| {

@@ -163,7 +163,8 @@ pub(crate) fn has_text_extension(path: &Path) -> bool {
 /// Kernel prompt, not data. Read only up to 64 KiB.
 fn is_semantic_kernel_yaml(path: &Path) -> bool {
     let mut head = Vec::new();
-    let Ok(file) = std::fs::File::open(path) else {
+    // Never blocks: a pipe or a device named like a prompt is not sniffed.
+    let Ok(file) = crate::limits::open_regular(path) else {
         return false;
     };
     if file.take(SNIFF_BYTES).read_to_end(&mut head).is_err() {
@@ -178,7 +179,9 @@ fn is_semantic_kernel_yaml(path: &Path) -> bool {
 /// unreadable file counts as one, so that loading it reports why.
 fn opens_with_front_matter(path: &Path) -> bool {
     let mut head = [0u8; 8];
-    let Ok(mut file) = std::fs::File::open(path) else {
+    // Never blocks: a pipe or a device counts as unreadable, and loading
+    // it says why.
+    let Ok(mut file) = crate::limits::open_regular(path) else {
         return true;
     };
     let read = file.read(&mut head).unwrap_or(0);

@@ -257,7 +257,14 @@ pub(crate) fn sibling_tokens(path: &Path, max_bytes: usize) -> (Option<Value>, O
     let Some(config_path) = path.parent().map(|dir| dir.join("tokenizer_config.json")) else {
         return (None, None);
     };
-    let bytes = limits::read_file(&config_path, max_bytes, Input::Template).ok();
+    // Read under the one rule for files a file names: inside the
+    // template's folder (a link out of it, a pipe, a device is not read).
+    let bytes = path
+        .parent()
+        .and_then(|dir| {
+            limits::read_inside(dir, "tokenizer_config.json", max_bytes, Input::Template).ok()
+        })
+        .map(|(_, bytes)| bytes);
     let dependency = Dependency {
         path: config_path.canonicalize().unwrap_or(config_path),
         name: "tokenizer_config.json".into(),
