@@ -128,6 +128,8 @@ const FILTERS: &[(&str, Arity)] = &[
     ),
     ("filesizeformat", takes(0, 1, Keywords::No)),
     ("striptags", NONE),
+    ("center", takes(0, 1, Keywords::Names(&["width"]))),
+    ("wordcount", NONE),
 ];
 
 /// `tojson`'s keywords, in both of its forms.
@@ -188,6 +190,8 @@ const FUNCTIONS: &[(&str, Arity)] = &[
     ("role", takes(1, 2, Keywords::No)),
     ("history", NONE),
     ("media", takes(2, 2, Keywords::No)),
+    ("cycler", takes(1, usize::MAX, Keywords::No)),
+    ("joiner", takes(0, 1, Keywords::No)),
 ];
 
 /// What kind of callable a call names.

@@ -210,12 +210,83 @@ fn indented_extra(value: &serde_json::Value, level: usize, indent: usize) -> usi
 }
 
 /// Jinja2 filters minijinja keeps in minijinja-contrib: `truncate`,
-/// `filesizeformat`, `striptags`.
+/// `filesizeformat`, `striptags`; Jinja2's `center` and `wordcount`
+/// (teleprompt's own); and Jinja2's global `cycler` and `joiner`
+/// (minijinja-contrib's).
 pub(super) fn register_jinja2_extras(env: &mut Environment<'static>) {
     use minijinja_contrib::filters;
     env.add_filter("truncate", truncate);
     env.add_filter("filesizeformat", filters::filesizeformat);
     env.add_filter("striptags", filters::striptags);
+    env.add_filter("center", center);
+    env.add_filter("wordcount", wordcount);
+    // Jinja2's `cycler(*items)`: each argument is one item.
+    env.add_function("cycler", |items: Rest<JValue>| {
+        minijinja_contrib::globals::cycler(items.0)
+    });
+    env.add_function("joiner", |sep: Option<JValue>| {
+        // Jinja2's `joiner(sep=", ")`.
+        minijinja_contrib::globals::joiner(Some(sep.unwrap_or_else(|| JValue::from(", "))))
+    });
+}
+
+/// Jinja2's `center(width=80)`: Python's `str(value).center(width)`, the
+/// text padded with spaces to `width` characters, the odd space on the
+/// left when `width` is odd and on the right when it is even (as CPython
+/// places it). The padded size is checked against the render's bounds
+/// before anything is built: `center(10**9)` is an error at once.
+fn center(
+    value: &JValue,
+    width: Option<JValue>,
+    kwargs: Kwargs,
+) -> Result<JValue, minijinja::Error> {
+    let width = match (width, kwargs.get::<Option<JValue>>("width")?) {
+        (Some(_), Some(_)) => {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                "center got width twice",
+            ))
+        }
+        (Some(width), None) | (None, Some(width)) => width,
+        (None, None) => JValue::from(80),
+    };
+    kwargs.assert_all_used()?;
+    let width = i128::try_from(width.clone()).map_err(|_| {
+        minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("center takes an integer width, not {width}"),
+        )
+    })?;
+    let text = super::python::display(value)?;
+    let length = text.chars().count();
+    let width = usize::try_from(width.max(0)).unwrap_or(usize::MAX);
+    if width <= length {
+        return Ok(JValue::from(text.into_owned()));
+    }
+    let pad = width - length;
+    let left = pad / 2 + (pad & width & 1);
+    let mut out = super::python::Out::new();
+    out.reserve(text.len().saturating_add(pad))?;
+    out.push_repeated(" ", left)?;
+    out.push_str(&text)?;
+    out.push_repeated(" ", pad - left)?;
+    Ok(JValue::from(out.finish()?))
+}
+
+/// Jinja2's `wordcount`: how many runs of word characters (Python's `\w`:
+/// letters, digits, `_`) `str(value)` holds.
+fn wordcount(value: &JValue) -> Result<JValue, minijinja::Error> {
+    let text = super::python::display(value)?;
+    let mut count = 0usize;
+    let mut in_word = false;
+    for c in text.chars() {
+        let word = c.is_alphanumeric() || c == '_';
+        if word && !in_word {
+            count += 1;
+        }
+        in_word = word;
+    }
+    Ok(JValue::from(count))
 }
 
 /// Jinja2's `truncate(length=255, killwords=False, end='...', leeway=None)`:
