@@ -95,6 +95,7 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>, generator
                     // Called directly: no second round of argument parsing.
                     return super::python::join_filter(state, Rest(args), kwargs);
                 }
+                let kwargs = positional_as_keywords(name, &mut args, kwargs)?;
                 // Keyword arguments go on to the builtin, which checks them.
                 if kwargs.args().next().is_some() {
                     args.push(JValue::from(kwargs));
@@ -107,6 +108,58 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>, generator
             },
         );
     }
+}
+
+/// The positional arguments Jinja2 takes where minijinja takes keywords
+/// only, in Jinja2's order: `sort(true)` is `sort(reverse=true)`.
+fn positional_names(filter: &str) -> &'static [&'static str] {
+    match filter {
+        "sort" => &["reverse", "case_sensitive", "attribute"],
+        "dictsort" => &["case_sensitive", "by", "reverse"],
+        "unique" => &["case_sensitive", "attribute"],
+        "groupby" => &["attribute", "default", "case_sensitive"],
+        _ => &[],
+    }
+}
+
+/// Moves the positional arguments after a filter's input into its
+/// keywords, by Jinja2's names (`positional_names`): an argument given
+/// both ways, or one past the names, is an error. An integer `attribute`
+/// (`groupby(0)`) is an index, as in Jinja2.
+fn positional_as_keywords(
+    filter: &str,
+    args: &mut Vec<JValue>,
+    kwargs: Kwargs,
+) -> Result<Kwargs, minijinja::Error> {
+    let names = positional_names(filter);
+    if names.is_empty() || args.len() < 2 {
+        return Ok(kwargs);
+    }
+    let positional = args.split_off(1);
+    if positional.len() > names.len() {
+        return Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            format!("{filter} takes at most {} arguments", names.len()),
+        ));
+    }
+    let mut all: Vec<(String, JValue)> = Vec::new();
+    for (name, value) in names.iter().zip(positional) {
+        let value = match (*name, value.as_i64()) {
+            ("attribute", Some(index)) => JValue::from(index.to_string()),
+            _ => value,
+        };
+        all.push((name.to_string(), value));
+    }
+    for name in kwargs.args() {
+        if all.iter().any(|(given, _)| given == name) {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("{filter} got {name} twice"),
+            ));
+        }
+        all.push((name.to_string(), kwargs.get::<JValue>(name)?));
+    }
+    Ok(all.into_iter().collect())
 }
 
 /// Makes each host function both a function (`fetch(id)`) and a filter
