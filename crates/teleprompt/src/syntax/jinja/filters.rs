@@ -273,6 +273,7 @@ pub(super) fn register_jinja2_extras(env: &mut Environment<'static>) {
     env.add_filter("striptags", filters::striptags);
     env.add_filter("center", center);
     env.add_filter("wordcount", wordcount);
+    env.add_function("namespace", namespace);
     // Jinja2's `cycler(*items)`: each argument is one item.
     env.add_function("cycler", |items: Rest<JValue>| {
         minijinja_contrib::globals::cycler(items.0)
@@ -281,6 +282,55 @@ pub(super) fn register_jinja2_extras(env: &mut Environment<'static>) {
         // Jinja2's `joiner(sep=", ")`.
         minijinja_contrib::globals::joiner(Some(sep.unwrap_or_else(|| JValue::from(", "))))
     });
+}
+
+/// Jinja2's `namespace(dict, k=v)`: the dict's keys, then the keywords
+/// (minijinja's takes one or the other).
+fn namespace(
+    state: &mut minijinja::State,
+    positional: Rest<JValue>,
+    kwargs: Kwargs,
+) -> Result<JValue, minijinja::Error> {
+    let builtin = JValue::from_function(minijinja::functions::namespace);
+    let Some(first) = positional.first() else {
+        if kwargs.args().next().is_none() {
+            return builtin.call(state, &[]);
+        }
+        return builtin.call(state, &[JValue::from(kwargs)]);
+    };
+    if positional.len() > 1 {
+        return Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            "namespace takes at most one positional argument (a dict)",
+        ));
+    }
+    if kwargs.args().next().is_none() {
+        return builtin.call(state, &[first.clone()]);
+    }
+    if first.kind() != minijinja::value::ValueKind::Map {
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("namespace takes a dict, not {}", first.kind()),
+        ));
+    }
+    super::growth::check_items(first.len().unwrap_or(0))?;
+    // Keys that are not text are left out, as minijinja's `namespace` does.
+    let mut pairs: Vec<(String, JValue)> = Vec::new();
+    for key in first.try_iter()? {
+        let value = first.get_item(&key)?;
+        if let Some(key) = key.as_str() {
+            pairs.push((key.to_string(), value));
+        }
+    }
+    for name in kwargs.args() {
+        let value = kwargs.get::<JValue>(name)?;
+        match pairs.iter_mut().find(|(key, _)| key == name) {
+            Some(pair) => pair.1 = value,
+            None => pairs.push((name.to_string(), value)),
+        }
+    }
+    let all: Kwargs = pairs.into_iter().collect();
+    builtin.call(state, &[JValue::from(all)])
 }
 
 /// Jinja2's `center(width=80)`: Python's `str(value).center(width)`, the
