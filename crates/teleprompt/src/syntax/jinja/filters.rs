@@ -305,7 +305,7 @@ fn namespace(
         ));
     }
     if kwargs.args().next().is_none() {
-        return builtin.call(state, &[first.clone()]);
+        return builtin.call(state, std::slice::from_ref(first));
     }
     if first.kind() != minijinja::value::ValueKind::Map {
         return Err(minijinja::Error::new(
