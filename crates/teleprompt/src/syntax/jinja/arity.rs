@@ -58,7 +58,7 @@ const FILTERS: &[(&str, Arity)] = &[
     ("count", NONE),
     (
         "dictsort",
-        takes(0, 0, Keywords::Names(&["by", "case_sensitive", "reverse"])),
+        takes(0, 3, Keywords::Names(&["by", "case_sensitive", "reverse"])),
     ),
     ("items", NONE),
     ("reverse", NONE),
@@ -90,7 +90,7 @@ const FILTERS: &[(&str, Arity)] = &[
         "sort",
         takes(
             0,
-            0,
+            3,
             Keywords::Names(&["case_sensitive", "reverse", "attribute"]),
         ),
     ),
@@ -108,13 +108,13 @@ const FILTERS: &[(&str, Arity)] = &[
         "groupby",
         takes(
             0,
-            1,
+            3,
             Keywords::Names(&["attribute", "default", "case_sensitive"]),
         ),
     ),
     (
         "unique",
-        takes(0, 0, Keywords::Names(&["attribute", "case_sensitive"])),
+        takes(0, 2, Keywords::Names(&["attribute", "case_sensitive"])),
     ),
     ("pprint", NONE),
     ("toJSON", takes(0, 1, Keywords::Names(&["indent"]))),
@@ -128,6 +128,8 @@ const FILTERS: &[(&str, Arity)] = &[
     ),
     ("filesizeformat", takes(0, 1, Keywords::No)),
     ("striptags", NONE),
+    ("center", takes(0, 1, Keywords::Names(&["width"]))),
+    ("wordcount", NONE),
 ];
 
 /// `tojson`'s keywords, in both of its forms.
@@ -188,6 +190,8 @@ const FUNCTIONS: &[(&str, Arity)] = &[
     ("role", takes(1, 2, Keywords::No)),
     ("history", NONE),
     ("media", takes(2, 2, Keywords::No)),
+    ("cycler", takes(1, usize::MAX, Keywords::No)),
+    ("joiner", takes(0, 1, Keywords::No)),
 ];
 
 /// What kind of callable a call names.

@@ -95,6 +95,7 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>, generator
                     // Called directly: no second round of argument parsing.
                     return super::python::join_filter(state, Rest(args), kwargs);
                 }
+                let kwargs = positional_as_keywords(name, &mut args, kwargs)?;
                 // Keyword arguments go on to the builtin, which checks them.
                 if kwargs.args().next().is_some() {
                     args.push(JValue::from(kwargs));
@@ -107,6 +108,58 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>, generator
             },
         );
     }
+}
+
+/// The positional arguments Jinja2 takes where minijinja takes keywords
+/// only, in Jinja2's order: `sort(true)` is `sort(reverse=true)`.
+fn positional_names(filter: &str) -> &'static [&'static str] {
+    match filter {
+        "sort" => &["reverse", "case_sensitive", "attribute"],
+        "dictsort" => &["case_sensitive", "by", "reverse"],
+        "unique" => &["case_sensitive", "attribute"],
+        "groupby" => &["attribute", "default", "case_sensitive"],
+        _ => &[],
+    }
+}
+
+/// Moves the positional arguments after a filter's input into its
+/// keywords, by Jinja2's names (`positional_names`): an argument given
+/// both ways, or one past the names, is an error. An integer `attribute`
+/// (`groupby(0)`) is an index, as in Jinja2.
+fn positional_as_keywords(
+    filter: &str,
+    args: &mut Vec<JValue>,
+    kwargs: Kwargs,
+) -> Result<Kwargs, minijinja::Error> {
+    let names = positional_names(filter);
+    if names.is_empty() || args.len() < 2 {
+        return Ok(kwargs);
+    }
+    let positional = args.split_off(1);
+    if positional.len() > names.len() {
+        return Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            format!("{filter} takes at most {} arguments", names.len()),
+        ));
+    }
+    let mut all: Vec<(String, JValue)> = Vec::new();
+    for (name, value) in names.iter().zip(positional) {
+        let value = match (*name, value.as_i64()) {
+            ("attribute", Some(index)) => JValue::from(index.to_string()),
+            _ => value,
+        };
+        all.push((name.to_string(), value));
+    }
+    for name in kwargs.args() {
+        if all.iter().any(|(given, _)| given == name) {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("{filter} got {name} twice"),
+            ));
+        }
+        all.push((name.to_string(), kwargs.get::<JValue>(name)?));
+    }
+    Ok(all.into_iter().collect())
 }
 
 /// Makes each host function both a function (`fetch(id)`) and a filter
@@ -210,12 +263,133 @@ fn indented_extra(value: &serde_json::Value, level: usize, indent: usize) -> usi
 }
 
 /// Jinja2 filters minijinja keeps in minijinja-contrib: `truncate`,
-/// `filesizeformat`, `striptags`.
+/// `filesizeformat`, `striptags`; Jinja2's `center` and `wordcount`
+/// (teleprompt's own); and Jinja2's global `cycler` and `joiner`
+/// (minijinja-contrib's).
 pub(super) fn register_jinja2_extras(env: &mut Environment<'static>) {
     use minijinja_contrib::filters;
     env.add_filter("truncate", truncate);
     env.add_filter("filesizeformat", filters::filesizeformat);
     env.add_filter("striptags", filters::striptags);
+    env.add_filter("center", center);
+    env.add_filter("wordcount", wordcount);
+    env.add_function("namespace", namespace);
+    // Jinja2's `cycler(*items)`: each argument is one item.
+    env.add_function("cycler", |items: Rest<JValue>| {
+        minijinja_contrib::globals::cycler(items.0)
+    });
+    env.add_function("joiner", |sep: Option<JValue>| {
+        // Jinja2's `joiner(sep=", ")`.
+        minijinja_contrib::globals::joiner(Some(sep.unwrap_or_else(|| JValue::from(", "))))
+    });
+}
+
+/// Jinja2's `namespace(dict, k=v)`: the dict's keys, then the keywords
+/// (minijinja's takes one or the other).
+fn namespace(
+    state: &mut minijinja::State,
+    positional: Rest<JValue>,
+    kwargs: Kwargs,
+) -> Result<JValue, minijinja::Error> {
+    let builtin = JValue::from_function(minijinja::functions::namespace);
+    let Some(first) = positional.first() else {
+        if kwargs.args().next().is_none() {
+            return builtin.call(state, &[]);
+        }
+        return builtin.call(state, &[JValue::from(kwargs)]);
+    };
+    if positional.len() > 1 {
+        return Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            "namespace takes at most one positional argument (a dict)",
+        ));
+    }
+    if kwargs.args().next().is_none() {
+        return builtin.call(state, std::slice::from_ref(first));
+    }
+    if first.kind() != minijinja::value::ValueKind::Map {
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("namespace takes a dict, not {}", first.kind()),
+        ));
+    }
+    super::growth::check_items(first.len().unwrap_or(0))?;
+    // Keys that are not text are left out, as minijinja's `namespace` does.
+    let mut pairs: Vec<(String, JValue)> = Vec::new();
+    for key in first.try_iter()? {
+        let value = first.get_item(&key)?;
+        if let Some(key) = key.as_str() {
+            pairs.push((key.to_string(), value));
+        }
+    }
+    for name in kwargs.args() {
+        let value = kwargs.get::<JValue>(name)?;
+        match pairs.iter_mut().find(|(key, _)| key == name) {
+            Some(pair) => pair.1 = value,
+            None => pairs.push((name.to_string(), value)),
+        }
+    }
+    let all: Kwargs = pairs.into_iter().collect();
+    builtin.call(state, &[JValue::from(all)])
+}
+
+/// Jinja2's `center(width=80)`: Python's `str(value).center(width)`, the
+/// text padded with spaces to `width` characters, the odd space on the
+/// left when `width` is odd and on the right when it is even (as CPython
+/// places it). The padded size is checked against the render's bounds
+/// before anything is built: `center(10**9)` is an error at once.
+fn center(
+    value: &JValue,
+    width: Option<JValue>,
+    kwargs: Kwargs,
+) -> Result<JValue, minijinja::Error> {
+    let width = match (width, kwargs.get::<Option<JValue>>("width")?) {
+        (Some(_), Some(_)) => {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                "center got width twice",
+            ))
+        }
+        (Some(width), None) | (None, Some(width)) => width,
+        (None, None) => JValue::from(80),
+    };
+    kwargs.assert_all_used()?;
+    let width = i128::try_from(width.clone()).map_err(|_| {
+        minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("center takes an integer width, not {width}"),
+        )
+    })?;
+    let text = super::python::display(value)?;
+    let length = text.chars().count();
+    let width = usize::try_from(width.max(0)).unwrap_or(usize::MAX);
+    if width <= length {
+        return Ok(JValue::from(text.into_owned()));
+    }
+    let pad = width - length;
+    let left = pad / 2 + (pad & width & 1);
+    let mut out = super::python::Out::new();
+    out.reserve(text.len().saturating_add(pad))?;
+    out.push_repeated(" ", left)?;
+    out.push_str(&text)?;
+    out.push_repeated(" ", pad - left)?;
+    Ok(JValue::from(out.finish()?))
+}
+
+/// Jinja2's `wordcount`: how many runs of word characters (Python's `\w`:
+/// letters, digits, `_`) `str(value)` holds.
+fn wordcount(value: &JValue) -> Result<JValue, minijinja::Error> {
+    let text = super::python::display(value)?;
+    let mut count = 0usize;
+    let mut in_word = false;
+    for c in text.chars() {
+        let word = c.is_alphanumeric() || c == '_';
+        if word && !in_word {
+            count += 1;
+        }
+        in_word = word;
+    }
+    Ok(JValue::from(count))
 }
 
 /// Jinja2's `truncate(length=255, killwords=False, end='...', leeway=None)`:

@@ -56,6 +56,8 @@ pub(super) const FILTERS: &[&str] = &[
     "truncate",
     "filesizeformat",
     "striptags",
+    "center",
+    "wordcount",
 ];
 
 /// minijinja 3.1.0's built-in tests.

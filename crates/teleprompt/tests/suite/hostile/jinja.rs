@@ -68,6 +68,9 @@ fn hostile_jinja_templates_stop_within_the_budget() {
             case("a format width of a billion", "{{ '{:>1000000000}'.format(1) }}", json!({}), Render, "max_value_bytes"),
             case("replace with a huge replacement", "{{ (s * 1000)|replace('a', s * 100000)|length }}", json!({"s": "ab"}), Render, "max_value_bytes"),
             case("center of a billion", "{{ s.center(1000000000) }}", json!({"s": "x"}), Render, "max_value_bytes"),
+            // Jinja2's `center` filter: the padded size checked first.
+            case("center filter of a billion", "{{ s|center(1000000000) }}", json!({"s": "x"}), Render, "max_value_bytes"),
+            case("center filter of 10**30", "{{ s|center(10**30) }}", json!({"s": "x"}), Render, "max_value_bytes"),
             case("join of huge pieces", "{% set x = s * 10000000 %}{{ [x, x, x]|join(x)|length }}", json!({"s": "x"}), Render, "max_value_bytes"),
             case("a constant repeated to 100 MB", "{{ ('x' * 99999999)|length }}", json!({}), Parse, "max_value_bytes"),
             case("many constants of 10 MB", "{{ ('x' * 10000000)|length }}".repeat(5), json!({}), Parse, "max_value_bytes"),
