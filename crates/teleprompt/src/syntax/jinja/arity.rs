@@ -126,10 +126,38 @@ const FILTERS: &[(&str, Arity)] = &[
             Keywords::Names(&["length", "killwords", "end", "leeway"]),
         ),
     ),
-    ("filesizeformat", takes(0, 1, Keywords::No)),
+    ("filesizeformat", takes(0, 1, Keywords::Names(&["binary"]))),
     ("striptags", NONE),
     ("center", takes(0, 1, Keywords::Names(&["width"]))),
     ("wordcount", NONE),
+    (
+        "wordwrap",
+        takes(
+            0,
+            4,
+            Keywords::Names(&[
+                "width",
+                "break_long_words",
+                "wrapstring",
+                "break_on_hyphens",
+            ]),
+        ),
+    ),
+    (
+        "urlize",
+        takes(
+            0,
+            5,
+            Keywords::Names(&[
+                "trim_url_limit",
+                "nofollow",
+                "target",
+                "rel",
+                "extra_schemes",
+            ]),
+        ),
+    ),
+    ("xmlattr", takes(0, 1, Keywords::No)),
 ];
 
 /// `tojson`'s keywords, in both of its forms.
@@ -180,6 +208,7 @@ const TESTS: &[(&str, Arity)] = &[
     ("false", NONE),
     ("filter", NONE),
     ("test", NONE),
+    ("callable", NONE),
 ];
 
 /// The global functions.

@@ -263,16 +263,18 @@ fn indented_extra(value: &serde_json::Value, level: usize, indent: usize) -> usi
 }
 
 /// Jinja2 filters minijinja keeps in minijinja-contrib: `truncate`,
-/// `filesizeformat`, `striptags`; Jinja2's `center` and `wordcount`
-/// (teleprompt's own); and Jinja2's global `cycler` and `joiner`
-/// (minijinja-contrib's).
+/// `striptags`; Jinja2's `filesizeformat`, `center`, `wordcount` and
+/// `xmlattr` (teleprompt's own); the `callable` test; and Jinja2's global
+/// `cycler` and `joiner` (minijinja-contrib's).
 pub(super) fn register_jinja2_extras(env: &mut Environment<'static>) {
     use minijinja_contrib::filters;
     env.add_filter("truncate", truncate);
-    env.add_filter("filesizeformat", filters::filesizeformat);
+    env.add_filter("filesizeformat", filesizeformat);
     env.add_filter("striptags", filters::striptags);
     env.add_filter("center", center);
     env.add_filter("wordcount", wordcount);
+    env.add_filter("xmlattr", xmlattr);
+    env.add_test("callable", is_callable);
     env.add_function("namespace", namespace);
     // Jinja2's `cycler(*items)`: each argument is one item.
     env.add_function("cycler", |items: Rest<JValue>| {
@@ -422,5 +424,132 @@ fn truncate(
         }
         all.push((name, kwargs.get::<JValue>(name)?));
     }
+    // Jinja2 asserts both; minijinja-contrib's message would be about a
+    // number that does not convert.
+    for (name, given) in &all {
+        if matches!(*name, "length" | "leeway") && given.as_i64().is_some_and(|n| n < 0) {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("truncate takes a {name} of at least 0, not {given}"),
+            ));
+        }
+    }
     minijinja_contrib::filters::truncate(state, value, all.into_iter().collect())
+}
+
+/// Jinja2's `filesizeformat(binary=False)`: `1 Byte`, a whole number of
+/// `Bytes` below 1 kB (or 1 KiB: `int(bytes)`, so `1.5` is `1 Bytes` and
+/// any negative size is in bytes), else one decimal and the unit, the
+/// largest (`YB`, `YiB`) for anything larger.
+fn filesizeformat(
+    value: &JValue,
+    binary: Option<JValue>,
+    kwargs: Kwargs,
+) -> Result<String, minijinja::Error> {
+    let binary = match (binary, kwargs.get::<Option<JValue>>("binary")?) {
+        (Some(_), Some(_)) => {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                "filesizeformat got binary twice",
+            ))
+        }
+        (Some(binary), None) | (None, Some(binary)) => binary.is_true(),
+        (None, None) => false,
+    };
+    kwargs.assert_all_used()?;
+    let bytes = match value.kind() {
+        minijinja::value::ValueKind::Bool => f64::from(u8::from(value.is_true())),
+        _ => f64::try_from(value.clone()).map_err(|_| {
+            minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("filesizeformat takes a number, not {}", value.kind()),
+            )
+        })?,
+    };
+    let (base, prefixes) = if binary {
+        (
+            1024.0,
+            ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"],
+        )
+    } else {
+        (1000.0, ["kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"])
+    };
+    if bytes == 1.0 {
+        return Ok("1 Byte".to_string());
+    }
+    if bytes < base {
+        // Python's `int(bytes)`: toward zero.
+        return Ok(format!("{} Bytes", bytes.trunc() as i128));
+    }
+    let mut unit = base;
+    for (i, prefix) in prefixes.iter().enumerate() {
+        unit *= base;
+        if bytes < unit || i + 1 == prefixes.len() {
+            return Ok(format!("{:.1} {prefix}", base * bytes / unit));
+        }
+    }
+    Ok(String::new())
+}
+
+/// Jinja2's `xmlattr(autospace=True)`: ` key="value"` for each item of a
+/// dict whose value is not `none` (nor missing), key and value escaped as
+/// markupsafe escapes; a key holding whitespace, `/`, `>` or `=` is an
+/// error, as in Jinja2 3.1.4 and later.
+fn xmlattr(value: &JValue, autospace: Option<JValue>) -> Result<JValue, minijinja::Error> {
+    use super::python::markup::escape_text;
+    if value.kind() != minijinja::value::ValueKind::Map {
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("xmlattr takes a dict, not {}", value.kind()),
+        ));
+    }
+    let mut out = super::python::Out::new();
+    let mut first = true;
+    for key in value.try_iter()? {
+        let item = value.get_item(&key)?;
+        if item.is_none() || item.is_undefined() {
+            continue;
+        }
+        let Some(name) = key.as_str() else {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("xmlattr takes text keys, not {}", key.kind()),
+            ));
+        };
+        if name.chars().any(|c| {
+            matches!(
+                c,
+                ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c' | '/' | '>' | '='
+            )
+        }) {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "invalid character in attribute name: {}",
+                    super::python::repr_lossy(&key)
+                ),
+            ));
+        }
+        let text = super::python::display(&item)?;
+        let text = match item.is_safe() {
+            true => text.into_owned(),
+            false => escape_text(&text)?,
+        };
+        if !first || autospace.as_ref().is_none_or(JValue::is_true) {
+            out.push(' ')?;
+        }
+        first = false;
+        out.push_str(&escape_text(name)?)?;
+        out.push_str("=\"")?;
+        out.push_str(&text)?;
+        out.push('"')?;
+    }
+    Ok(JValue::from(out.finish()?))
+}
+
+/// Jinja2's `callable` test: functions, macros and the classes Jinja2
+/// has as globals (`range`, `dict`, `namespace`, `cycler`, `joiner`), and
+/// a joiner; not data, not a cycler or a namespace.
+fn is_callable(value: &JValue) -> bool {
+    super::python::is_callable(value)
 }

@@ -58,9 +58,12 @@ pub(super) const FILTERS: &[&str] = &[
     "striptags",
     "center",
     "wordcount",
+    "wordwrap",
+    "urlize",
+    "xmlattr",
 ];
 
-/// minijinja 3.1.0's built-in tests.
+/// minijinja 3.1.0's built-in tests, plus ours.
 pub(super) const TESTS: &[&str] = &[
     "undefined",
     "defined",
@@ -104,6 +107,7 @@ pub(super) const TESTS: &[&str] = &[
     "false",
     "filter",
     "test",
+    "callable",
 ];
 
 /// Names a template may call without defining them.

@@ -71,6 +71,11 @@ fn hostile_jinja_templates_stop_within_the_budget() {
             // Jinja2's `center` filter: the padded size checked first.
             case("center filter of a billion", "{{ s|center(1000000000) }}", json!({"s": "x"}), Render, "max_value_bytes"),
             case("center filter of 10**30", "{{ s|center(10**30) }}", json!({"s": "x"}), Render, "max_value_bytes"),
+            // Jinja2's `wordwrap`, `urlize` and `xmlattr`: built within the bounds.
+            case("wordwrap of 10 MB at width 1", "{{ (s * 5000000)|wordwrap(1)|length }}", json!({"s": "ab"}), Render, "max_value_bytes"),
+            case("wordwrap with a wrapstring of 1 MB", "{{ (s * 1000)|wordwrap(1, wrapstring=w * 1000000)|length }}", json!({"s": "a b ", "w": "x"}), Render, "max_value_bytes"),
+            case("urlize of 70,000 long links", "{{ (s * 70000)|urlize|length }}", json!({"s": format!("http://a.co/{} ", "x".repeat(200))}), Render, "max_value_bytes"),
+            case("xmlattr of a value escaped sixfold", "{{ {'a': s * 10000000}|xmlattr|length }}", json!({"s": "\""}), Render, "max_value_bytes"),
             case("join of huge pieces", "{% set x = s * 10000000 %}{{ [x, x, x]|join(x)|length }}", json!({"s": "x"}), Render, "max_value_bytes"),
             case("a constant repeated to 100 MB", "{{ ('x' * 99999999)|length }}", json!({}), Parse, "max_value_bytes"),
             case("many constants of 10 MB", "{{ ('x' * 10000000)|length }}".repeat(5), json!({}), Parse, "max_value_bytes"),

@@ -54,6 +54,13 @@ fn escape_into(out: &mut Out, text: &str) -> Result<(), Error> {
     out.push_str(rest)
 }
 
+/// markupsafe's `escape` of `text`, within the render's bounds.
+pub(in crate::syntax::jinja) fn escape_text(text: &str) -> Result<String, Error> {
+    let mut out = Out::new();
+    escape_into(&mut out, text)?;
+    out.finish()
+}
+
 /// `value|escape`: a safe string stays as it is; anything else is printed
 /// as Python's `str()` and escaped.
 fn escape_filter(value: &JValue) -> Result<JValue, Error> {

@@ -13,6 +13,8 @@
 //!   `join` (`repr` for the items of lists and maps);
 //! - `json`: the `tojson` filter as `transformers` defines it;
 //! - `indent`: Jinja2's `indent` filter;
+//! - `textwrap`: Jinja2's `wordwrap` filter (Python's `textwrap.wrap`);
+//! - `urlize`: Jinja2's `urlize` filter;
 //! - `strftime`: `strftime_now`, as `datetime.strftime` on Linux (glibc).
 //!
 //! What cannot be hooked stays minijinja's: `~` concatenation and the `in`
@@ -29,6 +31,8 @@ mod json;
 pub(super) mod markup;
 pub(super) mod methods;
 mod strftime;
+mod textwrap;
+mod urlize;
 
 use std::borrow::Cow;
 
@@ -55,6 +59,29 @@ pub(super) struct NamedFunction {
     function: JValue,
     /// Jinja2's text for a class it has under this name.
     class: Option<&'static str>,
+}
+
+/// Python's `callable(value)`: a global function or class (a
+/// [`NamedFunction`]), a macro (or `caller`), a joiner. minijinja says
+/// no more of an object than its kind: a macro is a map of three keys
+/// (`name`, `arguments`, `caller`) that prints as `<macro NAME>`, a joiner
+/// is known by its type's name. A missing value is callable too, as
+/// Jinja2's `Undefined` is (calling it is the error).
+pub(super) fn is_callable(value: &JValue) -> bool {
+    if value.is_undefined() {
+        return true;
+    }
+    if value.as_object().is_none() {
+        return false;
+    }
+    match value.kind() {
+        ValueKind::Plain => {
+            value.downcast_object_ref::<NamedFunction>().is_some()
+                || format!("{value:?}").starts_with("Joiner ")
+        }
+        ValueKind::Map => value.len() == Some(3) && value.to_string().starts_with("<macro "),
+        _ => false,
+    }
 }
 
 /// Jinja2's text of the classes among its globals.
@@ -119,12 +146,14 @@ pub(super) fn name_functions(env: &mut Environment<'_>) {
 pub(super) const MAX_NESTING: usize = 500;
 
 /// Registers the filters whose output follows Python's: `string`, `tojson`
-/// (as `transformers` defines it), `indent` and `pprint`. `join` is
+/// (as `transformers` defines it), `indent`, `pprint`, `wordwrap` and `urlize`. `join` is
 /// registered with the collection filters (it also guards a missing value).
 pub(super) fn register(env: &mut Environment<'static>, dialect: Syntax) {
     env.add_filter("string", string_filter);
     env.add_filter("pprint", pprint_filter);
     env.add_filter("indent", indent::indent_filter);
+    env.add_filter("wordwrap", textwrap::wordwrap_filter);
+    env.add_filter("urlize", urlize::urlize_filter);
     env.add_filter(
         "int",
         |state: &mut State, value: &JValue, args: Rest<JValue>, kwargs: Kwargs| {
