@@ -131,8 +131,11 @@ pub(super) fn guard_listing_filters(env: &mut Environment<'static>) {
 }
 
 /// Python's string methods (minijinja-contrib's `pycompat`), with the size
-/// check for those that grow.
+/// check for those that grow; a list's and a dict's (`python::methods`),
+/// those that would change it refused (`sandboxed`: as `transformers`'
+/// sandbox refuses them, in a chat template).
 pub(super) fn method(
+    sandboxed: bool,
     state: &mut State,
     value: &JValue,
     method: &str,
@@ -163,6 +166,9 @@ pub(super) fn method(
                 minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)?;
             return counted(result);
         }
+    }
+    if let Some(result) = super::python::methods::container_method(value, method, args, sandboxed) {
+        return result;
     }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
 }

@@ -181,7 +181,10 @@ impl JinjaTemplate {
         // Python's methods on values, as Jinja2 has them: `.items()`,
         // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
         // The ones that grow text are checked against the output budget.
-        env.set_unknown_method_callback(growth::method);
+        let sandboxed = dialect == Syntax::ChatTemplate;
+        env.set_unknown_method_callback(move |state, value, method, args| {
+            growth::method(sandboxed, state, value, method, args)
+        });
         guard_collection_filters(&mut env, dialect == Syntax::ChatTemplate);
         growth::guard_filters(&mut env);
         growth::guard_listing_filters(&mut env);
