@@ -83,6 +83,11 @@ pub(super) struct Checker<'a> {
     loops: usize,
     /// The first read of `loop` outside any `for` loop of the template.
     pub(super) loose_loop: Option<Range<usize>>,
+    /// How many `with` blocks were rewritten (`with_values_first`).
+    with_rewrites: usize,
+    /// For each rewritten `with`: where its last value ends, and the
+    /// bindings to add before the tag's `%}`.
+    pub(super) with_tails: Vec<(usize, String)>,
     /// A chat template's text: each `+` with a safe string operand is
     /// rewritten into Python's `Markup` addition (`python::markup`).
     pub(super) markup: Option<&'a str>,
@@ -441,6 +446,38 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Rewrites `{% with a=1, b=a %}` so that every value is computed
+    /// before a name is bound, as Jinja2 does: `{% with __with0_0=1,
+    /// __with0_1=a, a=__with0_0, b=__with0_1 %}` (the values stay where
+    /// they are written, so errors in them keep their place).
+    fn with_values_first(&mut self, with: &ast::WithBlock<'a>) {
+        let Some((_, last)) = with.assignments.last() else {
+            return;
+        };
+        if !with
+            .assignments
+            .iter()
+            .all(|(target, _)| matches!(target, ast::Expr::Var(_)))
+        {
+            return;
+        }
+        let block = self.with_rewrites;
+        self.with_rewrites += 1;
+        let mut tail = String::new();
+        for (i, (target, _)) in with.assignments.iter().enumerate() {
+            let ast::Expr::Var(var) = target else {
+                continue;
+            };
+            let hidden = format!("__with{block}_{i}");
+            tail.push_str(&format!(", {}={hidden}", var.id));
+            self.bounds.push(Edit {
+                original: range(var.span()),
+                replacement: hidden,
+            });
+        }
+        self.with_tails.push((range(last.span()).end, tail));
+    }
+
     pub(super) fn stmt(&mut self, stmt: &ast::Stmt<'a>) {
         use ast::Stmt;
         match stmt {
@@ -472,10 +509,21 @@ impl<'a> Checker<'a> {
             }
             Stmt::WithBlock(w) => {
                 let mut names = Vec::new();
+                // Jinja2 evaluates every value of `{% with a=1, b=a %}`
+                // before it binds any name (`b` is the outer `a`);
+                // minijinja binds each in turn.
+                let mut reads_earlier = false;
                 for (target, value) in &w.assignments {
                     self.target(target);
+                    let outer = std::mem::take(&mut self.reads);
                     self.expr(value);
+                    let read = std::mem::replace(&mut self.reads, outer);
+                    reads_earlier |= read.iter().any(|name| names.contains(&name.as_str()));
+                    self.reads.extend(read);
                     target_names(target, &mut names);
+                }
+                if reads_earlier {
+                    self.with_values_first(w);
                 }
                 self.binds.push(names);
                 self.body(&w.body);

@@ -51,7 +51,7 @@ use crate::diagnostics::TemplateError;
 use crate::engine::program::Flavor;
 use crate::functions::Naming;
 use crate::scope::RenderScope;
-use crate::syntax::edits::Edited;
+use crate::syntax::edits::{Edit, Edited};
 use crate::syntax::CompileOptions;
 use crate::{options::Strictness, options::Syntax};
 
@@ -667,6 +667,23 @@ fn scan(
     let locals = checker.locals();
     let refs = std::mem::take(&mut checker.refs);
     let mut edits = std::mem::take(&mut checker.bounds);
+    for (after, bindings) in std::mem::take(&mut checker.with_tails) {
+        // Before the `%}` (or `-%}`, `+%}`) that ends the `with` tag.
+        let Some(close) = text.get(after..).and_then(|rest| rest.find("%}")) else {
+            continue;
+        };
+        let mut at = after + close;
+        if text
+            .get(..at)
+            .is_some_and(|before| before.ends_with(['-', '+']))
+        {
+            at -= 1;
+        }
+        edits.push(Edit {
+            original: at..at,
+            replacement: bindings,
+        });
+    }
     if checks.files {
         edits.extend(includes::scope_includes(text, &checker.includes));
     }
