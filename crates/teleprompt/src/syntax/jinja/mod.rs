@@ -35,6 +35,7 @@ mod lower;
 mod names;
 mod nesting;
 mod python;
+mod raw;
 mod value;
 
 use std::collections::{BTreeSet, HashSet};
@@ -241,6 +242,17 @@ impl JinjaTemplate {
             }
             // Jinja (Go and Handlebars never reach here).
             _ => Edited::default(),
+        };
+        let translated = match whitespace.trim_blocks {
+            true => {
+                let text = match translated.is_unchanged() {
+                    true => body,
+                    false => translated.text.as_str(),
+                };
+                let edits = raw::keep_newline_after_raw(text, syntax.clone());
+                translated.then(edits, body)
+            }
+            false => translated,
         };
         let hosts = options
             .functions
