@@ -83,6 +83,11 @@ pub(super) struct Checker<'a> {
     loops: usize,
     /// The first read of `loop` outside any `for` loop of the template.
     pub(super) loose_loop: Option<Range<usize>>,
+    /// Whether the macro just walked reads `varargs` and `kwargs`.
+    macro_catches: Option<(bool, bool)>,
+    /// The macros that read `varargs` or `kwargs` (`macros`): where, the
+    /// name, whether each is read.
+    pub(super) catching_macros: Vec<(Range<usize>, &'a str, bool, bool)>,
     /// How many `with` blocks were rewritten (`with_values_first`).
     with_rewrites: usize,
     /// For each rewritten `with`: where its last value ends, and the
@@ -606,7 +611,14 @@ impl<'a> Checker<'a> {
                 );
                 self.expr(&i.name);
             }
-            Stmt::Macro(m) => self.macro_decl(m),
+            Stmt::Macro(m) => {
+                self.macro_decl(m);
+                let (varargs, kwargs) = self.macro_catches.take().unwrap_or_default();
+                if varargs || kwargs {
+                    self.catching_macros
+                        .push((range(m.span()), m.name, varargs, kwargs));
+                }
+            }
             Stmt::CallBlock(c) => {
                 self.call(&c.call, c.call.span(), false);
                 self.macro_decl(&c.macro_decl);
@@ -824,7 +836,19 @@ impl<'a> Checker<'a> {
         for default in &m.defaults {
             self.expr(default);
         }
+        let outer = std::mem::take(&mut self.reads);
         self.body(&m.body);
+        let read = std::mem::replace(&mut self.reads, outer);
+        // Jinja2's `varargs` and `kwargs` (see `macros`), unless the
+        // macro names a parameter so.
+        let declares = |name: &str| {
+            m.args
+                .iter()
+                .any(|arg| matches!(arg, ast::Expr::Var(var) if var.id == name))
+        };
+        let catches = |name: &str| read.contains(name) && !declares(name);
+        self.macro_catches = Some((catches("varargs"), catches("kwargs")));
+        self.reads.extend(read);
     }
 
     /// Names bound by an assignment target.

@@ -32,6 +32,7 @@ mod growth;
 mod includes;
 mod inputs;
 mod lower;
+mod macros;
 mod names;
 mod nesting;
 mod python;
@@ -191,6 +192,7 @@ impl JinjaTemplate {
         growth::guard_listing_filters(&mut env);
         growth::register(&mut env);
         register_jinja2_extras(&mut env);
+        macros::register(&mut env);
         // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
         // `transformers`) have them.
         python::register(&mut env, dialect);
@@ -679,6 +681,9 @@ fn scan(
     let locals = checker.locals();
     let refs = std::mem::take(&mut checker.refs);
     let mut edits = std::mem::take(&mut checker.bounds);
+    for (span, name, varargs, kwargs) in std::mem::take(&mut checker.catching_macros) {
+        edits.extend(macros::catching_edits(text, span, name, varargs, kwargs));
+    }
     for (after, bindings) in std::mem::take(&mut checker.with_tails) {
         // Before the `%}` (or `-%}`, `+%}`) that ends the `with` tag.
         let Some(close) = text.get(after..).and_then(|rest| rest.find("%}")) else {

@@ -76,6 +76,9 @@ fn hostile_jinja_templates_stop_within_the_budget() {
             case("wordwrap with a wrapstring of 1 MB", "{{ (s * 1000)|wordwrap(1, wrapstring=w * 1000000)|length }}", json!({"s": "a b ", "w": "x"}), Render, "max_value_bytes"),
             case("urlize of 70,000 long links", "{{ (s * 70000)|urlize|length }}", json!({"s": format!("http://a.co/{} ", "x".repeat(200))}), Render, "max_value_bytes"),
             case("xmlattr of a value escaped sixfold", "{{ {'a': s * 10000000}|xmlattr|length }}", json!({"s": "\""}), Render, "max_value_bytes"),
+            // A macro's `varargs` is one value: bounded by max_items.
+            case("varargs of 200,000 arguments", "{% macro m() %}{{ varargs|length }}{% endmacro %}{{ m(*items) }}", json!({"items": vec![1; 200_000]}), Render, "max_items"),
+            case("a varargs macro calling itself without end", "{% macro m() %}{{ m(*varargs, 1) }}{% endmacro %}{{ m() }}", json!({}), Render, "max_call_depth"),
             case("join of huge pieces", "{% set x = s * 10000000 %}{{ [x, x, x]|join(x)|length }}", json!({"s": "x"}), Render, "max_value_bytes"),
             case("a constant repeated to 100 MB", "{{ ('x' * 99999999)|length }}", json!({}), Parse, "max_value_bytes"),
             case("many constants of 10 MB", "{{ ('x' * 10000000)|length }}".repeat(5), json!({}), Parse, "max_value_bytes"),

@@ -77,6 +77,9 @@ pub(super) fn is_callable(value: &JValue) -> bool {
     match value.kind() {
         ValueKind::Plain => {
             value.downcast_object_ref::<NamedFunction>().is_some()
+                || value
+                    .downcast_object_ref::<super::macros::CatchingMacro>()
+                    .is_some()
                 || format!("{value:?}").starts_with("Joiner ")
         }
         ValueKind::Map => value.len() == Some(3) && value.to_string().starts_with("<macro "),
