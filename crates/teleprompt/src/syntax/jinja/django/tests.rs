@@ -11,7 +11,13 @@ fn jinja(body: &str) -> String {
 /// The text with each cycle's number (unique in the process) as `N`.
 fn numbered(text: &str) -> String {
     let mut out = String::new();
-    let mut rest = text;
+    let mut values = text.split("__django_cycle_values_");
+    let mut text = values.next().unwrap_or_default().to_string();
+    for piece in values {
+        text.push_str("__django_cycle_values_N");
+        text.push_str(piece.trim_start_matches(|c: char| c.is_ascii_digit()));
+    }
+    let mut rest = text.as_str();
     let next = |rest: &str| {
         [rest.find("__django_cycle"), rest.find("__django_site(")]
             .into_iter()
@@ -40,11 +46,11 @@ fn numbered(text: &str) -> String {
 fn cycles_parentloop_and_files() {
     assert_eq!(
         jinja("{% cycle 'a' 'b' as row silent %}{% cycle row %}"),
-        "{% set row = __django_cycle_as(N, true, 'a', 'b') %}{{ __django_cycle(N, row) }}"
+        "{% macro __django_cycle_values_N(__django_i) %}{% if __django_i == 0 %}{{ 'a' }}{% elif __django_i == 1 %}{{ 'b' }}{% endif %}{% endmacro %}{% set row = __django_cycle_as(N, true, __django_cycle_values_N, 2) %}{{ __django_cycle(N, row) }}"
     );
     assert_eq!(
         jinja("{%- cycle 'a' 'b' as row -%}"),
-        "{%- set row = __django_cycle_as(N, false, 'a', 'b') %}{{ row -}}"
+        "{%- macro __django_cycle_values_N(__django_i) %}{% if __django_i == 0 %}{{ 'a' }}{% elif __django_i == 1 %}{{ 'b' }}{% endif %}{% endmacro %}{% set row = __django_cycle_as(N, false, __django_cycle_values_N, 2) %}{{ row -}}"
     );
     assert_eq!(
         jinja("{% for a in xs -%}{% for b in ys %}{{ forloop.Parentloop.Counter }}{% endfor %}{% endfor %}"),

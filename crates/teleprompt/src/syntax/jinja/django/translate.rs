@@ -20,6 +20,11 @@ static NEXT_CYCLE: AtomicU64 = AtomicU64::new(1);
 /// minijinja's parser, which recurses per block).
 const MAX_DEPTH: usize = 200;
 
+/// How many values a named `{% cycle … as name %}` may have: each is a
+/// branch of an `if` (see `Translator::cycle`), and an `if`'s `elif`s are
+/// bounded.
+const MAX_NAMED_CYCLE: usize = 256;
+
 /// One token inside a tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -1030,7 +1035,7 @@ impl<'a> Translator<'a> {
     /// each tag's uses in a render (its own counter, across loops and
     /// macro calls); `{% cycle a b as name [silent] %}` also names the
     /// cycle (`{{ name }}` prints its value, `{% cycle name %}` moves it
-    /// on).
+    /// on, evaluating the next of `a b` then, as pongo2 does).
     fn cycle(
         &mut self,
         tag: &Tag,
@@ -1071,19 +1076,45 @@ impl<'a> Translator<'a> {
             )
             .suggest(Some("write {% cycle \"odd\" \"even\" as row %}".into())));
         };
+        if parts.len() > MAX_NAMED_CYCLE {
+            return Err(parse_error(
+                tag.span.clone(),
+                format!("{{% cycle … as name %}} takes at most {MAX_NAMED_CYCLE} values"),
+            ));
+        }
         let name_text = self.text(name).to_string();
+        // The values stay where they are written, each in a branch of a
+        // macro that prints the one asked for: `{% cycle name %}`
+        // evaluates the next value when it runs, as pongo2 does (a macro
+        // reads the names around it as they are at the call).
+        let values_macro = format!("__django_cycle_values_{id}");
         let first_start = values.first().map_or(name_token.end, |t| t.start);
         self.edit(
             name_token.start..first_start,
-            format!(
-                "set {name_text} = __django_cycle_as({id}, {}, ",
-                silent.is_some()
-            ),
+            format!("macro {values_macro}(__django_i) %}}{{% if __django_i == 0 %}}{{{{ "),
         );
-        self.arguments(values, &parts)?;
+        let mut previous_end = None;
+        for (index, part) in parts.iter().enumerate() {
+            let tokens = values.get(part.clone()).unwrap_or_default();
+            if let (Some(end), Some(first)) = (previous_end, tokens.first()) {
+                self.edit(
+                    end..first.start,
+                    format!(" }}}}{{% elif __django_i == {index} %}}{{{{ "),
+                );
+            }
+            self.expression(tokens, false)?;
+            previous_end = tokens.last().map(|t| t.end);
+        }
         let end = values.last().map_or(name_token.end, |t| t.end);
         let last = args.last().map_or(end, |t| t.end);
-        self.edit(end..as_token.start, ")");
+        self.edit(
+            end..as_token.start,
+            format!(
+                " }}}}{{% endif %}}{{% endmacro %}}{{% set {name_text} = __django_cycle_as({id}, {}, {values_macro}, {})",
+                silent.is_some(),
+                parts.len()
+            ),
+        );
         self.edit(as_token.start..last, "");
         if silent.is_none() {
             // Printed right after, by the name.
