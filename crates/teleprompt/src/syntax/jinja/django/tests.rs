@@ -196,6 +196,11 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
         "ifchanged",
         "templatetag",
         "x",
+        "block",
+        "endblock",
+        "extends \"b.html\"",
+        "set",
+        "Super",
     ];
     // A deterministic walk through many short combinations.
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -227,4 +232,32 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
             );
         }
     }
+}
+
+/// Each block of a template that extends none restores, after it, the
+/// names read later that an extending template's block set: with many
+/// blocks and many names, that text is bounded (and made in one pass).
+#[test]
+fn names_restored_after_blocks_are_bounded() {
+    let mut body = String::new();
+    for i in 0..5_000 {
+        body.push_str(&format!("{{% block b{i} %}}{{% endblock %}}"));
+    }
+    for i in 0..50_000 {
+        body.push_str(&format!("{{{{ name{i} }}}}"));
+    }
+    let started = std::time::Instant::now();
+    let translation = translate(&body, None).expect("translates");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let added = translation.edited.text.len() - body.len();
+    assert!(added < 2 << 20, "{added} bytes added");
+    // A small one restores each name read after the block.
+    assert_eq!(
+        jinja("{% block a %}{% endblock %}{{ n }}"),
+        "{% set __django_block_a = namespace() %}{% block a %}{% endblock %}{% if __django_block_a.n is defined %}{% set n = __django_block_a.n %}{% endif %}{{ n }}"
+    );
+    assert_eq!(
+        jinja("{% extends \"b\" %}{% block a %}{% set n = 1 %}{% endblock %}"),
+        "{% extends \"b\" %}{% if false %}{% block a %}{% set n = 1 %}{% if __django_block_a is defined %}{% set __django_block_a.n = n %}{% endif %}{% endblock %}{% endif %}"
+    );
 }

@@ -25,6 +25,64 @@ const MAX_DEPTH: usize = 200;
 /// bounded.
 const MAX_NAMED_CYCLE: usize = 256;
 
+/// Words that are never a template's own names (Jinja's keywords and
+/// constants, pongo2's `forloop`).
+const NOT_NAMES: &[&str] = &[
+    "true",
+    "false",
+    "none",
+    "True",
+    "False",
+    "None",
+    "and",
+    "or",
+    "not",
+    "in",
+    "is",
+    "if",
+    "else",
+    "elif",
+    "endif",
+    "for",
+    "endfor",
+    "block",
+    "endblock",
+    "set",
+    "endset",
+    "with",
+    "endwith",
+    "macro",
+    "endmacro",
+    "call",
+    "endcall",
+    "filter",
+    "endfilter",
+    "import",
+    "from",
+    "include",
+    "extends",
+    "as",
+    "recursive",
+    "loop",
+    "super",
+    "self",
+    "caller",
+    "varargs",
+    "kwargs",
+    "namespace",
+    "forloop",
+    "only",
+    "ignore",
+    "missing",
+    "context",
+    "without",
+];
+
+/// How much text may restore, after the blocks of a template that others
+/// extend, the names their blocks set (see
+/// `Translator::restore_after_blocks`).
+const MAX_RESTORED_BYTES: usize = 1 << 20;
+
 /// One token inside a tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -61,7 +119,8 @@ struct Open {
     /// A `for` whose loop an inner loop reads as `forloop.Parentloop`:
     /// the name it is kept under, and the tag's closing dash.
     kept_as: Option<(String, bool)>,
-    /// A `for`: the names it loops over (`for k, v in …`).
+    /// A `for`: the names it loops over (`for k, v in …`); a `block`: its
+    /// name.
     targets: Vec<String>,
     /// A `for`: the names its body sets in the loop's own scope, which
     /// pongo2 keeps from one pass of the loop to the next.
@@ -140,10 +199,13 @@ pub(crate) fn translate(
         only: Vec::new(),
         kept_loops: Vec::new(),
         extends: false,
+        names_read: Vec::new(),
+        block_ends: Vec::new(),
         ssi_read: Default::default(),
         ssi_bytes: 0,
     };
     translator.run()?;
+    translator.restore_after_blocks();
     // The loops kept for `forloop.Parentloop`: a `{% set %}` right after
     // the `for` tag, first among the edits there (an edit of the next tag
     // may start at the same place).
@@ -172,6 +234,11 @@ struct Translator<'a> {
     kept_loops: Vec<Edit>,
     /// Whether the template extends another (its blocks render there).
     extends: bool,
+    /// The names the template's tags read, each with where it is.
+    names_read: Vec<(usize, &'a str)>,
+    /// In a template that extends none: each block's name and where its
+    /// `{% endblock %}` ends (see `restore_after_blocks`).
+    block_ends: Vec<(String, usize)>,
     /// The texts `{% ssi %}` read, by name (each file is read once), and
     /// how many bytes they printed into the translation.
     ssi_read: std::collections::HashMap<String, String>,
@@ -218,6 +285,7 @@ impl<'a> Translator<'a> {
                 Some(b'{') | Some(b'%') => {
                     let block = next == Some(b'%');
                     let tag = self.scan_tag(start, block)?;
+                    self.note_names(&tag.tokens);
                     at = tag.span.end;
                     if block {
                         at = self.block(tag)?;
@@ -538,7 +606,16 @@ impl<'a> Translator<'a> {
             .iter_mut()
             .rev()
             .find(|open| matches!(open.name, "for" | "with" | "macro" | "block"))?;
-        // A block of a template that extends another renders in that one.
+        // A block of a template that extends another renders in that one:
+        // its names go to the namespace the root template made for the
+        // block (`open_block`), for the text after it there.
+        if open.name == "block" && extends {
+            let block = open.targets.first()?;
+            let namespace = format!("__django_block_{block}");
+            return Some(format!(
+                "{{% if {namespace} is defined %}}{{% set {namespace}.{name} = {name} %}}{{% endif"
+            ));
+        }
         let kept = match open.name {
             "for" => !open.targets.iter().any(|target| target == name),
             "block" => !extends,
@@ -554,6 +631,87 @@ impl<'a> Translator<'a> {
             "{{% set __django_scope_{}.{name} = {name}",
             open.span.start
         ))
+    }
+
+    /// The names a tag reads: identifiers not after a `.`, not Jinja's
+    /// words, not the translation's own.
+    fn note_names(&mut self, tokens: &[Token]) {
+        let mut after_dot = false;
+        for token in tokens {
+            let text = self.text(token);
+            if token.kind == Kind::Ident
+                && !after_dot
+                && !NOT_NAMES.contains(&text)
+                && !text.starts_with("__")
+                && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && text.bytes().next().is_some_and(|b| !b.is_ascii_digit())
+            {
+                self.names_read.push((token.start, text));
+            }
+            after_dot = token.kind == Kind::Sym && text == ".";
+        }
+    }
+
+    /// `{% block name %}` in a template that extends none: a namespace
+    /// for the block made before it, where the block of a template that
+    /// extends this one leaves the names it sets (`keep_name`).
+    fn open_block(&mut self, tag: &Tag, args: &[Token]) {
+        let Some(name) = args
+            .first()
+            .filter(|t| t.kind == Kind::Ident)
+            .map(|t| self.text(t).to_string())
+        else {
+            return;
+        };
+        if !self.extends && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            let body = self.body;
+            let text = body.get(tag.span.clone()).unwrap_or_default();
+            let left = if text.starts_with("{%-") { "-" } else { "" };
+            self.insert(
+                tag.span.start,
+                format!("{{%{left} set __django_block_{name} = namespace() %}}"),
+            );
+        }
+        if let Some(open) = self.open.last_mut() {
+            open.targets = vec![name];
+        }
+    }
+
+    /// After each block of a template that extends none: the names read
+    /// after it take the values the block of an extending template set
+    /// (pongo2 gives a block no scope of its own, so what a child's block
+    /// sets is seen after it in the parent). At most
+    /// [`MAX_RESTORED_BYTES`] of such text; past it, names are not
+    /// restored.
+    fn restore_after_blocks(&mut self) {
+        let mut block_ends = std::mem::take(&mut self.block_ends);
+        // From the last block back, with the names read after each.
+        block_ends.sort_by_key(|(_, end)| std::cmp::Reverse(*end));
+        let mut names_read = std::mem::take(&mut self.names_read);
+        names_read.sort_by_key(|(at, _)| *at);
+        let mut names: BTreeSet<&str> = BTreeSet::new();
+        let mut spent = 0usize;
+        for (block, end) in block_ends {
+            while names_read.last().is_some_and(|(at, _)| *at >= end) {
+                if let Some((_, name)) = names_read.pop() {
+                    names.insert(name);
+                }
+            }
+            let namespace = format!("__django_block_{block}");
+            let mut restore = String::new();
+            for name in &names {
+                restore.push_str(&format!(
+                    "{{% if {namespace}.{name} is defined %}}{{% set {name} = {namespace}.{name} %}}{{% endif %}}"
+                ));
+                if spent.saturating_add(restore.len()) > MAX_RESTORED_BYTES {
+                    return;
+                }
+            }
+            spent = spent.saturating_add(restore.len());
+            if !restore.is_empty() {
+                self.insert(end, restore);
+            }
+        }
     }
 
     /// At `{% endblock %}`: a block that sets names gets a namespace made
@@ -750,6 +908,9 @@ impl<'a> Translator<'a> {
             }
             "block" | "macro" => {
                 self.push(if name == "block" { "block" } else { "macro" }, &tag)?;
+                if name == "block" {
+                    self.open_block(&tag, args);
+                }
                 // pongo2's `{% macro name(…) export %}`: exporting means
                 // nothing within one file.
                 if let Some(last) = args.last().filter(|t| self.is_ident(Some(t), "export")) {
@@ -868,7 +1029,12 @@ impl<'a> Translator<'a> {
             }
             "ifchanged" => self.edit(span, "endif"),
             "for" => self.keep_between_passes(&open),
-            "block" => self.keep_after_block(&open, tag),
+            "block" => {
+                self.keep_after_block(&open, tag);
+                if let (false, Some(name)) = (self.extends, open.targets.first()) {
+                    self.block_ends.push((name.clone(), tag.span.end));
+                }
+            }
             _ => {}
         }
         Ok(())
