@@ -125,6 +125,8 @@ struct Open {
     /// A `for`: the names its body sets in the loop's own scope, which
     /// pongo2 keeps from one pass of the loop to the next.
     kept_names: Vec<String>,
+    /// A `macro`: where its name is written.
+    name_at: Option<Range<usize>>,
 }
 
 /// Block tags the translator follows, each with its end tag.
@@ -181,7 +183,22 @@ pub(crate) struct Translation {
     /// as written) and the names it gives the template, the only ones the
     /// template sees.
     pub only: Vec<(usize, BTreeSet<String>)>,
+    /// The macros at the template's top level, as written.
+    macros: Vec<MacroSource>,
 }
+
+/// A macro at a template's top level: its name, where the name is, and
+/// the whole `{% macro %}…{% endmacro %}` (in the text as written).
+#[derive(Debug, Clone)]
+struct MacroSource {
+    name: String,
+    name_at: Range<usize>,
+    span: Range<usize>,
+}
+
+/// How deep imported macros that import macros are copied (see
+/// `Translator::import`); deeper, the import is left to Jinja's.
+const MAX_IMPORT_DEPTH: usize = 8;
 
 /// Rewrites a Django/pongo2 body into Jinja; `includes` reads the files
 /// of `{% ssi %}` (without them, one is an error).
@@ -189,7 +206,21 @@ pub(crate) fn translate(
     body: &str,
     includes: Option<&Includes>,
 ) -> Result<Translation, TemplateError> {
+    translate_at(body, includes, 0, &std::cell::Cell::new(0))
+}
+
+/// [`translate`], `depth` imports deep, with the bytes of imported macros
+/// copied so far in `copied` (see `Translator::import`).
+fn translate_at(
+    body: &str,
+    includes: Option<&Includes>,
+    depth: usize,
+    copied: &std::cell::Cell<usize>,
+) -> Result<Translation, TemplateError> {
     let mut translator = Translator {
+        depth,
+        copied,
+        macros: Vec::new(),
         body,
         edits: Vec::new(),
         open: Vec::new(),
@@ -215,11 +246,19 @@ pub(crate) fn translate(
         edited: Edited::new(body, edits),
         exports: translator.exports,
         only: translator.only,
+        macros: translator.macros,
     })
 }
 
 struct Translator<'a> {
     body: &'a str,
+    /// How many imports deep this template is copied (see `import`).
+    depth: usize,
+    /// Bytes of imported macros copied, in this template and the ones it
+    /// imports.
+    copied: &'a std::cell::Cell<usize>,
+    /// The macros at the top level (see [`Translation`]).
+    macros: Vec<MacroSource>,
     edits: Vec<Edit>,
     open: Vec<Open>,
     /// Counter for the names of captured `ifchanged` bodies.
@@ -910,6 +949,8 @@ impl<'a> Translator<'a> {
                 self.push(if name == "block" { "block" } else { "macro" }, &tag)?;
                 if name == "block" {
                     self.open_block(&tag, args);
+                } else if let (Some(first), Some(open)) = (args.first(), self.open.last_mut()) {
+                    open.name_at = Some(first.start..first.end);
                 }
                 // pongo2's `{% macro name(…) export %}`: exporting means
                 // nothing within one file.
@@ -979,6 +1020,7 @@ impl<'a> Translator<'a> {
             kept_as: None,
             targets: Vec::new(),
             kept_names: Vec::new(),
+            name_at: None,
         });
         Ok(())
     }
@@ -1029,6 +1071,19 @@ impl<'a> Translator<'a> {
             }
             "ifchanged" => self.edit(span, "endif"),
             "for" => self.keep_between_passes(&open),
+            "macro" if self.open.is_empty() => {
+                if let Some(name_at) = open.name_at.clone() {
+                    self.macros.push(MacroSource {
+                        name: self
+                            .body
+                            .get(name_at.clone())
+                            .unwrap_or_default()
+                            .to_string(),
+                        name_at,
+                        span: open.span.start..tag.span.end,
+                    });
+                }
+            }
             "block" => {
                 self.keep_after_block(&open, tag);
                 if let (false, Some(name)) = (self.extends, open.targets.first()) {
@@ -1487,7 +1542,98 @@ impl<'a> Translator<'a> {
         self.insert(file.end, " import");
         let last = names.last().map_or(file.end, |t| t.end);
         self.insert(last, " with context");
+        // pongo2 runs an imported macro in the importer's context as it is
+        // at the call, and none of the imported file's top level: the
+        // macros are copied here, and Jinja's import (kept for the checks
+        // of the file, and its errors) never runs.
+        let mut pairs = Vec::new();
+        let mut k = 0;
+        while let Some(token) = names.get(k) {
+            let alias = if self.is_ident(names.get(k + 1), "as") {
+                k += 2;
+                names.get(k)
+            } else {
+                Some(token)
+            };
+            if let Some(alias) = alias {
+                pairs.push((self.text(token), self.text(alias)));
+            }
+            k += 2;
+        }
+        let quoted = self.text(file);
+        let name = quoted
+            .get(1..quoted.len().saturating_sub(1))
+            .unwrap_or_default();
+        if let Some(copies) = self.copy_macros(name, &pairs, file.start..file.end)? {
+            let (open, close) = dashes(tag);
+            self.insert(
+                tag.span.start,
+                format!("{{%{open} if true %}}{copies}{{% endif %}}{{% if false %}}"),
+            );
+            self.insert(tag.span.end, format!("{{% endif {close}%}}"));
+        }
         Ok(())
+    }
+
+    /// The macros `pairs` (name, alias) of the file `name`, translated, to
+    /// be defined where it is imported; `None` to leave the import to
+    /// Jinja's (no include root, a file that does not read or translate,
+    /// a name it does not export, too deep: Jinja's import reports it).
+    fn copy_macros(
+        &mut self,
+        name: &str,
+        pairs: &[(&str, &str)],
+        at: Range<usize>,
+    ) -> Result<Option<String>, TemplateError> {
+        let Some(includes) = self.includes else {
+            return Ok(None);
+        };
+        if self.depth >= MAX_IMPORT_DEPTH {
+            return Ok(None);
+        }
+        let Ok(candidates) = includes.jinja_candidates(name) else {
+            return Ok(None);
+        };
+        let Ok(Some((_, file))) = includes.read_first(&candidates) else {
+            return Ok(None);
+        };
+        let text = file.text;
+        let Ok(translation) = translate_at(&text, None, self.depth + 1, self.copied) else {
+            return Ok(None);
+        };
+        let mut copies = String::new();
+        for (macro_name, alias) in pairs {
+            if !translation.exports.contains(*macro_name) {
+                return Ok(None);
+            }
+            let Some(source) = translation.macros.iter().find(|m| m.name == *macro_name) else {
+                return Ok(None);
+            };
+            let (Some(before), Some(after)) = (
+                text.get(source.span.start..source.name_at.start),
+                text.get(source.name_at.end..source.span.end),
+            ) else {
+                return Ok(None);
+            };
+            let renamed = format!("{before}{alias}{after}");
+            let Ok(copy) = translate_at(&renamed, Some(includes), self.depth + 1, self.copied)
+            else {
+                return Ok(None);
+            };
+            copies.push_str(&copy.edited.text);
+        }
+        let copied = self.copied.get().saturating_add(copies.len());
+        self.copied.set(copied);
+        if copied > includes.max_bytes() {
+            return Err(parse_error(
+                at,
+                format!(
+                    "the macros {{% import %}} copies add up to more than {}: the most one template may import",
+                    crate::limits::describe_bytes(includes.max_bytes())
+                ),
+            ));
+        }
+        Ok(Some(copies))
     }
 
     /// `{% ssi "file" %}` prints the file as it is; `{% ssi "file" parsed
