@@ -113,7 +113,7 @@ pub enum MarkerError {
     EmptyUrl,
     /// The name of a Dotprompt `{{section}}` is empty.
     #[error("the name is empty: name the section, e.g. {{{{section \"output\"}}}}")]
-    EmptySection,
+    UnnamedSection,
 }
 
 /// Why the output of a render could not be split into messages.
@@ -268,7 +268,7 @@ impl Markers {
     /// percent-encoded inside the marker, so any text is safe in it.
     pub fn section(&self, name: &str) -> Result<String, MarkerError> {
         if name.trim().is_empty() {
-            return Err(MarkerError::EmptySection);
+            return Err(MarkerError::UnnamedSection);
         }
         Ok(self.marker(&["section:", &percent_encode(name)]))
     }
