@@ -303,6 +303,8 @@ fn conversation(rendered: &Rendered) -> Vec<ExpectedMessage> {
                     .map(|part| match part {
                         ContentPart::Text { text } => text.clone(),
                         ContentPart::Media { url, .. } => format!("[media: {url}]"),
+                        // An unfilled section holds nothing, as in the text.
+                        ContentPart::Section { .. } => String::new(),
                     })
                     .collect(),
                 Entry::History(message) => match &message.content {

@@ -110,6 +110,14 @@ impl RenderScope {
             .map_err(|error| error.to_string())
     }
 
+    /// Dotprompt's `section(name)`: the marker of a part the host fills.
+    pub(crate) fn section(&self, name: &str) -> Result<String, String> {
+        self.room_for_a_message()?;
+        self.markers
+            .section(name)
+            .map_err(|error| error.to_string())
+    }
+
     /// `text` between generation markers (a `{% generation %}` block).
     pub(crate) fn generation(&self, text: &str) -> String {
         self.markers.generation(text)

@@ -275,7 +275,7 @@ impl<'a> Renderer<'a> {
                 };
                 self.built(func, text, span)
             }
-            Func::Role | Func::History | Func::Media => {
+            Func::Role | Func::History | Func::Media | Func::Section => {
                 let mut text = Vec::with_capacity(2);
                 for index in 0..args.len() {
                     let value = self.arg(args, index, span, dot)?;
@@ -292,6 +292,7 @@ impl<'a> Renderer<'a> {
                     (Func::Role, [name]) => self.scope.role(name),
                     (Func::Role, [name, attributes]) => self.scope.role_with(name, attributes),
                     (Func::Media, [url, content_type]) => self.scope.media(url, content_type),
+                    (Func::Section, [name]) => self.scope.section(name),
                     _ => Ok(self.scope.history()),
                 };
                 marker

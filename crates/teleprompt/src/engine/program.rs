@@ -367,6 +367,10 @@ pub(crate) enum Func {
     History,
     /// `media url content_type`: adds a media part to the message.
     Media,
+    /// Dotprompt's `section "name"`: a named part for the host to fill
+    /// (never a shared function: the Dotprompt front end names it
+    /// [`crate::engine::flavor::handlebars::SECTION`]).
+    Section,
     /// Handlebars `lookup obj key`: a key of a map or an element of a list,
     /// missing (not an error) when absent.
     Lookup,
@@ -462,6 +466,7 @@ impl Func {
             match self {
                 Func::Lookup => "lookup",
                 Func::Dict => "hash",
+                Func::Section => "section",
                 Func::Hbs(helper) => helper.name(),
                 Func::Jinja(op) => match op {
                     JinjaOp::Defined => "defined",
@@ -490,6 +495,7 @@ impl Func {
             Func::Role => (1, Some(2)),
             Func::History => (0, Some(0)),
             Func::Media => (2, Some(2)),
+            Func::Section => (1, Some(1)),
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),

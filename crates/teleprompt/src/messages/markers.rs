@@ -1,8 +1,8 @@
-//! Role, history and media markers: how a template says "a message starts
+//! Role, history, media and section markers: how a template says "a message starts
 //! here" in a way that the data it prints can never imitate.
 //!
 //! A render creates one [`Markers`] with a fresh secret. Template functions
-//! (`role`, `history`, `media`) print marker text that contains the secret;
+//! (`role`, `history`, `media`, Dotprompt's `section`) print marker text that contains the secret;
 //! after the render, [`Markers::split`] cuts the output at the markers that
 //! carry *this* secret and nowhere else. Data values are printed by the same
 //! render, but they were built before it started, so they cannot contain a
@@ -37,7 +37,7 @@
 //! rests on the secret, not on the delimiters.
 //!
 //! Between the delimiters a marker holds only ASCII letters, digits, `:`,
-//! and `-._~%` (media URLs and content types are percent-encoded), so HTML
+//! and `-._~%` (media URLs, content types and section names are percent-encoded), so HTML
 //! escaping (Jinja autoescape, Handlebars `{{…}}`) leaves markers intact.
 
 use aho_corasick::{AhoCorasick, Input, MatchKind};
@@ -64,7 +64,7 @@ const TAG: &str = "teleprompt";
 /// renders never share one even if the clock and the hasher keys repeat.
 static RENDERS: AtomicU64 = AtomicU64::new(0);
 
-/// The markers of one render: role, history and media markers that carry a
+/// The markers of one render: role, history, media and section markers that carry a
 /// secret made fresh for this render.
 ///
 #[derive(Clone)]
@@ -111,6 +111,9 @@ pub enum MarkerError {
     /// The URL of `media(…)` is empty.
     #[error("media(…) needs a URL or a data: URI")]
     EmptyUrl,
+    /// The name of a Dotprompt `{{section}}` is empty.
+    #[error("the name is empty: name the section, e.g. {{{{section \"output\"}}}}")]
+    UnnamedSection,
 }
 
 /// Why the output of a render could not be split into messages.
@@ -186,6 +189,8 @@ enum Mark {
         url: String,
         content_type: String,
     },
+    /// A named part left for the host to fill (Dotprompt's `{{section}}`).
+    Section(String),
     /// The start (`true`) or end of a `{% generation %}` block.
     Generation(bool),
 }
@@ -258,6 +263,16 @@ impl Markers {
         Ok(self.marker(&["media:", &content_type, ":", &url]))
     }
 
+    /// The marker for a section: a named, empty part of the message that
+    /// the host fills (Dotprompt's `{{section "output"}}`). The name is
+    /// percent-encoded inside the marker, so any text is safe in it.
+    pub fn section(&self, name: &str) -> Result<String, MarkerError> {
+        if name.trim().is_empty() {
+            return Err(MarkerError::UnnamedSection);
+        }
+        Ok(self.marker(&["section:", &percent_encode(name)]))
+    }
+
     fn marker(&self, pieces: &[&str]) -> String {
         let length = pieces.iter().map(|piece| piece.len()).sum::<usize>();
         let prefix = self.prefix();
@@ -275,7 +290,7 @@ impl Markers {
     ///
     /// - Text before the first role marker belongs to `default_role`.
     ///   Text after the history marker keeps the role that was in force.
-    /// - Media markers split a message's content into parts.
+    /// - Media and section markers split a message's content into parts.
     /// - Each text part is trimmed of whitespace at both ends (the blank
     ///   lines and indentation that role tags leave); parts left empty are
     ///   dropped, and so are messages left with no parts.
@@ -572,6 +587,9 @@ fn parse_mark(body: &str) -> Option<Mark> {
         };
         return Role::parse(name).map(|role| Mark::Role(role, attributes));
     }
+    if let Some(name) = body.strip_prefix("section:") {
+        return Some(Mark::Section(percent_decode(name)?));
+    }
     let media = body.strip_prefix("media:")?;
     let (content_type, url) = media.split_once(':')?;
     Some(Mark::Media {
@@ -660,6 +678,10 @@ impl Builder {
             Mark::Media { url, content_type } => {
                 self.close_text_part();
                 self.parts.push(ContentPart::Media { url, content_type });
+            }
+            Mark::Section(name) => {
+                self.close_text_part();
+                self.parts.push(ContentPart::Section { name });
             }
             Mark::Generation(true) => {
                 self.generation_open = match self.generation_open {
@@ -952,6 +974,7 @@ mod tests {
                         .map(|part| match part {
                             ContentPart::Text { text } => text.clone(),
                             ContentPart::Media { url, .. } => format!("[{url}]"),
+                            ContentPart::Section { name } => format!("[section {name}]"),
                         })
                         .collect::<Vec<_>>()
                         .join("|"),

@@ -3,7 +3,8 @@
 //! The flow of a chat render:
 //!
 //! 1. The render pipeline creates the role markers for the render (in its
-//!    scope); template functions (`role`, `history`, `media`) print their
+//!    scope); template functions (`role`, `history`, `media`, Dotprompt's
+//!    `section`) print their
 //!    marker text.
 //! 2. The output is cut at the markers into messages and the place of the
 //!    history. Only markers with this render's secret count, so data can
@@ -90,6 +91,15 @@ pub enum ContentPart {
         url: String,
         /// The media type, e.g. `image/png`.
         content_type: String,
+    },
+    /// A named place the host fills before sending the message: a
+    /// Dotprompt `{{section "output"}}` (Genkit puts its output
+    /// instructions or context documents there). It holds nothing: the
+    /// text output prints nothing for it, and the OpenAI and Anthropic
+    /// shapes leave it out.
+    Section {
+        /// The section's name, as the template wrote it (`output`).
+        name: String,
     },
 }
 

@@ -135,16 +135,32 @@ fn is_image(content_type: &str) -> bool {
     content_type.starts_with("image/")
 }
 
-/// The text of a message whose content is text only, if it is.
+/// The text of a message whose content is text only, if it is: its text
+/// parts joined by a blank line. A section the host left unfilled holds
+/// nothing: the texts on either side of it join as in the rendered text.
 fn plain_text(content: &[ContentPart]) -> Option<String> {
-    let mut texts = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    let mut after_section = false;
     for part in content {
         match part {
-            ContentPart::Text { text } => texts.push(text.as_str()),
+            ContentPart::Text { text } => match texts.last_mut() {
+                Some(last) if after_section => last.push_str(text),
+                _ => texts.push(text.clone()),
+            },
             ContentPart::Media { .. } => return None,
+            ContentPart::Section { .. } => {}
         }
+        after_section = matches!(part, ContentPart::Section { .. });
     }
     Some(texts.join("\n\n"))
+}
+
+/// The parts a provider is sent: all but the sections the host left
+/// unfilled.
+fn sent_parts(content: &[ContentPart]) -> impl Iterator<Item = &ContentPart> {
+    content
+        .iter()
+        .filter(|part| !matches!(part, ContentPart::Section { .. }))
 }
 
 // ---------------------------------------------------------------- OpenAI
@@ -189,9 +205,7 @@ fn openai_rendered(index: usize, message: &Message) -> Result<Value, ShapeError>
     let content = match plain_text(&message.content) {
         Some(text) => Value::String(text),
         None => Value::Array(
-            message
-                .content
-                .iter()
+            sent_parts(&message.content)
                 .map(|part| openai_part(index, part))
                 .collect::<Result<_, _>>()?,
         ),
@@ -213,6 +227,8 @@ fn openai_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError> {
     let (url, content_type) = match part {
         ContentPart::Text { text } => return Ok(json!({ "type": "text", "text": text })),
         ContentPart::Media { url, content_type } => (url.as_str(), content_type.as_str()),
+        // Left out by `sent_parts`.
+        ContentPart::Section { .. } => return Ok(json!({ "type": "text", "text": "" })),
     };
     if is_image(content_type) {
         return Ok(json!({ "type": "image_url", "image_url": { "url": url } }));
@@ -331,9 +347,7 @@ fn anthropic_rendered(
     let content = match text {
         Some(text) => Value::String(text),
         None => Value::Array(
-            message
-                .content
-                .iter()
+            sent_parts(&message.content)
                 .map(|part| anthropic_part(index, part))
                 .collect::<Result<_, _>>()?,
         ),
@@ -346,6 +360,8 @@ fn anthropic_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError>
     match part {
         ContentPart::Text { text } => Ok(text_block(text)),
         ContentPart::Media { url, content_type } => media_block(index, url, content_type),
+        // Left out by `sent_parts`.
+        ContentPart::Section { .. } => Ok(text_block("")),
     }
 }
 

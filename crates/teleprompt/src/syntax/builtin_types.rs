@@ -77,7 +77,7 @@ impl Want {
 /// (or when this check does not know).
 pub(crate) fn wants(func: Func, index: usize, count: usize) -> Option<Want> {
     match (func, index) {
-        (Func::Lower | Func::Upper | Func::Trim | Func::Role | Func::Media, _) => {
+        (Func::Lower | Func::Upper | Func::Trim | Func::Role | Func::Media | Func::Section, _) => {
             Some(Want::String)
         }
         (Func::Join, 0) | (Func::Printf, 0) => Some(Want::String),

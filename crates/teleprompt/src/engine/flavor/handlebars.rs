@@ -107,6 +107,12 @@ pub(crate) enum Helper {
 /// no template names it by accident.
 pub(crate) const MEDIA_TYPE: &str = "\u{E000}media-type";
 
+/// The name Dotprompt's `{{section "name"}}` is lowered under
+/// ([`crate::engine::program::Func::Section`]): a private-use character
+/// first, so only a Dotprompt file (whose front end renames `section`)
+/// reaches it.
+pub(crate) const SECTION: &str = "\u{E000}section";
+
 /// The helpers by name (aliases included: the first name of a helper is
 /// the one messages use).
 pub(crate) const HELPERS: &[(&str, Helper)] = &[

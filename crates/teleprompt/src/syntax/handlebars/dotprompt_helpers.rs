@@ -3,13 +3,15 @@
 //! `"model"` (teleprompt's `assistant`); `{{history}}`; `{{media url=…
 //! contentType=…}}` (or positional); data variables other than
 //! Handlebars' own (`@state`, `@auth`, …) read the host's render context
-//! ([`crate::RenderOptions::context`]). `{{section "name"}}`, which leaves
-//! a pending part for Genkit to fill, is refused. The file format itself
-//! is read in `load/formats/dotprompt.rs`.
+//! ([`crate::RenderOptions::context`]); `{{section "name"}}`, a part
+//! Genkit fills (output instructions, context documents), becomes
+//! teleprompt's hidden section helper, which leaves a
+//! [`crate::messages::ContentPart::Section`] in the message. The file
+//! format itself is read in `load/formats/dotprompt.rs`.
 
 use super::ast::{Call, Expr, HashPair, Ident, Node, Path, Tree};
 use crate::diagnostics::{closest, TemplateError};
-use crate::engine::flavor::handlebars::MEDIA_TYPE;
+use crate::engine::flavor::handlebars::{MEDIA_TYPE, SECTION};
 
 /// The key of the data layer that holds the host's render context: a
 /// private-use character, so no ordinary data key collides with it.
@@ -22,7 +24,7 @@ const HANDLEBARS_DATA: [&str; 5] = ["root", "key", "index", "first", "last"];
 const ROLES: [&str; 3] = ["system", "user", "model"];
 
 /// Rewrites Dotprompt's helpers into teleprompt's: role names, the hash
-/// form of `media`, context data variables; refuses `section`.
+/// form of `media`, `section`, context data variables.
 pub(crate) fn rewrite(tree: &mut Tree) -> Result<(), TemplateError> {
     nodes(&mut tree.nodes)
 }
@@ -88,14 +90,20 @@ fn helper(call: &mut Call) -> Result<(), TemplateError> {
     match helper_name(call) {
         Some("role") => role(call),
         Some("media") => media(call),
-        Some("section") => Err(TemplateError::parse(
-            Some(call.span.clone()),
-            "{{section}} is not supported: Dotprompt leaves a pending part there for Genkit \
-             to fill (output instructions, context documents), and teleprompt has no such part",
-        )
-        .suggest(Some(
-            "write the text the section would hold in the template, or pass it as data".to_string(),
-        ))),
+        Some("section") => {
+            if call.params.len() != 1 || !call.hash.is_empty() {
+                return Err(TemplateError::parse(
+                    Some(call.span.clone()),
+                    "{{section}} takes one name: write {{section \"output\"}}",
+                ));
+            }
+            if let Expr::Path(path) = &mut call.head {
+                if let [name] = path.parts.as_mut_slice() {
+                    name.name = SECTION.to_string();
+                }
+            }
+            Ok(())
+        }
         _ => Ok(()),
     }
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::ast::*;
 use super::includes::Loaded;
 use crate::diagnostics::{closest, Findings, TemplateError};
-use crate::engine::flavor::handlebars::{Helper, HELPERS, MEDIA_TYPE};
+use crate::engine::flavor::handlebars::{Helper, HELPERS, MEDIA_TYPE, SECTION};
 use crate::engine::program::{
     Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, PartialContent, Program,
     Span as PSpan, Template,
@@ -33,7 +33,10 @@ pub(crate) fn helpers() -> impl Iterator<Item = (&'static str, Func)> {
                 .iter()
                 .map(|&(name, helper)| (name, Func::Hbs(helper))),
         )
-        .chain([(MEDIA_TYPE, Func::Hbs(Helper::MediaType))])
+        .chain([
+            (MEDIA_TYPE, Func::Hbs(Helper::MediaType)),
+            (SECTION, Func::Section),
+        ])
 }
 
 /// Helpers that only open blocks.
@@ -91,6 +94,7 @@ const SEMANTIC_KERNEL: &[&str] = &[
 /// Dotprompt's helpers (the `dotprompt` npm package's `helpers.ts`).
 const DOTPROMPT: &[&str] = &[
     MEDIA_TYPE,
+    SECTION,
     "json",
     "role",
     "history",

@@ -261,6 +261,14 @@ pub(super) fn convert_error(
         if let Some((miss, span)) = misses.explain(body, span.clone()) {
             return miss.to_error(Some(span), data);
         }
+        // In text the translation added (the macros a Django `{% import %}`
+        // copies): named from that text, placed where it was added.
+        if let Some((miss, _)) = error
+            .range()
+            .and_then(|range| misses.explain(&source.text, Some(range)))
+        {
+            return miss.to_error(span, data);
+        }
         return undefined_error(body, span, data);
     }
     TemplateError::render(span, generic())

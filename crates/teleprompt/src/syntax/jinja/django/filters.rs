@@ -149,15 +149,20 @@ pub(super) fn register(env: &mut Environment<'static>) {
     });
     env.add_function(
         "__django_cycle_as",
-        |state: &State, id: u64, silent: bool, args: Rest<Value>| -> Result<Value, Error> {
-            let values: Vec<Value> = args.iter().cloned().collect();
+        |state: &mut State,
+         id: u64,
+         silent: bool,
+         values: Value,
+         count: u64|
+         -> Result<Value, Error> {
             let id = cycle_key(state, id);
             let used = current::next_cycle(id);
-            let current = pick(&values, used);
+            let current = cycle_value(state, &values, used, count)?;
             Ok(Value::from_object(Cycle {
                 id,
                 silent,
                 values,
+                count,
                 current: std::sync::Mutex::new(current),
             }))
         },
@@ -227,13 +232,18 @@ impl minijinja::value::Object for ForLoop {
 /// `{% cycle a b %}` (tag `id`): the value for this use of the tag; a value
 /// that is a named cycle (`{% cycle row %}`) moves that cycle on and prints
 /// its new value, unless it is silent.
-fn cycle(state: &State, id: u64, args: Rest<Value>) -> Result<String, Error> {
+fn cycle(state: &mut State, id: u64, args: Rest<Value>) -> Result<String, Error> {
     let used = current::next_cycle(cycle_key(state, id));
     let value = pick(&args, used);
     let Some(named) = value.downcast_object_ref::<Cycle>() else {
         return Ok(to_string(&value));
     };
-    let next = pick(&named.values, current::next_cycle(named.id));
+    let next = cycle_value(
+        state,
+        &named.values,
+        current::next_cycle(named.id),
+        named.count,
+    )?;
     let text = to_string(&next);
     if let Ok(mut current) = named.current.lock() {
         *current = next;
@@ -267,13 +277,24 @@ fn pick(values: &[Value], used: u64) -> Value {
     }
 }
 
+/// Value `used % count` of a named cycle: `values` is the macro that
+/// prints the one asked for, evaluated now (pongo2 evaluates a named
+/// cycle's values when `{% cycle name %}` runs).
+fn cycle_value(state: &mut State, values: &Value, used: u64, count: u64) -> Result<Value, Error> {
+    let index = used.checked_rem(count).unwrap_or(0);
+    values.call(state, &[Value::from(index)])
+}
+
 /// A cycle named by `{% cycle … as name %}`: prints its current value.
 #[derive(Debug)]
 struct Cycle {
     /// The number of the tag that named it (its count moves it on).
     id: u64,
     silent: bool,
-    values: Vec<Value>,
+    /// The macro that prints value `i` of the tag (see [`cycle_value`]).
+    values: Value,
+    /// How many values the tag has.
+    count: u64,
     current: std::sync::Mutex<Value>,
 }
 

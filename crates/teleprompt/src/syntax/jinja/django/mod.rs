@@ -18,7 +18,8 @@
 //! - `{% ifequal a b %}`, `{% ifnotequal %}`, `{% ifchanged %}`,
 //!   `{% with a=b c=d %}` and `{% with b as a %}`, `{% firstof %}`,
 //!   `{% cycle %}` (a count per tag through the render; `as name [silent]`
-//!   names the cycle), `{% now "layout" %}` on the render's clock,
+//!   names the cycle, whose values are read when `{% cycle name %}` runs),
+//!   `{% now "layout" %}` on the render's clock,
 //!   `{% widthratio %}`, `{% spaceless %}`, `{% verbatim %}`,
 //!   `{% comment %}`, `{% templatetag %}`, `{% autoescape on|off %}`,
 //!   `{% filter a|b:c %}`, `{% macro … export %}`;
@@ -29,13 +30,19 @@
 //!   to nothing around the include), `{% extends %}` (the rest of the
 //!   template, blocks aside, in `{% if false %}`: pongo2 runs only the
 //!   blocks of a template that extends another), `{{ block.Super }}` →
-//!   `super()`, `{% import "m" a, b as c %}` → `{% from "m" import a, b as
-//!   c with context %}` (the macros marked `export` only), `{% ssi "f"
-//!   parsed %}` → an include, and `{% ssi "f" %}` → the file's text,
-//!   read here;
+//!   `super()`, `{% import "m" a, b as c %}` → the macros `a` and `b`
+//!   (marked `export`) copied from the file and defined here (as `a` and
+//!   `c`), so that they read the importer's names as they are at the call
+//!   and nothing of the file's top level, as in pongo2; beside them, in
+//!   `{% if false %}`, `{% from "m" import a, b as c with context %}` for
+//!   the checks of the file and its errors; `{% ssi "f" parsed %}` → an
+//!   include, and `{% ssi "f" %}` → the file's text, read here;
 //! - `{% set %}` in a loop's scope is kept in a namespace of the loop for
 //!   the next pass, and in a block's for the text after it (pongo2 has one
-//!   scope for a loop's passes, none for a block);
+//!   scope for a loop's passes, none for a block); a block of a template
+//!   that extends none gets a namespace before it, where the same block of
+//!   a template extending it leaves what it sets, for the names read after
+//!   the block;
 //! - operators `&&`, `||`, `!`, `<>`, `^`.
 //!
 //! Refused with a parse error: `{% lorem %}` and the `random` filter (a

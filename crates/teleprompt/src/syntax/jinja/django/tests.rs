@@ -11,7 +11,13 @@ fn jinja(body: &str) -> String {
 /// The text with each cycle's number (unique in the process) as `N`.
 fn numbered(text: &str) -> String {
     let mut out = String::new();
-    let mut rest = text;
+    let mut values = text.split("__django_cycle_values_");
+    let mut text = values.next().unwrap_or_default().to_string();
+    for piece in values {
+        text.push_str("__django_cycle_values_N");
+        text.push_str(piece.trim_start_matches(|c: char| c.is_ascii_digit()));
+    }
+    let mut rest = text.as_str();
     let next = |rest: &str| {
         [rest.find("__django_cycle"), rest.find("__django_site(")]
             .into_iter()
@@ -40,11 +46,11 @@ fn numbered(text: &str) -> String {
 fn cycles_parentloop_and_files() {
     assert_eq!(
         jinja("{% cycle 'a' 'b' as row silent %}{% cycle row %}"),
-        "{% set row = __django_cycle_as(N, true, 'a', 'b') %}{{ __django_cycle(N, row) }}"
+        "{% macro __django_cycle_values_N(__django_i) %}{% if __django_i == 0 %}{{ 'a' }}{% elif __django_i == 1 %}{{ 'b' }}{% endif %}{% endmacro %}{% set row = __django_cycle_as(N, true, __django_cycle_values_N, 2) %}{{ __django_cycle(N, row) }}"
     );
     assert_eq!(
         jinja("{%- cycle 'a' 'b' as row -%}"),
-        "{%- set row = __django_cycle_as(N, false, 'a', 'b') %}{{ row -}}"
+        "{%- macro __django_cycle_values_N(__django_i) %}{% if __django_i == 0 %}{{ 'a' }}{% elif __django_i == 1 %}{{ 'b' }}{% endif %}{% endmacro %}{% set row = __django_cycle_as(N, false, __django_cycle_values_N, 2) %}{{ row -}}"
     );
     assert_eq!(
         jinja("{% for a in xs -%}{% for b in ys %}{{ forloop.Parentloop.Counter }}{% endfor %}{% endfor %}"),
@@ -190,6 +196,11 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
         "ifchanged",
         "templatetag",
         "x",
+        "block",
+        "endblock",
+        "extends \"b.html\"",
+        "set",
+        "Super",
     ];
     // A deterministic walk through many short combinations.
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -221,4 +232,32 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
             );
         }
     }
+}
+
+/// Each block of a template that extends none restores, after it, the
+/// names read later that an extending template's block set: with many
+/// blocks and many names, that text is bounded (and made in one pass).
+#[test]
+fn names_restored_after_blocks_are_bounded() {
+    let mut body = String::new();
+    for i in 0..5_000 {
+        body.push_str(&format!("{{% block b{i} %}}{{% endblock %}}"));
+    }
+    for i in 0..50_000 {
+        body.push_str(&format!("{{{{ name{i} }}}}"));
+    }
+    let started = std::time::Instant::now();
+    let translation = translate(&body, None).expect("translates");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let added = translation.edited.text.len() - body.len();
+    assert!(added < 2 << 20, "{added} bytes added");
+    // A small one restores each name read after the block.
+    assert_eq!(
+        jinja("{% block a %}{% endblock %}{{ n }}"),
+        "{% set __django_block_a = namespace() %}{% block a %}{% endblock %}{% if __django_block_a.n is defined %}{% set n = __django_block_a.n %}{% endif %}{{ n }}"
+    );
+    assert_eq!(
+        jinja("{% extends \"b\" %}{% block a %}{% set n = 1 %}{% endblock %}"),
+        "{% extends \"b\" %}{% if false %}{% block a %}{% set n = 1 %}{% if __django_block_a is defined %}{% set __django_block_a.n = n %}{% endif %}{% endblock %}{% endif %}"
+    );
 }

@@ -20,6 +20,69 @@ static NEXT_CYCLE: AtomicU64 = AtomicU64::new(1);
 /// minijinja's parser, which recurses per block).
 const MAX_DEPTH: usize = 200;
 
+/// How many values a named `{% cycle … as name %}` may have: each is a
+/// branch of an `if` (see `Translator::cycle`), and an `if`'s `elif`s are
+/// bounded.
+const MAX_NAMED_CYCLE: usize = 256;
+
+/// Words that are never a template's own names (Jinja's keywords and
+/// constants, pongo2's `forloop`).
+const NOT_NAMES: &[&str] = &[
+    "true",
+    "false",
+    "none",
+    "True",
+    "False",
+    "None",
+    "and",
+    "or",
+    "not",
+    "in",
+    "is",
+    "if",
+    "else",
+    "elif",
+    "endif",
+    "for",
+    "endfor",
+    "block",
+    "endblock",
+    "set",
+    "endset",
+    "with",
+    "endwith",
+    "macro",
+    "endmacro",
+    "call",
+    "endcall",
+    "filter",
+    "endfilter",
+    "import",
+    "from",
+    "include",
+    "extends",
+    "as",
+    "recursive",
+    "loop",
+    "super",
+    "self",
+    "caller",
+    "varargs",
+    "kwargs",
+    "namespace",
+    "forloop",
+    "only",
+    "ignore",
+    "missing",
+    "context",
+    "without",
+];
+
+/// How much text may restore, after the blocks of a template that others
+/// extend, the names their blocks set (see
+/// `Translator::restore_after_blocks`).
+const MAX_RESTORED_BYTES: usize = 1 << 20;
+
 /// One token inside a tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -56,11 +119,14 @@ struct Open {
     /// A `for` whose loop an inner loop reads as `forloop.Parentloop`:
     /// the name it is kept under, and the tag's closing dash.
     kept_as: Option<(String, bool)>,
-    /// A `for`: the names it loops over (`for k, v in …`).
+    /// A `for`: the names it loops over (`for k, v in …`); a `block`: its
+    /// name.
     targets: Vec<String>,
     /// A `for`: the names its body sets in the loop's own scope, which
     /// pongo2 keeps from one pass of the loop to the next.
     kept_names: Vec<String>,
+    /// A `macro`: where its name is written.
+    name_at: Option<Range<usize>>,
 }
 
 /// Block tags the translator follows, each with its end tag.
@@ -117,7 +183,22 @@ pub(crate) struct Translation {
     /// as written) and the names it gives the template, the only ones the
     /// template sees.
     pub only: Vec<(usize, BTreeSet<String>)>,
+    /// The macros at the template's top level, as written.
+    macros: Vec<MacroSource>,
 }
+
+/// A macro at a template's top level: its name, where the name is, and
+/// the whole `{% macro %}…{% endmacro %}` (in the text as written).
+#[derive(Debug, Clone)]
+struct MacroSource {
+    name: String,
+    name_at: Range<usize>,
+    span: Range<usize>,
+}
+
+/// How deep imported macros that import macros are copied (see
+/// `Translator::import`); deeper, the import is left to Jinja's.
+const MAX_IMPORT_DEPTH: usize = 8;
 
 /// Rewrites a Django/pongo2 body into Jinja; `includes` reads the files
 /// of `{% ssi %}` (without them, one is an error).
@@ -125,7 +206,21 @@ pub(crate) fn translate(
     body: &str,
     includes: Option<&Includes>,
 ) -> Result<Translation, TemplateError> {
+    translate_at(body, includes, 0, &std::cell::Cell::new(0))
+}
+
+/// [`translate`], `depth` imports deep, with the bytes of imported macros
+/// copied so far in `copied` (see `Translator::import`).
+fn translate_at(
+    body: &str,
+    includes: Option<&Includes>,
+    depth: usize,
+    copied: &std::cell::Cell<usize>,
+) -> Result<Translation, TemplateError> {
     let mut translator = Translator {
+        depth,
+        copied,
+        macros: Vec::new(),
         body,
         edits: Vec::new(),
         open: Vec::new(),
@@ -135,10 +230,13 @@ pub(crate) fn translate(
         only: Vec::new(),
         kept_loops: Vec::new(),
         extends: false,
+        names_read: Vec::new(),
+        block_ends: Vec::new(),
         ssi_read: Default::default(),
         ssi_bytes: 0,
     };
     translator.run()?;
+    translator.restore_after_blocks();
     // The loops kept for `forloop.Parentloop`: a `{% set %}` right after
     // the `for` tag, first among the edits there (an edit of the next tag
     // may start at the same place).
@@ -148,11 +246,19 @@ pub(crate) fn translate(
         edited: Edited::new(body, edits),
         exports: translator.exports,
         only: translator.only,
+        macros: translator.macros,
     })
 }
 
 struct Translator<'a> {
     body: &'a str,
+    /// How many imports deep this template is copied (see `import`).
+    depth: usize,
+    /// Bytes of imported macros copied, in this template and the ones it
+    /// imports.
+    copied: &'a std::cell::Cell<usize>,
+    /// The macros at the top level (see [`Translation`]).
+    macros: Vec<MacroSource>,
     edits: Vec<Edit>,
     open: Vec<Open>,
     /// Counter for the names of captured `ifchanged` bodies.
@@ -167,6 +273,11 @@ struct Translator<'a> {
     kept_loops: Vec<Edit>,
     /// Whether the template extends another (its blocks render there).
     extends: bool,
+    /// The names the template's tags read, each with where it is.
+    names_read: Vec<(usize, &'a str)>,
+    /// In a template that extends none: each block's name and where its
+    /// `{% endblock %}` ends (see `restore_after_blocks`).
+    block_ends: Vec<(String, usize)>,
     /// The texts `{% ssi %}` read, by name (each file is read once), and
     /// how many bytes they printed into the translation.
     ssi_read: std::collections::HashMap<String, String>,
@@ -213,6 +324,7 @@ impl<'a> Translator<'a> {
                 Some(b'{') | Some(b'%') => {
                     let block = next == Some(b'%');
                     let tag = self.scan_tag(start, block)?;
+                    self.note_names(&tag.tokens);
                     at = tag.span.end;
                     if block {
                         at = self.block(tag)?;
@@ -533,7 +645,16 @@ impl<'a> Translator<'a> {
             .iter_mut()
             .rev()
             .find(|open| matches!(open.name, "for" | "with" | "macro" | "block"))?;
-        // A block of a template that extends another renders in that one.
+        // A block of a template that extends another renders in that one:
+        // its names go to the namespace the root template made for the
+        // block (`open_block`), for the text after it there.
+        if open.name == "block" && extends {
+            let block = open.targets.first()?;
+            let namespace = format!("__django_block_{block}");
+            return Some(format!(
+                "{{% if {namespace} is defined %}}{{% set {namespace}.{name} = {name} %}}{{% endif"
+            ));
+        }
         let kept = match open.name {
             "for" => !open.targets.iter().any(|target| target == name),
             "block" => !extends,
@@ -549,6 +670,87 @@ impl<'a> Translator<'a> {
             "{{% set __django_scope_{}.{name} = {name}",
             open.span.start
         ))
+    }
+
+    /// The names a tag reads: identifiers not after a `.`, not Jinja's
+    /// words, not the translation's own.
+    fn note_names(&mut self, tokens: &[Token]) {
+        let mut after_dot = false;
+        for token in tokens {
+            let text = self.text(token);
+            if token.kind == Kind::Ident
+                && !after_dot
+                && !NOT_NAMES.contains(&text)
+                && !text.starts_with("__")
+                && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && text.bytes().next().is_some_and(|b| !b.is_ascii_digit())
+            {
+                self.names_read.push((token.start, text));
+            }
+            after_dot = token.kind == Kind::Sym && text == ".";
+        }
+    }
+
+    /// `{% block name %}` in a template that extends none: a namespace
+    /// for the block made before it, where the block of a template that
+    /// extends this one leaves the names it sets (`keep_name`).
+    fn open_block(&mut self, tag: &Tag, args: &[Token]) {
+        let Some(name) = args
+            .first()
+            .filter(|t| t.kind == Kind::Ident)
+            .map(|t| self.text(t).to_string())
+        else {
+            return;
+        };
+        if !self.extends && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            let body = self.body;
+            let text = body.get(tag.span.clone()).unwrap_or_default();
+            let left = if text.starts_with("{%-") { "-" } else { "" };
+            self.insert(
+                tag.span.start,
+                format!("{{%{left} set __django_block_{name} = namespace() %}}"),
+            );
+        }
+        if let Some(open) = self.open.last_mut() {
+            open.targets = vec![name];
+        }
+    }
+
+    /// After each block of a template that extends none: the names read
+    /// after it take the values the block of an extending template set
+    /// (pongo2 gives a block no scope of its own, so what a child's block
+    /// sets is seen after it in the parent). At most
+    /// [`MAX_RESTORED_BYTES`] of such text; past it, names are not
+    /// restored.
+    fn restore_after_blocks(&mut self) {
+        let mut block_ends = std::mem::take(&mut self.block_ends);
+        // From the last block back, with the names read after each.
+        block_ends.sort_by_key(|(_, end)| std::cmp::Reverse(*end));
+        let mut names_read = std::mem::take(&mut self.names_read);
+        names_read.sort_by_key(|(at, _)| *at);
+        let mut names: BTreeSet<&str> = BTreeSet::new();
+        let mut spent = 0usize;
+        for (block, end) in block_ends {
+            while names_read.last().is_some_and(|(at, _)| *at >= end) {
+                if let Some((_, name)) = names_read.pop() {
+                    names.insert(name);
+                }
+            }
+            let namespace = format!("__django_block_{block}");
+            let mut restore = String::new();
+            for name in &names {
+                restore.push_str(&format!(
+                    "{{% if {namespace}.{name} is defined %}}{{% set {name} = {namespace}.{name} %}}{{% endif %}}"
+                ));
+                if spent.saturating_add(restore.len()) > MAX_RESTORED_BYTES {
+                    return;
+                }
+            }
+            spent = spent.saturating_add(restore.len());
+            if !restore.is_empty() {
+                self.insert(end, restore);
+            }
+        }
     }
 
     /// At `{% endblock %}`: a block that sets names gets a namespace made
@@ -745,6 +947,11 @@ impl<'a> Translator<'a> {
             }
             "block" | "macro" => {
                 self.push(if name == "block" { "block" } else { "macro" }, &tag)?;
+                if name == "block" {
+                    self.open_block(&tag, args);
+                } else if let (Some(first), Some(open)) = (args.first(), self.open.last_mut()) {
+                    open.name_at = Some(first.start..first.end);
+                }
                 // pongo2's `{% macro name(…) export %}`: exporting means
                 // nothing within one file.
                 if let Some(last) = args.last().filter(|t| self.is_ident(Some(t), "export")) {
@@ -813,6 +1020,7 @@ impl<'a> Translator<'a> {
             kept_as: None,
             targets: Vec::new(),
             kept_names: Vec::new(),
+            name_at: None,
         });
         Ok(())
     }
@@ -863,7 +1071,25 @@ impl<'a> Translator<'a> {
             }
             "ifchanged" => self.edit(span, "endif"),
             "for" => self.keep_between_passes(&open),
-            "block" => self.keep_after_block(&open, tag),
+            "macro" if self.open.is_empty() => {
+                if let Some(name_at) = open.name_at.clone() {
+                    self.macros.push(MacroSource {
+                        name: self
+                            .body
+                            .get(name_at.clone())
+                            .unwrap_or_default()
+                            .to_string(),
+                        name_at,
+                        span: open.span.start..tag.span.end,
+                    });
+                }
+            }
+            "block" => {
+                self.keep_after_block(&open, tag);
+                if let (false, Some(name)) = (self.extends, open.targets.first()) {
+                    self.block_ends.push((name.clone(), tag.span.end));
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -1030,7 +1256,7 @@ impl<'a> Translator<'a> {
     /// each tag's uses in a render (its own counter, across loops and
     /// macro calls); `{% cycle a b as name [silent] %}` also names the
     /// cycle (`{{ name }}` prints its value, `{% cycle name %}` moves it
-    /// on).
+    /// on, evaluating the next of `a b` then, as pongo2 does).
     fn cycle(
         &mut self,
         tag: &Tag,
@@ -1071,19 +1297,45 @@ impl<'a> Translator<'a> {
             )
             .suggest(Some("write {% cycle \"odd\" \"even\" as row %}".into())));
         };
+        if parts.len() > MAX_NAMED_CYCLE {
+            return Err(parse_error(
+                tag.span.clone(),
+                format!("{{% cycle … as name %}} takes at most {MAX_NAMED_CYCLE} values"),
+            ));
+        }
         let name_text = self.text(name).to_string();
+        // The values stay where they are written, each in a branch of a
+        // macro that prints the one asked for: `{% cycle name %}`
+        // evaluates the next value when it runs, as pongo2 does (a macro
+        // reads the names around it as they are at the call).
+        let values_macro = format!("__django_cycle_values_{id}");
         let first_start = values.first().map_or(name_token.end, |t| t.start);
         self.edit(
             name_token.start..first_start,
-            format!(
-                "set {name_text} = __django_cycle_as({id}, {}, ",
-                silent.is_some()
-            ),
+            format!("macro {values_macro}(__django_i) %}}{{% if __django_i == 0 %}}{{{{ "),
         );
-        self.arguments(values, &parts)?;
+        let mut previous_end = None;
+        for (index, part) in parts.iter().enumerate() {
+            let tokens = values.get(part.clone()).unwrap_or_default();
+            if let (Some(end), Some(first)) = (previous_end, tokens.first()) {
+                self.edit(
+                    end..first.start,
+                    format!(" }}}}{{% elif __django_i == {index} %}}{{{{ "),
+                );
+            }
+            self.expression(tokens, false)?;
+            previous_end = tokens.last().map(|t| t.end);
+        }
         let end = values.last().map_or(name_token.end, |t| t.end);
         let last = args.last().map_or(end, |t| t.end);
-        self.edit(end..as_token.start, ")");
+        self.edit(
+            end..as_token.start,
+            format!(
+                " }}}}{{% endif %}}{{% endmacro %}}{{% set {name_text} = __django_cycle_as({id}, {}, {values_macro}, {})",
+                silent.is_some(),
+                parts.len()
+            ),
+        );
         self.edit(as_token.start..last, "");
         if silent.is_none() {
             // Printed right after, by the name.
@@ -1290,7 +1542,98 @@ impl<'a> Translator<'a> {
         self.insert(file.end, " import");
         let last = names.last().map_or(file.end, |t| t.end);
         self.insert(last, " with context");
+        // pongo2 runs an imported macro in the importer's context as it is
+        // at the call, and none of the imported file's top level: the
+        // macros are copied here, and Jinja's import (kept for the checks
+        // of the file, and its errors) never runs.
+        let mut pairs = Vec::new();
+        let mut k = 0;
+        while let Some(token) = names.get(k) {
+            let alias = if self.is_ident(names.get(k + 1), "as") {
+                k += 2;
+                names.get(k)
+            } else {
+                Some(token)
+            };
+            if let Some(alias) = alias {
+                pairs.push((self.text(token), self.text(alias)));
+            }
+            k += 2;
+        }
+        let quoted = self.text(file);
+        let name = quoted
+            .get(1..quoted.len().saturating_sub(1))
+            .unwrap_or_default();
+        if let Some(copies) = self.copy_macros(name, &pairs, file.start..file.end)? {
+            let (open, close) = dashes(tag);
+            self.insert(
+                tag.span.start,
+                format!("{{%{open} if true %}}{copies}{{% endif %}}{{% if false %}}"),
+            );
+            self.insert(tag.span.end, format!("{{% endif {close}%}}"));
+        }
         Ok(())
+    }
+
+    /// The macros `pairs` (name, alias) of the file `name`, translated, to
+    /// be defined where it is imported; `None` to leave the import to
+    /// Jinja's (no include root, a file that does not read or translate,
+    /// a name it does not export, too deep: Jinja's import reports it).
+    fn copy_macros(
+        &mut self,
+        name: &str,
+        pairs: &[(&str, &str)],
+        at: Range<usize>,
+    ) -> Result<Option<String>, TemplateError> {
+        let Some(includes) = self.includes else {
+            return Ok(None);
+        };
+        if self.depth >= MAX_IMPORT_DEPTH {
+            return Ok(None);
+        }
+        let Ok(candidates) = includes.jinja_candidates(name) else {
+            return Ok(None);
+        };
+        let Ok(Some((_, file))) = includes.read_first(&candidates) else {
+            return Ok(None);
+        };
+        let text = file.text;
+        let Ok(translation) = translate_at(&text, None, self.depth + 1, self.copied) else {
+            return Ok(None);
+        };
+        let mut copies = String::new();
+        for (macro_name, alias) in pairs {
+            if !translation.exports.contains(*macro_name) {
+                return Ok(None);
+            }
+            let Some(source) = translation.macros.iter().find(|m| m.name == *macro_name) else {
+                return Ok(None);
+            };
+            let (Some(before), Some(after)) = (
+                text.get(source.span.start..source.name_at.start),
+                text.get(source.name_at.end..source.span.end),
+            ) else {
+                return Ok(None);
+            };
+            let renamed = format!("{before}{alias}{after}");
+            let Ok(copy) = translate_at(&renamed, Some(includes), self.depth + 1, self.copied)
+            else {
+                return Ok(None);
+            };
+            copies.push_str(&copy.edited.text);
+        }
+        let copied = self.copied.get().saturating_add(copies.len());
+        self.copied.set(copied);
+        if copied > includes.max_bytes() {
+            return Err(parse_error(
+                at,
+                format!(
+                    "the macros {{% import %}} copies add up to more than {}: the most one template may import",
+                    crate::limits::describe_bytes(includes.max_bytes())
+                ),
+            ));
+        }
+        Ok(Some(copies))
     }
 
     /// `{% ssi "file" %}` prints the file as it is; `{% ssi "file" parsed
