@@ -56,6 +56,9 @@ pub(super) struct Checker<'a> {
     /// Every literal argument (or filter input) of a call by name, for
     /// the types of the built-ins' arguments (`arg_types`).
     literals: Vec<Literal<'a>>,
+    /// The `role(…)` calls whose role is not a literal string, at the
+    /// argument (or the call, without one).
+    computed_roles: Vec<Range<usize>>,
     /// Whether the template may name other templates (it has an include
     /// root): each `include`, `import` and `extends` is then noted in
     /// `refs`, else it is a load error.
@@ -263,6 +266,11 @@ impl<'a> Checker<'a> {
     /// Notes in `found` every literal argument of a built-in filter or
     /// function that the render would refuse (`wrong-type`).
     pub(super) fn type_errors(&self, body: &str, found: &mut crate::diagnostics::Findings) {
+        if !self.locals.contains("role") {
+            for span in &self.computed_roles {
+                found.push(crate::syntax::builtin_types::role_not_literal(span.clone()));
+            }
+        }
         for literal in &self.literals {
             if literal.kind == Callable::Function && self.locals.contains(literal.name) {
                 continue;
@@ -303,6 +311,19 @@ impl<'a> Checker<'a> {
                 });
             }
         };
+        if kind == Callable::Function && name == "role" {
+            let first = args.first().map(|arg| match arg {
+                ast::CallArg::Pos(expr) => (arg_types::literal(expr), expr.span()),
+                ast::CallArg::Kwarg(_, expr)
+                | ast::CallArg::PosSplat(expr)
+                | ast::CallArg::KwargSplat(expr) => (None, expr.span()),
+            });
+            if let Some((lit, span)) = first {
+                if lit.is_none() {
+                    self.computed_roles.push(range(span));
+                }
+            }
+        }
         if let Some(input) = input {
             push(Slot::Input, input);
         }

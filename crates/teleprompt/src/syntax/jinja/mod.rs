@@ -890,6 +890,7 @@ mod tests {
                 limits: crate::limits::Limits::DEFAULT,
                 includes: None,
                 origin: crate::syntax::Origin::Teleprompt,
+                data_roles: "user,assistant".into(),
             },
         )
     }
@@ -964,6 +965,7 @@ mod tests {
             limits: crate::limits::Limits::DEFAULT,
             includes: None,
             origin: crate::syntax::Origin::Teleprompt,
+            data_roles: "user,assistant".into(),
         };
         let error = JinjaTemplate::compile("x", Syntax::Django, &options)
             .err()
