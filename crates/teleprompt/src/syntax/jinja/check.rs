@@ -57,7 +57,7 @@ pub(super) struct Checker<'a> {
     /// the types of the built-ins' arguments (`arg_types`).
     literals: Vec<Literal<'a>>,
     /// The `role(…)` calls whose role is not a literal string, at the
-    /// argument (or the call, without one).
+    /// argument, and `role` read as a value (not called), at the name.
     computed_roles: Vec<Range<usize>>,
     /// Whether the template may name other templates (it has an include
     /// root): each `include`, `import` and `extends` is then noted in
@@ -887,6 +887,12 @@ impl<'a> Checker<'a> {
                 }
                 if var.id == "loop" && self.loops == 0 && self.loose_loop.is_none() {
                     self.loose_loop = Some(range(var.span()));
+                }
+                if var.id == "role" {
+                    // `role` passed on as a value (`{% set f = role %}`)
+                    // could be called with anything: the same refusal as
+                    // a call with a computed role.
+                    self.computed_roles.push(range(var.span()));
                 }
                 self.reads.insert(var.id.to_string());
             }
