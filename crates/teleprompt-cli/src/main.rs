@@ -473,7 +473,7 @@ fn exit_status(error: &Error) -> u8 {
 fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     let prompt = match Prompt::from_file_with(&args.file, &args.load.options()) {
         Ok(prompt) => prompt,
-        Err(error) => return Ok(fail(&labelled(error, &args.labels))),
+        Err(error) => return Ok(fail(&report::labelled(error, &args.labels))),
     };
     // Only what the prompt may read of the data file is built.
     let reads = |name: &str| prompt.reads(name);
@@ -495,7 +495,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     };
     let rendered = match rendered {
         Ok(rendered) => rendered,
-        Err(error) => return Ok(fail(&labelled(error, &args.labels))),
+        Err(error) => return Ok(fail(&report::labelled(error, &args.labels))),
     };
     for warning in rendered.warnings() {
         print_err(&format!("warning: {warning}\n"))?;
@@ -514,7 +514,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
                 json.push('\n');
                 json
             }
-            Err(error) => return Ok(fail(&labelled(error, &args.labels))),
+            Err(error) => return Ok(fail(&report::labelled(error, &args.labels))),
         },
     };
     print_out(&output)?;
@@ -567,7 +567,7 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, WriteFailed> {
 fn inspect(args: &InspectArgs) -> Result<ExitCode, WriteFailed> {
     let prompt = match Prompt::from_file_with(&args.file, &args.load.options()) {
         Ok(prompt) => prompt,
-        Err(error) => return Ok(fail(&labelled(error, &args.labels))),
+        Err(error) => return Ok(fail(&report::labelled(error, &args.labels))),
     };
     let Some(inputs) = prompt.inputs() else {
         print_err(&format!(
@@ -620,52 +620,49 @@ fn picoschema_yaml(out: &mut String, value: &serde_json::Value, indent: usize) {
 }
 
 fn check(args: &CheckArgs) -> Result<ExitCode, WriteFailed> {
-    let problems = find_problems(args);
-    // An unreadable path is a usage error; other problems fail the check.
-    let status = if problems.errors.iter().any(|e| e.class() == ErrorClass::Io) {
+    let color = args.format == report::Format::Text && args.color.on_stderr();
+    let mut stream = report::Stream::new(args.format, color, args.deny_warnings);
+    // In text, a stderr that fails does not change the status, which is
+    // the problems'; it fails the command only when the check passes.
+    let mut stderr_failed = false;
+    let mut write = |out: report::Out| -> Result<(), WriteFailed> {
+        if !out.stderr.is_empty() && print_err(&out.stderr).is_err() {
+            stderr_failed = true;
+        }
+        if !out.stdout.is_empty() {
+            print_out(&out.stdout)?;
+        }
+        Ok(())
+    };
+    write(stream.head())?;
+    find_problems(args, &mut stream, &mut write)?;
+    let status = if stream.io() {
+        // An unreadable path is a usage error; other problems fail the check.
         EXIT_USAGE
-    } else if problems.valid() {
+    } else if stream.valid() {
         0
     } else {
         EXIT_FAILURE
     };
-    match args.format {
-        report::Format::Text => {
-            let (stderr, stdout) = report::text(&problems, args.color.on_stderr());
-            let reported = print_err(&stderr);
-            if status == 0 {
-                reported?;
-                print_out(&stdout)?;
-            }
-            // The problems were found: a stderr that fails does not change the status.
-        }
-        format => {
-            let output = match format {
-                report::Format::Github => report::github(&problems),
-                report::Format::Sarif => pretty(&report::sarif(&problems)),
-                _ => pretty(&report::json(&problems)),
-            };
-            print_out(&output)?;
-        }
+    write(stream.tail())?;
+    if status == 0 && stderr_failed {
+        return Err(WriteFailed);
     }
     Ok(ExitCode::from(status))
 }
 
-fn pretty(value: &serde_json::Value) -> String {
-    let mut json = serde_json::to_string_pretty(value).unwrap_or_default();
-    json.push('\n');
-    json
-}
-
-/// Loads every prompt under the paths of `args`: load errors (every one
-/// of each file, up to the cap), malformed test cases, name clashes, and the warnings of the
-/// prompts that load, each with the labels of `--label`.
-fn find_problems(args: &CheckArgs) -> report::Problems {
+/// Loads every prompt under the paths of `args`, handing each file's
+/// findings to `stream` as it is checked (and what it gives to `write`):
+/// load errors (every one of each file, up to the cap), malformed test
+/// cases, name clashes, and the warnings of the prompts that load, each
+/// with the labels of `--label`.
+fn find_problems(
+    args: &CheckArgs,
+    stream: &mut report::Stream,
+    write: &mut impl FnMut(report::Out) -> Result<(), WriteFailed>,
+) -> Result<(), WriteFailed> {
     let options = args.load.options();
-    let mut problems = report::Problems {
-        deny_warnings: args.deny_warnings,
-        ..report::Problems::default()
-    };
+    let labels = &args.labels;
     for path in &args.paths {
         // A directory is a library: its files include from it, as
         // `Library` and `serve` have them.
@@ -674,19 +671,18 @@ fn find_problems(args: &CheckArgs) -> report::Problems {
             options.include_root.get_or_insert_with(|| path.clone());
             match prompt_files(path) {
                 Ok(files) if files.is_empty() && !args.allow_empty => {
-                    problems.errors.push(
-                        Error::new(
-                            ErrorClass::Io,
-                            "no prompt files in this folder: nothing was checked \
-                             (--allow-empty accepts an empty folder)",
-                        )
-                        .with_file(path.display().to_string()),
-                    );
+                    let error = Error::new(
+                        ErrorClass::Io,
+                        "no prompt files in this folder: nothing was checked \
+                         (--allow-empty accepts an empty folder)",
+                    )
+                    .with_file(path.display().to_string());
+                    write(stream.file(vec![error], Vec::new(), 0, labels))?;
                     continue;
                 }
                 Ok(files) => files,
                 Err(error) => {
-                    problems.errors.push(error);
+                    write(stream.file(vec![error], Vec::new(), 0, labels))?;
                     continue;
                 }
             }
@@ -697,43 +693,31 @@ fn find_problems(args: &CheckArgs) -> report::Problems {
         for file in files {
             match Prompt::from_file_with(&file, &options) {
                 Ok(prompt) => {
-                    problems.warnings.extend(prompt.warnings());
                     // Its test cases, read (not run): a malformed case is
                     // an error here too.
-                    if let Err(error) = testing::PromptTests::read(&file, &options) {
-                        problems.errors.push(error);
-                    }
+                    let errors = match testing::PromptTests::read(&file, &options) {
+                        Err(error) => vec![error],
+                        Ok(_) => Vec::new(),
+                    };
+                    write(stream.file(errors, prompt.warnings(), 0, labels))?;
                     loaded.push(prompt);
                 }
                 Err(error) => {
                     // Every error of the file (up to the cap), and its
                     // warnings when they could still be computed.
-                    problems.warnings.extend(error.warnings().iter().cloned());
-                    problems.omitted += error.omitted();
-                    problems.errors.extend(error.all());
+                    let warnings = error.warnings().to_vec();
+                    let omitted = error.omitted();
+                    write(stream.file(error.all(), warnings, omitted, labels))?;
                 }
             }
         }
-        problems.prompts += loaded.len();
+        stream.loaded(loaded.len());
         // Prompts of one directory form a library: their names must differ.
         if let Err(clashes) = Library::from_prompts(loaded) {
-            problems.errors.extend(clashes.0);
+            write(stream.file(clashes.0, Vec::new(), 0, labels))?;
         }
     }
-    for problem in problems.errors.iter_mut().chain(&mut problems.warnings) {
-        *problem = labelled(problem.clone(), &args.labels);
-    }
-    problems
-}
-
-/// `error` with the labels it does not carry yet.
-fn labelled(error: Error, labels: &[(String, String)]) -> Error {
-    let missing: Vec<(String, String)> = labels
-        .iter()
-        .filter(|label| !error.labels().contains(label))
-        .cloned()
-        .collect();
-    error.with_labels(&missing)
+    Ok(())
 }
 
 fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
@@ -744,14 +728,14 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
     };
     let found = match testing::prompts_to_test(&paths) {
         Ok(found) => found,
-        Err(error) => return Ok(fail(&labelled(error, &args.labels))),
+        Err(error) => return Ok(fail(&report::labelled(error, &args.labels))),
     };
     let (mut passed, mut failed, mut updated, mut broken) = (0, 0, 0, 0);
     for error in &found.unread {
         broken += 1;
         print_err(&format!(
             "{}\n",
-            labelled(error.clone(), &args.labels).report()
+            report::labelled(error.clone(), &args.labels).report()
         ))?;
     }
     for file in found.prompts {
@@ -770,7 +754,10 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
             Ok(tests) if tests.cases.is_empty() => {
                 if let Err(error) = Prompt::from_file_with(&file, &options) {
                     broken += 1;
-                    print_err(&format!("{}\n", labelled(error, &args.labels).report()))?;
+                    print_err(&format!(
+                        "{}\n",
+                        report::labelled(error, &args.labels).report()
+                    ))?;
                 }
                 continue;
             }
@@ -779,7 +766,7 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
                 broken += 1;
                 print_err(&format!(
                     "{}\n",
-                    labelled(error.clone(), &args.labels).report()
+                    report::labelled(error.clone(), &args.labels).report()
                 ))?;
                 continue;
             }
@@ -792,7 +779,7 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
                 for error in &updated.errors {
                     print_err(&format!(
                         "{}\n",
-                        labelled(error.clone(), &args.labels).report()
+                        report::labelled(error.clone(), &args.labels).report()
                     ))?;
                 }
                 updated.cases

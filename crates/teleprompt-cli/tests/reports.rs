@@ -325,3 +325,114 @@ fn check_caps_the_errors_of_a_hostile_file() {
         text(&text_run.stderr)
     );
 }
+
+/// Many files with many findings each: every format is one valid document
+/// (JSON, SARIF) written as the files are checked, and each file's
+/// findings stop at the cap with a count of the rest.
+#[test]
+fn many_findings_are_capped_per_file_in_every_format() {
+    let dir = tempdir("many-findings");
+    let errors: String = (0..150)
+        .map(|i| format!("{{{{ v{i}|nosuch{i} }}}}\n"))
+        .collect();
+    // Undeclared reads are warnings at lenient (input.schema declares
+    // only `a`).
+    let warnings: String = (0..150).map(|i| format!("{{{{ w{i} }}}}\n")).collect();
+    for n in 0..3 {
+        fs::write(dir.join(format!("e{n}.j2")), &errors).unwrap();
+        fs::write(
+            dir.join(format!("w{n}.j2")),
+            format!("---\nstrict: lenient\ninput:\n  schema:\n    a: string\n---\n{{{{ a }}}}\n{warnings}"),
+        )
+        .unwrap();
+    }
+    let (output, json) = json_output(&dir, &["check", ".", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let errors = json["errors"].as_array().unwrap();
+    // 100 errors and a note per file.
+    assert_eq!(errors.len(), 3 * 101, "{json:#}");
+    assert_eq!(json["prompts"], 3);
+    assert_eq!(json["valid"], false);
+    let warnings = json["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 3 * 101);
+    assert!(warnings.iter().any(|w| w["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("50 more warning(s) in this file")));
+    let (_, sarif) = json_output(&dir, &["check", ".", "--format", "sarif"]);
+    assert_valid_sarif(&sarif);
+    assert_eq!(
+        sarif["runs"][0]["results"].as_array().unwrap().len(),
+        6 * 101
+    );
+    let output = teleprompt_in(&dir, &["check", ".", "--format", "github"]);
+    assert_eq!(text(&output.stdout).lines().count(), 6 * 101);
+    let output = teleprompt_in(&dir, &["check", ".", "--color", "never"]);
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.ends_with("450 error(s) in 3 file(s); 3 prompt(s) loaded cleanly\n"),
+        "{}",
+        &stderr[stderr.len().saturating_sub(300)..]
+    );
+}
+
+/// A closed-out input printed at strict or semi fails the check; only
+/// tested, or at lenient, it is a warning (issue 29, item 9).
+#[test]
+fn a_closed_out_input_printed_is_a_check_error_at_strict() {
+    let dir = tempdir("closed-misread");
+    let prompt = |strict: &str, body: &str| {
+        format!("---\nstrict: {strict}\ninput:\n  schema:\n    issue:\n      title: string\n---\n{body}\n")
+    };
+    fs::write(
+        dir.join("printed.j2"),
+        prompt("strict", "{{ issue.titel }}"),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("semi.gotmpl"),
+        prompt("semi", "{{ range .issue.tags }}{{ . }}{{ end }}"),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("tested.hbs"),
+        prompt("strict", "{{#if issue.urgent}}!{{/if}}"),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("lenient.j2"),
+        prompt("lenient", "{{ issue.titel }}"),
+    )
+    .unwrap();
+    let (output, json) = json_output(&dir, &["check", ".", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{json:#}");
+    let files = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|problem| {
+                format!(
+                    "{} {}",
+                    problem["file"].as_str().unwrap(),
+                    problem["rule"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        files(&json["errors"]),
+        [
+            "./printed.j2 input/undeclared-input",
+            "./semi.gotmpl input/undeclared-input"
+        ],
+        "{json:#}"
+    );
+    assert_eq!(
+        files(&json["warnings"]),
+        [
+            "./lenient.j2 warning/undeclared-input",
+            "./tested.hbs warning/undeclared-input"
+        ],
+        "{json:#}"
+    );
+}

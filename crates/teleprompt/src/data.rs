@@ -546,18 +546,20 @@ pub(crate) const MAX_YAML_DEPTH: usize = 64;
 /// How many bytes of text YAML aliases may add to the file's own.
 pub const YAML_ALIAS_BYTES: usize = 64 * 1024 * 1024;
 
-/// How YAML `text` is read: plain scalars resolve as Go's `gopkg.in/yaml.v3`
-/// (which Sortie uses) resolves them — the YAML 1.2 core schema's booleans
-/// (`true`, `True`, `TRUE`, `false`, …: `yes`, `no`, `on`, `y` stay
-/// strings) and nulls, its integers and floats, plus yaml.v3's own
-/// `0b1010`, `1_000` and `012` (octal, 10); `.inf` and `.nan` become the
-/// strings Go prints for them (`+Inf`, `NaN`). The table the tests hold
-/// to is `tests/data/yaml_scalars.txt`. A duplicate key is an error (merge keys, `<<`,
-/// still give way to the mapping's own keys, as YAML says), reported as a
-/// duplicate key in JSON is. What aliases add is bounded by
-/// [`YAML_ALIAS_VALUES`] and [`YAML_ALIAS_BYTES`]; what the text holds
-/// itself is bounded by its size (see [`crate::limits::Limits`]), so the
-/// reader's own counts of nodes, aliases and anchors are lifted.
+/// How YAML `text` is read: plain scalars resolve by the YAML 1.2 core
+/// schema (spec 1.2.2, section 10.3.2): its booleans (`true`, `True`,
+/// `TRUE`, `false`, …: `yes`, `no`, `on`, `y` stay strings), nulls (`~`,
+/// `null`, empty), integers (`0123` is 123, `0o17` is 15, `0x1F` is 31)
+/// and floats; what the core schema does not make a number (`0b101`,
+/// `1_000`, `0X1F`) is a string. `.inf` and `.nan` become the strings Go
+/// prints for them (`+Inf`, `NaN`: JSON data has no such numbers). The
+/// table the tests hold to is `tests/data/yaml_scalars.txt` (the core
+/// reading is checked in `data/parse.rs`). A duplicate key is an error
+/// (merge keys, `<<`, still give way to the mapping's own keys, as YAML
+/// says), reported as a duplicate key in JSON is. What aliases add is
+/// bounded by [`YAML_ALIAS_VALUES`] and [`YAML_ALIAS_BYTES`]; what the text
+/// holds itself is bounded by its size (see [`crate::limits::Limits`]), so
+/// the reader's own counts of nodes, aliases and anchors are lifted.
 #[cfg(test)]
 pub(crate) fn tests_yaml_options(text: &str) -> serde_saphyr::Options {
     yaml_options(text)
@@ -582,9 +584,11 @@ fn yaml_options(text: &str) -> serde_saphyr::Options {
     // YAML 1.2 booleans only: `NO`, `y`, `on` are strings (the "Norway
     // problem" of YAML 1.1), as in yaml.v3.
     options.strict_booleans = true;
-    // `012` is 10, as in yaml.v3 (YAML 1.2's core schema says 12; Sortie's
-    // reading wins). `0o12` is 10 either way.
-    options.legacy_octal_numbers = true;
+    // `012` is not octal (YAML 1.1's reading): the reader makes it the
+    // float 12.0, which `data::parse::yaml` corrects to the core schema's
+    // integer 12. `1_000` is a string, as the core schema says.
+    options.legacy_octal_numbers = false;
+    options.underscored_numbers_as_strings = true;
     options.non_finite_float_policy = serde_saphyr::options::NonFiniteFloatPolicy::PassThrough;
     options
 }

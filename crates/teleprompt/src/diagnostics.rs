@@ -333,6 +333,13 @@ impl Error {
         self
     }
 
+    /// The error with another class (a warning that `check` reports as
+    /// an error).
+    pub(crate) fn with_class(mut self, class: ErrorClass) -> Error {
+        self.0.class = class;
+        self
+    }
+
     /// Names the kind of problem within the class (`unknown-filter`,
     /// `front-matter`): a stable word that [`Error::rule`] joins to the class.
     pub fn with_kind(mut self, kind: &'static str) -> Error {

@@ -237,9 +237,36 @@ pub struct LoadOptions {
     /// YAML (`.yaml`, `.yml`) or text. Off by default (then a `document`
     /// error).
     pub file_references: bool,
+    /// The roles data may choose, where another system's own pattern
+    /// takes a message's role from data (Semantic Kernel's
+    /// `{{#each messages}}{{#message role=role}}…` over a chat history);
+    /// everywhere else a role is a literal of the template. `None`: `user`
+    /// and `assistant` — never `system` or `developer` unless the host
+    /// allows them here.
+    pub data_roles: Option<Vec<crate::messages::Role>>,
 }
 
 impl LoadOptions {
+    /// Sets [`LoadOptions::data_roles`].
+    pub fn with_data_roles(
+        mut self,
+        roles: impl IntoIterator<Item = crate::messages::Role>,
+    ) -> LoadOptions {
+        self.data_roles = Some(roles.into_iter().collect());
+        self
+    }
+
+    /// The roles data may choose: [`LoadOptions::data_roles`], or `user`
+    /// and `assistant`.
+    pub(crate) fn data_roles_or_default(&self) -> Vec<crate::messages::Role> {
+        self.data_roles.clone().unwrap_or_else(|| {
+            vec![
+                crate::messages::Role::User,
+                crate::messages::Role::Assistant,
+            ]
+        })
+    }
+
     /// The default options: every prompt decides for itself.
     pub fn new() -> LoadOptions {
         LoadOptions::default()

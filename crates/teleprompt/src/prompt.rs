@@ -117,7 +117,12 @@ impl Prompt {
     /// name such as `.issue` read inside `range` or `with`, where dot is
     /// the element (`did you mean "$.issue.title"?`); a mapping printed as
     /// it is; with `input.schema`, a path read that it does not declare
-    /// and a declared input never read.
+    /// and a declared input never read. One is of class
+    /// [`ErrorClass::Input`](crate::ErrorClass::Input), which `teleprompt
+    /// check` reports as an error: at `strict` or `semi`, a path that a
+    /// closed schema (`additionalProperties: false`, Picoschema) leaves out,
+    /// printed or walked by the template (only tested, `if x`, it stays a
+    /// warning).
     pub fn warnings(&self) -> Vec<Error> {
         load::warnings::warnings(&self.compiled)
     }

@@ -135,6 +135,13 @@ impl Inputs {
         self.items.as_deref()
     }
 
+    /// Whether the template prints this value, walks it as a list, or
+    /// does either to something below it — more than testing it (`if x`,
+    /// `x is defined`, which read it and fail nothing when it is missing).
+    pub(crate) fn used(&self) -> bool {
+        self.printed.is_some() || self.items.is_some() || self.fields.values().any(Inputs::used)
+    }
+
     /// Where the template first reads this value, if the syntax told.
     pub(crate) fn first(&self) -> Option<&std::ops::Range<usize>> {
         self.first.as_ref()

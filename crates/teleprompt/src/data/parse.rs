@@ -11,7 +11,11 @@
 //!   text is found again: for JSON, as the n-th number literal of the text
 //!   (numbers reach the value in text order); for YAML, by a second reading
 //!   that keeps each value's place in the text (aliases and merge keys
-//!   reorder values). Texts without one pay nothing.
+//!   reorder values). Texts without one pay nothing;
+//! - YAML numbers are the YAML 1.2 core schema's: the YAML reader makes
+//!   `0123` the float 123.0 and `0b101`, `0X1F` integers; a text with an
+//!   integral float or such a prefix is read again with each value's place,
+//!   and each number is held to its literal ([`core_number`]).
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -156,9 +160,11 @@ pub(crate) fn yaml(
         |deserializer| Node::root(&failed, keep).deserialize(deserializer),
     );
     let read = match first {
-        // An integer too large for 64 bits was read as a double: read the
-        // text again with each value's place in it, to keep its digits.
-        Ok(_) if failed.wide.get() => {
+        // An integer too large for 64 bits, or a float that may be a core
+        // integer (`0123`), or a number the core schema reads as text
+        // (`0b101`): read the text again with each value's place in it, to
+        // hold each number to its literal.
+        Ok(_) if failed.wide.get() || failed.integral.get() || non_core_prefix(text) => {
             serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
                 serde_saphyr::Spanned::<Exact>::deserialize(deserializer)
             })
@@ -198,14 +204,18 @@ pub(crate) fn yaml(
                 breach: BudgetBreach::Depth { .. },
                 ..
             } => format!("it nests deeper than {} levels", super::MAX_YAML_DEPTH),
+            serde_saphyr::Error::Budget { .. } => {
+                "it is too large or too complex to read (the YAML reader's own bound)".to_string()
+            }
             _ => {
                 let message = error.without_snippet().to_string();
                 let message = message.lines().next().unwrap_or("invalid YAML");
                 // The position is reported separately, counted in the real file.
-                match message.rfind(" at line ") {
-                    Some(cut) => message[..cut].to_string(),
-                    None => message.to_string(),
-                }
+                let message = match message.rfind(" at line ") {
+                    Some(cut) => &message[..cut],
+                    None => message,
+                };
+                plain_words(message)
             }
         };
         (
@@ -214,6 +224,114 @@ pub(crate) fn yaml(
             format!("invalid YAML: {message}"),
         )
     })
+}
+
+/// The YAML reader's `message`, in words for whoever wrote the file: the
+/// few that speak of the reader's own API or Rust types are put another
+/// way.
+fn plain_words(message: &str) -> String {
+    if message.starts_with("multiple YAML documents") {
+        "the text holds more than one YAML document (a `---` line after the first value): data is one document".into()
+    } else if let Some(ty) = message.strip_prefix("invalid ") {
+        match ty {
+            "u64" | "i64" | "u128" | "i128" | "f64" => {
+                "a scalar tagged as a number (`!!int`, `!!float`) is not one".into()
+            }
+            _ => message.to_string(),
+        }
+    } else if message == "expected string scalar" {
+        "a mapping key must be text, not a list or a mapping".into()
+    } else {
+        message.to_string()
+    }
+}
+
+/// Whether `text` may hold a plain number the YAML reader accepts and the
+/// core schema does not (`0b101`, `0X1F`, `0O17`, a signed `-0x1F`).
+fn non_core_prefix(text: &str) -> bool {
+    ["0b", "0B", "0X", "0O", "-0x", "+0x", "-0o", "+0o"]
+        .iter()
+        .any(|prefix| text.contains(prefix))
+}
+
+/// A YAML number as the core schema reads its plain `literal`: a decimal
+/// integer (`0123` is 123, leading zeros and all; one too large for 64 bits
+/// keeps its digits, as a string), `0o17` and `0x1F` as read, a float as
+/// read, and anything else the reader made a number (`0b101`, `0X1F`,
+/// `-0x1F`) the text it is.
+fn core_number(number: Number, literal: Option<&str>) -> Value {
+    let Some(literal) = literal else {
+        return Value::Number(number);
+    };
+    let (sign, digits) = match literal.strip_prefix(['-', '+']) {
+        Some(rest) => (&literal[..1], rest),
+        None => ("", literal),
+    };
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        let trimmed = digits.trim_start_matches('0');
+        let trimmed = if trimmed.is_empty() { "0" } else { trimmed };
+        let negative = sign == "-";
+        let parsed = if negative {
+            format!("-{trimmed}").parse::<i64>().ok().map(Number::from)
+        } else {
+            trimmed.parse::<u64>().ok().map(Number::from)
+        };
+        return match parsed {
+            Some(number) => Value::Number(number),
+            None => Value::String(literal.to_string()),
+        };
+    }
+    let radix = |prefix: &str, valid: fn(u8) -> bool| {
+        literal
+            .strip_prefix(prefix)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(valid))
+    };
+    if radix("0o", |b| matches!(b, b'0'..=b'7')) || radix("0x", |b| b.is_ascii_hexdigit()) {
+        return Value::Number(number);
+    }
+    if core_float(literal) {
+        return Value::Number(number);
+    }
+    Value::String(literal.to_string())
+}
+
+/// Whether the scalar at byte `at` of `text` has a tag (`!!float 1`,
+/// `!!int &a 012`): the last word before it, past an anchor, starts with `!`.
+fn tagged(text: &str, at: usize) -> bool {
+    let before = text.get(..at).unwrap_or_default();
+    let mut words = before
+        .rsplit([' ', '\t', '\n', '\r'])
+        .filter(|word| !word.is_empty());
+    let mut word = words.next();
+    if word.is_some_and(|word| word.starts_with('&')) {
+        word = words.next();
+    }
+    word.is_some_and(|word| word.starts_with('!'))
+}
+
+/// Whether `literal` is a float of the core schema:
+/// `[-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?`.
+fn core_float(literal: &str) -> bool {
+    let digits = |text: &str| text.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = literal.strip_prefix(['-', '+']).unwrap_or(literal);
+    let whole = digits(rest);
+    let mut rest = &rest[whole..];
+    if let Some(after) = rest.strip_prefix('.') {
+        let fraction = digits(after);
+        if whole == 0 && fraction == 0 {
+            return false;
+        }
+        rest = &after[fraction..];
+    } else if whole == 0 {
+        return false;
+    }
+    match rest.strip_prefix(['e', 'E']) {
+        None => rest.is_empty(),
+        Some(exponent) => {
+            let exponent = exponent.strip_prefix(['-', '+']).unwrap_or(exponent);
+            !exponent.is_empty() && digits(exponent) == exponent.len()
+        }
+    }
 }
 
 /// The error a YAML error wraps (in an alias, with a snippet), if any.
@@ -306,23 +424,26 @@ impl<'de> Visitor<'de> for ExactVisitor {
 }
 
 /// The value of `spanned`, each integer literal too large for 64 bits kept
-/// as its text (read from `text` where the YAML reader found it).
+/// as its text (read from `text` where the YAML reader found it), each
+/// number held to the core schema ([`core_number`]).
 fn exact_value(spanned: serde_saphyr::Spanned<Exact>, text: &str) -> Value {
     match spanned.value.0 {
-        ExactNode::Scalar(Value::Number(number))
-            if number.is_f64() && number.as_f64().is_some_and(maybe_wide_integer) =>
-        {
+        ExactNode::Scalar(Value::Number(number)) => {
             let span = spanned.defined.span();
-            let literal = span
+            let place = span
                 .byte_offset()
                 .zip(span.byte_len())
                 .and_then(|(at, len)| {
                     let at = usize::try_from(at).ok()?;
-                    text.get(at..at.checked_add(usize::try_from(len).ok()?)?)
+                    Some((
+                        at,
+                        text.get(at..at.checked_add(usize::try_from(len).ok()?)?)?,
+                    ))
                 });
-            match literal.map(str::trim) {
-                Some(literal) if integer_literal(literal) => Value::String(literal.to_string()),
-                _ => Value::Number(number),
+            match place {
+                // `!!float 1`: the tag, not the literal, says what it is.
+                Some((at, _)) if tagged(text, at) => Value::Number(number),
+                place => core_number(number, place.map(|(_, literal)| literal.trim())),
             }
         }
         ExactNode::Scalar(value) => value,
@@ -349,6 +470,9 @@ fn exact_value(spanned: serde_saphyr::Spanned<Exact>, text: &str) -> Value {
 struct Failed {
     place: RefCell<Option<String>>,
     wide: std::cell::Cell<bool>,
+    /// A YAML number read as a float with no fraction: the core schema may
+    /// say it is an integer (`0123`).
+    integral: std::cell::Cell<bool>,
 }
 
 impl Failed {
@@ -463,6 +587,9 @@ impl<'de> Visitor<'de> for Node<'_> {
     fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
         if maybe_wide_integer(value) {
             self.failed.wide.set(true);
+        }
+        if value.fract() == 0.0 {
+            self.failed.integral.set(true);
         }
         Ok(float_value(value))
     }
@@ -776,5 +903,91 @@ mod tests {
             .unwrap(),
             json!({"title": "t", "items": null})
         );
+    }
+
+    fn read_yaml(text: &str) -> Value {
+        yaml(text, crate::data::tests_yaml_options(text), None).unwrap()
+    }
+
+    /// The YAML 1.2 core schema's table (YAML 1.2.2, 10.3.2); ruamel.yaml
+    /// 0.19.1 reads each the same but `0b101` and `1_000` (numbers there).
+    #[test]
+    fn numbers_are_the_core_schema_s() {
+        let text = "a: 0123\nb: 0o17\nc: 0x1F\nd: -0123\ne: 0b101\nf: 1_000\ng: 0X1F\n\
+                    h: 08\ni: 1.0\nj: !!float 1\nk: !!float &x 2\nl: [007, 1e3, +0x1F]\n\
+                    m: 00\nn: '0123'\no: 000012345678901234567890123\n";
+        assert_eq!(
+            read_yaml(text),
+            json!({
+                "a": 123, "b": 15, "c": 31, "d": -123, "e": "0b101", "f": "1_000",
+                "g": "0X1F", "h": 8, "i": 1.0, "j": 1.0, "k": 2.0,
+                "l": [7, 1000.0, "+0x1F"], "m": 0, "n": "0123",
+                "o": "000012345678901234567890123",
+            })
+        );
+        // Kept keys only: the same reading.
+        let keep = |key: &str| key == "a";
+        assert_eq!(
+            yaml(
+                "a: 0123\nb: [1]\n",
+                crate::data::tests_yaml_options(""),
+                Some(&keep)
+            )
+            .unwrap(),
+            json!({"a": 123, "b": null})
+        );
+    }
+
+    fn yaml_error(text: &str) -> String {
+        yaml(text, crate::data::tests_yaml_options(text), None)
+            .unwrap_err()
+            .2
+    }
+
+    /// Errors say what is wrong with the file, never the reader's Rust
+    /// types or API (`Depth { depth: 65 }`, `from_str_multiple`).
+    #[test]
+    fn errors_are_plain_words() {
+        let deep = "a: ".to_string() + &"[".repeat(70) + &"]".repeat(70);
+        assert_eq!(
+            yaml_error(&deep),
+            "invalid YAML: it nests deeper than 64 levels"
+        );
+        let merges: String = (0..10_001)
+            .map(|i| format!("- &a{i} {{x: 1}}\n- {{<<: *a{i}}}\n"))
+            .collect();
+        assert_eq!(
+            yaml_error(&merges),
+            "invalid YAML: it is too large or too complex to read (the YAML reader's own bound)"
+        );
+        assert!(yaml_error("a: 1\n---\nb: 2\n").contains("more than one YAML document"));
+        assert!(yaml_error("a: !!int x").contains("is not one"));
+        assert!(yaml_error("? [a]\n: 1").contains("must be text"));
+        for text in [
+            deep.as_str(),
+            merges.as_str(),
+            "a: 1\n---\nb: 2\n",
+            "a: !!int x",
+            "? [a]\n: 1",
+            "a: [1",
+            "a: *x",
+            "a: !!binary 1",
+        ] {
+            let message = yaml_error(text);
+            assert!(
+                !message.contains(['{', '}']) && !message.contains("from_str"),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn core_floats() {
+        for yes in ["1.5", ".5", "1.", "-1e3", "+1.5E-3", "0.0"] {
+            assert!(core_float(yes), "{yes}");
+        }
+        for no in [".", "e3", "1e", "1.5.5", "0x1F", "1_0.0", "+", ""] {
+            assert!(!core_float(no), "{no}");
+        }
     }
 }

@@ -275,7 +275,7 @@ impl<'a> Renderer<'a> {
                 };
                 self.built(func, text, span)
             }
-            Func::Role | Func::History | Func::Media | Func::Section => {
+            Func::Role | Func::DataRole | Func::History | Func::Media | Func::Section => {
                 let mut text = Vec::with_capacity(2);
                 for index in 0..args.len() {
                     let value = self.arg(args, index, span, dot)?;
@@ -291,6 +291,17 @@ impl<'a> Renderer<'a> {
                 let marker = match (func, text.as_slice()) {
                     (Func::Role, [name]) => self.scope.role(name),
                     (Func::Role, [name, attributes]) => self.scope.role_with(name, attributes),
+                    (Func::DataRole, [name, allowed]) => {
+                        if allowed.split(',').any(|role| role == name) {
+                            self.scope.role(name)
+                        } else {
+                            Err(format!(
+                                "the data chose the role \"{name}\", and roles from data are limited to {}: \
+                                 the host allows more with LoadOptions::with_data_roles",
+                                allowed.split(',').map(|role| format!("\"{role}\"")).collect::<Vec<_>>().join(", ")
+                            ))
+                        }
+                    }
                     (Func::Media, [url, content_type]) => self.scope.media(url, content_type),
                     (Func::Section, [name]) => self.scope.section(name),
                     _ => Ok(self.scope.history()),

@@ -363,6 +363,12 @@ pub(crate) enum Func {
     Trim,
     /// `role "system"`: starts a message.
     Role,
+    /// A role the data chose (Semantic Kernel's `{{#message role=role}}`
+    /// over a chat history): `name` and the roles the load allows data to
+    /// choose (a constant, names separated by commas). Templates cannot
+    /// name it: front ends lower a non-literal role to it only where the
+    /// origin's own pattern takes roles from data.
+    DataRole,
     /// `history`: places the conversation history.
     History,
     /// `media url content_type`: adds a media part to the message.
@@ -465,6 +471,7 @@ impl Func {
         Func::go_names().find(|(_, f)| *f == self).map_or(
             match self {
                 Func::Lookup => "lookup",
+                Func::DataRole => "message",
                 Func::Dict => "hash",
                 Func::Section => "section",
                 Func::Hbs(helper) => helper.name(),
@@ -493,6 +500,7 @@ impl Func {
             }
             // `role(name, attributes)`: a Prompty role line's attributes.
             Func::Role => (1, Some(2)),
+            Func::DataRole => (2, Some(2)),
             Func::History => (0, Some(0)),
             Func::Media => (2, Some(2)),
             Func::Section => (1, Some(1)),

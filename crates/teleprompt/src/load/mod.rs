@@ -240,6 +240,12 @@ fn load(
         limits,
         includes,
         origin: prompt_origin(kind, &document),
+        data_roles: options
+            .data_roles_or_default()
+            .iter()
+            .map(|role| role.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
     };
     let compile_body = |document: &Document| {
         Template::compile(

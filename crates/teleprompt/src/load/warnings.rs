@@ -7,6 +7,7 @@ use crate::analysis::Step;
 use crate::diagnostics::{Error, ErrorClass, TemplateError};
 use crate::document::key;
 use crate::document::kind::FileKind;
+use crate::options::Strictness;
 
 /// The prompt context's namespaces that no data element is likely to
 /// have as a field: a root name read where dot is an element is taken
@@ -75,13 +76,24 @@ fn declared_input_warnings(compiled: &Compiled) -> Vec<Error> {
             .is_some_and(|defaults| defaults.get(name).is_some())
     };
     let mut found = Vec::new();
+    // A path the schema closes out, printed or walked: at strict or semi
+    // the render can only fail there (or, behind an `if`, never print it).
+    let strict = matches!(compiled.strictness, Strictness::Strict | Strictness::Semi);
     for read in schema.undeclared_reads(&inputs, &defaulted) {
-        let message = format!(
-            "the template reads `{}`, which input.schema does not declare",
-            read.path
-        );
+        let misread = strict && read.closed && read.used;
+        let message = match misread {
+            true => format!(
+                "the template prints or walks `{}`, which input.schema does not declare and \
+                 closes out: the data can never hold it",
+                read.path
+            ),
+            false => format!(
+                "the template reads `{}`, which input.schema does not declare",
+                read.path
+            ),
+        };
         let suggestion = read.meant.map(|meant| format!("did you mean `{meant}`?"));
-        found.push(match read.span {
+        let mut problem = match read.span {
             Some(span) => {
                 let warning = TemplateError::parse(Some(span), message)
                     .suggest(suggestion)
@@ -94,7 +106,11 @@ fn declared_input_warnings(compiled: &Compiled) -> Vec<Error> {
                     .with_suggestion(suggestion),
                 key::INPUT,
             ),
-        });
+        };
+        if misread {
+            problem = problem.with_class(ErrorClass::Input);
+        }
+        found.push(problem);
     }
     if !inputs.reads_whole() {
         for name in schema.names() {

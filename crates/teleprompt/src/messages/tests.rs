@@ -1075,8 +1075,16 @@ fn dotprompt_data_cannot_pose_as_the_render_context() {
 
 #[test]
 fn dotprompt_hostile_data_never_panics() {
+    // A role read from data is refused when the prompt loads.
+    let refused = crate::prompt::Prompt::from_source(
+        "a.prompt",
+        "---\nmodel: m\n---\n{{role \"user\"}}{{x}}\n{{role x}}",
+        &crate::options::LoadOptions::default(),
+    )
+    .expect_err("a role from data");
+    assert_eq!(refused.kind(), Some("role-not-literal"));
     let source =
-        "---\nmodel: m\n---\n{{role \"user\"}}{{x}} {{#each list}}{{this}}{{/each}}\n{{role x}}";
+        "---\nmodel: m\n---\n{{role \"user\"}}{{x}} {{#each list}}{{this}}{{/each}}\n{{role \"model\"}}";
     let prompt = crate::prompt::Prompt::from_source(
         "a.prompt",
         source,
@@ -1098,8 +1106,7 @@ fn dotprompt_hostile_data_never_panics() {
         json!({ "x": 1, "list": [], "role": "model" }),
         json!({ "x": 1, "list": 7 }),
     ] {
-        // An error or a render, never a panic; a role read from data is
-        // checked as teleprompt's (model is not one of its names).
+        // An error or a render, never a panic.
         if let Ok(rendered) = prompt.render(data) {
             assert!(rendered.messages().count() <= 2);
         }

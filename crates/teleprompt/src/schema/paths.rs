@@ -59,6 +59,13 @@ pub(crate) struct UndeclaredRead {
     pub span: Option<Range<usize>>,
     /// The declared path it likely meant (`issue.title`).
     pub meant: Option<String>,
+    /// Whether the schema closes the object the key is missing from
+    /// (`additionalProperties: false`, every Picoschema object without a
+    /// wildcard): the data can never hold the path.
+    pub closed: bool,
+    /// Whether the template prints or walks the value (or something below
+    /// it), rather than only testing it (`if x`, `x is defined`).
+    pub used: bool,
 }
 
 impl InputSchema {
@@ -85,6 +92,8 @@ impl InputSchema {
                     path: name.to_string(),
                     span: read.first().cloned(),
                     meant: closest(name, self.names()).map(str::to_string),
+                    closed: closes(root),
+                    used: read.used(),
                 });
             }
         }
@@ -183,7 +192,19 @@ fn undeclared(
         path: dotted(path),
         span: read.first().cloned(),
         meant,
+        closed: true,
+        used: read.used(),
     }
+}
+
+/// Whether `schema` takes no keys besides its `properties`.
+fn closes(schema: &Value) -> bool {
+    ["additionalProperties", "unevaluatedProperties"]
+        .iter()
+        .any(|keyword| schema.get(*keyword) == Some(&Value::Bool(false)))
+        && !COMBINATIONS
+            .iter()
+            .any(|keyword| schema.get(*keyword).is_some())
 }
 
 /// `schema` with local `$ref`s followed; `None` where the walk cannot tell
@@ -264,16 +285,22 @@ mod tests {
                     path: "issue.titel".into(),
                     span: Some(0..5),
                     meant: Some("issue.title".into()),
+                    closed: true,
+                    used: false,
                 },
                 UndeclaredRead {
                     path: "issue.labels[].nme".into(),
                     span: Some(10..15),
                     meant: Some("issue.labels[].name".into()),
+                    closed: true,
+                    used: false,
                 },
                 UndeclaredRead {
                     path: "isue".into(),
                     span: Some(50..55),
                     meant: Some("issue".into()),
+                    closed: false,
+                    used: false,
                 },
             ]
         );

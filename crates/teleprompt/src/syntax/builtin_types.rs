@@ -20,6 +20,10 @@
 //! | Handlebars `range` | 1, 2 | an integer, or a string that reads as one |
 //! | SK `add`, `subtract`, `multiply`, `divide`, `lessThan`, `lessThanOrEqual`, `greaterThan`, `greaterThanOrEqual` | every | a number, or a string that reads as one |
 //! | Dotprompt `json … indent=N` | indent | an integer |
+//!
+//! And one rule of another kind: the name given to `role` must be a
+//! literal of the template ([`role_not_literal`]): a role chosen by data
+//! could open a system message.
 
 use std::ops::Range;
 
@@ -128,6 +132,12 @@ pub(crate) fn check(
     place: impl Fn(usize) -> Place,
 ) -> Vec<TemplateError> {
     let mut errors = Vec::new();
+    if let (Func::Role, Some(first)) = (func, args.first()) {
+        if !matches!(first, Expr::Const(_)) {
+            let Place { span, .. } = place(0);
+            errors.push(role_not_literal(span.unwrap_or_else(|| call.clone())));
+        }
+    }
     for (index, arg) in args.iter().enumerate() {
         let Expr::Const(value) = arg else {
             continue;
@@ -150,6 +160,20 @@ pub(crate) fn check(
         );
     }
     errors
+}
+
+/// The error of a role name that is not a literal of the template, at
+/// `span`: data that could choose the role could open a system message.
+pub(crate) fn role_not_literal(span: Range<usize>) -> TemplateError {
+    TemplateError::parse(
+        Some(span),
+        "the role must be a literal of the template (\"system\", \"user\", \"assistant\"), \
+         not a value: data must not choose who speaks",
+    )
+    .with_kind("role-not-literal")
+    .suggest(Some(
+        "to choose between roles, write each as a literal in a branch of an if".to_string(),
+    ))
 }
 
 /// A literal as a message shows it: `the number 5`, `the string "a"`.

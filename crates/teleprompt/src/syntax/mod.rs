@@ -36,6 +36,10 @@ pub(crate) struct CompileOptions {
     /// its names call, and where that system's meaning differs from the
     /// others' (Semantic Kernel's `json` of a string, its booleans).
     pub origin: Origin,
+    /// The roles data may choose where the origin takes roles from data
+    /// ([`crate::LoadOptions::data_roles`]), as `DataRole` wants them:
+    /// names separated by commas.
+    pub data_roles: String,
 }
 
 /// The system a prompt was written for, told by its kind of file and
@@ -66,6 +70,7 @@ impl CompileOptions {
             limits: crate::limits::Limits::DEFAULT,
             includes: None,
             origin: Origin::Teleprompt,
+            data_roles: "user,assistant".into(),
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Data keeps what its text says: YAML scalars read as Go's yaml.v3 reads
-//! them (the table in `tests/data/yaml_scalars.txt`), and numbers keep
+//! Data keeps what its text says: YAML scalars read by the YAML 1.2 core
+//! schema (the table in `tests/data/yaml_scalars.txt`), and numbers keep
 //! their digits.
 
 use std::path::Path;
@@ -81,10 +81,11 @@ fn yaml_scalars_print_as_sortie_prints_them() {
 
 #[test]
 fn front_matter_reads_yaml_as_data_does() {
-    let source = "---\ninput:\n  default:\n    country: NO\n    answer: yes\n    mode: 012\n---\n{{ country }} {{ answer }} {{ mode }}";
+    // YAML 1.2 core: `012` is 12 (not YAML 1.1's octal 10), `0o17` is 15.
+    let source = "---\ninput:\n  default:\n    country: NO\n    answer: yes\n    mode: 012\n    perm: 0o17\n---\n{{ country }} {{ answer }} {{ mode }} {{ perm }}";
     let prompt = Prompt::from_source("p.j2", source, &LoadOptions::default()).expect("loads");
     let rendered = prompt.render(json!({})).expect("renders");
-    assert_eq!(rendered.text(), "NO yes 10");
+    assert_eq!(rendered.text(), "NO yes 12 15");
 }
 
 const WIDE: &str = "12345678901234567890123";

@@ -32,5 +32,6 @@ mod library;
 mod public_api;
 mod reload;
 mod robustness;
+mod roles;
 mod schema;
 mod suite_layout;

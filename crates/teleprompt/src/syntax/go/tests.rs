@@ -491,6 +491,7 @@ fn host_function_named_like_a_builtin_fails_at_load() {
         limits: crate::limits::Limits::DEFAULT,
         includes: None,
         origin: crate::syntax::Origin::Teleprompt,
+        data_roles: "user,assistant".into(),
     };
     let e = compile_go("no functions used", &options).unwrap_err();
     assert_eq!(

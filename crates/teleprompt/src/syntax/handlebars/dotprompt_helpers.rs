@@ -112,7 +112,8 @@ fn helper(call: &mut Call) -> Result<(), TemplateError> {
 /// not a Dotprompt role is a parse error.
 fn role(call: &mut Call) -> Result<(), TemplateError> {
     let [Expr::String(name, span)] = call.params.as_mut_slice() else {
-        // A role read from data is checked when it renders.
+        // A role that is not a literal is refused by the general check
+        // (`builtin_types::role_not_literal`).
         return Ok(());
     };
     match name.as_str() {

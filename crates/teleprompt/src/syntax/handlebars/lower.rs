@@ -135,6 +135,7 @@ pub(crate) fn lower(
     strictness: Strictness,
     functions: &Functions,
     origin: Origin,
+    data_roles: &str,
     limits: Limits,
 ) -> Result<(Program, Findings)> {
     let src = files.source.as_str();
@@ -166,6 +167,7 @@ pub(crate) fn lower(
         files,
         hosts: &hosts,
         origin,
+        data_roles,
         found: RefCell::new(Findings::default()),
     };
     let mut templates = Vec::with_capacity(inlines.len() + files.partials.len());
@@ -347,6 +349,8 @@ struct Lowerer<'t> {
     /// The system the prompt was written for: the helpers its names
     /// call, and SK's meaning for `json` and `equals`.
     origin: Origin,
+    /// The roles data may choose (SK's history loop): names and commas.
+    data_roles: &'t str,
     /// The errors lowering went on past (unknown helpers, wrong argument
     /// counts, missing partials, `../` above the root).
     found: RefCell<Findings>,
@@ -975,11 +979,26 @@ impl<'t> Lowerer<'t> {
                         ))
                     }
                 };
+                let role_span = role.span();
                 let role = self.expr(role, scope)?;
+                let (func, args): (Func, Box<[PExpr]>) = match role {
+                    role @ PExpr::Const(_) => (Func::Role, Box::new([role])),
+                    // Semantic Kernel's own history loop, `{{#each
+                    // messages}}{{#message role=role}}`: the data's role, one
+                    // of those the host allows data to choose.
+                    role if self.origin == Origin::SemanticKernel => (
+                        Func::DataRole,
+                        Box::new([role, PExpr::Const(Const::Str(self.data_roles.into()))]),
+                    ),
+                    _ => {
+                        self.note(builtin_types::role_not_literal(role_span));
+                        (Func::Role, Box::new([PExpr::Const(Const::Null)]))
+                    }
+                };
                 out.push(Instr::Print {
                     expr: PExpr::Call {
-                        func: Func::Role,
-                        args: Box::new([role]),
+                        func,
+                        args,
                         span: pspan(&block.call.span),
                     },
                     span: pspan(&block.open),

@@ -187,6 +187,7 @@ impl Front for Handlebars {
             options.strictness,
             &options.functions,
             options.origin,
+            &options.data_roles,
             options.limits,
         )
     }

@@ -56,6 +56,9 @@ pub(super) struct Checker<'a> {
     /// Every literal argument (or filter input) of a call by name, for
     /// the types of the built-ins' arguments (`arg_types`).
     literals: Vec<Literal<'a>>,
+    /// The `role(…)` calls whose role is not a literal string, at the
+    /// argument, and `role` read as a value (not called), at the name.
+    computed_roles: Vec<Range<usize>>,
     /// Whether the template may name other templates (it has an include
     /// root): each `include`, `import` and `extends` is then noted in
     /// `refs`, else it is a load error.
@@ -273,6 +276,11 @@ impl<'a> Checker<'a> {
     /// Notes in `found` every literal argument of a built-in filter or
     /// function that the render would refuse (`wrong-type`).
     pub(super) fn type_errors(&self, body: &str, found: &mut crate::diagnostics::Findings) {
+        if !self.locals.contains("role") {
+            for span in &self.computed_roles {
+                found.push(crate::syntax::builtin_types::role_not_literal(span.clone()));
+            }
+        }
         for literal in &self.literals {
             if literal.kind == Callable::Function && self.locals.contains(literal.name) {
                 continue;
@@ -313,6 +321,19 @@ impl<'a> Checker<'a> {
                 });
             }
         };
+        if kind == Callable::Function && name == "role" {
+            let first = args.first().map(|arg| match arg {
+                ast::CallArg::Pos(expr) => (arg_types::literal(expr), expr.span()),
+                ast::CallArg::Kwarg(_, expr)
+                | ast::CallArg::PosSplat(expr)
+                | ast::CallArg::KwargSplat(expr) => (None, expr.span()),
+            });
+            if let Some((lit, span)) = first {
+                if lit.is_none() {
+                    self.computed_roles.push(range(span));
+                }
+            }
+        }
         if let Some(input) = input {
             push(Slot::Input, input);
         }
@@ -938,6 +959,12 @@ impl<'a> Checker<'a> {
                 }
                 if var.id == "loop" && self.loops == 0 && self.loose_loop.is_none() {
                     self.loose_loop = Some(range(var.span()));
+                }
+                if var.id == "role" {
+                    // `role` passed on as a value (`{% set f = role %}`)
+                    // could be called with anything: the same refusal as
+                    // a call with a computed role.
+                    self.computed_roles.push(range(var.span()));
                 }
                 self.reads.insert(var.id.to_string());
             }

@@ -927,6 +927,7 @@ mod tests {
                 limits: crate::limits::Limits::DEFAULT,
                 includes: None,
                 origin: crate::syntax::Origin::Teleprompt,
+                data_roles: "user,assistant".into(),
             },
         )
     }
@@ -1001,6 +1002,7 @@ mod tests {
             limits: crate::limits::Limits::DEFAULT,
             includes: None,
             origin: crate::syntax::Origin::Teleprompt,
+            data_roles: "user,assistant".into(),
         };
         let error = JinjaTemplate::compile("x", Syntax::Django, &options)
             .err()

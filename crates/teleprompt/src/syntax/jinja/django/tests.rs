@@ -228,6 +228,7 @@ fn broken_input_is_an_error_or_a_translation_never_a_panic() {
                     },
                     includes: None,
                     origin: crate::syntax::Origin::Teleprompt,
+                    data_roles: "user,assistant".into(),
                 },
             );
         }

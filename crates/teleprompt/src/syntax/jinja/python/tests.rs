@@ -31,6 +31,7 @@ fn render_in(
             },
             includes: None,
             origin: crate::syntax::Origin::Teleprompt,
+            data_roles: "user,assistant".into(),
         },
     )
     .map_err(|error| error.message)?;
