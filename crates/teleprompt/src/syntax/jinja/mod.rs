@@ -36,6 +36,7 @@ mod names;
 mod nesting;
 mod python;
 mod value;
+mod work;
 
 use std::collections::{BTreeSet, HashSet};
 use std::error::Error as _;
@@ -187,6 +188,7 @@ impl JinjaTemplate {
         growth::guard_listing_filters(&mut env);
         growth::register(&mut env);
         register_jinja2_extras(&mut env);
+        work::register(&mut env);
         // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
         // `transformers`) have them.
         python::register(&mut env, dialect);
@@ -424,6 +426,13 @@ impl JinjaTemplate {
                 .store(out.len(), std::sync::atomic::Ordering::Relaxed);
             return Ok(out);
         }
+        // The direct path gave up because the host stopped the render:
+        // no second try.
+        if scope.stop.is_armed() {
+            if let Err(over) = scope.stop.check() {
+                return Err(TemplateError::render(None, over.to_string()));
+            }
+        }
         self.render_on_minijinja(data, scope, last_len)
     }
 
@@ -443,12 +452,19 @@ impl JinjaTemplate {
             bytes: Vec::with_capacity(last_len.min(self.limits.max_output)),
             limit: self.limits.max_output,
             over: false,
+            stop: scope.stop.is_armed().then(|| scope.stop.clone()),
+            writes: 0,
         };
-        let (result, misses) = current::with_scope(scope, || {
+        let (result, misses, halted) = current::with_scope(scope, || {
             template.render_captured_to(root, &mut out).map(drop)
         });
         if out.over {
             return Err(output_limit_error(self.limits.max_output));
+        }
+        // Stopped at a read of the data (which can only give nothing):
+        // the reason, not what minijinja made of the missing value.
+        if let (Err(_), Some(over)) = (&result, halted) {
+            return Err(TemplateError::render(None, over.to_string()));
         }
         result.map_err(|error| self.render_error(&error, &misses, data))?;
         self.last_len
@@ -823,6 +839,10 @@ struct CappedWriter {
     bytes: Vec<u8>,
     limit: usize,
     over: bool,
+    /// When the host wants the render stopped (where it may), looked at
+    /// every [`crate::scope::Stop::EVERY`] writes.
+    stop: Option<crate::scope::Stop>,
+    writes: u64,
 }
 
 impl std::io::Write for CappedWriter {
@@ -830,6 +850,12 @@ impl std::io::Write for CappedWriter {
         if self.bytes.len().saturating_add(buf.len()) > self.limit {
             self.over = true;
             return Err(std::io::Error::other("output limit"));
+        }
+        if let Some(stop) = &self.stop {
+            self.writes = self.writes.wrapping_add(1);
+            if self.writes % crate::scope::Stop::EVERY == 0 {
+                stop.check().map_err(std::io::Error::other)?;
+            }
         }
         self.bytes.extend_from_slice(buf);
         Ok(buf.len())

@@ -82,10 +82,10 @@ pub(super) fn tojson_transformers(
     let separators = argument(separators, &kwargs, "separators")?;
     let sort_keys = argument(sort_keys, &kwargs, "sort_keys")?;
     kwargs.assert_all_used()?;
-    dumps(
+    charged(dumps(
         value,
         &options(ensure_ascii, indent, separators, sort_keys)?,
-    )
+    ))
 }
 
 /// `tojson` in Jinja and Django syntax: the same `json.dumps` as in chat
@@ -101,10 +101,18 @@ pub(super) fn tojson_jinja(
     let separators = kwargs.get::<Option<JValue>>("separators")?;
     let sort_keys = kwargs.get::<Option<JValue>>("sort_keys")?;
     kwargs.assert_all_used()?;
-    dumps(
+    charged(dumps(
         value,
         &options(ensure_ascii, indent, separators, sort_keys)?,
-    )
+    ))
+}
+
+/// The JSON text made, its bytes counted as the work of walking the
+/// value (`tojson` of the whole data on every pass of a loop over it).
+fn charged(json: Result<String, minijinja::Error>) -> Result<String, minijinja::Error> {
+    let json = json?;
+    crate::syntax::jinja::work::charge(0, json.len())?;
+    Ok(json)
 }
 
 /// An argument given by position or by name (not both, as in Python).
