@@ -450,7 +450,8 @@ impl Default for RenderOptions {
 }
 
 impl RenderOptions {
-    /// The default options: history checked, the system clock, no context.
+    /// The default options: history checked, the system clock, no
+    /// context, no deadline, no cancel token.
     pub fn new() -> RenderOptions {
         RenderOptions::default()
     }

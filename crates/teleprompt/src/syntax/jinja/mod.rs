@@ -12,7 +12,8 @@
 //!   up front (`value`), and a missing key is reported with its full path
 //!   and the closest key that exists (`errors`);
 //! - a render is bounded: fuel for its steps, a budget for its output
-//!   (`scope`);
+//!   (`scope`), the work of its filters and reads on the fuel-free path
+//!   (`work`); the host's deadline or cancel token stops it (`current`);
 //! - `include`, `import` and `extends` of other files are read, checked
 //!   and registered when the prompt loads, where it has an include root
 //!   (`files`); errors in those files are placed in them;
