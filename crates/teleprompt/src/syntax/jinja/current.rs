@@ -70,12 +70,24 @@ impl Current {
 
 thread_local! {
     static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
+    /// Whether the running render has something to look at: a stop the
+    /// host may set, or a reason to end already. Most renders have
+    /// neither, and the reads and prints asking [`stopped`] cost one load.
+    static WATCH: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the running render may have to stop (see `WATCH`).
+#[inline]
+fn watching() -> bool {
+    WATCH.try_with(Cell::get).unwrap_or(false)
 }
 
 /// Puts the previous scope back when a render ends, even by a panic (a
 /// render inside a host function of another render is possible).
 struct Restore {
     previous: Option<Current>,
+    /// The previous render's `WATCH`.
+    previous_watch: bool,
     /// Whether the previous scope is still to be put back.
     armed: bool,
 }
@@ -84,6 +96,7 @@ impl Restore {
     /// Puts the previous scope back; returns the render's own.
     fn finish(mut self) -> Option<Current> {
         self.armed = false;
+        let _ = WATCH.try_with(|watch| watch.set(self.previous_watch));
         let previous = self.previous.take();
         CURRENT
             .try_with(|current| {
@@ -100,6 +113,7 @@ impl Drop for Restore {
         if !self.armed {
             return;
         }
+        let _ = WATCH.try_with(|watch| watch.set(self.previous_watch));
         let previous = self.previous.take();
         let _ = CURRENT.try_with(|current| {
             if let Ok(mut current) = current.try_borrow_mut() {
@@ -124,8 +138,10 @@ pub(super) fn with_scope<R>(
         halted: Cell::new(None),
     };
     let previous = CURRENT.with(|current| current.replace(Some(lent)));
+    let previous_watch = WATCH.with(|watch| watch.replace(scope.stop.is_armed()));
     let restore = Restore {
         previous,
+        previous_watch,
         armed: true,
     };
     let result = f();
@@ -231,6 +247,9 @@ pub(super) fn next_cycle(id: u64) -> u64 {
 /// of these has fuel, or is bounded by the data.)
 #[inline]
 pub(super) fn stopped() -> Option<Exceeded> {
+    if !watching() {
+        return None;
+    }
     CURRENT
         .try_with(|current| {
             let current = current.try_borrow().ok()?;
@@ -243,6 +262,9 @@ pub(super) fn stopped() -> Option<Exceeded> {
 /// [`stopped`], looking at the clock and the token on every call: for
 /// calls that start much work (`range`, whose loop asks nothing more).
 pub(super) fn stopped_now() -> Option<Exceeded> {
+    if !watching() {
+        return None;
+    }
     CURRENT
         .try_with(|current| {
             let current = current.try_borrow().ok()?;
@@ -288,6 +310,7 @@ pub(super) fn read(text_bytes: usize) -> bool {
             }
             if let Err(over) = current.scope.budget.work(steps) {
                 current.halted.set(Some(over));
+                let _ = WATCH.try_with(|watch| watch.set(true));
                 return Some(false);
             }
             Some(true)

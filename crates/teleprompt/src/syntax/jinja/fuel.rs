@@ -36,7 +36,10 @@ use std::collections::{HashMap, HashSet};
 use minijinja::machinery::ast;
 
 /// True unless the template is bounded by its text and data alone.
-pub(super) fn needed(template: &ast::Stmt<'_>) -> bool {
+/// `searches`: whether `in` inside a loop counts (minijinja charges what
+/// it searches only with fuel; the engine, on the direct path, counts it
+/// itself, so the direct path asks without it).
+pub(super) fn needed(template: &ast::Stmt<'_>, searches: bool) -> bool {
     let template = std::slice::from_ref(template);
     let mut assignments = Assignments::new();
     if !collect_assigned(template, &mut assignments, true) {
@@ -45,6 +48,7 @@ pub(super) fn needed(template: &ast::Stmt<'_>) -> bool {
     let names = Names {
         not_data: not_data(&assignments),
         assignments,
+        searches,
     };
     !bounded(template, &names, None)
 }
@@ -68,6 +72,8 @@ struct Names<'a> {
     assignments: Assignments<'a>,
     /// The assigned names that may hold something other than the data.
     not_data: HashSet<&'a str>,
+    /// Whether `in` on a list from outside a loop needs fuel.
+    searches: bool,
 }
 
 /// The assigned names that may hold something other than the data or a
@@ -228,7 +234,7 @@ fn bounded(stmts: &[ast::Stmt<'_>], names: &Names<'_>, element: Option<&HashSet<
                 return false;
             }
             let inner = element_names(for_loop, names);
-            !searches_outside(&for_loop.body, &inner)
+            !(names.searches && searches_outside(&for_loop.body, &inner))
                 && bounded(&for_loop.body, names, Some(&inner))
                 && bounded(&for_loop.else_body, names, element)
         }
@@ -393,7 +399,16 @@ mod tests {
     fn needs(source: &str) -> bool {
         let syntax = minijinja::syntax::SyntaxConfig::default();
         let ast = minijinja::machinery::parse(source, "t", syntax).expect("parses");
-        needed(&ast)
+        needed(&ast, true)
+    }
+
+    #[test]
+    fn a_search_outside_the_loop_needs_fuel_on_minijinja_only() {
+        let syntax = minijinja::syntax::SyntaxConfig::default();
+        let source = "{% for x in xs %}{% if x in ys %}{% endif %}{% endfor %}";
+        let ast = minijinja::machinery::parse(source, "t", syntax).expect("parses");
+        assert!(needed(&ast, true));
+        assert!(!needed(&ast, false), "the engine counts it itself");
     }
 
     #[test]

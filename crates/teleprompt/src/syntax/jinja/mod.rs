@@ -331,16 +331,22 @@ impl JinjaTemplate {
         } else {
             source.text.clone()
         };
-        // Fuel only where `max_steps` is needed to stop the render.
-        let needs_fuel = files.is_some()
-            || machinery::parse(&compiled, TEMPLATE_NAME, syntax.clone())
-                .map_or(true, |ast| fuel::needed(&ast));
+        // Fuel only where `max_steps` is needed to stop the render: where
+        // it can walk longer than the data, or (on minijinja, which
+        // charges what `in` searches to its fuel alone) search a list from
+        // outside a loop on every pass.
+        let parsed = machinery::parse(&compiled, TEMPLATE_NAME, syntax.clone()).ok();
+        let walks = files.is_some() || parsed.as_ref().is_none_or(|ast| fuel::needed(ast, false));
+        let needs_fuel = walks || parsed.as_ref().is_some_and(|ast| fuel::needed(ast, true));
+        drop(parsed);
         if !needs_fuel {
             env.set_fuel(None);
         }
-        // The direct path only for templates that run without fuel: the
-        // engine counts steps in its own way, and a render it declines for
-        // them runs on minijinja, uncounted there too. It is lowered from
+        // The direct path only for templates whose loops walk the data
+        // (no fuel, or fuel only for a search from outside a loop, which
+        // the engine counts itself): the engine counts steps in its own
+        // way, and a render it declines for them runs on minijinja,
+        // uncounted there too. It is lowered from
         // the body as written: a plain Jinja body's only rewriting is the
         // bound checks (the engine checks what its filters build itself)
         // and pongo2's autoescape spellings (not lowered).
@@ -348,7 +354,7 @@ impl JinjaTemplate {
         // (rewritten for minijinja).
         let flavor = Flavor::of(dialect).filter(|_| untranslated);
         let direct = flavor
-            .filter(|_| !needs_fuel && files.is_none() && found.errors.is_empty())
+            .filter(|_| !walks && files.is_none() && found.errors.is_empty())
             .and_then(|flavor| {
                 let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok()?;
                 lower::lower(&ast, body, limits, &functions, flavor)
