@@ -119,7 +119,7 @@ impl<'a> Renderer<'a> {
                 Exceeded::Steps(self.program.limits.max_steps).to_string(),
             );
         }
-        if self.iterations % Stop::EVERY == 0 {
+        if self.iterations.is_multiple_of(Stop::EVERY) {
             self.check_stop(span)?;
         }
         Ok(())

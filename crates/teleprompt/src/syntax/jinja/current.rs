@@ -50,7 +50,7 @@ impl Current {
         }
         let polls = self.polls.get().wrapping_add(1);
         self.polls.set(polls);
-        if polls % Stop::EVERY != 0 {
+        if !polls.is_multiple_of(Stop::EVERY) {
             return None;
         }
         self.look()

@@ -860,7 +860,7 @@ impl std::io::Write for CappedWriter {
         }
         if let Some(stop) = &self.stop {
             self.writes = self.writes.wrapping_add(1);
-            if self.writes % crate::scope::Stop::EVERY == 0 {
+            if self.writes.is_multiple_of(crate::scope::Stop::EVERY) {
                 stop.check().map_err(std::io::Error::other)?;
             }
         }
