@@ -2,7 +2,8 @@
 //! streaming: a reader thread reads rows while the bytes in flight fit a
 //! budget, `--jobs` workers render them one row at a time, and the main
 //! thread writes each line as soon as the rows before it are written,
-//! giving up on a row that runs past `--row-timeout`. A state file beside
+//! stopping a row's render at `--row-timeout` (giving up on it, a little
+//! later, if it missed that deadline). A state file beside
 //! the output says which prompt version and input rows it came from, so
 //! `--resume` continues exactly or refuses.
 
@@ -239,8 +240,9 @@ pub fn batch(args: &BatchArgs) -> Result<ExitCode, WriteFailed> {
         max_bytes: args.max_data_bytes,
         now,
         time_zone: args.time_zone.clone(),
+        timeout: (!args.row_timeout.is_zero()).then_some(args.row_timeout),
     };
-    let timeout = (!args.row_timeout.is_zero()).then_some(args.row_timeout);
+    let timeout = rows.timeout;
     let progress = Progress::start(size, lines.consumed);
     let ran = run(
         lines, rows, jobs, timeout, &mut out, state, &progress, done, started,
@@ -499,11 +501,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// How often the output is flushed and its state file rewritten.
 const SYNC_EVERY: Duration = Duration::from_millis(100);
 
+/// How much longer than `--row-timeout` a row whose render was told to
+/// stop is waited for, before it is given up on.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
 /// Renders every line of `lines` (row `first` onwards) on `jobs` worker
 /// threads, written to `out` in order as rows finish. A reader thread
-/// reads rows while the budget has room; a row that takes longer than
-/// `timeout` becomes its error line, its worker is replaced, and the run
-/// goes on (the budget still counts its bytes until it ends).
+/// reads rows while the budget has room; a row's render stops itself at
+/// `timeout` (its error line); one that misses it by `STOP_GRACE`
+/// becomes its error line, its worker is replaced, and the run goes on
+/// (the budget still counts its bytes until it ends).
 #[allow(clippy::too_many_arguments)]
 fn run<R: BufRead + Send + 'static>(
     mut lines: Lines<R>,
@@ -621,16 +628,12 @@ fn run<R: BufRead + Send + 'static>(
         if let Some(timeout) = timeout {
             let since = lock(&shared.started).get(&next).copied();
             if let Some((since, row_hash, row_position)) = since {
+                // The render stops itself at the timeout; a render that
+                // misses it is given up on a little later.
                 let spent = since.elapsed();
-                if spent >= timeout {
-                    let error = Error::new(
-                        ErrorClass::Render,
-                        format!(
-                            "the row took longer than {} (--row-timeout): given up on",
-                            show_duration(timeout)
-                        ),
-                    )
-                    .with_kind("timeout");
+                let give_up = timeout.saturating_add(STOP_GRACE);
+                if spent >= give_up {
+                    let error = timed_out(timeout, "given up on");
                     given_up.insert(next);
                     let line = error_line(next, &error.to_json());
                     pending.insert(next, (line, false, 0, row_hash, row_position));
@@ -639,7 +642,7 @@ fn run<R: BufRead + Send + 'static>(
                     std::thread::spawn(move || worker(replacement));
                     continue;
                 }
-                wait = wait.min(timeout - spent);
+                wait = wait.min(give_up - spent);
             }
         }
         if dirty && last_sync.elapsed() >= SYNC_EVERY {
@@ -1166,21 +1169,45 @@ struct Rows {
     max_bytes: usize,
     now: String,
     time_zone: Option<String>,
+    /// `--row-timeout`: a row's render is stopped past it.
+    timeout: Option<Duration>,
+}
+
+/// The error line of a row past `--row-timeout`: its render `stopped` at
+/// its deadline, or, where it missed it, `given up on`.
+fn timed_out(timeout: Duration, what: &str) -> Error {
+    Error::new(
+        ErrorClass::Render,
+        format!(
+            "the row took longer than {} (--row-timeout): {what}",
+            show_duration(timeout)
+        ),
+    )
+    .with_kind("timeout")
 }
 
 impl Rows {
     /// The output line of row `index` (its line, with a newline), and
     /// whether it rendered.
     fn render(&self, index: u64, line: &Line) -> (Vec<u8>, bool) {
-        let request = match self.request(index + 1, line) {
+        let mut request = match self.request(index + 1, line) {
             Ok(request) => request,
             Err(error) => return (error_line(index, &error), false),
         };
+        // The render stops itself at the row's deadline.
+        request.deadline = self.timeout.map(|timeout| Instant::now() + timeout);
         let rendered = match request.render(&self.prompt) {
             Ok(rendered) => rendered,
             Err(RequestError::Malformed(message)) => {
                 let error = self.input_error(index + 1, None, "record", message);
                 return (error_line(index, &error), false);
+            }
+            Err(RequestError::Render(error)) if error.kind() == Some("timeout") => {
+                let timeout = self.timeout.unwrap_or_default();
+                return (
+                    error_line(index, &timed_out(timeout, "stopped").to_json()),
+                    false,
+                );
             }
             Err(RequestError::Render(error)) => {
                 return (error_line(index, &error.to_json()), false)

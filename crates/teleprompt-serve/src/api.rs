@@ -407,13 +407,20 @@ async fn render_request(
     };
     // Renders run beside the async workers: a slow one holds no
     // connection up but its own.
-    // The render keeps its reservation until it stops, past its timeout
-    // too: renders that outrun the timeout cannot pile up.
+    // The render stops itself at its deadline (the library's check comes
+    // within milliseconds), gives its reservation back, and the request
+    // gets the timeout answer. The wait has a bound of its own, a little
+    // later, in case a render misses its deadline: the render then keeps
+    // its reservation until it stops, so renders cannot pile up.
+    let render_timeout = state.render_timeout;
+    let mut request = request;
+    request.deadline = Some(Instant::now() + render_timeout);
     let work = tokio::task::spawn_blocking(move || {
         let _reserve = reserve;
-        render_blocking(&prompt, request, format)
+        render_blocking(&prompt, request, format, render_timeout)
     });
-    let output = match tokio::time::timeout(state.render_timeout, work).await {
+    let wait = render_timeout.saturating_add(STOP_GRACE);
+    let output = match tokio::time::timeout(wait, work).await {
         Ok(Ok(result)) => result?,
         Ok(Err(_panicked)) => {
             return Err(ApiError::plain(
@@ -422,16 +429,7 @@ async fn render_request(
                 "the render stopped unexpectedly",
             ))
         }
-        Err(_elapsed) => {
-            return Err(ApiError::plain(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "timeout",
-                format!(
-                    "the render took longer than {} ms (the server's --render-timeout)",
-                    state.render_timeout.as_millis()
-                ),
-            ))
-        }
+        Err(_elapsed) => return Err(timed_out(render_timeout)),
     };
     let mut body = json!({
         "prompt": name,
@@ -494,15 +492,34 @@ struct Output {
     recovered: Option<Value>,
 }
 
+/// How much longer than `--render-timeout` a request waits for a render
+/// told to stop at its deadline, before it answers without it.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The answer to a render that ran past `--render-timeout`.
+fn timed_out(timeout: std::time::Duration) -> ApiError {
+    ApiError::plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "timeout",
+        format!(
+            "the render took longer than {} ms (the server's --render-timeout)",
+            timeout.as_millis()
+        ),
+    )
+}
+
 fn render_blocking(
     prompt: &Prompt,
     request: RenderRequest,
     format: OutputFormat,
+    timeout: std::time::Duration,
 ) -> Result<Output, ApiError> {
     let rendered = request.render(prompt).map_err(|error| match error {
         RequestError::Malformed(message) => {
             ApiError::plain(StatusCode::BAD_REQUEST, "request", message)
         }
+        // Stopped at its deadline: the timeout's answer.
+        RequestError::Render(error) if error.kind() == Some("timeout") => timed_out(timeout),
         RequestError::Render(error) => ApiError::from_error(&error),
     })?;
     let output = match format {

@@ -70,7 +70,9 @@ pub struct Config {
     /// The largest request body, in bytes (default 4 MiB): larger is 413.
     pub max_request_bytes: usize,
     /// How long a render may run before the request gets 503 (default
-    /// 10 s). The render's own step budget stops it in any case.
+    /// 10 s): the render is stopped at that deadline (within a few
+    /// milliseconds) and its slot freed. The render's own step budget
+    /// stops it in any case.
     pub render_timeout: Duration,
     /// Reload when files change (default on), after changes have been
     /// quiet this long.
@@ -89,7 +91,7 @@ pub struct Config {
     pub max_connections: usize,
     /// The most renders in flight (default 4 × the cores): beyond it, 503
     /// with `Retry-After`. A render that ran past `render_timeout` counts
-    /// until it has stopped.
+    /// until it has stopped (a few milliseconds later).
     pub max_renders: usize,
     /// The memory renders and their responses in flight may reserve, in
     /// bytes (default 1 GiB). Each render reserves twice the output bound

@@ -58,7 +58,7 @@ pub use crate::library::{
     prompt_files, FailedFile, Library, LibraryEntry, ReloadReport, SharedLibrary,
 };
 pub use crate::messages::{ContentPart, Entry, HistoryMessage, Message, OutputFormat, Role};
-pub use crate::options::RenderOptions;
+pub use crate::options::{CancelToken, RenderOptions};
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::Prompt;
 pub use crate::render::rendered::Rendered;

@@ -490,6 +490,11 @@ pub(crate) enum Exceeded {
     /// [`Limits::max_template_bytes`] or [`Limits::max_data_bytes`]: a
     /// file read.
     File(Input, usize),
+    /// The host's deadline ([`crate::RenderOptions::deadline`]), in
+    /// milliseconds from the render's start.
+    Deadline(u64),
+    /// The host's [`crate::CancelToken`] was cancelled.
+    Cancelled,
 }
 
 impl std::fmt::Display for Exceeded {
@@ -532,11 +537,28 @@ impl std::fmt::Display for Exceeded {
                 describe_bytes(limit),
                 input.noun()
             ),
+            Exceeded::Deadline(millis) => write!(
+                f,
+                "the render ran past its deadline of {millis} ms and was stopped (the host's timeout)"
+            ),
+            Exceeded::Cancelled => f.write_str("the render was cancelled by the host"),
         }
     }
 }
 
 impl std::error::Error for Exceeded {}
+
+impl Exceeded {
+    /// The error kind of a render the host stopped (`timeout`,
+    /// `cancelled`); `None` for the bounds.
+    pub(crate) fn stop_kind(&self) -> Option<&'static str> {
+        match self {
+            Exceeded::Deadline(_) => Some("timeout"),
+            Exceeded::Cancelled => Some("cancelled"),
+            _ => None,
+        }
+    }
+}
 
 /// The error for an input over its limit.
 fn too_large(origin: &str, max_bytes: usize, input: Input) -> Error {

@@ -1,10 +1,12 @@
 //! The choices a prompt or its host makes: syntax, strictness, error
 //! policy, and the options of a load ([`LoadOptions`]) and of a render
-//! ([`RenderOptions`]).
+//! ([`RenderOptions`], with its deadline and [`CancelToken`]).
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -453,6 +455,13 @@ pub struct RenderOptions {
     /// template reads its keys as data variables, `{{@state.step}}`,
     /// `{{@auth.uid}}`. The data cannot shadow them.
     pub context: Option<Arc<Value>>,
+    /// When the render must stop: past it, a render in flight ends with
+    /// a `render` error of kind `timeout` within a few milliseconds
+    /// (default: none).
+    pub deadline: Option<Instant>,
+    /// A token another thread may cancel: the render in flight then ends
+    /// with a `render` error of kind `cancelled` (default: none).
+    pub cancel: Option<CancelToken>,
 }
 
 impl Default for RenderOptions {
@@ -461,12 +470,15 @@ impl Default for RenderOptions {
             validate_history: true,
             clock: Clock::System,
             context: None,
+            deadline: None,
+            cancel: None,
         }
     }
 }
 
 impl RenderOptions {
-    /// The default options: history checked, the system clock, no context.
+    /// The default options: history checked, the system clock, no
+    /// context, no deadline, no cancel token.
     pub fn new() -> RenderOptions {
         RenderOptions::default()
     }
@@ -487,5 +499,51 @@ impl RenderOptions {
     pub fn with_context(mut self, context: impl Into<Arc<Value>>) -> RenderOptions {
         self.context = Some(context.into());
         self
+    }
+
+    /// Sets [`RenderOptions::deadline`].
+    pub fn with_deadline(mut self, deadline: Instant) -> RenderOptions {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Sets [`RenderOptions::cancel`].
+    pub fn with_cancel(mut self, cancel: CancelToken) -> RenderOptions {
+        self.cancel = Some(cancel);
+        self
+    }
+}
+
+/// Cancels renders in flight from another thread: give a clone to
+/// [`RenderOptions::with_cancel`], call [`CancelToken::cancel`], and the
+/// renders holding it end with a `render` error of kind `cancelled`
+/// within a few milliseconds.
+///
+/// ```
+/// use teleprompt::{CancelToken, LoadOptions, Prompt, RenderOptions};
+/// let prompt = Prompt::from_source("p.j2", "{% for i in range(10) %}{{ i }}{% endfor %}", &LoadOptions::default())?;
+/// let token = CancelToken::new();
+/// token.cancel();
+/// let error = prompt.render_with(serde_json::json!({}), &RenderOptions::new().with_cancel(token)).unwrap_err();
+/// assert_eq!(error.kind(), Some("cancelled"));
+/// # Ok::<(), teleprompt::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A token not cancelled.
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Cancels every render holding this token (or a clone of it).
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`CancelToken::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
     }
 }

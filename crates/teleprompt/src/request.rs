@@ -47,6 +47,14 @@ pub struct RenderRequest {
     pub labels: Map<String, Value>,
     /// Check the history's tool calls (default true).
     pub validate_history: Option<bool>,
+    /// When the render must stop ([`RenderOptions::deadline`]); not read
+    /// from JSON: the host sets it.
+    #[serde(skip)]
+    pub deadline: Option<std::time::Instant>,
+    /// A token that cancels the render ([`RenderOptions::cancel`]); not
+    /// read from JSON: the host sets it.
+    #[serde(skip)]
+    pub cancel: Option<crate::options::CancelToken>,
 }
 
 /// Why a [`RenderRequest`] did not render.
@@ -108,7 +116,9 @@ impl RenderRequest {
             if let (Some(history), Value::Object(map)) = (self.history, &mut data) {
                 map.insert("messages".into(), history);
             }
-            let options = RenderOptions::new().with_clock(clock);
+            let mut options = RenderOptions::new().with_clock(clock);
+            options.deadline = self.deadline;
+            options.cancel = self.cancel;
             return prompt
                 .render_with(data, &options)
                 .map_err(RequestError::Render);
@@ -147,8 +157,10 @@ impl RenderRequest {
             };
             context = context.label(key, value);
         }
-        let options =
+        let mut options =
             RenderOptions::new().with_validate_history(self.validate_history.unwrap_or(true));
+        options.deadline = self.deadline;
+        options.cancel = self.cancel;
         prompt
             .render_turn_with(&context, &options)
             .map_err(RequestError::Render)

@@ -1,7 +1,8 @@
 //! One render's scope: what a render carries besides its template and its
 //! data. The clock (Jinja's `strftime_now`), the budget (bytes printed and
 //! built so far, against the template's limits), the role markers that
-//! `role()`, `history()`, `media()` and `{% generation %}` print.
+//! `role()`, `history()`, `media()` and `{% generation %}` print, and
+//! when the host wants it stopped ([`Stop`]: a deadline, a cancel token).
 //!
 //! The caller makes one per render ([`RenderScope::new`]) and hands it
 //! down: the engine takes it as an argument; minijinja calls Jinja's
@@ -9,10 +10,13 @@
 //! while it runs (`syntax::jinja::current`). After the render, the caller
 //! cuts the output at the scope's markers.
 
+use std::time::Instant;
+
 use jiff::Zoned;
 
 use crate::limits::{Exceeded, Limits};
 use crate::messages::Markers;
+use crate::options::CancelToken;
 
 /// The scope of one render.
 #[derive(Debug)]
@@ -23,6 +27,8 @@ pub(crate) struct RenderScope {
     pub(crate) budget: Budget,
     /// This render's markers, with their secret.
     markers: Markers,
+    /// When the host wants the render stopped.
+    pub(crate) stop: Stop,
 }
 
 impl RenderScope {
@@ -33,7 +39,14 @@ impl RenderScope {
             now,
             budget: Budget::new(limits),
             markers: Markers::new(),
+            stop: Stop::default(),
         }
+    }
+
+    /// The scope, stopped as `stop` says.
+    pub(crate) fn with_stop(mut self, stop: Stop) -> RenderScope {
+        self.stop = stop;
+        self
     }
 
     /// The scope for Jinja's filters while a render runs on minijinja: the
@@ -44,6 +57,7 @@ impl RenderScope {
             now: self.now.clone(),
             budget: self.budget,
             markers: self.markers.clone(),
+            stop: self.stop.clone(),
         }
     }
 
@@ -133,6 +147,9 @@ pub(crate) struct Budget {
     printed: usize,
     /// Bytes of text functions, helpers, filters and operators have built.
     built: usize,
+    /// Steps of work Jinja's filters did on minijinja (items walked, 64
+    /// bytes of text read per step), held to `max_steps`.
+    work: u64,
     limits: Limits,
 }
 
@@ -142,6 +159,7 @@ impl Budget {
         Budget {
             printed: 0,
             built: 0,
+            work: 0,
             limits,
         }
     }
@@ -187,6 +205,16 @@ impl Budget {
         Ok(())
     }
 
+    /// Counts `steps` of work a filter did; an error past `max_steps`.
+    pub(crate) fn work(&mut self, steps: usize) -> Result<(), Exceeded> {
+        let steps = u64::try_from(steps).unwrap_or(u64::MAX);
+        self.work = self.work.saturating_add(steps);
+        if self.work > self.limits.max_steps {
+            return Err(Exceeded::Steps(self.limits.max_steps));
+        }
+        Ok(())
+    }
+
     /// The most bytes a text may have now: what the render may still
     /// print, or the size one value may have if that is less, with the
     /// bound that sets it.
@@ -199,6 +227,52 @@ impl Budget {
                 self.limits.max_value_bytes,
                 Exceeded::Value(self.limits.max_value_bytes),
             )
+        }
+    }
+}
+
+/// When the host wants a render stopped: a deadline, a cancel token
+/// (`RenderOptions::deadline`, `RenderOptions::cancel`). The evaluators
+/// ask [`Stop::check`] every so often (the engine every
+/// [`Stop::EVERY`] steps; a render on minijinja as it reads the data,
+/// prints, and calls teleprompt's filters), so a render stops within a
+/// few milliseconds of its deadline.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Stop {
+    cancel: Option<CancelToken>,
+    /// The deadline, and how many milliseconds after the render's start
+    /// it was (for the error).
+    deadline: Option<(Instant, u64)>,
+}
+
+impl Stop {
+    /// How many steps (or checks) pass between two looks at the clock
+    /// and the token: a look costs about as much as 20 steps.
+    pub(crate) const EVERY: u64 = 256;
+
+    /// Stopped at `deadline` or when `cancel` is cancelled.
+    pub(crate) fn new(deadline: Option<Instant>, cancel: Option<CancelToken>) -> Stop {
+        let deadline = deadline.map(|at| {
+            let millis = at.saturating_duration_since(Instant::now()).as_millis();
+            (at, u64::try_from(millis).unwrap_or(u64::MAX))
+        });
+        Stop { cancel, deadline }
+    }
+
+    /// Whether the host may stop the render at all.
+    #[inline]
+    pub(crate) fn is_armed(&self) -> bool {
+        self.cancel.is_some() || self.deadline.is_some()
+    }
+
+    /// An error once the token is cancelled or the deadline has passed.
+    pub(crate) fn check(&self) -> Result<(), Exceeded> {
+        if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+            return Err(Exceeded::Cancelled);
+        }
+        match self.deadline {
+            Some((at, millis)) if Instant::now() >= at => Err(Exceeded::Deadline(millis)),
+            _ => Ok(()),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The render's bounds bookkeeping: the output's size, the text
-//! functions build, steps.
+//! functions build, steps, and the host's deadline or cancel token
+//! (looked at every `Stop::EVERY` steps).
 
 use super::fail::{fail, func_error};
 use super::program::{Func, Span};
@@ -7,6 +8,7 @@ use super::render::{Renderer, Result};
 use super::value::Value;
 use crate::diagnostics::TemplateError;
 use crate::limits::Exceeded;
+use crate::scope::Stop;
 
 /// Bytes of text an operation reads that count as one step (minijinja's
 /// fuel counts 64 bytes built as one instruction too).
@@ -78,6 +80,7 @@ impl<'a> Renderer<'a> {
             return Ok(());
         }
         let work = u64::try_from(work).unwrap_or(u64::MAX);
+        let before = self.iterations;
         self.iterations = self.iterations.saturating_add(work);
         if self.iterations > self.program.limits.max_steps {
             return fail(
@@ -85,7 +88,24 @@ impl<'a> Renderer<'a> {
                 Exceeded::Steps(self.program.limits.max_steps).to_string(),
             );
         }
+        if before / Stop::EVERY != self.iterations / Stop::EVERY {
+            self.check_stop(span)?;
+        }
         Ok(())
+    }
+
+    /// Fails once the host wants the render stopped (its deadline, its
+    /// cancel token): asked every [`Stop::EVERY`] steps.
+    #[cold]
+    #[inline(never)]
+    fn check_stop(&self, span: Span) -> Result<()> {
+        if !self.scope.stop.is_armed() {
+            return Ok(());
+        }
+        self.scope
+            .stop
+            .check()
+            .or_else(|over| fail(span, over.to_string()))
     }
 
     /// Counts one step (a loop pass, a template call, a function call)
@@ -98,6 +118,9 @@ impl<'a> Renderer<'a> {
                 span,
                 Exceeded::Steps(self.program.limits.max_steps).to_string(),
             );
+        }
+        if self.iterations.is_multiple_of(Stop::EVERY) {
+            self.check_stop(span)?;
         }
         Ok(())
     }

@@ -94,6 +94,8 @@ impl<'a> Renderer<'a> {
             Func::Len => {
                 let value = self.arg(args, 0, span, dot)?;
                 if self.program.flavor.is_jinja() {
+                    // Jinja counts a text's characters: its bytes are read.
+                    self.tick_work(0, value.as_str().map_or(0, str::len), span)?;
                     return flavor::jinja::length(&value, span);
                 }
                 let len = match &value {
@@ -194,6 +196,19 @@ impl<'a> Renderer<'a> {
                     Value::Json(json) => functions::to_json(json),
                     other => functions::to_json(&other.to_json()),
                 };
+                // Made by walking the value: its items and its size are
+                // the work.
+                let items = match &value {
+                    Value::Array(items) => items.len(),
+                    Value::Object(view) => view.len().unwrap_or(0),
+                    Value::Json(json) => json
+                        .as_array()
+                        .map(Vec::len)
+                        .or(json.as_object().map(serde_json::Map::len))
+                        .unwrap_or(0),
+                    _ => 0,
+                };
+                self.tick_work(items, text.len(), span)?;
                 self.built(func, text, span)
             }
             Func::Join => {
@@ -240,6 +255,7 @@ impl<'a> Renderer<'a> {
                             .fold(0usize, usize::saturating_add),
                     );
                 self.fits(func, at_least, span)?;
+                self.tick_work(items.len(), at_least, span)?;
                 let text = functions::join(
                     separator,
                     items.iter().map(|item| match item {

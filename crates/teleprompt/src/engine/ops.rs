@@ -160,6 +160,13 @@ impl<'a> Renderer<'a> {
             JinjaOp::In => {
                 let needle = self.arg(args, 0, span, dot)?;
                 let haystack = self.arg(args, 1, span, dot)?;
+                // What a search may walk: the text, or the list's items.
+                let walked = match &haystack {
+                    Value::Array(items) => items.len(),
+                    Value::Json(json) => json.as_array().map_or(0, Vec::len),
+                    _ => 0,
+                };
+                self.tick_work(walked, haystack.as_str().map_or(0, str::len), span)?;
                 let found = match (&haystack, needle.as_str()) {
                     (Value::Str(_) | Value::String(_), Some(needle)) => {
                         haystack.as_str().unwrap_or("").contains(needle)

@@ -19,7 +19,7 @@ use crate::messages::HistoryMessage;
 use crate::options::OnError;
 use crate::options::RenderOptions;
 use crate::schema::MAX_VIOLATIONS;
-use crate::scope::RenderScope;
+use crate::scope::{RenderScope, Stop};
 use rendered::{RenderOutput, Rendered};
 
 /// What a render adds to the data: the conversation around it.
@@ -30,6 +30,8 @@ struct Turn {
     history: Arc<Vec<HistoryMessage>>,
     continuation: bool,
     warnings: Vec<String>,
+    /// When the host wants the render stopped.
+    stop: Stop,
 }
 
 /// Renders `compiled` against plain data, the prompt's defaults under it.
@@ -49,6 +51,7 @@ pub(crate) fn render(
     let data = with_context(compiled, data, options)?;
     let turn = Turn {
         now: Some(options.clock.now().to_zoned(jiff::tz::TimeZone::UTC)),
+        stop: Stop::new(options.deadline, options.cancel.clone()),
         ..Turn::default()
     };
     render_data(compiled, &data, turn)
@@ -78,6 +81,7 @@ pub(crate) fn render_turn(
         history: context.shared_history(),
         continuation: context.is_continuation(),
         warnings: built.warnings,
+        stop: Stop::new(options.deadline, options.cancel.clone()),
     };
     let data = with_context(compiled, built.data, options).map_err(label)?;
     let mut rendered = render_data(compiled, &data, turn).map_err(label)?;
@@ -133,8 +137,17 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
             Data::new(value)
         });
     let data = without_thread.as_ref().unwrap_or(data);
-    let mut scope = RenderScope::new(now, template.limits());
+    let mut scope = RenderScope::new(now, template.limits()).with_stop(turn.stop);
     let output = template.render(data, &mut scope);
+    // A render the host stopped ends with that, whatever error the
+    // stopped evaluator gave (and `on_error: original` does not hide it).
+    if let (Err(_), Err(over)) = (&output, scope.stop.check()) {
+        let error = Error::new(ErrorClass::Render, over.to_string()).with_file(compiled.origin());
+        return Err(match over.stop_kind() {
+            Some(kind) => error.with_kind(kind),
+            None => error,
+        });
+    }
     let markers = scope.markers();
     let split = output
         .map_err(|error| document.locate(error))

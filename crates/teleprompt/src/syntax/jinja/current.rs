@@ -6,14 +6,14 @@
 //! This is the crate's one thread-local; the engine (Go, Handlebars, and
 //! Jinja's direct path) takes its scope as an argument.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use jiff::Zoned;
 
 use super::errors::{MissLog, MissPlace};
 use crate::limits::Exceeded;
-use crate::scope::RenderScope;
+use crate::scope::{RenderScope, Stop};
 
 /// The error minijinja carries up to the render for a bound it went past:
 /// the bound as its source, so that the render reports it in its own words.
@@ -30,16 +30,64 @@ struct Current {
     /// How often each pongo2 `{% cycle %}` tag has been used in this
     /// render, by the tag's number.
     cycles: std::collections::HashMap<u64, u64>,
+    /// How often the render asked whether the host stopped it.
+    polls: Cell<u64>,
+    /// Why the render must end, once it must: the host stopped it, or
+    /// the data it read went past `max_steps` (see [`read`]).
+    halted: Cell<Option<Exceeded>>,
+}
+
+impl Current {
+    /// Why the host stopped the render, if it has: the deadline and the
+    /// token are looked at every [`Stop::EVERY`] calls.
+    #[inline]
+    fn poll(&self) -> Option<Exceeded> {
+        if let Some(over) = self.halted.get() {
+            return Some(over);
+        }
+        if !self.scope.stop.is_armed() {
+            return None;
+        }
+        let polls = self.polls.get().wrapping_add(1);
+        self.polls.set(polls);
+        if !polls.is_multiple_of(Stop::EVERY) {
+            return None;
+        }
+        self.look()
+    }
+
+    /// Why the host stopped the render, looking at the clock and token
+    /// now.
+    fn look(&self) -> Option<Exceeded> {
+        if let Some(over) = self.halted.get() {
+            return Some(over);
+        }
+        let over = self.scope.stop.check().err();
+        self.halted.set(over);
+        over
+    }
 }
 
 thread_local! {
     static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
+    /// Whether the running render has something to look at: a stop the
+    /// host may set, or a reason to end already. Most renders have
+    /// neither, and the reads and prints asking [`stopped`] cost one load.
+    static WATCH: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the running render may have to stop (see `WATCH`).
+#[inline]
+fn watching() -> bool {
+    WATCH.try_with(Cell::get).unwrap_or(false)
 }
 
 /// Puts the previous scope back when a render ends, even by a panic (a
 /// render inside a host function of another render is possible).
 struct Restore {
     previous: Option<Current>,
+    /// The previous render's `WATCH`.
+    previous_watch: bool,
     /// Whether the previous scope is still to be put back.
     armed: bool,
 }
@@ -48,6 +96,7 @@ impl Restore {
     /// Puts the previous scope back; returns the render's own.
     fn finish(mut self) -> Option<Current> {
         self.armed = false;
+        let _ = WATCH.try_with(|watch| watch.set(self.previous_watch));
         let previous = self.previous.take();
         CURRENT
             .try_with(|current| {
@@ -64,6 +113,7 @@ impl Drop for Restore {
         if !self.armed {
             return;
         }
+        let _ = WATCH.try_with(|watch| watch.set(self.previous_watch));
         let previous = self.previous.take();
         let _ = CURRENT.try_with(|current| {
             if let Ok(mut current) = current.try_borrow_mut() {
@@ -76,24 +126,33 @@ impl Drop for Restore {
 /// Runs `f` (a render on minijinja) with `scope` lent as this thread's
 /// current one ([`RenderScope::lend`]): what the render spent is `scope`'s
 /// after; the keys it missed come back with its result.
-pub(super) fn with_scope<R>(scope: &mut RenderScope, f: impl FnOnce() -> R) -> (R, MissLog) {
+pub(super) fn with_scope<R>(
+    scope: &mut RenderScope,
+    f: impl FnOnce() -> R,
+) -> (R, MissLog, Option<Exceeded>) {
     let lent = Current {
         scope: scope.lend(),
         misses: MissLog::default(),
         cycles: Default::default(),
+        polls: Cell::new(0),
+        halted: Cell::new(None),
     };
     let previous = CURRENT.with(|current| current.replace(Some(lent)));
+    let previous_watch = WATCH.with(|watch| watch.replace(scope.stop.is_armed()));
     let restore = Restore {
         previous,
+        previous_watch,
         armed: true,
     };
     let result = f();
     let mut misses = MissLog::default();
+    let mut halted = None;
     if let Some(lent) = restore.finish() {
         scope.take_back(lent.scope);
         misses = lent.misses;
+        halted = lent.halted.get();
     }
-    (result, misses)
+    (result, misses, halted)
 }
 
 /// Runs `f` on the running render's scope (`None` outside a render, or
@@ -179,16 +238,97 @@ pub(super) fn next_cycle(id: u64) -> u64 {
         .unwrap_or(0)
 }
 
+/// Why the host stopped the running render (its deadline, its cancel
+/// token), once it has; `None` outside a render. Cheap: the clock and the
+/// token are looked at every [`Stop::EVERY`] calls. The data's trees ask
+/// it on every read, printing and teleprompt's filters through
+/// [`spend`] and [`build`]: a loop over the data, or one that prints or
+/// calls a filter, stops soon after the deadline. (A loop that does none
+/// of these has fuel, or is bounded by the data.)
+#[inline]
+pub(super) fn stopped() -> Option<Exceeded> {
+    if !watching() {
+        return None;
+    }
+    CURRENT
+        .try_with(|current| {
+            let current = current.try_borrow().ok()?;
+            current.as_ref()?.poll()
+        })
+        .ok()
+        .flatten()
+}
+
+/// [`stopped`], looking at the clock and the token on every call: for
+/// calls that start much work (`range`, whose loop asks nothing more).
+pub(super) fn stopped_now() -> Option<Exceeded> {
+    if !watching() {
+        return None;
+    }
+    CURRENT
+        .try_with(|current| {
+            let current = current.try_borrow().ok()?;
+            current.as_ref()?.look()
+        })
+        .ok()
+        .flatten()
+}
+
 /// Counts `bytes` more printed output; an error once the render has
-/// printed more than its budget.
+/// printed more than its budget, or the host has stopped it.
 pub(super) fn spend(bytes: usize) -> Result<(), Exceeded> {
+    stopped().map_or(Ok(()), Err)?;
     with_current(|scope| scope.map_or(Ok(()), |scope| scope.budget.spend(bytes)))
 }
 
 /// Counts a text of `bytes` that a filter or operator built: one text may
-/// be at most `max_value_bytes`, all of them 16 × `max_output`.
+/// be at most `max_value_bytes`, all of them 16 × `max_output`; an error
+/// too once the host has stopped the render.
 pub(super) fn build(bytes: usize) -> Result<(), Exceeded> {
+    stopped().map_or(Ok(()), Err)?;
     with_current(|scope| scope.map_or(Ok(()), |scope| scope.budget.build(bytes)))
+}
+
+/// Counts the text of a value read from the data (64 bytes a step, as
+/// `work`): a loop over the data that compares or searches a long text
+/// on every pass (`==`, `in`, which minijinja does without asking us)
+/// reads it on every pass. `false` once the render must end (past
+/// `max_steps`, or stopped by the host): the read gives nothing, and the
+/// render reports why.
+#[inline]
+pub(super) fn read(text_bytes: usize) -> bool {
+    let steps = text_bytes / 64;
+    if steps == 0 {
+        return stopped().is_none();
+    }
+    CURRENT
+        .try_with(|current| {
+            let mut current = current.try_borrow_mut().ok()?;
+            let current = current.as_mut()?;
+            if current.poll().is_some() {
+                return Some(false);
+            }
+            if let Err(over) = current.scope.budget.work(steps) {
+                current.halted.set(Some(over));
+                let _ = WATCH.try_with(|watch| watch.set(true));
+                return Some(false);
+            }
+            Some(true)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(true)
+}
+
+/// Counts `steps` of work a filter did (`work`); an error once the
+/// render's filters have done more than `max_steps`, or the host has
+/// stopped it.
+pub(super) fn work(steps: usize) -> Result<(), Exceeded> {
+    stopped().map_or(Ok(()), Err)?;
+    if steps == 0 {
+        return Ok(());
+    }
+    with_current(|scope| scope.map_or(Ok(()), |scope| scope.budget.work(steps)))
 }
 
 /// The most items a list the render builds may have (unbounded outside a
@@ -243,7 +383,7 @@ mod tests {
     #[test]
     fn emit_inside_a_render_uses_its_markers() {
         let mut scope = RenderScope::at_epoch(Limits::DEFAULT);
-        let (output, _) = with_scope(&mut scope, || {
+        let (output, _, _) = with_scope(&mut scope, || {
             format!(
                 "{}sys{}hi",
                 role("system").unwrap_or_default(),

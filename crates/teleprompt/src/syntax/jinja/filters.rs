@@ -91,6 +91,7 @@ pub(super) fn guard_collection_filters(env: &mut Environment<'static>, generator
                         super::growth::check_items(text.chars().count())?;
                     }
                 }
+                super::work::charge_filter(name, args.first())?;
                 if name == "join" {
                     // Called directly: no second round of argument parsing.
                     return super::python::join_filter(state, Rest(args), kwargs);

@@ -21,16 +21,25 @@
 //!   innermost enclosing loop's own variable (`for t in d.tags` inside
 //!   `for d in documents`), or at a name that loop's body alone assigns
 //!   paths from it (`set call = message.tool_calls[0].function`);
-//! - no `recursive` loop.
+//! - no `recursive` loop;
+//! - inside a loop, `in` searches a constant or a part of the loop's own
+//!   element (`'tool_calls' in message`), not a list from outside it
+//!   (`x in xs` inside `for x in xs` is quadratic: minijinja charges the
+//!   items it visits to the fuel, and only there).
 //!
-//! Anything else keeps the fuel.
+//! Anything else keeps the fuel. (The other work an instruction may do —
+//! a filter walking a list, a method or a comparison reading a long text —
+//! is counted by teleprompt's filters and the data's trees: `work`.)
 
 use std::collections::{HashMap, HashSet};
 
 use minijinja::machinery::ast;
 
 /// True unless the template is bounded by its text and data alone.
-pub(super) fn needed(template: &ast::Stmt<'_>) -> bool {
+/// `searches`: whether `in` inside a loop counts (minijinja charges what
+/// it searches only with fuel; the engine, on the direct path, counts it
+/// itself, so the direct path asks without it).
+pub(super) fn needed(template: &ast::Stmt<'_>, searches: bool) -> bool {
     let template = std::slice::from_ref(template);
     let mut assignments = Assignments::new();
     if !collect_assigned(template, &mut assignments, true) {
@@ -39,6 +48,7 @@ pub(super) fn needed(template: &ast::Stmt<'_>) -> bool {
     let names = Names {
         not_data: not_data(&assignments),
         assignments,
+        searches,
     };
     !bounded(template, &names, None)
 }
@@ -62,6 +72,8 @@ struct Names<'a> {
     assignments: Assignments<'a>,
     /// The assigned names that may hold something other than the data.
     not_data: HashSet<&'a str>,
+    /// Whether `in` on a list from outside a loop needs fuel.
+    searches: bool,
 }
 
 /// The assigned names that may hold something other than the data or a
@@ -222,7 +234,8 @@ fn bounded(stmts: &[ast::Stmt<'_>], names: &Names<'_>, element: Option<&HashSet<
                 return false;
             }
             let inner = element_names(for_loop, names);
-            bounded(&for_loop.body, names, Some(&inner))
+            !(names.searches && searches_outside(&for_loop.body, &inner))
+                && bounded(&for_loop.body, names, Some(&inner))
                 && bounded(&for_loop.else_body, names, element)
         }
         ast::Stmt::IfCond(cond) => {
@@ -234,6 +247,102 @@ fn bounded(stmts: &[ast::Stmt<'_>], names: &Names<'_>, element: Option<&HashSet<
         ast::Stmt::FilterBlock(block) => bounded(&block.body, names, element),
         _ => true,
     })
+}
+
+/// Whether a statement of a loop's body (not of a loop nested in it,
+/// which is checked with its own element) uses `in` on anything but a
+/// constant or a part of the loop's `element`.
+fn searches_outside(stmts: &[ast::Stmt<'_>], element: &HashSet<&str>) -> bool {
+    let expr = |expr: &ast::Expr<'_>| expr_searches_outside(expr, element);
+    stmts.iter().any(|stmt| match stmt {
+        ast::Stmt::Template(template) => searches_outside(&template.children, element),
+        ast::Stmt::EmitExpr(emit) => expr(&emit.expr),
+        ast::Stmt::ForLoop(for_loop) => {
+            expr(&for_loop.iter) || for_loop.filter_expr.as_ref().is_some_and(expr)
+        }
+        ast::Stmt::IfCond(cond) => {
+            expr(&cond.expr)
+                || searches_outside(&cond.true_body, element)
+                || searches_outside(&cond.false_body, element)
+        }
+        ast::Stmt::WithBlock(with) => {
+            with.assignments.iter().any(|(_, value)| expr(value))
+                || searches_outside(&with.body, element)
+        }
+        ast::Stmt::Set(set) => expr(&set.expr),
+        ast::Stmt::SetBlock(set) => {
+            set.filter.as_ref().is_some_and(expr) || searches_outside(&set.body, element)
+        }
+        ast::Stmt::AutoEscape(block) => searches_outside(&block.body, element),
+        ast::Stmt::FilterBlock(block) => {
+            expr(&block.filter) || searches_outside(&block.body, element)
+        }
+        ast::Stmt::Do(call) => {
+            expr(&call.call.expr) || call.call.args.iter().any(|arg| arg_searches(arg, element))
+        }
+        _ => false,
+    })
+}
+
+fn arg_searches(arg: &ast::CallArg<'_>, element: &HashSet<&str>) -> bool {
+    match arg {
+        ast::CallArg::Pos(value)
+        | ast::CallArg::Kwarg(_, value)
+        | ast::CallArg::PosSplat(value)
+        | ast::CallArg::KwargSplat(value) => expr_searches_outside(value, element),
+    }
+}
+
+/// Whether `in` may search something outside the loop's element:
+/// anything but a constant (or a list of them) or a path from the element.
+fn searched_outside(container: &ast::Expr<'_>, element: &HashSet<&str>) -> bool {
+    let constant = match container {
+        ast::Expr::List(list) => list.items.iter().all(is_constant),
+        ast::Expr::Tuple(tuple) => tuple.items.iter().all(is_constant),
+        other => is_constant(other),
+    };
+    !constant && !data_path_root(container).is_some_and(|root| element.contains(root))
+}
+
+fn expr_searches_outside(expr: &ast::Expr<'_>, element: &HashSet<&str>) -> bool {
+    let walk = |expr: &ast::Expr<'_>| expr_searches_outside(expr, element);
+    let args = |args: &[ast::CallArg<'_>]| args.iter().any(|arg| arg_searches(arg, element));
+    match expr {
+        ast::Expr::Var(_) | ast::Expr::Const(_) => false,
+        ast::Expr::Slice(slice) => {
+            walk(&slice.expr)
+                || [&slice.start, &slice.stop, &slice.step]
+                    .iter()
+                    .any(|bound| bound.as_ref().is_some_and(walk))
+        }
+        ast::Expr::UnaryOp(op) => walk(&op.expr),
+        ast::Expr::BinOp(op) => {
+            (matches!(op.op, ast::BinOpKind::In) && searched_outside(&op.right, element))
+                || walk(&op.left)
+                || walk(&op.right)
+        }
+        ast::Expr::Compare(compare) => {
+            walk(&compare.expr)
+                || compare.ops.iter().any(|op| {
+                    let search =
+                        matches!(op.op, ast::CompareOpKind::In | ast::CompareOpKind::NotIn);
+                    (search && searched_outside(&op.expr, element)) || walk(&op.expr)
+                })
+        }
+        ast::Expr::IfExpr(cond) => {
+            walk(&cond.test_expr)
+                || walk(&cond.true_expr)
+                || cond.false_expr.as_ref().is_some_and(walk)
+        }
+        ast::Expr::Filter(filter) => filter.expr.as_ref().is_some_and(walk) || args(&filter.args),
+        ast::Expr::Test(test) => walk(&test.expr) || args(&test.args),
+        ast::Expr::GetAttr(attr) => walk(&attr.expr),
+        ast::Expr::GetItem(item) => walk(&item.expr) || walk(&item.subscript_expr),
+        ast::Expr::Call(call) => walk(&call.expr) || args(&call.args),
+        ast::Expr::List(list) => list.items.iter().any(walk),
+        ast::Expr::Tuple(tuple) => tuple.items.iter().any(walk),
+        ast::Expr::Map(map) => map.keys.iter().chain(&map.values).any(walk),
+    }
 }
 
 /// Filters that give at most as many items as they are given.
@@ -290,7 +399,16 @@ mod tests {
     fn needs(source: &str) -> bool {
         let syntax = minijinja::syntax::SyntaxConfig::default();
         let ast = minijinja::machinery::parse(source, "t", syntax).expect("parses");
-        needed(&ast)
+        needed(&ast, true)
+    }
+
+    #[test]
+    fn a_search_outside_the_loop_needs_fuel_on_minijinja_only() {
+        let syntax = minijinja::syntax::SyntaxConfig::default();
+        let source = "{% for x in xs %}{% if x in ys %}{% endif %}{% endfor %}";
+        let ast = minijinja::machinery::parse(source, "t", syntax).expect("parses");
+        assert!(needed(&ast, true));
+        assert!(!needed(&ast, false), "the engine counts it itself");
     }
 
     #[test]
@@ -307,6 +425,8 @@ mod tests {
             "{% set rest = messages[1:] %}{% set last = rest[-1:] %}{% for m in last %}{% endfor %}",
             "{% set tools = custom_tools %}{% if not tools %}{% set tools = none %}{% endif %}{% for t in tools %}{% endfor %}",
             "{% for m in messages %}{% set call = m.tool_calls[0].function %}{% for k, v in call.arguments|items %}{{ k }}{% endfor %}{% endfor %}",
+            "{% for m in messages %}{% if 'tool_calls' in m and m.role in ['user', 'system'] %}{% endif %}{% endfor %}",
+            "{% for m in messages %}{{ 'x' in m.content }}{% endfor %}{{ 'a' in xs }}",
         ] {
             assert!(!needs(source), "{source}");
         }
@@ -338,6 +458,10 @@ mod tests {
             "{% set t = xs %}{% for m in xs %}{% set t = m %}{% for z in t %}{% endfor %}{% endfor %}",
             "{% for m in xs %}{% for n in m.ys %}{% set t = m %}{% for z in t %}{% endfor %}{% endfor %}{% endfor %}",
             "{% for m in xs %}{% set t = m %}{% for n in m.ys %}{% for z in t %}{% endfor %}{% endfor %}{% endfor %}",
+            "{% for x in xs %}{% if x in xs %}{% endif %}{% endfor %}",
+            "{% for x in xs %}{{ x not in ys }}{% endfor %}",
+            "{% for x in xs %}{% set found = x in ys.zs %}{% endfor %}",
+            "{% for x in xs %}{% for y in x.ys %}{{ y in x.zs }}{{ y in xs }}{% endfor %}{% endfor %}",
         ] {
             assert!(needs(source), "{source}");
         }

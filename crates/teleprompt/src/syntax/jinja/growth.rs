@@ -141,6 +141,15 @@ pub(super) fn method(
     method: &str,
     args: &[JValue],
 ) -> Result<JValue, Error> {
+    // The work a method does: a text's bytes (searched, compared,
+    // copied), a mapping's items listed.
+    match value.as_str() {
+        Some(text) => super::work::charge(0, text.len())?,
+        None if matches!(method, "items" | "keys" | "values") => {
+            super::work::charge(value.len().unwrap_or(0), 0)?
+        }
+        None => {}
+    }
     if let Some(text) = value.as_str() {
         // The methods that cut a string into a list: the item check, made
         // before the list is (as for the `split` and `lines` filters).

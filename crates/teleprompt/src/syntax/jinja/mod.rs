@@ -12,7 +12,8 @@
 //!   up front (`value`), and a missing key is reported with its full path
 //!   and the closest key that exists (`errors`);
 //! - a render is bounded: fuel for its steps, a budget for its output
-//!   (`scope`);
+//!   (`scope`), the work of its filters and reads on the fuel-free path
+//!   (`work`); the host's deadline or cancel token stops it (`current`);
 //! - `include`, `import` and `extends` of other files are read, checked
 //!   and registered when the prompt loads, where it has an include root
 //!   (`files`); errors in those files are placed in them;
@@ -38,6 +39,7 @@ mod nesting;
 mod python;
 mod raw;
 mod value;
+mod work;
 
 use std::collections::{BTreeSet, HashSet};
 use std::error::Error as _;
@@ -193,6 +195,7 @@ impl JinjaTemplate {
         growth::register(&mut env);
         register_jinja2_extras(&mut env);
         macros::register(&mut env);
+        work::register(&mut env);
         // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
         // `transformers`) have them.
         python::register(&mut env, dialect);
@@ -345,16 +348,22 @@ impl JinjaTemplate {
         } else {
             source.text.clone()
         };
-        // Fuel only where `max_steps` is needed to stop the render.
-        let needs_fuel = files.is_some()
-            || machinery::parse(&compiled, TEMPLATE_NAME, syntax.clone())
-                .map_or(true, |ast| fuel::needed(&ast));
+        // Fuel only where `max_steps` is needed to stop the render: where
+        // it can walk longer than the data, or (on minijinja, which
+        // charges what `in` searches to its fuel alone) search a list from
+        // outside a loop on every pass.
+        let parsed = machinery::parse(&compiled, TEMPLATE_NAME, syntax.clone()).ok();
+        let walks = files.is_some() || parsed.as_ref().is_none_or(|ast| fuel::needed(ast, false));
+        let needs_fuel = walks || parsed.as_ref().is_some_and(|ast| fuel::needed(ast, true));
+        drop(parsed);
         if !needs_fuel {
             env.set_fuel(None);
         }
-        // The direct path only for templates that run without fuel: the
-        // engine counts steps in its own way, and a render it declines for
-        // them runs on minijinja, uncounted there too. It is lowered from
+        // The direct path only for templates whose loops walk the data
+        // (no fuel, or fuel only for a search from outside a loop, which
+        // the engine counts itself): the engine counts steps in its own
+        // way, and a render it declines for them runs on minijinja,
+        // uncounted there too. It is lowered from
         // the body as written: a plain Jinja body's only rewriting is the
         // bound checks (the engine checks what its filters build itself)
         // and pongo2's autoescape spellings (not lowered).
@@ -362,7 +371,7 @@ impl JinjaTemplate {
         // (rewritten for minijinja).
         let flavor = Flavor::of(dialect).filter(|_| untranslated);
         let direct = flavor
-            .filter(|_| !needs_fuel && files.is_none() && found.errors.is_empty())
+            .filter(|_| !walks && files.is_none() && found.errors.is_empty())
             .and_then(|flavor| {
                 let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok()?;
                 lower::lower(&ast, body, limits, &functions, flavor)
@@ -441,6 +450,13 @@ impl JinjaTemplate {
                 .store(out.len(), std::sync::atomic::Ordering::Relaxed);
             return Ok(out);
         }
+        // The direct path gave up because the host stopped the render:
+        // no second try.
+        if scope.stop.is_armed() {
+            if let Err(over) = scope.stop.check() {
+                return Err(TemplateError::render(None, over.to_string()));
+            }
+        }
         self.render_on_minijinja(data, scope, last_len)
     }
 
@@ -460,12 +476,19 @@ impl JinjaTemplate {
             bytes: Vec::with_capacity(last_len.min(self.limits.max_output)),
             limit: self.limits.max_output,
             over: false,
+            stop: scope.stop.is_armed().then(|| scope.stop.clone()),
+            writes: 0,
         };
-        let (result, misses) = current::with_scope(scope, || {
+        let (result, misses, halted) = current::with_scope(scope, || {
             template.render_captured_to(root, &mut out).map(drop)
         });
         if out.over {
             return Err(output_limit_error(self.limits.max_output));
+        }
+        // Stopped at a read of the data (which can only give nothing):
+        // the reason, not what minijinja made of the missing value.
+        if let (Err(_), Some(over)) = (&result, halted) {
+            return Err(TemplateError::render(None, over.to_string()));
         }
         result.map_err(|error| self.render_error(&error, &misses, data))?;
         self.last_len
@@ -860,6 +883,10 @@ struct CappedWriter {
     bytes: Vec<u8>,
     limit: usize,
     over: bool,
+    /// When the host wants the render stopped (where it may), looked at
+    /// every [`crate::scope::Stop::EVERY`] writes.
+    stop: Option<crate::scope::Stop>,
+    writes: u64,
 }
 
 impl std::io::Write for CappedWriter {
@@ -867,6 +894,12 @@ impl std::io::Write for CappedWriter {
         if self.bytes.len().saturating_add(buf.len()) > self.limit {
             self.over = true;
             return Err(std::io::Error::other("output limit"));
+        }
+        if let Some(stop) = &self.stop {
+            self.writes = self.writes.wrapping_add(1);
+            if self.writes.is_multiple_of(crate::scope::Stop::EVERY) {
+                stop.check().map_err(std::io::Error::other)?;
+            }
         }
         self.bytes.extend_from_slice(buf);
         Ok(buf.len())

@@ -362,6 +362,10 @@ impl Tree {
 
     /// The child under `name`, without noting a miss.
     fn lookup(self: &Arc<Self>, name: &str) -> Option<JValue> {
+        charged(self.lookup_unchecked(name))
+    }
+
+    fn lookup_unchecked(self: &Arc<Self>, name: &str) -> Option<JValue> {
         if self.mode != Mode::Kept {
             return self.make_by_key(name, None);
         }
@@ -396,6 +400,10 @@ impl Tree {
         if index >= self.len {
             return None;
         }
+        charged(self.item_unchecked(index))
+    }
+
+    fn item_unchecked(self: &Arc<Self>, index: usize) -> Option<JValue> {
         if self.mode != Mode::Kept {
             let found = self.value()?.as_array()?.get(index)?;
             return Some(self.child(Step::Index(index), found));
@@ -721,6 +729,16 @@ fn message_keys<'a>(view: &View<'a>) -> Vec<&'a str> {
         keys.push("reasoning_content");
     }
     keys
+}
+
+/// A value read from the data, its text counted ([`current::read`]):
+/// nothing once the render must end (the host stopped it, or it read
+/// past `max_steps`; the render reports why), so its loops over the data
+/// run out.
+#[inline]
+fn charged(found: Option<JValue>) -> Option<JValue> {
+    let bytes = found.as_ref().and_then(JValue::as_str).map_or(0, str::len);
+    current::read(bytes).then_some(found).flatten()
 }
 
 fn scalar_value(value: &Value) -> JValue {

@@ -90,6 +90,99 @@ fn hostile_jinja_templates_stop_within_the_budget() {
     );
 }
 
+/// A loop over the data runs without fuel, but one instruction per pass
+/// may walk a whole list or text: `xs|sum` inside `for x in xs` is
+/// quadratic. teleprompt's filters, Python's methods and the reads of
+/// long texts charge what they walk against `max_steps` (64 bytes a
+/// step), and `x in xs` keeps the fuel (issue 29).
+#[test]
+fn work_per_pass_over_the_data_is_counted() {
+    let xs: Vec<i64> = (0..200_000).collect();
+    let long = "x".repeat(10_000_000);
+    let unicode = "é".repeat(5_000_000);
+    let data = json!({"xs": xs, "a": long, "b": long, "u": unicode});
+    let messages: Vec<serde_json::Value> = (0..100_000)
+        .map(|i| json!({"role": "user", "content": format!("message {i}")}))
+        .collect();
+    let chat = json!({ "messages": messages });
+    let with = |name, template: &str, data: &serde_json::Value| {
+        case(name, template, data.clone(), Render, "max_steps")
+    };
+    run(
+        Syntax::Jinja,
+        vec![
+            with(
+                "sum of the list on every pass",
+                "{% for x in xs %}{% if xs|sum > 0 %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "max of the list on every pass",
+                "{% for x in xs %}{% if xs|max > x %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "min of the list on every pass",
+                "{% for x in xs %}{% if xs|min < x %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "the list sorted on every pass",
+                "{% for x in xs %}{% if (xs|sort)[0] == x %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "the list searched with in on every pass",
+                "{% for x in xs %}{% if x in xs %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "two long texts compared on every pass",
+                "{% for x in xs %}{% if a == b %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "a long text searched with in on every pass",
+                "{% for x in xs %}{% if 'y' in a %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "str.count of a long text on every pass",
+                "{% for x in xs %}{% if a.count('y') %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "str.endswith of a long text on every pass",
+                "{% for x in xs %}{% if a.endswith('y') %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "length of a long Unicode text on every pass",
+                "{% for x in xs %}{% if u|length < 0 %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "the list joined on every pass",
+                "{% for x in xs %}{% if (xs|join(','))|length < 0 %}{% endif %}{% endfor %}",
+                &data,
+            ),
+            with(
+                "the list as JSON on every pass",
+                "{% for x in xs %}{% if (xs|tojson)|length < 0 %}{% endif %}{% endfor %}",
+                &data,
+            ),
+        ],
+    );
+    run(
+        Syntax::ChatTemplate,
+        vec![with(
+            "every message joined on every pass over the messages",
+            "{% for m in messages %}{% if (messages|map(attribute='content')|join)|length < 0 %}{% endif %}{% endfor %}",
+            &chat,
+        )],
+    );
+}
+
 /// `max_steps` counts where a template can run longer than its text and
 /// data (`syntax/jinja/fuel.rs`): a loop over `range` or nested loops over
 /// one list stop at the limit, while loops that each walk a part of the

@@ -20,6 +20,7 @@ mod confine;
 mod go;
 mod handlebars;
 mod jinja;
+mod stop;
 
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -82,9 +82,12 @@ pub(super) fn tojson_transformers(
     let separators = argument(separators, &kwargs, "separators")?;
     let sort_keys = argument(sort_keys, &kwargs, "sort_keys")?;
     kwargs.assert_all_used()?;
-    dumps(
+    charged(
         value,
-        &options(ensure_ascii, indent, separators, sort_keys)?,
+        dumps(
+            value,
+            &options(ensure_ascii, indent, separators, sort_keys)?,
+        ),
     )
 }
 
@@ -101,10 +104,30 @@ pub(super) fn tojson_jinja(
     let separators = kwargs.get::<Option<JValue>>("separators")?;
     let sort_keys = kwargs.get::<Option<JValue>>("sort_keys")?;
     kwargs.assert_all_used()?;
-    dumps(
+    charged(
         value,
-        &options(ensure_ascii, indent, separators, sort_keys)?,
+        dumps(
+            value,
+            &options(ensure_ascii, indent, separators, sort_keys)?,
+        ),
     )
+}
+
+/// The JSON text made, its items and bytes counted as the work of
+/// walking the value (`tojson` of the whole data on every pass of a loop
+/// over it).
+fn charged(
+    value: &JValue,
+    json: Result<String, minijinja::Error>,
+) -> Result<String, minijinja::Error> {
+    let json = json?;
+    let items = if value.as_str().is_some() {
+        0
+    } else {
+        value.len().unwrap_or(0)
+    };
+    crate::syntax::jinja::work::charge(items, json.len())?;
+    Ok(json)
 }
 
 /// An argument given by position or by name (not both, as in Python).
