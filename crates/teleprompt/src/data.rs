@@ -535,6 +535,14 @@ fn parse_yaml_keeping(
 /// produce, not on how many there are: any number of aliases of a small
 /// anchor is fine.
 pub const YAML_ALIAS_VALUES: usize = 250_000;
+/// How many values parsed data may hold, all levels counted (every list,
+/// map, string, number, boolean and null; the values of top-level keys a
+/// prompt does not read are checked, not built, and not counted). Each
+/// value takes at least 32 bytes in memory, so a text of tiny values
+/// (`[0,0,0,…]`: 2 bytes a value) would take some 16–40 times its size;
+/// past this bound the reading stops with an error naming it, after at
+/// most a few hundred MB.
+pub const MAX_DATA_VALUES: usize = 4_000_000;
 /// How deep JSON data may nest (lists and objects in one another): the
 /// JSON reader's bound.
 pub(crate) const MAX_JSON_DEPTH: usize = 127;

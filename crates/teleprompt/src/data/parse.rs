@@ -473,9 +473,24 @@ struct Failed {
     /// A YAML number read as a float with no fraction: the core schema may
     /// say it is an integer (`0123`).
     integral: std::cell::Cell<bool>,
+    /// How many values were built so far (bounded by
+    /// [`super::MAX_DATA_VALUES`]).
+    values: std::cell::Cell<usize>,
 }
 
 impl Failed {
+    /// Counts one more value built: past [`super::MAX_DATA_VALUES`], the
+    /// error that stops the reading (a text of many tiny values would
+    /// otherwise take some 16 times its size in memory, or more).
+    fn count<E: de::Error>(&self) -> Result<(), E> {
+        let values = self.values.get() + 1;
+        self.values.set(values);
+        if values > super::MAX_DATA_VALUES {
+            return Err(E::custom(too_many_values()));
+        }
+        Ok(())
+    }
+
     fn mark(&self, place: &Place<'_>) {
         let mut failed = self.place.borrow_mut();
         if failed.is_none() {
@@ -553,8 +568,17 @@ impl<'de> DeserializeSeed<'de> for Node<'_> {
     type Value = Value;
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        self.failed.count::<D::Error>()?;
         deserializer.deserialize_any(self)
     }
+}
+
+/// The message for data of more than [`super::MAX_DATA_VALUES`] values.
+fn too_many_values() -> String {
+    format!(
+        "it holds more than {} values (lists, maps, and the strings, numbers and nulls in them), the most data may hold (MAX_DATA_VALUES)",
+        super::MAX_DATA_VALUES
+    )
 }
 
 impl<'de> Visitor<'de> for Node<'_> {

@@ -17,6 +17,7 @@
 //! never beside another timed test.
 
 mod confine;
+mod data;
 mod go;
 mod handlebars;
 mod jinja;
