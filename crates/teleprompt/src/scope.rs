@@ -231,6 +231,12 @@ impl Budget {
     }
 }
 
+/// Bytes of text an operation reads that count as one step, in every
+/// evaluator (the engine's `tick_work`, Jinja's filters and data reads on
+/// minijinja; minijinja's fuel counts 64 bytes built as one instruction
+/// too).
+pub(crate) const BYTES_PER_STEP: usize = 64;
+
 /// When the host wants a render stopped: a deadline, a cancel token
 /// (`RenderOptions::deadline`, `RenderOptions::cancel`). The evaluators
 /// ask [`Stop::check`] every so often (the engine every

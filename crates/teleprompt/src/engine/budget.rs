@@ -8,11 +8,7 @@ use super::render::{Renderer, Result};
 use super::value::Value;
 use crate::diagnostics::TemplateError;
 use crate::limits::Exceeded;
-use crate::scope::Stop;
-
-/// Bytes of text an operation reads that count as one step (minijinja's
-/// fuel counts 64 bytes built as one instruction too).
-pub(super) const BYTES_PER_STEP: usize = 64;
+use crate::scope::{Stop, BYTES_PER_STEP};
 
 /// The bytes of text among `values` (what comparing them may read).
 pub(super) fn text_bytes(values: &[Value<'_>]) -> usize {

@@ -13,7 +13,7 @@ use jiff::Zoned;
 
 use super::errors::{MissLog, MissPlace};
 use crate::limits::Exceeded;
-use crate::scope::{RenderScope, Stop};
+use crate::scope::{RenderScope, Stop, BYTES_PER_STEP};
 
 /// The error minijinja carries up to the render for a bound it went past:
 /// the bound as its source, so that the render reports it in its own words.
@@ -297,7 +297,7 @@ pub(super) fn build(bytes: usize) -> Result<(), Exceeded> {
 /// render reports why.
 #[inline]
 pub(super) fn read(text_bytes: usize) -> bool {
-    let steps = text_bytes / 64;
+    let steps = text_bytes / BYTES_PER_STEP;
     if steps == 0 {
         return stopped().is_none();
     }

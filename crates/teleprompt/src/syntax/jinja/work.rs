@@ -21,9 +21,7 @@
 use minijinja::{Environment, Error, Value as JValue};
 
 use super::current;
-
-/// Bytes of text walked that count as one step (as in the engine).
-const BYTES_PER_STEP: usize = 64;
+use crate::scope::BYTES_PER_STEP;
 
 /// Registers `range`, which looks at the host's stop.
 pub(super) fn register(env: &mut Environment<'static>) {
