@@ -19,6 +19,16 @@ use crate::limits::{self, Input};
 /// The most files one prompt may include, all levels counted.
 pub(crate) const MAX_FILES: usize = 1000;
 
+/// The error of files that name one another more than `max_depth` deep
+/// (`max_call_depth`): no render could get to the last, and the load stops
+/// there, before a chain of files costs a library time and memory
+/// quadratic in its length (every file of the chain loading the rest).
+pub(crate) fn too_deep(max_depth: usize) -> String {
+    format!(
+        "files include one another more than {max_depth} deep (the limit max_call_depth): no render could reach the last"
+    )
+}
+
 /// Where the files a prompt includes are looked for.
 #[derive(Clone, Debug)]
 pub(crate) struct Includes {
@@ -36,7 +46,14 @@ pub(crate) struct Includes {
     /// The most bytes an included file may hold (the template limit).
     max_bytes: usize,
     /// Every file looked for, shared by the copies made for one prompt.
-    looked_at: Arc<Mutex<Vec<Dependency>>>,
+    looked_at: Arc<Mutex<LookedAt>>,
+}
+
+/// The files a prompt's load looked for, in order, each once.
+#[derive(Debug, Default)]
+struct LookedAt {
+    list: Vec<Dependency>,
+    seen: std::collections::HashSet<PathBuf>,
 }
 
 /// A file a prompt's load looked for: one it read, or a name it tried
@@ -143,15 +160,15 @@ impl Includes {
     pub(crate) fn looked_at(&self) -> Vec<Dependency> {
         self.looked_at
             .lock()
-            .map(|list| list.clone())
+            .map(|looked| looked.list.clone())
             .unwrap_or_default()
     }
 
     fn note(&self, relative: &Path, hash: Option<u64>) {
         let path = self.root.join(relative);
-        if let Ok(mut list) = self.looked_at.lock() {
-            if !list.iter().any(|seen| seen.path == path) {
-                list.push(Dependency {
+        if let Ok(mut looked) = self.looked_at.lock() {
+            if looked.seen.insert(path.clone()) {
+                looked.list.push(Dependency {
                     path,
                     name: relative.to_path_buf(),
                     hash,

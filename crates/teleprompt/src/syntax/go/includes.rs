@@ -47,7 +47,7 @@ use std::sync::Arc;
 use super::ast::*;
 use super::parse;
 use crate::diagnostics::{Error, TemplateError};
-use crate::document::include_root::{Includes, MAX_FILES};
+use crate::document::include_root::{too_deep, Includes, MAX_FILES};
 use crate::document::Document;
 use crate::options::Syntax;
 use crate::syntax::included::Placements;
@@ -95,8 +95,12 @@ pub(crate) fn load(
     includes: Option<&Includes>,
     max_nesting: usize,
     max_bytes: usize,
+    max_depth: usize,
 ) -> Result<Loaded, TemplateError> {
     let mut loader = Loader {
+        max_depth,
+        depths: Vec::new(),
+        depth: 0,
         loaded: Loaded {
             source: body.to_string(),
             ..Loaded::default()
@@ -117,6 +121,11 @@ pub(crate) fn load(
     let mut pending: Vec<Pending> = Vec::new();
     loop {
         while let Some((from, includes)) = loader.queue.pop_front() {
+            // The files these calls read are a level deeper.
+            loader.depth = from
+                .and_then(|index| loader.depths.get(index).copied())
+                .unwrap_or(0)
+                + 1;
             let mut calls = Vec::new();
             match from {
                 None => calls_in(&tree.root, &tree.defines, &mut calls),
@@ -135,6 +144,7 @@ pub(crate) fn load(
                         call,
                         includes: includes.clone(),
                         tried,
+                        depth: loader.depth,
                     });
                 }
             }
@@ -142,6 +152,7 @@ pub(crate) fn load(
         // Names no file is named by: a `define` in another Go file.
         for waiting in std::mem::take(&mut pending) {
             if !loader.defined.contains(&waiting.call.name) {
+                loader.depth = waiting.depth;
                 loader.by_define(&waiting)?;
             }
         }
@@ -168,10 +179,18 @@ struct Pending {
     includes: Includes,
     /// The files tried.
     tried: Vec<PathBuf>,
+    /// How deep a file it reads would be.
+    depth: usize,
 }
 
 struct Loader {
     loaded: Loaded,
+    /// The deepest a file may be named (`max_call_depth`).
+    max_depth: usize,
+    /// How deep each file of `loaded.files` is (1: called by the body).
+    depths: Vec<usize>,
+    /// How deep the files read now are.
+    depth: usize,
     max_nesting: usize,
     max_bytes: usize,
     /// The files read, by their path in the root.
@@ -380,6 +399,9 @@ impl Loader {
                 format!("more than {MAX_FILES} files are included: the most one prompt may read"),
             ));
         }
+        if self.depth > self.max_depth {
+            return Err(self.error_at(site, too_deep(self.max_depth)));
+        }
         let size = self.loaded.source.len() + document.body.len();
         if size > self.max_bytes {
             return Err(self.error_at(
@@ -406,6 +428,7 @@ impl Loader {
             called: false,
             called_as: Vec::new(),
         });
+        self.depths.push(self.depth);
         self.queue
             .push_back((Some(index), includes.beside(&relative)));
         self.by_path.insert(relative, index);

@@ -152,6 +152,7 @@ impl Front for Go {
             options.includes.as_ref(),
             options.limits.nesting(),
             options.limits.max_template_bytes,
+            options.limits.max_call_depth,
         )
     }
 

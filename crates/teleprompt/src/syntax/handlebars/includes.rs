@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use super::ast::*;
 use super::{dotprompt_helpers, parse};
 use crate::diagnostics::TemplateError;
-use crate::document::include_root::{Includes, MAX_FILES};
+use crate::document::include_root::{too_deep, Includes, MAX_FILES};
 use crate::document::Document;
 use crate::syntax::included::Placements;
 
@@ -56,6 +56,7 @@ pub(crate) fn load(
     includes: Option<&Includes>,
     dotprompt: bool,
     max_nesting: usize,
+    max_depth: usize,
 ) -> Result<Loaded, TemplateError> {
     let mut loaded = Loaded {
         source: body.to_string(),
@@ -73,9 +74,10 @@ pub(crate) fn load(
     // The program's name for each file read, and the names given out.
     let mut by_file: HashMap<PathBuf, String> = HashMap::new();
     let mut taken: HashSet<String> = HashSet::new();
-    // (the partial file, or `None` for the body; where its names resolve)
-    let mut queue: Vec<(Option<usize>, Includes)> = vec![(None, includes.clone())];
-    while let Some((includer, includes)) = queue.pop() {
+    // (the partial file, or `None` for the body; where its names resolve;
+    // how deep the files it names are)
+    let mut queue: Vec<(Option<usize>, Includes, usize)> = vec![(None, includes.clone(), 1)];
+    while let Some((includer, includes, depth)) = queue.pop() {
         let mut wanted = Vec::new();
         match includer {
             None => static_partials(&tree.nodes, &mut wanted),
@@ -105,6 +107,7 @@ pub(crate) fn load(
                         max_nesting,
                         &mut inline,
                         &mut queue,
+                        (depth, max_depth),
                     )?;
                     resolved.insert(key, found.clone());
                     found
@@ -144,7 +147,8 @@ fn resolve(
     dotprompt: bool,
     max_nesting: usize,
     inline: &mut HashSet<String>,
-    queue: &mut Vec<(Option<usize>, Includes)>,
+    queue: &mut Vec<(Option<usize>, Includes, usize)>,
+    (depth, max_depth): (usize, usize),
 ) -> Result<Option<String>, TemplateError> {
     // An error at the name, in the body or a partial file.
     let at = |loaded: &Loaded, message: String| {
@@ -175,6 +179,9 @@ fn resolve(
                 "more than {MAX_FILES} partial files are included: the most one prompt may read"
             ),
         ));
+    }
+    if depth > max_depth {
+        return Err(at(loaded, too_deep(max_depth)));
     }
     let document = Document::plain(&found.origin, found.text);
     let parsed = parse::parse_nested(&document.body, max_nesting).and_then(|mut tree| {
@@ -211,7 +218,11 @@ fn resolve(
         name: program_name.clone(),
         nodes: partial_tree.nodes,
     });
-    queue.push((Some(loaded.partials.len() - 1), includes.beside(&relative)));
+    queue.push((
+        Some(loaded.partials.len() - 1),
+        includes.beside(&relative),
+        depth + 1,
+    ));
     Ok(Some(program_name))
 }
 

@@ -172,6 +172,7 @@ impl Front for Handlebars {
             options.includes.as_ref(),
             self.dotprompt,
             options.limits.nesting(),
+            options.limits.max_call_depth,
         )
     }
 

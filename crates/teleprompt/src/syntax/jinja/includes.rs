@@ -338,6 +338,8 @@ pub(super) fn exports(template: &ast::Stmt<'_>) -> BTreeSet<String> {
 pub(super) struct Site {
     pub includer: usize,
     pub span: Range<usize>,
+    /// How many templates deep it is first named (1: by the body).
+    pub depth: usize,
 }
 
 /// A tag of a template, resolved.
@@ -426,7 +428,9 @@ pub(super) struct Body {
 
 /// Reads every file the body (`text`, walked into `scanned`) names, and
 /// the files those name, from `includes`; notes their problems in
-/// `found`. Fails only past [`MAX_FILES`] files.
+/// `found`. Fails only past [`MAX_FILES`] files, or where files name one
+/// another more than `max_depth` deep (no render could get that deep: the
+/// bound stops the load before a chain of files makes it quadratic).
 pub(super) fn load(
     text: &str,
     scanned: Scanned,
@@ -434,6 +438,7 @@ pub(super) fn load(
     scan: &Scan<'_>,
     found: &mut Findings,
     body: Body,
+    max_depth: usize,
 ) -> Result<Files, TemplateError> {
     let mut files = Files {
         units: vec![Unit {
@@ -463,6 +468,18 @@ pub(super) fn load(
             .and_then(|unit| unit.scanned.as_ref())
             .map(|scanned| scanned.refs.clone())
             .unwrap_or_default();
+        let depth = files
+            .units
+            .get(index)
+            .and_then(|unit| unit.site.as_ref())
+            .map_or(0, |site| site.depth);
+        if depth >= max_depth && !refs.is_empty() {
+            let error = TemplateError::parse(
+                refs.first().map(|tag| tag.span.clone()),
+                crate::document::include_root::too_deep(max_depth),
+            );
+            return Err(files.place(index, error));
+        }
         for tag in refs {
             let link = files.resolve(index, text, tag, &mut by_path, scan, found, &mut queue)?;
             if let Some(unit) = files.units.get_mut(index) {
@@ -665,6 +682,12 @@ impl Files {
                     let site = Site {
                         includer: index,
                         span: self.as_written(index, tag.span.clone()),
+                        depth: self
+                            .units
+                            .get(index)
+                            .and_then(|unit| unit.site.as_ref())
+                            .map_or(0, |site| site.depth)
+                            + 1,
                     };
                     let beside = includes.beside(&relative);
                     let prepared = scan(&document.body, &beside);

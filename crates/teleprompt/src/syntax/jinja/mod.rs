@@ -161,9 +161,11 @@ impl JinjaTemplate {
             .keep_trailing_newline(whitespace.keep_trailing_newline)
             .build()
             .map_err(|error| TemplateError::parse(None, error.to_string()))?;
-        let mut env = Environment::new();
+        // Everything a dialect registers is shared (minijinja keeps its
+        // filters, tests and globals copy-on-write): a prompt's own
+        // environment costs its settings and templates only.
+        let mut env = base_environment(dialect).clone();
         env.set_syntax(syntax.clone());
-        env.set_auto_escape_callback(|_| AutoEscape::None);
         env.set_undefined_behavior(match (options.strictness, dialect) {
             (Strictness::Strict, _) => UndefinedBehavior::Strict,
             (Strictness::Semi, _) => UndefinedBehavior::SemiStrict,
@@ -176,72 +178,18 @@ impl JinjaTemplate {
         env.set_fuel(Some(limits.max_steps));
         // minijinja counts a macro call as 4 levels and a block as one.
         env.set_recursion_limit(limits.max_call_depth.saturating_mul(5));
-        env.set_formatter(format_value);
-        // `transformers` formats a naive `datetime.now()`: no time zone.
-        let naive = dialect == Syntax::ChatTemplate;
-        env.add_function("strftime_now", move |format: &str| {
-            python::strftime(&current::now(), format, naive)
-        });
-        // Python's methods on values, as Jinja2 has them: `.items()`,
-        // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
-        // The ones that grow text are checked against the output budget.
-        let sandboxed = dialect == Syntax::ChatTemplate;
-        env.set_unknown_method_callback(move |state, value, method, args| {
-            growth::method(sandboxed, state, value, method, args)
-        });
-        guard_collection_filters(&mut env, dialect == Syntax::ChatTemplate);
-        growth::guard_filters(&mut env);
-        growth::guard_listing_filters(&mut env);
-        growth::register(&mut env);
-        register_jinja2_extras(&mut env);
-        macros::register(&mut env);
-        work::register(&mut env);
-        // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
-        // `transformers`) have them.
-        python::register(&mut env, dialect);
-        env.add_filter("toJSON", to_json_filter);
-        env.add_function("role", |name: &str, attributes: Option<&str>| {
-            template_call(current::marker("role", |scope| match attributes {
-                Some(attributes) => scope.role_with(name, attributes),
-                None => scope.role(name),
-            }))
-        });
-        env.add_function("history", || {
-            template_call(current::marker("history", |scope| Ok(scope.history())))
-        });
-        // Hugging Face chat templates stop a render with this global.
-        env.add_function(
-            "raise_exception",
-            |message: &str| -> Result<String, minijinja::Error> {
-                Err(
-                    minijinja::Error::new(ErrorKind::InvalidOperation, message.to_string())
-                        .with_source(Raised(message.to_string())),
-                )
-            },
-        );
-        env.add_function("media", |url: &str, content_type: &str| {
-            template_call(current::marker("media", |scope| {
-                scope.media(url, content_type)
-            }))
-        });
         let mut filters: Vec<&str> = FILTERS.to_vec();
         // The dialect's own spellings, rewritten into Jinja that minijinja
         // parses; errors are placed back on the body as written.
         let mut only = Vec::new();
         let translated = match dialect {
             Syntax::Django => {
-                django::register(&mut env);
                 filters.extend_from_slice(django::FILTERS);
                 let translation = django::translate(body, options.includes.as_ref())?;
                 only = translation.only;
                 translation.edited
             }
             Syntax::ChatTemplate => {
-                env.add_filter(generation::GENERATION_FILTER, |text: &str| {
-                    template_call(current::marker("generation", |scope| {
-                        Ok(scope.generation(text))
-                    }))
-                });
                 filters.push(generation::GENERATION_FILTER);
                 generation::generation_blocks(body, syntax.clone())
             }
@@ -263,8 +211,10 @@ impl JinjaTemplate {
             .functions
             .resolve(Naming::Identifier)
             .map_err(|message| TemplateError::parse(None, message))?;
-        register_host_functions(&mut env, &hosts, &filters)?;
-        python::name_functions(&mut env);
+        if !hosts.is_empty() {
+            register_host_functions(&mut env, &hosts, &filters)?;
+            python::name_functions(&mut env);
+        }
         filters.extend(hosts.iter().map(|(name, _)| name.as_str()));
         let untranslated = translated.is_unchanged();
         let text = if untranslated {
@@ -307,6 +257,9 @@ impl JinjaTemplate {
         }
         let mut reads = scanned.reads.clone();
         let mut edits = std::mem::take(&mut scanned.edits);
+        // The text of each template by its name in the environment, for
+        // minijinja's loader.
+        let mut sources = std::collections::HashMap::new();
         let files = match includes {
             Some(includes) if !scanned.refs.is_empty() => {
                 // The body's edits go with it (pongo2's `include … only`
@@ -320,8 +273,15 @@ impl JinjaTemplate {
                     only: std::mem::take(&mut only),
                     pongo2: dialect == Syntax::Django,
                 };
-                let mut loaded =
-                    includes::load(text, scanned, includes, &prepare, &mut found, body)?;
+                let mut loaded = includes::load(
+                    text,
+                    scanned,
+                    includes,
+                    &prepare,
+                    &mut found,
+                    body,
+                    limits.max_call_depth,
+                )?;
                 for unit in &loaded.units {
                     if let Some(scanned) = &unit.scanned {
                         reads.extend(scanned.reads.iter().cloned());
@@ -335,7 +295,7 @@ impl JinjaTemplate {
                 {
                     edits = std::mem::take(&mut scanned.edits);
                 }
-                register_files(&mut env, &mut loaded)?;
+                register_files(&mut env, &mut loaded, &syntax, &mut sources)?;
                 Some(loaded)
             }
             _ => None,
@@ -352,10 +312,14 @@ impl JinjaTemplate {
         // it can walk longer than the data, or (on minijinja, which
         // charges what `in` searches to its fuel alone) search a list from
         // outside a loop on every pass.
-        let parsed = machinery::parse(&compiled, TEMPLATE_NAME, syntax.clone()).ok();
-        let walks = files.is_some() || parsed.as_ref().is_none_or(|ast| fuel::needed(ast, false));
-        let needs_fuel = walks || parsed.as_ref().is_some_and(|ast| fuel::needed(ast, true));
-        drop(parsed);
+        // minijinja compiles a template only when a render first needs it
+        // (a template it compiles holds some 8 KB, however short, and the
+        // direct path needs none): here the text is only parsed, which
+        // finds every error the compile would.
+        let parsed = machinery::parse(&compiled, TEMPLATE_NAME, syntax.clone())
+            .map_err(|error| convert_error(&error, body, &source, None))?;
+        let walks = files.is_some() || fuel::needed(&parsed, false);
+        let needs_fuel = walks || fuel::needed(&parsed, true);
         if !needs_fuel {
             env.set_fuel(None);
         }
@@ -372,13 +336,18 @@ impl JinjaTemplate {
         let flavor = Flavor::of(dialect).filter(|_| untranslated);
         let direct = flavor
             .filter(|_| !walks && files.is_none() && found.errors.is_empty())
-            .and_then(|flavor| {
-                let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok()?;
-                lower::lower(&ast, body, limits, &functions, flavor)
+            .and_then(|flavor| match source.is_unchanged() {
+                true => lower::lower(&parsed, body, limits, &functions, flavor),
+                false => {
+                    let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok()?;
+                    lower::lower(&ast, body, limits, &functions, flavor)
+                }
             })
             .map(lower::Direct::new);
-        env.add_template_owned(TEMPLATE_NAME, compiled)
-            .map_err(|error| convert_error(&error, body, &source, None))?;
+        drop(parsed);
+        sources.insert(TEMPLATE_NAME.to_string(), compiled);
+        let sources = Arc::new(sources);
+        env.set_loader(move |name| Ok(sources.get(name).cloned()));
         let template = JinjaTemplate {
             env,
             source,
@@ -783,6 +752,87 @@ fn prepare(
     })
 }
 
+/// The environment every prompt of `dialect` starts from: its filters,
+/// tests, functions, formatter and method callback, registered once per
+/// process. A prompt clones it (sharing those maps) and sets its own
+/// syntax, strictness, bounds, host functions and templates.
+fn base_environment(dialect: Syntax) -> &'static Environment<'static> {
+    static BASES: [std::sync::OnceLock<Environment<'static>>; 3] =
+        [const { std::sync::OnceLock::new() }; 3];
+    let slot = match dialect {
+        Syntax::ChatTemplate => 0,
+        Syntax::Django => 1,
+        _ => 2,
+    };
+    BASES[slot].get_or_init(|| build_base_environment(dialect))
+}
+
+fn build_base_environment(dialect: Syntax) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_formatter(format_value);
+    // `transformers` formats a naive `datetime.now()`: no time zone.
+    let naive = dialect == Syntax::ChatTemplate;
+    env.add_function("strftime_now", move |format: &str| {
+        python::strftime(&current::now(), format, naive)
+    });
+    // Python's methods on values, as Jinja2 has them: `.items()`,
+    // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).
+    // The ones that grow text are checked against the output budget.
+    let sandboxed = dialect == Syntax::ChatTemplate;
+    env.set_unknown_method_callback(move |state, value, method, args| {
+        growth::method(sandboxed, state, value, method, args)
+    });
+    guard_collection_filters(&mut env, dialect == Syntax::ChatTemplate);
+    growth::guard_filters(&mut env);
+    growth::guard_listing_filters(&mut env);
+    growth::register(&mut env);
+    register_jinja2_extras(&mut env);
+    macros::register(&mut env);
+    work::register(&mut env);
+    // `string`, `tojson`, `indent`, `pprint` as Jinja2 (and
+    // `transformers`) have them.
+    python::register(&mut env, dialect);
+    env.add_filter("toJSON", to_json_filter);
+    env.add_function("role", |name: &str, attributes: Option<&str>| {
+        template_call(current::marker("role", |scope| match attributes {
+            Some(attributes) => scope.role_with(name, attributes),
+            None => scope.role(name),
+        }))
+    });
+    env.add_function("history", || {
+        template_call(current::marker("history", |scope| Ok(scope.history())))
+    });
+    // Hugging Face chat templates stop a render with this global.
+    env.add_function(
+        "raise_exception",
+        |message: &str| -> Result<String, minijinja::Error> {
+            Err(
+                minijinja::Error::new(ErrorKind::InvalidOperation, message.to_string())
+                    .with_source(Raised(message.to_string())),
+            )
+        },
+    );
+    env.add_function("media", |url: &str, content_type: &str| {
+        template_call(current::marker("media", |scope| {
+            scope.media(url, content_type)
+        }))
+    });
+    match dialect {
+        Syntax::Django => django::register(&mut env),
+        Syntax::ChatTemplate => {
+            env.add_filter(generation::GENERATION_FILTER, |text: &str| {
+                template_call(current::marker("generation", |scope| {
+                    Ok(scope.generation(text))
+                }))
+            });
+        }
+        _ => {}
+    }
+    python::name_functions(&mut env);
+    env
+}
+
 /// What the body (`text`) reads of its data, following its includes,
 /// imports with context and `extends` into the files they name.
 fn linked_inputs(
@@ -832,11 +882,14 @@ fn linked_inputs(
     }
 }
 
-/// Registers every file read (its bound checks made) in `env`, and joins
-/// each name a template writes to the file it resolved to at load.
+/// Puts the text of every file read (its bound checks made, parsed) in
+/// `sources` for minijinja's loader, and joins each name a template writes
+/// in `env` to the file it resolved to at load.
 fn register_files(
     env: &mut Environment<'static>,
     files: &mut includes::Files,
+    syntax: &minijinja::syntax::SyntaxConfig,
+    sources: &mut std::collections::HashMap<String, String>,
 ) -> Result<(), TemplateError> {
     for index in 0..files.units.len() {
         let Some(unit) = files.units.get_mut(index) else {
@@ -856,10 +909,11 @@ fn register_files(
         } else {
             unit.source.text.clone()
         };
-        if let Err(error) = env.add_template_owned(unit.key.clone(), compiled) {
+        if let Err(error) = machinery::parse(&compiled, &unit.key, syntax.clone()) {
             let error = convert_error(&error, &document.body, &unit.source, None);
             return Err(files.place(index, error));
         }
+        sources.insert(unit.key.clone(), compiled);
     }
     let joins = Arc::new(std::mem::take(&mut files.joins));
     env.set_path_join_callback(move |name, parent| {

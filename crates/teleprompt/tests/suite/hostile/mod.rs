@@ -16,6 +16,7 @@
 //! one at a time (as when each syntax was a test binary of its own), and
 //! never beside another timed test.
 
+mod chains;
 mod confine;
 mod data;
 mod go;

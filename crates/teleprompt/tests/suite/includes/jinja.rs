@@ -156,12 +156,26 @@ fn deep_include_chains_load_and_stop_at_the_depth_limit() {
         render(&root.join("main.j2"), json!({"name": "Ann"})).unwrap(),
         (0..19).map(|i| i.to_string()).collect::<String>() + "[Ann]"
     );
-    // Far deeper than a render may nest: it loads, and the render stops
-    // with an error (no stack overflow).
-    let root = chain("jinja-includes-chain-deep", 900);
+    // Deeper than a render may nest (each include is several levels of
+    // `max_call_depth`): it loads, and the render stops with an error (no
+    // stack overflow).
+    let root = chain("jinja-includes-chain-deep", 90);
     let prompt = Prompt::from_file(root.join("main.j2")).expect("loads");
     let error = prompt.render(json!({"name": "Ann"})).expect_err("too deep");
     assert_eq!(error.class(), ErrorClass::Render, "{}", error.report());
+    assert!(error.message().contains("max_call_depth"), "{error}");
+    // Files nested past `max_call_depth` itself: no render could get
+    // there, and the load stops at the file past it.
+    let root = chain("jinja-includes-chain-deeper", 900);
+    let error = Prompt::from_file(root.join("main.j2")).expect_err("too deep");
+    assert_eq!(error.class(), ErrorClass::Parse, "{}", error.report());
+    assert!(
+        error
+            .message()
+            .contains("more than 100 deep (the limit max_call_depth)"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("f99.j2"), "{error}");
 }
 
 #[test]
@@ -306,8 +320,7 @@ fn a_library_resolves_includes_in_its_root() {
 #[test]
 fn deep_import_chains_stop_at_the_depth_limit_and_long_extends_chains_do_not_load() {
     // f0 imports f1 … imports f899; each macro calls the next one's.
-    let depth = 900;
-    let chain = |name: &str, text: &dyn Fn(usize, bool) -> String, main: &str| {
+    let chain = |name: &str, depth: usize, text: &dyn Fn(usize, bool) -> String, main: &str| {
         let mut files: Vec<(String, String)> = (0..depth)
             .map(|i| (format!("f{i}.j2"), text(i, i + 1 < depth)))
             .collect();
@@ -320,6 +333,7 @@ fn deep_import_chains_stop_at_the_depth_limit_and_long_extends_chains_do_not_loa
     };
     let root = chain(
         "jinja-includes-import-deep",
+        900,
         &|i, more| match more {
             true => format!(
                 "{{% import \"f{}.j2\" as m %}}{{% macro f() %}}{i}{{{{ m.f() }}}}{{% endmacro %}}",
@@ -329,16 +343,16 @@ fn deep_import_chains_stop_at_the_depth_limit_and_long_extends_chains_do_not_loa
         },
         "{% import \"f0.j2\" as m %}{{ m.f() }}",
     );
-    let prompt = Prompt::from_file(root.join("main.j2")).expect("loads");
-    assert!(prompt.inputs().is_some());
-    let error = prompt.render(json!({})).expect_err("too deep");
-    assert_eq!(error.class(), ErrorClass::Render, "{}", error.report());
+    // Nested past `max_call_depth`: no render could get there.
+    let error = Prompt::from_file(root.join("main.j2")).expect_err("too deep");
+    assert_eq!(error.class(), ErrorClass::Parse, "{}", error.report());
     assert!(error.message().contains("max_call_depth"), "{error}");
 
     // Each level's `super()` would nest the render a level deeper: a
     // chain of more than 32 templates is refused when it loads.
     let root = chain(
         "jinja-includes-extends-deep",
+        50,
         &|i, more| match more {
             true => format!(
                 "{{% extends \"f{}.j2\" %}}{{% block b %}}{i}{{{{ super() }}}}{{% endblock %}}",
@@ -417,8 +431,9 @@ fn a_library_reloads_a_prompt_when_a_file_it_includes_changes() {
 
 #[test]
 fn many_tags_closing_a_long_cycle_stay_cheap() {
-    // main → f0 → … → f999, which names main 50,000 times.
-    let mut files: Vec<(String, String)> = (0..999)
+    // main → f0 → … → f98, which names main 50,000 times (99 deep: as
+    // deep as files may nest, `max_call_depth`).
+    let mut files: Vec<(String, String)> = (0..98)
         .map(|i| {
             (
                 format!("f{i}.j2"),
@@ -426,7 +441,7 @@ fn many_tags_closing_a_long_cycle_stay_cheap() {
             )
         })
         .collect();
-    files.push(("f999.j2".into(), "{% include \"main.j2\" %}".repeat(50_000)));
+    files.push(("f98.j2".into(), "{% include \"main.j2\" %}".repeat(50_000)));
     files.push(("main.j2".into(), "{% include \"f0.j2\" %}".into()));
     let files: Vec<(&str, &str)> = files
         .iter()
