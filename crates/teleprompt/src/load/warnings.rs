@@ -7,7 +7,7 @@ use crate::analysis::Step;
 use crate::diagnostics::{Error, ErrorClass, TemplateError};
 use crate::document::key;
 use crate::document::kind::FileKind;
-use crate::options::Strictness;
+use crate::options::{Strictness, Syntax};
 
 /// The prompt context's namespaces that no data element is likely to
 /// have as a field: a root name read where dot is an element is taken
@@ -78,16 +78,23 @@ fn declared_input_warnings(compiled: &Compiled) -> Vec<Error> {
     let mut found = Vec::new();
     // A path the schema closes out, printed or walked: at strict or semi
     // the render can only fail there (or, behind an `if`, never print it).
+    // Go at strict fails on any read of a missing key, a test too.
     let strict = matches!(compiled.strictness, Strictness::Strict | Strictness::Semi);
+    let any_read_fails = compiled.strictness == Strictness::Strict && compiled.syntax == Syntax::Go;
     for read in schema.undeclared_reads(&inputs, &defaulted) {
-        let misread = strict && read.closed && read.used;
-        let message = match misread {
-            true => format!(
+        let misread = read.closed && (any_read_fails || (strict && read.used));
+        let message = match (misread, read.used) {
+            (true, true) => format!(
                 "the template prints or walks `{}`, which input.schema does not declare and \
                  closes out: the data can never hold it",
                 read.path
             ),
-            false => format!(
+            (true, false) => format!(
+                "the template reads `{}`, which input.schema does not declare and closes out: \
+                 at the strict level every render fails there",
+                read.path
+            ),
+            (false, _) => format!(
                 "the template reads `{}`, which input.schema does not declare",
                 read.path
             ),
