@@ -244,6 +244,23 @@ impl PyPrompt {
     }
 }
 
+/// A `timeout=` in seconds: positive and finite, else an `InputError`.
+fn seconds(py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<std::time::Duration>> {
+    match timeout {
+        None => Ok(None),
+        Some(seconds) => std::time::Duration::try_from_secs_f64(seconds)
+            .ok()
+            .filter(|duration| !duration.is_zero())
+            .map(Some)
+            .ok_or_else(|| {
+                errors::input(
+                    py,
+                    &format!("timeout must be a positive number of seconds, not {seconds}"),
+                )
+            }),
+    }
+}
+
 /// The value of a keyword argument that takes one of two words.
 fn choose<T: Copy>(
     py: Python<'_>,
@@ -344,16 +361,22 @@ impl PyPrompt {
 
     /// Renders one turn of a conversation: the context's data, namespaces,
     /// history, clock, turn and attempt.
-    #[pyo3(signature = (context, *, validate_history = true))]
+    /// `timeout` (seconds) stops a render that runs longer: a
+    /// `RenderError` of rule `render/timeout`.
+    #[pyo3(signature = (context, *, validate_history = true, timeout = None))]
     fn render_turn(
         &self,
         py: Python<'_>,
         context: &PromptContext,
         validate_history: bool,
+        timeout: Option<f64>,
     ) -> PyResult<Rendered> {
         let prompt = &self.inner;
         let context = &context.snapshot();
-        let options = RenderOptions::new().with_validate_history(validate_history);
+        let mut options = RenderOptions::new().with_validate_history(validate_history);
+        if let Some(timeout) = seconds(py, timeout)? {
+            options = options.with_deadline(std::time::Instant::now() + timeout);
+        }
         errors::forget_host_exception();
         let result = py.detach(|| prompt.render_turn_with(context, &options));
         result
@@ -370,8 +393,10 @@ impl PyPrompt {
     /// `now` or the time of the call. Returns a `Rendered` per row, in
     /// order. `errors="raise"` raises the first failing row's error (by
     /// position); `errors="return"` puts each failing row's exception in
-    /// its place (rows that are not data too).
-    #[pyo3(signature = (rows, *, jobs = None, errors = "raise", rows_are = "data", now = None, time_zone = None))]
+    /// its place (rows that are not data too). `timeout` (seconds) stops
+    /// a row's render that runs longer, from when the row starts: that
+    /// row's `RenderError` (rule `render/timeout`).
+    #[pyo3(signature = (rows, *, jobs = None, errors = "raise", rows_are = "data", now = None, time_zone = None, timeout = None))]
     #[allow(clippy::too_many_arguments)]
     fn render_many(
         &self,
@@ -382,7 +407,9 @@ impl PyPrompt {
         rows_are: &str,
         now: Option<&Bound<'_, PyAny>>,
         time_zone: Option<String>,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyList>> {
+        let timeout = seconds(py, timeout)?;
         let keep_errors = choose(py, "errors", errors, [("raise", false), ("return", true)])?;
         let records = choose(
             py,
@@ -410,7 +437,11 @@ impl PyPrompt {
                 prepared
                     .into_par_iter()
                     .map(|row| match row {
-                        Ok(request) => request.render(prompt).map_err(Failed::Request),
+                        Ok(mut request) => {
+                            request.deadline =
+                                timeout.map(|timeout| std::time::Instant::now() + timeout);
+                            request.render(prompt).map_err(Failed::Request)
+                        }
                         Err(failed) => Err(failed),
                     })
                     .collect::<Vec<_>>()

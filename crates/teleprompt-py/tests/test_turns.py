@@ -1,6 +1,7 @@
 """Turns: the per-turn context — history, clock, turn numbers, namespaces."""
 
 import datetime
+import time
 
 import pytest
 
@@ -109,3 +110,43 @@ def test_an_appended_message_that_breaks_the_rules_fails_the_render():
         prompt.render_turn(context)
     with pytest.raises(InputError, match="history"):
         context.append({"content": "no role"})
+
+
+# A render that runs until its step budget (5,000,000 steps: a tenth of a
+# second or more) stops it, past a timeout of 20 ms. (A prompt's first
+# render that needs minijinja compiles the template, inside the timeout:
+# the tests render once first.)
+SLOW = "{% for i in range(n) %}{% for j in range(n) %}{% endfor %}{% endfor %}done"
+
+
+def test_a_timeout_stops_a_long_turn():
+    prompt = Prompt(SLOW, name="slow.j2")
+    prompt.render(n=1)
+    started = time.monotonic()
+    with pytest.raises(RenderError) as raised:
+        prompt.render_turn(PromptContext({"n": 100_000}), timeout=0.02)
+    assert raised.value.rule == "render/timeout"
+    assert "ran past its deadline" in raised.value.message
+    assert time.monotonic() - started < 2
+    assert prompt.render_turn(PromptContext({"n": 2}), timeout=5).text == "done"
+
+
+def test_a_timeout_stops_only_the_slow_rows():
+    prompt = Prompt(SLOW, name="slow.j2")
+    prompt.render(n=1)
+    rows = [{"n": 1}, {"n": 100_000}, {"n": 3}]
+    started = time.monotonic()
+    results = prompt.render_many(rows, errors="return", timeout=0.02, jobs=1)
+    assert time.monotonic() - started < 2
+    assert [r.text for r in (results[0], results[2])] == ["done", "done"]
+    assert isinstance(results[1], RenderError)
+    assert results[1].rule == "render/timeout"
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
+def test_a_timeout_must_be_a_positive_number_of_seconds(timeout):
+    prompt = Prompt(SLOW, name="slow.j2")
+    with pytest.raises(InputError, match="timeout must be a positive number of seconds"):
+        prompt.render_turn(PromptContext({"n": 1}), timeout=timeout)
+    with pytest.raises(InputError, match="timeout must be a positive number of seconds"):
+        prompt.render_many([{"n": 1}], timeout=timeout)

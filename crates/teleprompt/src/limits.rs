@@ -537,6 +537,9 @@ impl std::fmt::Display for Exceeded {
                 describe_bytes(limit),
                 input.noun()
             ),
+            Exceeded::Deadline(0) => f.write_str(
+                "the render ran past its deadline, under 1 ms away when it started, and was stopped (the host's timeout)",
+            ),
             Exceeded::Deadline(millis) => write!(
                 f,
                 "the render ran past its deadline of {millis} ms and was stopped (the host's timeout)"

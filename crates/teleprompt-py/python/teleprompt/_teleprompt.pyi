@@ -90,8 +90,14 @@ class Prompt:
     ) -> "Prompt": ...
     def render(self, data: Optional[Mapping[str, Data]] = None, **kwargs: Data) -> Rendered:
         """Renders with ``data`` and keyword arguments over it."""
-    def render_turn(self, context: PromptContext, *, validate_history: bool = True) -> Rendered:
-        """Renders one turn of a conversation."""
+    def render_turn(
+        self,
+        context: PromptContext,
+        *,
+        validate_history: bool = True,
+        timeout: Optional[float] = None,
+    ) -> Rendered:
+        """Renders one turn of a conversation; `timeout` (seconds) stops a longer render."""
     @overload
     def render_many(
         self,
@@ -102,6 +108,7 @@ class Prompt:
         rows_are: Literal["data", "records"] = "data",
         now: Union[None, str, datetime.datetime] = None,
         time_zone: Optional[str] = None,
+        timeout: Optional[float] = None,
     ) -> List[Rendered]:
         """Renders every row in parallel, as `teleprompt batch` renders a row."""
     @overload
@@ -114,6 +121,7 @@ class Prompt:
         rows_are: Literal["data", "records"] = "data",
         now: Union[None, str, datetime.datetime] = None,
         time_zone: Optional[str] = None,
+        timeout: Optional[float] = None,
     ) -> List[Union[Rendered, TelepromptError]]: ...
     @property
     def name(self) -> str: ...
