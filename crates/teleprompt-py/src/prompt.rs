@@ -255,7 +255,7 @@ fn seconds(py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<std::time::D
             .ok_or_else(|| {
                 errors::input(
                     py,
-                    &format!("timeout must be a positive number of seconds, not {seconds}"),
+                    format!("timeout must be a positive number of seconds, not {seconds}"),
                 )
             }),
     }
