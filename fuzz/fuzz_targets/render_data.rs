@@ -57,7 +57,7 @@ const PROMPTS: &[(&str, &str, Option<Syntax>, Option<&str>)] = &[
     (
         "chat.j2",
         r#"{{ role("system") }}You are {{ name }}.{% if flag %} Flag on.{% endif %}
-{% for m in messages %}{{ role(m.role) }}{{ m.content }}{% if m.tool_calls %}{% for c in m.tool_calls %} {{ c.function.name }}({{ c.function.arguments|tojson }}){% endfor %}{% endif %}
+{% for m in messages %}{% if m.role == "assistant" %}{{ role("assistant") }}{% else %}{{ role("user") }}{% endif %}{{ m.content }}{% if m.tool_calls %}{% for c in m.tool_calls %} {{ c.function.name }}({{ c.function.arguments|tojson }}){% endfor %}{% endif %}
 {% endfor %}{{ history() }}{{ role("user") }}{{ text }} {{ text|upper }} {{ text|title }} {{ text|indent(width) }}
 {{ text|truncate(count) }} {{ "ab" * count }} {{ text * width }}
 {% for i in range(count) %}{{ i }},{% endfor %}
