@@ -46,7 +46,7 @@ use minijinja::machinery::ast;
 use super::TEMPLATE_NAME;
 use crate::analysis::Inputs;
 use crate::diagnostics::{closest, Error, Findings, TemplateError, MAX_ERRORS_PER_FILE};
-use crate::document::include_root::{Includes, MAX_FILES};
+use crate::document::include_root::{too_deep, Includes, MAX_FILES};
 use crate::document::Document;
 use crate::syntax::edits::{Edit, Edited};
 
@@ -389,6 +389,8 @@ pub(super) struct Files {
     /// Whether the templates are pongo2's (an import takes the macros
     /// marked `export`; `include … only` gives the values it names).
     pongo2: bool,
+    /// The deepest a file may be named (`max_call_depth`).
+    max_depth: usize,
 }
 
 /// The most names [`Files::needs`] keeps for one template: enough to say
@@ -455,6 +457,7 @@ pub(super) fn load(
         joins: HashMap::new(),
         looked_up: HashMap::new(),
         pongo2: body.pongo2,
+        max_depth,
     };
     let mut by_path: HashMap<PathBuf, usize> = HashMap::new();
     if let Some(body) = includes.file() {
@@ -468,18 +471,6 @@ pub(super) fn load(
             .and_then(|unit| unit.scanned.as_ref())
             .map(|scanned| scanned.refs.clone())
             .unwrap_or_default();
-        let depth = files
-            .units
-            .get(index)
-            .and_then(|unit| unit.site.as_ref())
-            .map_or(0, |site| site.depth);
-        if depth >= max_depth && !refs.is_empty() {
-            let error = TemplateError::parse(
-                refs.first().map(|tag| tag.span.clone()),
-                crate::document::include_root::too_deep(max_depth),
-            );
-            return Err(files.place(index, error));
-        }
         for tag in refs {
             let link = files.resolve(index, text, tag, &mut by_path, scan, found, &mut queue)?;
             if let Some(unit) = files.units.get_mut(index) {
@@ -671,6 +662,15 @@ impl Files {
                             None,
                         ));
                     }
+                    let depth = self
+                        .units
+                        .get(index)
+                        .and_then(|unit| unit.site.as_ref())
+                        .map_or(0, |site| site.depth)
+                        + 1;
+                    if depth > self.max_depth {
+                        return Err(at(self, too_deep(self.max_depth), None));
+                    }
                     let target = self.units.len();
                     let shown = relative.to_string_lossy().replace('\\', "/");
                     let key = if shown == TEMPLATE_NAME {
@@ -682,12 +682,7 @@ impl Files {
                     let site = Site {
                         includer: index,
                         span: self.as_written(index, tag.span.clone()),
-                        depth: self
-                            .units
-                            .get(index)
-                            .and_then(|unit| unit.site.as_ref())
-                            .map_or(0, |site| site.depth)
-                            + 1,
+                        depth,
                     };
                     let beside = includes.beside(&relative);
                     let prepared = scan(&document.body, &beside);
