@@ -76,6 +76,17 @@ impl RenderScope {
         )
     }
 
+    /// A fresh scope at the epoch, held to `limits`, with the markers (the
+    /// secret) of this one: the fuzz hook's second render of a template,
+    /// whose text must compare with the first's.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn again_at_epoch(&self, limits: Limits) -> RenderScope {
+        RenderScope {
+            markers: self.markers.clone(),
+            ..RenderScope::at_epoch(limits)
+        }
+    }
+
     /// The render's time.
     pub(crate) fn now(&self) -> &Zoned {
         &self.now

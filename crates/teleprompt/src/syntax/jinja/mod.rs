@@ -575,10 +575,12 @@ pub(crate) fn both(
         Ok((template, None)) => template,
         _ => return None,
     };
-    let scope = || RenderScope::at_epoch(template.limits);
     let outcome = |result: Result<String, TemplateError>| result.map_err(|error| error.message);
-    let with_direct = outcome(template.render(data, &mut scope()));
-    let on_minijinja = outcome(template.render_on_minijinja(data, &mut scope(), 0));
+    let mut scope = RenderScope::at_epoch(template.limits);
+    let with_direct = outcome(template.render(data, &mut scope));
+    // The same marker secret for both, so that their texts compare.
+    let mut again = scope.again_at_epoch(template.limits);
+    let on_minijinja = outcome(template.render_on_minijinja(data, &mut again, 0));
     let rendered = template
         .direct
         .as_ref()
