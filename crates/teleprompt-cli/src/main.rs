@@ -245,6 +245,10 @@ struct LoadArgs {
     /// root. Off: they are errors.
     #[arg(long)]
     allow_files: bool,
+    /// Count tokens with this tokenizer (o200k_base, cl100k_base), over a
+    /// prompt's front matter `tokenizer:` (`--format tokens`).
+    #[arg(long, value_name = "NAME", value_parser = parse_tokenizer)]
+    tokenizer: Option<teleprompt::tokens::Tokenizer>,
 }
 
 impl LoadArgs {
@@ -262,6 +266,7 @@ impl LoadArgs {
         options.strictness = self.strict;
         options.template_name = self.template_name.clone();
         options.include_root = self.include_root.clone();
+        options.tokenizer = self.tokenizer;
         options
             .with_env_references(self.allow_env)
             .with_file_references(self.allow_files)
@@ -321,7 +326,8 @@ struct RenderArgs {
     /// bytes or with a K, M or G suffix (KiB, MiB, GiB).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = input::parse_size)]
     max_data_bytes: usize,
-    /// Output: text, or JSON for messages, openai or anthropic.
+    /// Output: text, or JSON for messages, openai or anthropic; tokens:
+    /// each message's token count and ids, one JSON line (needs a tokenizer).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
     format: OutputFormat,
     #[command(flatten)]
@@ -392,6 +398,10 @@ fn parse_time_zone(text: &str) -> Result<String, String> {
         .time_zone_named(text)
         .map(|_| text.to_string())
         .map_err(|error| error.message().to_string())
+}
+
+fn parse_tokenizer(name: &str) -> Result<teleprompt::tokens::Tokenizer, String> {
+    teleprompt::tokens::Tokenizer::named(name)
 }
 
 fn parse_format(text: &str) -> Result<OutputFormat, String> {
@@ -510,7 +520,12 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
         OutputFormat::Text => rendered.text().to_string(),
         format => match rendered.to_format(format) {
             Ok(value) => {
-                let mut json = serde_json::to_string_pretty(&value).unwrap_or_default();
+                // Token ids one to a line would bury the counts.
+                let mut json = match format {
+                    OutputFormat::Tokens => serde_json::to_string(&value),
+                    _ => serde_json::to_string_pretty(&value),
+                }
+                .unwrap_or_default();
                 json.push('\n');
                 json
             }

@@ -636,6 +636,13 @@ impl Rendered {
         self.shape(py, OutputFormat::Anthropic)
     }
 
+    /// The tokens of each message, by the prompt's tokenizer (front matter
+    /// `tokenizer:`): `{"tokenizer", "total", "messages": [{"role",
+    /// "count", "ids"}]}`. An `InputError` when the prompt names none.
+    fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.shape(py, OutputFormat::Tokens)
+    }
+
     /// What the host should know (args hidden by a namespace, dropped keys).
     #[getter]
     fn warnings(&self) -> Vec<String> {

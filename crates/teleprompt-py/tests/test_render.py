@@ -152,3 +152,16 @@ def test_unread_data_is_not_an_error():
 def test_json_round_trip_of_messages_is_plain_data():
     rendered = Prompt('{{ role("user") }}hi', name="t.j2").render()
     assert json.loads(json.dumps(rendered.to_openai())) == rendered.to_openai()
+
+
+def test_tokens_by_the_prompt_s_tokenizer():
+    prompt = Prompt(
+        '---\ntokenizer: o200k_base\n---\n{{ role("system") }}Be brief.{{ role("user") }}Hello, {{ name }}!',
+        name="greet.j2",
+    )
+    tokens = prompt.render(name="world").tokens()
+    assert tokens["tokenizer"] == "o200k_base"
+    assert tokens["messages"][1] == {"role": "user", "count": 4, "ids": [13225, 11, 2375, 0]}
+    assert tokens["total"] == tokens["messages"][0]["count"] + 4
+    with pytest.raises(InputError, match="names no tokenizer"):
+        Prompt("hi", name="x.j2").render().tokens()

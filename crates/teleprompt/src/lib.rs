@@ -44,6 +44,7 @@ mod request;
 pub mod schema;
 mod scope;
 mod syntax;
+pub mod tokens;
 #[cfg(feature = "unstable")]
 #[doc(hidden)]
 pub mod unstable;
@@ -73,6 +74,12 @@ struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct CrateReadmeDoctests;
+
+/// The tokens guide's Rust example (`docs/tokens.md`), compiled and run as
+/// a doctest where the `tokens` feature is on.
+#[cfg(all(doctest, feature = "tokens"))]
+#[doc = include_str!("../../../docs/tokens.md")]
+struct TokensGuideDoctests;
 
 /// The guide's Rust examples (`docs/library.md`), compiled and run as doctests.
 #[cfg(doctest)]

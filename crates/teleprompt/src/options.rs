@@ -246,9 +246,18 @@ pub struct LoadOptions {
     /// and `assistant` — never `system` or `developer` unless the host
     /// allows them here.
     pub data_roles: Option<Vec<crate::messages::Role>>,
+    /// The tokenizer of every prompt loaded, over its front matter's
+    /// `tokenizer` ([`crate::Rendered::tokens`]).
+    pub tokenizer: Option<crate::tokens::Tokenizer>,
 }
 
 impl LoadOptions {
+    /// Sets [`LoadOptions::tokenizer`].
+    pub fn with_tokenizer(mut self, tokenizer: crate::tokens::Tokenizer) -> LoadOptions {
+        self.tokenizer = Some(tokenizer);
+        self
+    }
+
     /// Sets [`LoadOptions::data_roles`].
     pub fn with_data_roles(
         mut self,

@@ -211,6 +211,12 @@ impl Prompt {
         self.compiled.syntax
     }
 
+    /// The tokenizer that counts its renders' tokens
+    /// ([`crate::Rendered::tokens`]), if it has one.
+    pub fn tokenizer(&self) -> Option<crate::tokens::Tokenizer> {
+        self.compiled.tokenizer
+    }
+
     /// The strictness the prompt renders with.
     pub fn strictness(&self) -> Strictness {
         self.compiled.strictness

@@ -77,9 +77,9 @@ impl RenderScope {
     }
 
     /// A fresh scope at the epoch, held to `limits`, with the markers (the
-    /// secret) of this one: the fuzz hook's second render of a template,
+    /// secret) of this one: the second render of the tests and fuzz hook that compare the paths of a template,
     /// whose text must compare with the first's.
-    #[cfg(feature = "fuzzing")]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn again_at_epoch(&self, limits: Limits) -> RenderScope {
         RenderScope {
             markers: self.markers.clone(),

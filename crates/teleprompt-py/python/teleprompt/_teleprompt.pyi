@@ -30,6 +30,8 @@ class Rendered:
         """An OpenAI chat completions body: ``{"messages": [...]}``."""
     def to_anthropic(self) -> Dict[str, Any]:
         """An Anthropic Messages body: ``{"system": ..., "messages": [...]}``."""
+    def tokens(self) -> Dict[str, Any]:
+        """Each message's token count and ids, by the prompt's tokenizer."""
 
 class PromptContext:
     """The context of one turn, for :meth:`Prompt.render_turn`."""

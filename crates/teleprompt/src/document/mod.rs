@@ -68,6 +68,9 @@ pub struct Metadata {
     pub continuation_prompt: Option<String>,
     /// `jinja`: whitespace options of Jinja-family prompts.
     pub jinja: JinjaOptions,
+    /// `tokenizer`: what counts the render's tokens
+    /// ([`crate::Rendered::tokens`]).
+    pub tokenizer: Option<crate::tokens::Tokenizer>,
     /// `limits`: render bounds this prompt lowers for itself, by their
     /// names in [`crate::limits::Limits`], in the order written.
     pub limits: Vec<(String, u64)>,
@@ -362,6 +365,13 @@ impl Document {
                 limits.push((name.clone(), amount));
             }
         }
+        let tokenizer = match text(key::TOKENIZER)? {
+            Some(name) => Some(
+                crate::tokens::Tokenizer::named(&name)
+                    .map_err(|message| self.key_error(key::TOKENIZER, message))?,
+            ),
+            None => None,
+        };
         Ok(Metadata {
             name: text(key::NAME)?,
             description: text(key::DESCRIPTION)?,
@@ -376,6 +386,7 @@ impl Document {
             jinja,
             limits,
             thread: None,
+            tokenizer,
         })
     }
 
@@ -620,6 +631,8 @@ pub mod key {
     pub const LIMITS: &str = "limits";
     /// `tests` (prompt tests: see the `teleprompt-testing` crate)
     pub const TESTS: &str = "tests";
+    /// `tokenizer` (`o200k_base`, `cl100k_base`: what counts tokens)
+    pub const TOKENIZER: &str = "tokenizer";
 
     /// Every key teleprompt reads.
     pub const ALL: &[&str] = &[
@@ -635,6 +648,7 @@ pub mod key {
         JINJA,
         LIMITS,
         TESTS,
+        TOKENIZER,
     ];
 
     /// Keys other prompt formats put in front matter, kept as metadata

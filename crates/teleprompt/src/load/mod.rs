@@ -66,6 +66,9 @@ pub(crate) struct Compiled {
     /// The files its load read or looked for (partials, includes, a
     /// sibling tokenizer config), for a library to tell when to rebuild it.
     pub dependencies: Vec<Dependency>,
+    /// What counts its render's tokens: the host's, else the front
+    /// matter's.
+    pub tokenizer: Option<crate::tokens::Tokenizer>,
 }
 
 /// A compiled prompt, and the errors its front end went on past (unknown
@@ -292,6 +295,7 @@ fn load(
         thread: metadata.thread.clone(),
         source_hash: include_root::content_hash(source.as_bytes()),
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
+        tokenizer: options.tokenizer.or(metadata.tokenizer),
     };
     Ok((compiled, found))
 }

@@ -23,24 +23,31 @@ pub enum OutputFormat {
     OpenAi,
     /// `{"system": "...", "messages": [...]}` in the Anthropic Messages shape.
     Anthropic,
+    /// `{"tokenizer", "total", "messages": [{"role", "count", "ids"}]}`:
+    /// the tokens of each message, by the prompt's tokenizer
+    /// ([`crate::Rendered::tokens`]).
+    Tokens,
 }
 
 impl OutputFormat {
     /// All formats, in the order the CLI lists them.
-    pub const ALL: [OutputFormat; 4] = [
+    pub const ALL: [OutputFormat; 5] = [
         OutputFormat::Text,
         OutputFormat::Messages,
         OutputFormat::OpenAi,
         OutputFormat::Anthropic,
+        OutputFormat::Tokens,
     ];
 
-    /// The name `FromStr` reads: `text`, `messages`, `openai`, `anthropic`.
+    /// The name `FromStr` reads: `text`, `messages`, `openai`, `anthropic`,
+    /// `tokens`.
     pub fn as_str(self) -> &'static str {
         match self {
             OutputFormat::Text => "text",
             OutputFormat::Messages => "messages",
             OutputFormat::OpenAi => "openai",
             OutputFormat::Anthropic => "anthropic",
+            OutputFormat::Tokens => "tokens",
         }
     }
 }
@@ -51,9 +58,10 @@ impl fmt::Display for OutputFormat {
     }
 }
 
-/// A format name that is not one of `text`, `messages`, `openai`, `anthropic`.
+/// A format name that is not one of `text`, `messages`, `openai`,
+/// `anthropic`, `tokens`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format \"{0}\": use one of \"text\", \"messages\", \"openai\", \"anthropic\"")]
+#[error("unknown format \"{0}\": use one of \"text\", \"messages\", \"openai\", \"anthropic\", \"tokens\"")]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for OutputFormat {
@@ -102,6 +110,11 @@ pub fn shape(format: OutputFormat, text: &str, entries: &[Entry<'_>]) -> Result<
         OutputFormat::Messages => Ok(json!({ "messages": entries })),
         OutputFormat::OpenAi => openai(entries),
         OutputFormat::Anthropic => anthropic(entries),
+        OutputFormat::Tokens => Err(error(
+            0,
+            "tokens need the prompt's tokenizer: use Rendered::to_format or Rendered::tokens"
+                .to_string(),
+        )),
     }
 }
 

@@ -599,7 +599,7 @@ fn format_names_parse() {
     let error = "OpenAI".parse::<OutputFormat>().map_err(|e| e.to_string());
     assert_eq!(
         error,
-        Err("unknown format \"OpenAI\": use one of \"text\", \"messages\", \"openai\", \"anthropic\"".into())
+        Err("unknown format \"OpenAI\": use one of \"text\", \"messages\", \"openai\", \"anthropic\", \"tokens\"".into())
     );
 }
 

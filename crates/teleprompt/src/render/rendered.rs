@@ -21,6 +21,8 @@ pub struct Rendered {
     pub(super) history: Arc<Vec<HistoryMessage>>,
     pub(super) warnings: Vec<String>,
     pub(super) recovered: Option<Error>,
+    /// The prompt's tokenizer, for [`Rendered::tokens`].
+    pub(super) tokenizer: Option<crate::tokens::Tokenizer>,
 }
 
 impl Rendered {
@@ -84,8 +86,50 @@ impl Rendered {
     /// The result in an output shape: `text`, teleprompt's `messages`,
     /// OpenAI chat, or Anthropic (system lifted to the top).
     pub fn to_format(&self, format: OutputFormat) -> Result<serde_json::Value, Error> {
+        if format == OutputFormat::Tokens {
+            return self
+                .tokens()
+                .map(|tokens| serde_json::to_value(tokens).unwrap_or(serde_json::Value::Null));
+        }
         shape(format, &self.text, &self.conversation())
             .map_err(|error| Error::new(ErrorClass::Render, error.to_string()))
+    }
+
+    /// The tokens of each message of the conversation (the history where
+    /// it was placed) and their total, by the prompt's tokenizer (front
+    /// matter `tokenizer:`, or [`crate::LoadOptions::with_tokenizer`]).
+    /// An `input` error when the prompt has none.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    /// use serde_json::json;
+    ///
+    /// # #[cfg(feature = "tokens")]
+    /// # {
+    /// let prompt = Prompt::from_source(
+    ///     "greet.j2",
+    ///     "---\ntokenizer: o200k_base\n---\n{{ role(\"system\") }}Be brief.{{ role(\"user\") }}Hello, {{ name }}!",
+    ///     &LoadOptions::default(),
+    /// )?;
+    /// let tokens = prompt.render(json!({"name": "world"}))?.tokens()?;
+    /// assert_eq!(tokens.tokenizer, "o200k_base");
+    /// assert_eq!(tokens.messages[1].ids, [13225, 11, 2375, 0]);
+    /// assert_eq!(tokens.total, tokens.messages[0].count + 4);
+    /// # }
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn tokens(&self) -> Result<crate::tokens::Tokens, Error> {
+        let Some(tokenizer) = self.tokenizer else {
+            return Err(Error::new(
+                ErrorClass::Input,
+                "the prompt names no tokenizer to count its tokens with",
+            )
+            .with_suggestion(Some(format!(
+                "add `tokenizer: o200k_base` to its front matter (the tokenizers are {}), or pass --tokenizer",
+                crate::tokens::Tokenizer::NAMES.join(", ")
+            ))));
+        };
+        Ok(crate::tokens::Tokens::of(tokenizer, &self.conversation()))
     }
 
     /// Things the host should know that did not stop the render, such as

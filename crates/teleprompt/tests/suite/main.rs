@@ -35,3 +35,5 @@ mod robustness;
 mod roles;
 mod schema;
 mod suite_layout;
+#[cfg(feature = "tokens")]
+mod tokens;

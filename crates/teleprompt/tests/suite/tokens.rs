@@ -1,0 +1,96 @@
+//! Tokens (issue 25): the ids of every text of `tests/data/tokens/corpus.json`
+//! — prompt-like text, long runs, and adversarial Unicode (combining
+//! marks, ZWJ emoji, RTL, private-use marker characters, special-token
+//! spellings) — are exactly what OpenAI's tiktoken gives
+//! (`expected.json`, from `reference.mjs`); and a render's messages are
+//! counted by the prompt's tokenizer.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use teleprompt::tokens::Tokenizer;
+use teleprompt::{ErrorClass, LoadOptions, OutputFormat, Prompt};
+
+fn data(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/tokens")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("the file")).expect("JSON")
+}
+
+#[test]
+fn ids_are_tiktoken_s_on_the_corpus() {
+    let corpus = data("corpus.json");
+    let expected = data("expected.json");
+    let texts: Vec<&str> = corpus
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|text| text.as_str().expect("a text"))
+        .collect();
+    for name in Tokenizer::NAMES {
+        let tokenizer = Tokenizer::named(name).expect("known");
+        let lists = expected[*name].as_array().expect("ids per text");
+        assert_eq!(lists.len(), texts.len(), "{name}");
+        for (text, ids) in texts.iter().zip(lists) {
+            let ids: Vec<u32> = serde_json::from_value(ids.clone()).expect("ids");
+            assert_eq!(tokenizer.encode(text), ids, "{name}: {text:?}");
+            assert_eq!(tokenizer.count(text), ids.len(), "{name}: {text:?}");
+        }
+    }
+}
+
+#[test]
+fn a_render_counts_each_message_by_the_prompt_s_tokenizer() {
+    let source = "---\ntokenizer: o200k_base\n---\n{{ role(\"system\") }}You fix bugs.\n{{ role(\"user\") }}Hello, world!{{ history() }}";
+    let prompt = Prompt::from_source("fix.j2", source, &LoadOptions::default()).expect("loads");
+    assert_eq!(prompt.tokenizer().map(|t| t.name()), Some("o200k_base"));
+    let context = teleprompt::PromptContext::new().with_history(vec![serde_json::from_value(
+        json!({"role": "assistant", "content": [{"type": "text", "text": "Hello, world!"}, {"type": "image_url", "image_url": {"url": "x"}}]}),
+    )
+    .expect("a message")]);
+    let rendered = prompt.render_turn(&context).expect("renders");
+    let tokens = rendered.to_format(OutputFormat::Tokens).expect("counted");
+    let o200k = Tokenizer::named("o200k_base").unwrap();
+    assert_eq!(
+        tokens,
+        json!({
+            "tokenizer": "o200k_base",
+            "total": o200k.count("You fix bugs.") + 8,
+            "messages": [
+                {"role": "system", "count": o200k.count("You fix bugs."), "ids": o200k.encode("You fix bugs.")},
+                {"role": "user", "count": 4, "ids": [13225, 11, 2375, 0]},
+                {"role": "assistant", "history": true, "count": 4, "ids": [13225, 11, 2375, 0]},
+            ]
+        })
+    );
+    // The host's tokenizer wins over the front matter's.
+    let options = LoadOptions::default().with_tokenizer(Tokenizer::named("cl100k_base").unwrap());
+    let prompt = Prompt::from_source("fix.j2", source, &options).expect("loads");
+    let tokens = prompt.render(json!({})).unwrap().tokens().unwrap();
+    assert_eq!(tokens.tokenizer, "cl100k_base");
+}
+
+#[test]
+fn a_tokenizer_must_be_named_and_known() {
+    let error = Prompt::from_source(
+        "x.j2",
+        "---\ntokenizer: o200k\n---\nhi",
+        &LoadOptions::default(),
+    )
+    .expect_err("unknown");
+    assert_eq!(error.class(), ErrorClass::Document);
+    assert!(
+        error.message().contains("unknown tokenizer `o200k`")
+            && error.message().contains("o200k_base, cl100k_base"),
+        "{error}"
+    );
+    let prompt = Prompt::from_source("x.j2", "hi", &LoadOptions::default()).unwrap();
+    let error = prompt
+        .render(json!({}))
+        .unwrap()
+        .tokens()
+        .expect_err("none");
+    assert_eq!(error.class(), ErrorClass::Input);
+    assert!(error.message().contains("names no tokenizer"), "{error}");
+}
