@@ -139,7 +139,9 @@ impl ShownLine {
                 underlined: width,
             };
         }
-        let from = start.saturating_sub(SHOWN_LINE / 2);
+        // A column past the end of the line (an error at its end) shows
+        // the line's last characters.
+        let from = start.min(count).saturating_sub(SHOWN_LINE / 2);
         let to = (from + SHOWN_LINE).min(count);
         let mut text = String::new();
         if from > 0 {
@@ -893,6 +895,16 @@ mod tests {
 
     /// Findings by the `render_data` fuzz target: a data key of a megabyte
     /// made one suggestion take seconds.
+    #[test]
+    fn a_column_past_the_end_of_a_long_line_shows_its_end() {
+        let line = "x".repeat(SHOWN_LINE * 2);
+        for column in [SHOWN_LINE * 2 + 1, SHOWN_LINE * 3, usize::MAX] {
+            let shown = ShownLine::new(&line, column, 1);
+            assert!(shown.text.starts_with('…'), "{column}");
+            assert_eq!(shown.text.chars().count(), SHOWN_LINE / 2 + 1, "{column}");
+        }
+    }
+
     #[test]
     fn closest_is_quick_on_long_names() {
         let long = "ab".repeat(500_000);

@@ -93,10 +93,12 @@ impl<'a> Renderer<'a> {
             }
             JinjaOp::Default => {
                 let expr = args.first().ok_or_else(|| internal(span))?;
-                match self.defined(expr, span, dot)? {
-                    Some(value) => Ok(value),
-                    None => self.arg(args, 1, span, dot),
-                }
+                let found = self.defined(expr, span, dot)?;
+                // Jinja evaluates a filter's arguments before the filter:
+                // a fallback that fails fails the render, defined value
+                // or not.
+                let fallback = self.arg(args, 1, span, dot)?;
+                Ok(found.unwrap_or(fallback))
             }
             JinjaOp::Cond => {
                 let test = self.arg(args, 0, span, dot)?;

@@ -721,6 +721,11 @@ mod tests {
             "{{ ids[0] in user.name }}",
             "{{ none ~ 'x' }}",
             "{% if user.age < 100 %}{{ raise_exception('too young') }}{% endif %}",
+            // Found by the jinja_direct fuzz target: Jinja evaluates a
+            // filter's argument before the filter, so a fallback that
+            // fails fails the render though the value is defined.
+            "{{ user.name | default(fa + lse) }}",
+            "{{ user.name | default(user.nope.deeper) }}",
         ];
         for body in declined {
             for strictness in [Strictness::Strict, Strictness::Semi, Strictness::Lenient] {
