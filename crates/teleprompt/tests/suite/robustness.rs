@@ -548,3 +548,21 @@ fn replace_on_a_list_is_checked_like_on_a_string() {
         "[one, 2]"
     );
 }
+
+/// Found by the go_template fuzz target (its input as it was, in
+/// `tests/data/fuzz/`): front matter whose lines end in bare carriage
+/// returns put a YAML error's column past the end of a long line, and
+/// showing that line underflowed.
+#[test]
+fn a_front_matter_error_past_the_end_of_a_long_line_is_reported() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/fuzz/front_matter_bare_cr.gotmpl");
+    let source = std::fs::read_to_string(path).expect("the input");
+    let options = LoadOptions::new()
+        .with_syntax(Syntax::Go)
+        .with_strictness(Strictness::Lenient);
+    let error = Prompt::from_source("fuzz.gotmpl", &source, &options).expect_err("not YAML");
+    assert_eq!(error.class(), ErrorClass::Document, "{error}");
+    assert!(error.location().is_some(), "{error}");
+    let _ = error.report();
+}
