@@ -38,7 +38,7 @@ pub(crate) struct Library {
 #[pymethods]
 impl Library {
     #[new]
-    #[pyo3(signature = (dir, *, syntax = None, strict = None, functions = None, include_root = None, watch = None, on_reload = None))]
+    #[pyo3(signature = (dir, *, syntax = None, strict = None, functions = None, include_root = None, watch = None, on_reload = None, tokenizer = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -49,8 +49,10 @@ impl Library {
         include_root: Option<PathBuf>,
         watch: Option<&Bound<'_, PyAny>>,
         on_reload: Option<Py<PyAny>>,
+        tokenizer: Option<String>,
     ) -> PyResult<Library> {
-        let options = Options::read(syntax, strict, functions, include_root);
+        let options =
+            Options::read(syntax, strict, functions, include_root).with_tokenizer(tokenizer);
         let library = Library::open(py, dir, options)?;
         let debounce = match watch.filter(|watch| !watch.is_none()) {
             None => None,

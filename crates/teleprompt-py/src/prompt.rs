@@ -35,6 +35,9 @@ pub(crate) struct Options {
     pub strict: Option<String>,
     pub include_root: Option<PathBuf>,
     pub functions: Option<Arc<Py<PyDict>>>,
+    /// What counts tokens (`o200k_base`, `cl100k_base`), over the front
+    /// matter's.
+    pub tokenizer: Option<String>,
 }
 
 impl Options {
@@ -49,7 +52,14 @@ impl Options {
             strict,
             include_root,
             functions: functions.map(|functions| Arc::new(functions.clone().unbind())),
+            tokenizer: None,
         }
+    }
+
+    /// With `tokenizer` over the front matter's.
+    pub(crate) fn with_tokenizer(mut self, tokenizer: Option<String>) -> Options {
+        self.tokenizer = tokenizer;
+        self
     }
 
     pub(crate) fn load_options(&self, py: Python<'_>) -> PyResult<LoadOptions> {
@@ -69,6 +79,12 @@ impl Options {
             );
         }
         options.include_root = self.include_root.clone();
+        if let Some(name) = &self.tokenizer {
+            options.tokenizer = Some(
+                teleprompt::tokens::Tokenizer::named(name)
+                    .map_err(|message| errors::input(py, format!("tokenizer: {message}")))?,
+            );
+        }
         let functions = self.functions.as_ref().map(|functions| functions.bind(py));
         options.functions = functions::from_python(py, functions)?;
         Ok(options)
@@ -79,6 +95,7 @@ impl Options {
         dict.set_item("syntax", &self.syntax)?;
         dict.set_item("strict", &self.strict)?;
         dict.set_item("include_root", &self.include_root)?;
+        dict.set_item("tokenizer", &self.tokenizer)?;
         dict.set_item(
             "functions",
             self.functions.as_ref().map(|functions| functions.bind(py)),
@@ -95,7 +112,8 @@ impl Options {
         let include_root = item("include_root")?.map(|v| v.extract()).transpose()?;
         let functions = item("functions")?;
         let functions = functions.as_ref().map(|f| f.cast::<PyDict>()).transpose()?;
-        Ok(Options::read(syntax, strict, functions, include_root))
+        let tokenizer = item("tokenizer")?.map(|v| v.extract()).transpose()?;
+        Ok(Options::read(syntax, strict, functions, include_root).with_tokenizer(tokenizer))
     }
 }
 
@@ -288,7 +306,8 @@ fn same_text(path: &Path, text: &str) -> bool {
 #[pymethods]
 impl PyPrompt {
     #[new]
-    #[pyo3(signature = (source, name = "prompt", *, syntax = None, strict = None, functions = None, include_root = None))]
+    #[pyo3(signature = (source, name = "prompt", *, syntax = None, strict = None, functions = None, include_root = None, tokenizer = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         source: String,
@@ -297,8 +316,10 @@ impl PyPrompt {
         strict: Option<String>,
         functions: Option<&Bound<'_, PyDict>>,
         include_root: Option<PathBuf>,
+        tokenizer: Option<String>,
     ) -> PyResult<PyPrompt> {
-        let options = Options::read(syntax, strict, functions, include_root);
+        let options =
+            Options::read(syntax, strict, functions, include_root).with_tokenizer(tokenizer);
         PyPrompt::load(
             py,
             Recipe {
@@ -313,7 +334,7 @@ impl PyPrompt {
     /// Loads a prompt file; files it includes are read from its folder (or
     /// `include_root`).
     #[staticmethod]
-    #[pyo3(signature = (path, *, syntax = None, strict = None, functions = None, include_root = None))]
+    #[pyo3(signature = (path, *, syntax = None, strict = None, functions = None, include_root = None, tokenizer = None))]
     fn from_file(
         py: Python<'_>,
         path: PathBuf,
@@ -321,8 +342,10 @@ impl PyPrompt {
         strict: Option<String>,
         functions: Option<&Bound<'_, PyDict>>,
         include_root: Option<PathBuf>,
+        tokenizer: Option<String>,
     ) -> PyResult<PyPrompt> {
-        let options = Options::read(syntax, strict, functions, include_root);
+        let options =
+            Options::read(syntax, strict, functions, include_root).with_tokenizer(tokenizer);
         let load_options = options.load_options(py)?;
         let loaded = py.detach(|| {
             let prompt = teleprompt::Prompt::from_file_with(&path, &load_options)?;

@@ -165,3 +165,14 @@ def test_tokens_by_the_prompt_s_tokenizer():
     assert tokens["total"] == tokens["messages"][0]["count"] + 4
     with pytest.raises(InputError, match="names no tokenizer"):
         Prompt("hi", name="x.j2").render().tokens()
+
+
+def test_the_host_s_tokenizer_wins_and_pickles():
+    import pickle
+
+    prompt = Prompt('---\ntokenizer: o200k_base\n---\nHello, world!', name="x.j2", tokenizer="cl100k_base")
+    assert prompt.render().tokens()["tokenizer"] == "cl100k_base"
+    again = pickle.loads(pickle.dumps(prompt))
+    assert again.render().tokens() == prompt.render().tokens()
+    with pytest.raises(InputError, match="unknown tokenizer"):
+        Prompt("hi", name="x.j2", tokenizer="o200k")
