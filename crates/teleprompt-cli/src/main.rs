@@ -245,9 +245,10 @@ struct LoadArgs {
     /// root. Off: they are errors.
     #[arg(long)]
     allow_files: bool,
-    /// Count tokens with this tokenizer (o200k_base, cl100k_base), over a
-    /// prompt's front matter `tokenizer:` (`--format tokens`).
-    #[arg(long, value_name = "NAME", value_parser = parse_tokenizer)]
+    /// Count tokens with this tokenizer (o200k_base, cl100k_base, or a
+    /// Hugging Face tokenizer.json), over a prompt's front matter
+    /// `tokenizer:` (`--format tokens`).
+    #[arg(long, value_name = "NAME|FILE", value_parser = parse_tokenizer)]
     tokenizer: Option<teleprompt::tokens::Tokenizer>,
 }
 
@@ -266,7 +267,7 @@ impl LoadArgs {
         options.strictness = self.strict;
         options.template_name = self.template_name.clone();
         options.include_root = self.include_root.clone();
-        options.tokenizer = self.tokenizer;
+        options.tokenizer = self.tokenizer.clone();
         options
             .with_env_references(self.allow_env)
             .with_file_references(self.allow_files)
@@ -400,8 +401,8 @@ fn parse_time_zone(text: &str) -> Result<String, String> {
         .map_err(|error| error.message().to_string())
 }
 
-fn parse_tokenizer(name: &str) -> Result<teleprompt::tokens::Tokenizer, String> {
-    teleprompt::tokens::Tokenizer::named(name)
+fn parse_tokenizer(value: &str) -> Result<teleprompt::tokens::Tokenizer, String> {
+    teleprompt::tokens::Tokenizer::named_or_file(value)
 }
 
 fn parse_format(text: &str) -> Result<OutputFormat, String> {

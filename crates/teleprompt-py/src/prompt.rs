@@ -81,7 +81,7 @@ impl Options {
         options.include_root = self.include_root.clone();
         if let Some(name) = &self.tokenizer {
             options.tokenizer = Some(
-                teleprompt::tokens::Tokenizer::named(name)
+                teleprompt::tokens::Tokenizer::named_or_file(name)
                     .map_err(|message| errors::input(py, format!("tokenizer: {message}")))?,
             );
         }

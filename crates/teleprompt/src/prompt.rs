@@ -213,8 +213,8 @@ impl Prompt {
 
     /// The tokenizer that counts its renders' tokens
     /// ([`crate::Rendered::tokens`]), if it has one.
-    pub fn tokenizer(&self) -> Option<crate::tokens::Tokenizer> {
-        self.compiled.tokenizer
+    pub fn tokenizer(&self) -> Option<&crate::tokens::Tokenizer> {
+        self.compiled.tokenizer.as_ref()
     }
 
     /// The strictness the prompt renders with.

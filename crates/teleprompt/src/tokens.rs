@@ -21,23 +21,50 @@ use serde::Serialize;
 
 use crate::messages::{ContentPart, Entry, Role};
 
-/// A tokenizer teleprompt can count with.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// A tokenizer teleprompt can count with: an OpenAI encoding by name, or
+/// a Hugging Face `tokenizer.json` (read and parsed when first used, then
+/// kept).
+#[derive(Clone)]
 pub struct Tokenizer {
     kind: Kind,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 enum Kind {
     #[cfg(feature = "tokens")]
     O200k,
     #[cfg(feature = "tokens")]
     Cl100k,
+    #[cfg(feature = "tokens")]
+    HuggingFace(std::sync::Arc<HuggingFace>),
+    /// Nothing can be made without the feature.
+    #[cfg(not(feature = "tokens"))]
+    #[allow(dead_code)]
+    Unavailable(std::convert::Infallible),
 }
+
+/// A `tokenizer.json` file and, once read, its tokenizer.
+#[cfg(feature = "tokens")]
+struct HuggingFace {
+    /// The file as named, relative to `root`.
+    name: String,
+    root: std::path::PathBuf,
+    loaded: std::sync::OnceLock<Result<tokenizers::Tokenizer, String>>,
+}
+
+/// The most bytes a `tokenizer.json` may hold (the largest public ones,
+/// Gemma's, are ~33 MB).
+pub const MAX_TOKENIZER_BYTES: usize = 64 << 20;
 
 impl fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Tokenizer({})", self.name())
+    }
+}
+
+impl PartialEq for Tokenizer {
+    fn eq(&self, other: &Tokenizer) -> bool {
+        self.name() == other.name()
     }
 }
 
@@ -58,52 +85,156 @@ impl Tokenizer {
         }
         #[cfg(not(feature = "tokens"))]
         if Tokenizer::NAMES.contains(&name) {
-            return Err(format!(
-                "tokenizer `{name}` needs teleprompt built with its `tokens` feature"
-            ));
+            return Err(without_feature(name));
         }
         let closest = crate::diagnostics::closest(name, Tokenizer::NAMES.iter().copied())
             .map(|close| format!(" (did you mean `{close}`?)"))
             .unwrap_or_default();
         Err(format!(
-            "unknown tokenizer `{name}`{closest}: the tokenizers are {known}"
+            "unknown tokenizer `{name}`{closest}: the tokenizers are {known}, or a Hugging Face tokenizer.json file"
         ))
     }
 
-    /// Its name, as [`Tokenizer::named`] takes it.
-    pub fn name(&self) -> &'static str {
-        match self.kind {
+    /// A Hugging Face `tokenizer.json` at `name`, a path inside `root`
+    /// (the include rules: no `..`, no absolute path, no link out of it).
+    /// The file is read, within [`MAX_TOKENIZER_BYTES`], when the
+    /// tokenizer is first used; a file that cannot be read or parsed is
+    /// that use's error.
+    pub fn from_file(root: &std::path::Path, name: &str) -> Result<Tokenizer, String> {
+        #[cfg(feature = "tokens")]
+        {
+            crate::limits::inside_name(name)?;
+            Ok(Tokenizer {
+                kind: Kind::HuggingFace(std::sync::Arc::new(HuggingFace {
+                    name: name.to_string(),
+                    root: root.to_path_buf(),
+                    loaded: std::sync::OnceLock::new(),
+                })),
+            })
+        }
+        #[cfg(not(feature = "tokens"))]
+        {
+            let _ = root;
+            Err(without_feature(name))
+        }
+    }
+
+    /// A name, or the path of a `tokenizer.json` (a value that ends in
+    /// `.json`) anywhere the host chooses: what `--tokenizer` and Python's
+    /// `tokenizer=` take.
+    pub fn named_or_file(value: &str) -> Result<Tokenizer, String> {
+        if !value.ends_with(".json") {
+            return Tokenizer::named(value);
+        }
+        let path = std::path::Path::new(value);
+        let folder = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => std::path::Path::new("."),
+        };
+        let file = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Tokenizer::from_file(folder, &file)
+    }
+
+    /// A name or a `tokenizer.json` path as front matter writes it: a
+    /// value that ends in `.json` is a file beside the prompt (`dir`,
+    /// relative to the include root `root`).
+    pub(crate) fn resolve(
+        value: &str,
+        root: Option<(&std::path::Path, &std::path::Path)>,
+    ) -> Result<Tokenizer, String> {
+        if !value.ends_with(".json") {
+            return Tokenizer::named(value);
+        }
+        let Some((root, dir)) = root else {
+            return Err(format!(
+                "tokenizer `{value}` is a file, and this prompt has no folder to read it from"
+            ));
+        };
+        let name = dir.join(value);
+        Tokenizer::from_file(root, &name.to_string_lossy().replace('\\', "/"))
+    }
+
+    /// Its name: `o200k_base`, `cl100k_base`, or the `tokenizer.json` path.
+    pub fn name(&self) -> &str {
+        match &self.kind {
             #[cfg(feature = "tokens")]
             Kind::O200k => "o200k_base",
             #[cfg(feature = "tokens")]
             Kind::Cl100k => "cl100k_base",
+            #[cfg(feature = "tokens")]
+            Kind::HuggingFace(file) => &file.name,
+            #[cfg(not(feature = "tokens"))]
+            Kind::Unavailable(never) => match *never {},
         }
     }
 
-    /// The token ids of `text`, as ordinary text.
-    pub fn encode(&self, text: &str) -> Vec<u32> {
+    /// The token ids of `text`, as ordinary text (no special tokens
+    /// added; a special token's spelling is matched only by a Hugging Face
+    /// tokenizer that declares it, as `transformers` encodes a chat
+    /// template's output). An error only for a `tokenizer.json` that
+    /// cannot be read or parsed.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
         #[cfg(not(feature = "tokens"))]
         let _ = text;
-        match self.kind {
+        match &self.kind {
             #[cfg(feature = "tokens")]
-            Kind::O200k => bpe_openai::o200k_base().encode(text),
+            Kind::O200k => Ok(bpe_openai::o200k_base().encode(text)),
             #[cfg(feature = "tokens")]
-            Kind::Cl100k => bpe_openai::cl100k_base().encode(text),
+            Kind::Cl100k => Ok(bpe_openai::cl100k_base().encode(text)),
+            #[cfg(feature = "tokens")]
+            Kind::HuggingFace(file) => {
+                let tokenizer = file.tokenizer()?;
+                tokenizer
+                    .encode_fast(text, false)
+                    .map(|encoding| encoding.get_ids().to_vec())
+                    .map_err(|error| format!("{}: {error}", file.name))
+            }
+            #[cfg(not(feature = "tokens"))]
+            Kind::Unavailable(never) => match *never {},
         }
     }
 
-    /// How many tokens `text` is (what [`Tokenizer::encode`] gives,
-    /// counted without keeping the ids).
-    pub fn count(&self, text: &str) -> usize {
-        #[cfg(not(feature = "tokens"))]
-        let _ = text;
-        match self.kind {
+    /// How many tokens `text` is (what [`Tokenizer::encode`] gives).
+    pub fn count(&self, text: &str) -> Result<usize, String> {
+        match &self.kind {
             #[cfg(feature = "tokens")]
-            Kind::O200k => bpe_openai::o200k_base().count(text),
+            Kind::O200k => Ok(bpe_openai::o200k_base().count(text)),
             #[cfg(feature = "tokens")]
-            Kind::Cl100k => bpe_openai::cl100k_base().count(text),
+            Kind::Cl100k => Ok(bpe_openai::cl100k_base().count(text)),
+            #[allow(unreachable_patterns)]
+            _ => self.encode(text).map(|ids| ids.len()),
         }
     }
+}
+
+#[cfg(feature = "tokens")]
+impl HuggingFace {
+    /// The tokenizer, read and parsed on first use.
+    fn tokenizer(&self) -> Result<&tokenizers::Tokenizer, String> {
+        self.loaded
+            .get_or_init(|| {
+                let (_, bytes) = crate::limits::read_inside(
+                    &self.root,
+                    &self.name,
+                    MAX_TOKENIZER_BYTES,
+                    crate::limits::Input::Data,
+                )
+                .map_err(|error| error.message().to_string())?;
+                tokenizers::Tokenizer::from_bytes(&bytes).map_err(|error| {
+                    format!("{} is not a Hugging Face tokenizer.json: {error}", self.name)
+                })
+            })
+            .as_ref()
+            .map_err(|message| format!("tokenizer {}: {message}", self.name))
+    }
+}
+
+#[cfg(not(feature = "tokens"))]
+fn without_feature(name: &str) -> String {
+    format!("tokenizer `{name}` needs teleprompt built with its `tokens` feature")
 }
 
 /// The tokens of a render: each message of the conversation (the history
@@ -111,8 +242,8 @@ impl Tokenizer {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Tokens {
-    /// The tokenizer's name.
-    pub tokenizer: &'static str,
+    /// The tokenizer's name (or its `tokenizer.json` path).
+    pub tokenizer: String,
     /// The tokens of every message, summed.
     pub total: usize,
     /// Each message, in order.
@@ -138,41 +269,42 @@ pub struct MessageTokens {
 
 impl Tokens {
     /// Counts `conversation` with `tokenizer`.
-    pub(crate) fn of(tokenizer: Tokenizer, conversation: &[Entry<'_>]) -> Tokens {
-        let messages: Vec<MessageTokens> = conversation
-            .iter()
-            .map(|entry| {
-                let (role, history, ids) = match entry {
-                    Entry::Rendered(message) => {
-                        let mut ids = Vec::new();
-                        for part in &message.content {
-                            if let ContentPart::Text { text } = part {
-                                ids.extend(tokenizer.encode(text));
-                            }
-                        }
-                        (message.role, false, ids)
-                    }
-                    Entry::History(message) => {
-                        let mut ids = Vec::new();
-                        for text in history_texts(message.content.as_ref()) {
-                            ids.extend(tokenizer.encode(text));
-                        }
-                        (message.role, true, ids)
-                    }
-                };
-                MessageTokens {
-                    role,
-                    history,
-                    count: ids.len(),
-                    ids,
+    pub(crate) fn of(tokenizer: &Tokenizer, conversation: &[Entry<'_>]) -> Result<Tokens, String> {
+        let mut messages = Vec::with_capacity(conversation.len());
+        for entry in conversation {
+            let (role, history, texts) = match entry {
+                Entry::Rendered(message) => (
+                    message.role,
+                    false,
+                    message
+                        .content
+                        .iter()
+                        .filter_map(|part| match part {
+                            ContentPart::Text { text } => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+                Entry::History(message) => {
+                    (message.role, true, history_texts(message.content.as_ref()))
                 }
-            })
-            .collect();
-        Tokens {
-            tokenizer: tokenizer.name(),
+            };
+            let mut ids = Vec::new();
+            for text in texts {
+                ids.extend(tokenizer.encode(text)?);
+            }
+            messages.push(MessageTokens {
+                role,
+                history,
+                count: ids.len(),
+                ids,
+            });
+        }
+        Ok(Tokens {
+            tokenizer: tokenizer.name().to_string(),
             total: messages.iter().map(|message| message.count).sum(),
             messages,
-        }
+        })
     }
 }
 

@@ -69,8 +69,9 @@ pub struct Metadata {
     /// `jinja`: whitespace options of Jinja-family prompts.
     pub jinja: JinjaOptions,
     /// `tokenizer`: what counts the render's tokens
-    /// ([`crate::Rendered::tokens`]).
-    pub tokenizer: Option<crate::tokens::Tokenizer>,
+    /// ([`crate::Rendered::tokens`]): a tokenizer's name, or a
+    /// `tokenizer.json` path beside the prompt.
+    pub tokenizer: Option<String>,
     /// `limits`: render bounds this prompt lowers for itself, by their
     /// names in [`crate::limits::Limits`], in the order written.
     pub limits: Vec<(String, u64)>,
@@ -365,13 +366,11 @@ impl Document {
                 limits.push((name.clone(), amount));
             }
         }
-        let tokenizer = match text(key::TOKENIZER)? {
-            Some(name) => Some(
-                crate::tokens::Tokenizer::named(&name)
-                    .map_err(|message| self.key_error(key::TOKENIZER, message))?,
-            ),
-            None => None,
-        };
+        let tokenizer = text(key::TOKENIZER)?;
+        if let Some(name) = tokenizer.as_deref().filter(|name| !name.ends_with(".json")) {
+            crate::tokens::Tokenizer::named(name)
+                .map_err(|message| self.key_error(key::TOKENIZER, message))?;
+        }
         Ok(Metadata {
             name: text(key::NAME)?,
             description: text(key::DESCRIPTION)?,
@@ -631,7 +630,8 @@ pub mod key {
     pub const LIMITS: &str = "limits";
     /// `tests` (prompt tests: see the `teleprompt-testing` crate)
     pub const TESTS: &str = "tests";
-    /// `tokenizer` (`o200k_base`, `cl100k_base`: what counts tokens)
+    /// `tokenizer` (`o200k_base`, `cl100k_base`, or a `tokenizer.json`
+    /// path: what counts tokens)
     pub const TOKENIZER: &str = "tokenizer";
 
     /// Every key teleprompt reads.

@@ -235,6 +235,19 @@ fn load(
         .limits
         .lowered_by(&metadata.limits)
         .map_err(|message| document.key_error(document::key::LIMITS, message))?;
+    let tokenizer = match (&options.tokenizer, &metadata.tokenizer) {
+        (Some(host), _) => Some(host.clone()),
+        (None, Some(value)) => Some(
+            crate::tokens::Tokenizer::resolve(
+                value,
+                includes
+                    .as_ref()
+                    .map(|includes| (includes.root(), includes.dir())),
+            )
+            .map_err(|message| document.key_error(document::key::TOKENIZER, message))?,
+        ),
+        (None, None) => None,
+    };
     let looked_at = includes.clone();
     let compile = CompileOptions {
         strictness,
@@ -295,7 +308,7 @@ fn load(
         thread: metadata.thread.clone(),
         source_hash: include_root::content_hash(source.as_bytes()),
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
-        tokenizer: options.tokenizer.or(metadata.tokenizer),
+        tokenizer,
     };
     Ok((compiled, found))
 }

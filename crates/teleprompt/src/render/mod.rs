@@ -205,7 +205,7 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         history: turn.history,
         warnings: turn.warnings,
         recovered,
-        tokenizer: compiled.tokenizer,
+        tokenizer: compiled.tokenizer.clone(),
     })
 }
 

@@ -119,7 +119,7 @@ impl Rendered {
     /// # Ok::<(), teleprompt::Error>(())
     /// ```
     pub fn tokens(&self) -> Result<crate::tokens::Tokens, Error> {
-        let Some(tokenizer) = self.tokenizer else {
+        let Some(tokenizer) = &self.tokenizer else {
             return Err(Error::new(
                 ErrorClass::Input,
                 "the prompt names no tokenizer to count its tokens with",
@@ -129,7 +129,8 @@ impl Rendered {
                 crate::tokens::Tokenizer::NAMES.join(", ")
             ))));
         };
-        Ok(crate::tokens::Tokens::of(tokenizer, &self.conversation()))
+        crate::tokens::Tokens::of(tokenizer, &self.conversation())
+            .map_err(|message| Error::new(ErrorClass::Io, message))
     }
 
     /// Things the host should know that did not stop the render, such as

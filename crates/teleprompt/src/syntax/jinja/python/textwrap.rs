@@ -172,9 +172,16 @@ fn chunks(chars: &[char], hyphens: bool) -> Vec<(usize, usize)> {
     chunks
 }
 
-/// `textwrap.wrap(line, width, …)`: the lines, as character ranges of
-/// `chars` (a line is its chunks, which follow each other).
-fn wrap(chars: &[char], width: usize, long_words: bool, hyphens: bool) -> Vec<Vec<(usize, usize)>> {
+/// `textwrap.wrap(line, width, …)`: each line in turn to `emit`, as
+/// character ranges of `chars` (a line is its chunks, which follow each
+/// other); the first error of `emit` stops it (a bound the output
+/// passed: the rest is never wrapped).
+fn wrap<E>(
+    chars: &[char],
+    width: usize,
+    (long_words, hyphens): (bool, bool),
+    emit: &mut dyn FnMut(&[(usize, usize)]) -> Result<(), E>,
+) -> Result<(), E> {
     // Where the next character that is not a space is, from each place:
     // a chunk (or what is left of one) is blank in constant time, so a
     // long run of spaces cut at width 1 stays linear.
@@ -191,11 +198,12 @@ fn wrap(chars: &[char], width: usize, long_words: bool, hyphens: bool) -> Vec<Ve
     let blank = |(start, end): (usize, usize)| next_text.get(start).is_none_or(|&n| n >= end);
     let mut pending = chunks(chars, hyphens);
     pending.reverse();
-    let mut lines: Vec<Vec<(usize, usize)>> = Vec::new();
+    let mut emitted = false;
+    let mut line: Vec<(usize, usize)> = Vec::new();
     while !pending.is_empty() {
-        let mut line: Vec<(usize, usize)> = Vec::new();
+        line.clear();
         let mut length = 0;
-        if pending.last().is_some_and(|&chunk| blank(chunk)) && !lines.is_empty() {
+        if pending.last().is_some_and(|&chunk| blank(chunk)) && emitted {
             pending.pop();
         }
         while let Some(&(start, end)) = pending.last() {
@@ -238,10 +246,11 @@ fn wrap(chars: &[char], width: usize, long_words: bool, hyphens: bool) -> Vec<Ve
             line.pop();
         }
         if !line.is_empty() {
-            lines.push(line);
+            emit(&line)?;
+            emitted = true;
         }
     }
-    lines
+    Ok(())
 }
 
 /// Jinja2's `wordwrap(width=79, break_long_words=True, wrapstring=None,
@@ -322,16 +331,19 @@ pub(in crate::syntax::jinja) fn wordwrap_filter(
             out.push_str(&wrapstring)?;
         }
         first = false;
-        for (index, line) in wrap(&chars, width, long_words, hyphens).iter().enumerate() {
+        let mut index = 0;
+        wrap::<Error>(&chars, width, (long_words, hyphens), &mut |line| {
             if index > 0 {
                 out.push_str(&wrapstring)?;
             }
+            index += 1;
             for &(start, end) in line {
                 for &c in chars.get(start..end).unwrap_or(&[]) {
                     out.push(c)?;
                 }
             }
-        }
+            Ok(())
+        })?;
     }
     Ok(JValue::from(out.finish()?))
 }
@@ -377,8 +389,12 @@ mod tests {
         ] {
             let chars: Vec<char> = text.chars().collect();
             let started = std::time::Instant::now();
-            let lines = wrap(&chars, 1, true, true);
-            assert!(lines.len() <= chars.len());
+            let mut lines = 0;
+            let wrapped: Result<(), ()> = wrap(&chars, 1, (true, true), &mut |_| {
+                lines += 1;
+                Ok(())
+            });
+            assert!(wrapped.is_ok() && lines <= chars.len());
             assert!(started.elapsed() < std::time::Duration::from_secs(20));
         }
     }
