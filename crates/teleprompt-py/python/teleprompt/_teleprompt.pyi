@@ -80,7 +80,7 @@ class Prompt:
         strict: Optional[Literal["strict", "semi", "lenient"]] = None,
         functions: Optional[Functions] = None,
         include_root: Optional[StrPath] = None,
-        tokenizer: Optional[Literal["o200k_base", "cl100k_base"]] = None,
+        tokenizer: Optional[str] = None,
     ) -> None: ...
     @staticmethod
     def from_file(
@@ -90,7 +90,7 @@ class Prompt:
         strict: Optional[Literal["strict", "semi", "lenient"]] = None,
         functions: Optional[Functions] = None,
         include_root: Optional[StrPath] = None,
-        tokenizer: Optional[Literal["o200k_base", "cl100k_base"]] = None,
+        tokenizer: Optional[str] = None,
     ) -> "Prompt": ...
     def render(self, data: Optional[Mapping[str, Data]] = None, **kwargs: Data) -> Rendered:
         """Renders with ``data`` and keyword arguments over it."""
@@ -161,7 +161,7 @@ class Library:
         include_root: Optional[StrPath] = None,
         watch: Union[bool, float, None] = None,
         on_reload: Optional[Callable[[Any], None]] = None,
-        tokenizer: Optional[Literal["o200k_base", "cl100k_base"]] = None,
+        tokenizer: Optional[str] = None,
     ) -> None: ...
     def __getitem__(self, name: str) -> Prompt: ...
     def __contains__(self, name: object) -> bool: ...

@@ -34,8 +34,8 @@ fn ids_are_tiktoken_s_on_the_corpus() {
         assert_eq!(lists.len(), texts.len(), "{name}");
         for (text, ids) in texts.iter().zip(lists) {
             let ids: Vec<u32> = serde_json::from_value(ids.clone()).expect("ids");
-            assert_eq!(tokenizer.encode(text), ids, "{name}: {text:?}");
-            assert_eq!(tokenizer.count(text), ids.len(), "{name}: {text:?}");
+            assert_eq!(tokenizer.encode(text), Ok(ids.clone()), "{name}: {text:?}");
+            assert_eq!(tokenizer.count(text), Ok(ids.len()), "{name}: {text:?}");
         }
     }
 }
@@ -52,13 +52,14 @@ fn a_render_counts_each_message_by_the_prompt_s_tokenizer() {
     let rendered = prompt.render_turn(&context).expect("renders");
     let tokens = rendered.to_format(OutputFormat::Tokens).expect("counted");
     let o200k = Tokenizer::named("o200k_base").unwrap();
+    let system = o200k.encode("You fix bugs.").unwrap();
     assert_eq!(
         tokens,
         json!({
             "tokenizer": "o200k_base",
-            "total": o200k.count("You fix bugs.") + 8,
+            "total": system.len() + 8,
             "messages": [
-                {"role": "system", "count": o200k.count("You fix bugs."), "ids": o200k.encode("You fix bugs.")},
+                {"role": "system", "count": system.len(), "ids": system},
                 {"role": "user", "count": 4, "ids": [13225, 11, 2375, 0]},
                 {"role": "assistant", "history": true, "count": 4, "ids": [13225, 11, 2375, 0]},
             ]
@@ -93,4 +94,59 @@ fn a_tokenizer_must_be_named_and_known() {
         .expect_err("none");
     assert_eq!(error.class(), ErrorClass::Input);
     assert!(error.message().contains("names no tokenizer"), "{error}");
+}
+
+fn folder(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("tokens")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).expect("write");
+    }
+    dir
+}
+
+/// A Hugging Face `tokenizer.json` of a word-level vocabulary (the real
+/// ones, checked against the `tokenizers` library, are in the Python
+/// package's tests: they are megabytes).
+const WORDS: &str = r#"{"version": "1.0", "truncation": null, "padding": null,
+  "added_tokens": [{"id": 0, "content": "<unk>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+  "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null, "decoder": null,
+  "model": {"type": "WordLevel", "vocab": {"<unk>": 0, "hello": 1, "world": 2, "!": 3}, "unk_token": "<unk>"}}"#;
+
+#[test]
+fn a_tokenizer_json_beside_the_prompt_counts_its_tokens() {
+    let dir = folder(
+        "beside",
+        &[
+            ("tokenizer.json", WORDS),
+            (
+                "p.j2",
+                "---\ntokenizer: tokenizer.json\n---\nhello world ! {{ who }}",
+            ),
+            ("up.j2", "---\ntokenizer: ../tokenizer.json\n---\nhi"),
+            ("gone.j2", "---\ntokenizer: nothing.json\n---\nhi"),
+            ("bad.j2", "---\ntokenizer: p.json\n---\nhi"),
+            ("p.json", "{\"not\": \"a tokenizer\"}"),
+        ],
+    );
+    let prompt = Prompt::from_file(dir.join("p.j2")).expect("loads");
+    let tokens = prompt
+        .render(json!({"who": "world"}))
+        .unwrap()
+        .tokens()
+        .unwrap();
+    assert_eq!(tokens.tokenizer, "tokenizer.json");
+    assert_eq!(tokens.messages[0].ids, [1, 2, 3, 2]);
+    // Outside the folder: refused when the prompt loads.
+    let error = Prompt::from_file(dir.join("up.j2")).expect_err("outside");
+    assert_eq!(error.class(), ErrorClass::Document, "{error}");
+    // Missing, or not a tokenizer: the error of the first count.
+    for file in ["gone.j2", "bad.j2"] {
+        let prompt = Prompt::from_file(dir.join(file)).expect("loads");
+        let error = prompt.render(json!({})).unwrap().tokens().expect_err(file);
+        assert_eq!(error.class(), ErrorClass::Io, "{error}");
+    }
 }

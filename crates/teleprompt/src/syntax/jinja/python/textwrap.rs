@@ -172,6 +172,9 @@ fn chunks(chars: &[char], hyphens: bool) -> Vec<(usize, usize)> {
     chunks
 }
 
+/// A line of `wrap`: character ranges of the text, one after another.
+type Line = [(usize, usize)];
+
 /// `textwrap.wrap(line, width, …)`: each line in turn to `emit`, as
 /// character ranges of `chars` (a line is its chunks, which follow each
 /// other); the first error of `emit` stops it (a bound the output
@@ -180,7 +183,7 @@ fn wrap<E>(
     chars: &[char],
     width: usize,
     (long_words, hyphens): (bool, bool),
-    emit: &mut dyn FnMut(&[(usize, usize)]) -> Result<(), E>,
+    emit: &mut dyn FnMut(&Line) -> Result<(), E>,
 ) -> Result<(), E> {
     // Where the next character that is not a space is, from each place:
     // a chunk (or what is left of one) is blank in constant time, so a

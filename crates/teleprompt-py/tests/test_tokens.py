@@ -1,0 +1,38 @@
+"""Tokens by a Hugging Face tokenizer.json: the ids are exactly what the
+`tokenizers` library (Hugging Face's own) gives with
+`add_special_tokens=False`, as transformers encodes a chat template's
+output, on the corpus of ``crates/teleprompt/tests/data/tokens`` (prompt
+text, long runs, adversarial Unicode, special-token spellings) and on
+Llama 3's and Qwen 3's tokenizers (fetched by ``fetch_tokenizers.sh``)."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import tokenizers
+
+from teleprompt import Prompt, PromptContext
+
+ROOT = Path(__file__).resolve().parents[3]
+CORPUS = json.loads((ROOT / "crates/teleprompt/tests/data/tokens/corpus.json").read_text("utf-8"))
+TOKENIZERS = Path(os.environ.get("TELEPROMPT_TOKENIZERS", ROOT / "target/tokenizers"))
+
+# Special-token spellings that these tokenizers declare: matched as the
+# special token, as the library does.
+EXTRA = ["<|begin_of_text|>Hi<|eot_id|>", "<|im_start|>user\nHi<|im_end|>\n"]
+
+
+@pytest.mark.parametrize("model", ["llama3", "qwen3"])
+def test_ids_are_the_tokenizers_library_s(model):
+    path = TOKENIZERS / model / "tokenizer.json"
+    reference = tokenizers.Tokenizer.from_file(str(path))
+    texts = CORPUS + EXTRA
+    prompt = Prompt("{{ history() }}", name="history.j2", tokenizer=str(path))
+    context = PromptContext(history=[{"role": "user", "content": text} for text in texts])
+    tokens = prompt.render_turn(context).tokens()
+    assert tokens["tokenizer"] == "tokenizer.json"
+    assert len(tokens["messages"]) == len(texts)
+    for text, message in zip(texts, tokens["messages"]):
+        assert message["ids"] == reference.encode(text, add_special_tokens=False).ids, text
+    assert tokens["total"] == sum(len(reference.encode(t, add_special_tokens=False).ids) for t in texts)
