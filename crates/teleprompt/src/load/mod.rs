@@ -246,6 +246,16 @@ fn load(
             )
             .map_err(|message| document.key_error(document::key::TOKENIZER, message))?,
         ),
+        // A Hugging Face model folder's own tokenizer, beside its chat
+        // template (a regular file: a link is not followed), read when
+        // first used.
+        (None, None) if syntax == Syntax::ChatTemplate && includes.is_some() => path
+            .parent()
+            .filter(|dir| {
+                std::fs::symlink_metadata(dir.join("tokenizer.json"))
+                    .is_ok_and(|meta| meta.file_type().is_file())
+            })
+            .and_then(|dir| crate::tokens::Tokenizer::from_file(dir, "tokenizer.json").ok()),
         (None, None) => None,
     };
     let looked_at = includes.clone();

@@ -150,3 +150,27 @@ fn a_tokenizer_json_beside_the_prompt_counts_its_tokens() {
         assert_eq!(error.class(), ErrorClass::Io, "{error}");
     }
 }
+
+#[test]
+fn a_chat_template_counts_with_the_tokenizer_json_beside_it() {
+    let dir = folder(
+        "model",
+        &[
+            ("tokenizer.json", WORDS),
+            (
+                "chat_template.jinja",
+                "{% for m in messages %}{{ m.content }} {% endfor %}!",
+            ),
+        ],
+    );
+    let prompt = Prompt::from_file(dir.join("chat_template.jinja")).expect("loads");
+    assert_eq!(prompt.tokenizer().map(|t| t.name()), Some("tokenizer.json"));
+    let data = json!({"messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "world"}]});
+    let tokens = prompt.render(data).unwrap().tokens().unwrap();
+    assert_eq!(tokens.total, 3);
+    assert_eq!(tokens.messages[0].ids, [1, 2, 3]);
+    // Without one beside it, none.
+    let dir = folder("bare", &[("chat_template.jinja", "{{ messages|length }}")]);
+    let prompt = Prompt::from_file(dir.join("chat_template.jinja")).expect("loads");
+    assert!(prompt.tokenizer().is_none());
+}
