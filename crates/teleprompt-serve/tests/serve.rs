@@ -354,6 +354,39 @@ fn renders_lists_and_answers_errors_with_their_status() {
 }
 
 #[test]
+fn renders_tokens_by_the_prompt_s_tokenizer() {
+    let root = dir(
+        "serve-tokens",
+        &[
+            (
+                "hello.j2",
+                "---\ntokenizer: o200k_base\n---\nHello, {{ who }}!",
+            ),
+            ("plain.j2", "Hello, {{ who }}!"),
+        ],
+    );
+    let server = Running::start(config(&root));
+    let (status, rendered) = server.render(
+        "hello",
+        &json!({"data": {"who": "world"}, "format": "tokens"}),
+    );
+    assert_eq!(status, 200, "{rendered}");
+    assert_eq!(
+        rendered["output"],
+        json!({"tokenizer": "o200k_base", "total": 4, "messages": [
+            {"role": "user", "count": 4, "ids": [13225, 11, 2375, 0]}
+        ]})
+    );
+    // No tokenizer: the host's input error.
+    let (status, error) = server.render(
+        "plain",
+        &json!({"data": {"who": "world"}, "format": "tokens"}),
+    );
+    assert_eq!(status, 422, "{error}");
+    assert_eq!(error["error"]["class"], "input");
+}
+
+#[test]
 fn a_broken_edit_keeps_the_last_good_version_and_a_fix_replaces_it() {
     let root = dir("serve-reload", &[("task.j2", "v1 {{ n }}")]);
     let server = Running::start(config(&root));
