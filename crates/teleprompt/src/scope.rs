@@ -77,8 +77,8 @@ impl RenderScope {
     }
 
     /// A fresh scope at the epoch, held to `limits`, with the markers (the
-    /// secret) of this one: the second render of the tests and fuzz hook that compare the paths of a template,
-    /// whose text must compare with the first's.
+    /// secret) of this one: for the second of two renders whose texts the
+    /// tests and the fuzz hook compare (the direct path and minijinja).
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn again_at_epoch(&self, limits: Limits) -> RenderScope {
         RenderScope {

@@ -366,11 +366,8 @@ impl Document {
                 limits.push((name.clone(), amount));
             }
         }
+        // Checked where the prompt loads, which resolves a file beside it.
         let tokenizer = text(key::TOKENIZER)?;
-        if let Some(name) = tokenizer.as_deref().filter(|name| !name.ends_with(".json")) {
-            crate::tokens::Tokenizer::named(name)
-                .map_err(|message| self.key_error(key::TOKENIZER, message))?;
-        }
         Ok(Metadata {
             name: text(key::NAME)?,
             description: text(key::DESCRIPTION)?,
