@@ -123,16 +123,16 @@ pub enum SplitError {
     #[error("history() is placed twice; the history can appear only once")]
     SecondHistory,
     /// A marker of this render was cut short (a filter changed it).
-    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
+    #[error("a role marker was changed by a filter or cut ({}): call role() on its own, e.g. {{{{ role(\"system\") }}}}", place(*after))]
     Unterminated {
-        /// Byte offset of the marker in the output.
-        offset: usize,
+        /// Whole markers before it in the output.
+        after: usize,
     },
     /// A marker of this render was altered (a filter changed it).
-    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
+    #[error("a role marker was changed by a filter or cut ({}): call role() on its own, e.g. {{{{ role(\"system\") }}}}", place(*after))]
     Malformed {
-        /// Byte offset of the marker in the output.
-        offset: usize,
+        /// Whole markers before it in the output.
+        after: usize,
     },
     /// A piece of a marker of this render is left in the output: its
     /// secret beside the tag or a delimiter outside a marker (an `upper`
@@ -140,10 +140,10 @@ pub enum SplitError {
     /// drops the start), or a marker's first character followed by the
     /// start of the marker's tag (a slice or `truncate` that kept only the
     /// start).
-    #[error("a role marker was changed by a filter or cut (at byte {offset} of the output): call role() on its own, e.g. {{{{ role(\"system\") }}}}")]
+    #[error("a role marker was changed by a filter or cut ({}): call role() on its own, e.g. {{{{ role(\"system\") }}}}", place(*after))]
     Changed {
-        /// Byte offset of the piece in the output.
-        offset: usize,
+        /// Whole markers before it in the output.
+        after: usize,
     },
     /// Fewer markers of this render are in the output than it made, and
     /// nothing in the output looks like what is left of one (a filter
@@ -155,6 +155,18 @@ pub enum SplitError {
         /// Markers of this render found whole in the output.
         found: usize,
     },
+}
+
+/// Where a changed marker is, told by the whole markers before it. Not a
+/// byte offset: the text a filter makes of a marker holds some of the
+/// render's random secret, so its length, and every offset after it, would
+/// change from one render of the same prompt to the next.
+fn place(after: usize) -> String {
+    match after {
+        0 => "before the output's first whole marker".to_owned(),
+        1 => "after the output's first whole marker".to_owned(),
+        n => format!("after {n} whole markers of the output"),
+    }
 }
 
 /// The output of a render, cut at its markers.
@@ -357,7 +369,7 @@ impl Markers {
             .unwrap_or_default()
             .as_bytes();
         let Some(scanner) = scanner() else {
-            return Err(SplitError::Malformed { offset: 0 });
+            return Err(SplitError::Malformed { after: 0 });
         };
         let mut from = 0;
         let mut text_from = 0;
@@ -368,7 +380,7 @@ impl Markers {
         let mut cut_like = None;
         while let Some(found) = scanner.find(Input::new(output).span(from..output.len())) {
             let start = found.start();
-            check_escaped(output, from, start, secret)?;
+            check_escaped(output, from, start, secret, found_markers)?;
             from = found.end();
             let here = output.get(start..).unwrap_or_default();
             match found.pattern().as_usize() {
@@ -376,11 +388,13 @@ impl Markers {
                 // cut after some of its secret, or text.
                 0 if here.starts_with(prefix) => {}
                 0 if tag_and_secret(here.get(OPEN.len_utf8()..), secret) => {
-                    return Err(SplitError::Changed { offset: start });
+                    return Err(SplitError::Changed {
+                        after: found_markers,
+                    });
                 }
                 0 => {
                     if cut_like.is_none() && is_cut_marker(here) {
-                        cut_like = Some(start);
+                        cut_like = Some(found_markers);
                     }
                     continue;
                 }
@@ -390,9 +404,12 @@ impl Markers {
                     // Only text after the last marker: not that marker's secret.
                     let window_from = start.saturating_sub(64).max(text_from);
                     let window = output.as_bytes().get(window_from..start);
-                    if let Some(at) = window.and_then(|window| find_secret(window, secret)) {
+                    if window
+                        .and_then(|window| find_secret(window, secret))
+                        .is_some()
+                    {
                         return Err(SplitError::Changed {
-                            offset: window_from + at,
+                            after: found_markers,
                         });
                     }
                     continue;
@@ -402,20 +419,24 @@ impl Markers {
             builder.text(output.get(text_from..start).unwrap_or_default());
             let body_and_tail = here.get(prefix.len()..).unwrap_or_default();
             let Some(end) = body_and_tail.find(CLOSE) else {
-                return Err(SplitError::Unterminated { offset: start });
+                return Err(SplitError::Unterminated {
+                    after: found_markers,
+                });
             };
             let body = body_and_tail.get(..end).unwrap_or_default();
-            let mark = parse_mark(body).ok_or(SplitError::Malformed { offset: start })?;
+            let mark = parse_mark(body).ok_or(SplitError::Malformed {
+                after: found_markers,
+            })?;
             builder.mark(mark)?;
             found_markers += 1;
             from = start + prefix.len() + end + CLOSE.len_utf8();
             text_from = from;
         }
-        check_escaped(output, from, output.len(), secret)?;
+        check_escaped(output, from, output.len(), secret, found_markers)?;
         let made = self.shared.made.load(Ordering::Relaxed);
         if found_markers < made {
             return Err(match cut_like {
-                Some(offset) => SplitError::Changed { offset },
+                Some(after) => SplitError::Changed { after },
                 None => SplitError::Missing {
                     made,
                     found: found_markers,
@@ -447,7 +468,13 @@ fn scanner() -> Option<&'static AhoCorasick> {
 /// `urlquery`) or a cut shows its tag followed, within a few bytes, by the
 /// secret. Looks for the tag in `output[from..to]`, text between two hits
 /// of the scanner, while it is still in cache.
-fn check_escaped(output: &str, from: usize, to: usize, secret: &[u8]) -> Result<(), SplitError> {
+fn check_escaped(
+    output: &str,
+    from: usize,
+    to: usize,
+    secret: &[u8],
+    markers_before: usize,
+) -> Result<(), SplitError> {
     let Some(span) = output.as_bytes().get(from..to) else {
         return Ok(());
     };
@@ -465,7 +492,9 @@ fn check_escaped(output: &str, from: usize, to: usize, secret: &[u8]) -> Result<
             .and_then(|window| find_secret(window, secret))
             .is_some()
         {
-            return Err(SplitError::Changed { offset: from + at });
+            return Err(SplitError::Changed {
+                after: markers_before,
+            });
         }
     }
     Ok(())
@@ -1129,12 +1158,17 @@ mod tests {
         let cut = role.trim_end_matches(CLOSE);
         assert_eq!(
             markers.split(&format!("ab{cut}"), Role::User),
-            Err(SplitError::Unterminated { offset: 2 })
+            Err(SplitError::Unterminated { after: 0 })
         );
         let upper = role.replace("system", "SYSTEM");
         assert_eq!(
             markers.split(&upper, Role::User),
-            Err(SplitError::Malformed { offset: 0 })
+            Err(SplitError::Malformed { after: 0 })
+        );
+        let second = markers.role(Role::User);
+        assert_eq!(
+            markers.split(&format!("{role}a{second}b{cut}"), Role::User),
+            Err(SplitError::Unterminated { after: 2 })
         );
     }
 
@@ -1143,22 +1177,64 @@ mod tests {
         let markers = Markers::new();
         let role = markers.role(Role::System);
         let tag_at = OPEN.len_utf8(); // where the tag starts
-        let changed = |output: &str| match markers.split(output, Role::User) {
-            Err(SplitError::Changed { offset }) => Some(offset),
-            _ => None,
+                                      // Each piece alone, then after a whole marker: the error counts the
+                                      // whole markers before the piece.
+        let whole = markers.role(Role::User);
+        let changed = |piece: &str| {
+            let alone = match markers.split(piece, Role::User) {
+                Err(SplitError::Changed { after }) => Some(after),
+                _ => None,
+            };
+            let after_one = match markers.split(&format!("{whole}a {piece}"), Role::User) {
+                Err(SplitError::Changed { after }) => Some(after),
+                _ => None,
+            };
+            (alone, after_one)
         };
-        assert_eq!(changed(&role.to_uppercase()), Some(0), "upper");
-        assert_eq!(changed(&format!("x{}", &role[3..])), Some(1), "OPEN cut");
+        let expected = (Some(0), Some(1));
+        assert_eq!(changed(&role.to_uppercase()), expected, "upper");
+        assert_eq!(changed(&format!("x{}", &role[3..])), expected, "OPEN cut");
         let secret_on = format!("x{}", &role[tag_at + TAG.len() + 1..]);
-        assert_eq!(changed(&secret_on), Some(1), "the tag cut off");
-        assert_eq!(changed(&role[..5]), Some(0), "the tag cut");
-        assert_eq!(changed(&role[..20]), Some(0), "the secret cut");
-        assert_eq!(changed(&format!("a{}", OPEN)), Some(1), "cut to OPEN");
+        assert_eq!(changed(&secret_on), expected, "the tag cut off");
+        assert_eq!(changed(&role[..5]), expected, "the tag cut");
+        assert_eq!(changed(&role[..20]), expected, "the secret cut");
+        assert_eq!(changed(&format!("a{}", OPEN)), expected, "cut to OPEN");
         let escaped = role.replace(OPEN, "\\ue000").replace(CLOSE, "\\ue001");
-        assert!(changed(&escaped).is_some(), "an escaped copy");
+        assert_eq!(changed(&escaped), expected, "an escaped copy");
         assert_eq!(
             markers.split("the marker dropped", Role::User),
-            Err(SplitError::Missing { made: 1, found: 0 })
+            Err(SplitError::Missing { made: 2, found: 0 })
+        );
+    }
+
+    /// A changed marker is told by the whole markers before it, not by a
+    /// byte offset: a filter's text of a marker holds some of the random
+    /// secret, so every offset after it changes from render to render.
+    #[test]
+    fn the_place_of_a_changed_marker_is_the_same_in_every_render() {
+        let messages: Vec<String> = (0..20)
+            .map(|_| {
+                let markers = Markers::new();
+                let role = markers.role(Role::System);
+                // What `unique` makes of a marker: its characters, each once.
+                let mut seen = std::collections::HashSet::new();
+                let unique: String = role.chars().filter(|c| seen.insert(*c)).collect();
+                let user = markers.role(Role::User);
+                let output = format!("{user} and then {unique}");
+                markers
+                    .split(&output, Role::User)
+                    .map(|_| String::new())
+                    .unwrap_or_else(|error| error.to_string())
+            })
+            .collect();
+        assert!(
+            messages[0].contains("after the output's first whole marker"),
+            "{}",
+            messages[0]
+        );
+        assert!(
+            messages.iter().all(|message| *message == messages[0]),
+            "{messages:?}"
         );
     }
 
