@@ -204,6 +204,16 @@ enum Failed {
     Input(String),
     /// The render's own error, or a record field that cannot be used.
     Request(teleprompt::RequestError),
+    /// The tokens could not be counted (no tokenizer, or one that cannot
+    /// be read).
+    Tokens(teleprompt::Error),
+}
+
+/// One row of `render_many` done.
+enum Row {
+    Rendered(teleprompt::Rendered),
+    /// Its tokens, with `tokenize=True`.
+    Tokens(serde_json::Value),
 }
 
 impl Failed {
@@ -214,7 +224,9 @@ impl Failed {
             Failed::Request(teleprompt::RequestError::Malformed(message)) => {
                 errors::input(py, format!("rows[{index}]: {message}"))
             }
-            Failed::Request(teleprompt::RequestError::Render(error)) => errors::raise(py, &error),
+            Failed::Request(teleprompt::RequestError::Render(error)) | Failed::Tokens(error) => {
+                errors::raise(py, &error)
+            }
         }
     }
 }
@@ -408,7 +420,9 @@ impl PyPrompt {
     }
 
     /// Renders every row in parallel, on `jobs` threads (default: one
-    /// per core), without the GIL, as `teleprompt batch` renders a row:
+    /// per core), without the GIL, as `teleprompt batch` renders a row
+    /// (with `tokenize=True`, each row's tokens, a dict as
+    /// `Rendered.tokens()` gives, counted on those threads too):
     /// each row is the data of one turn (`rows_are="data"`), or a render
     /// record (`rows_are="records"`: `{"data", "history", "turn",
     /// "max_turns", "attempt", "now", "time_zone", "labels",
@@ -419,7 +433,7 @@ impl PyPrompt {
     /// its place (rows that are not data too). `timeout` (seconds) stops
     /// a row's render that runs longer, from when the row starts: that
     /// row's `RenderError` (rule `render/timeout`).
-    #[pyo3(signature = (rows, *, jobs = None, errors = "raise", rows_are = "data", now = None, time_zone = None, timeout = None))]
+    #[pyo3(signature = (rows, *, jobs = None, errors = "raise", rows_are = "data", now = None, time_zone = None, timeout = None, tokenize = false))]
     #[allow(clippy::too_many_arguments)]
     fn render_many(
         &self,
@@ -431,6 +445,7 @@ impl PyPrompt {
         now: Option<&Bound<'_, PyAny>>,
         time_zone: Option<String>,
         timeout: Option<f64>,
+        tokenize: bool,
     ) -> PyResult<Py<PyList>> {
         let timeout = seconds(py, timeout)?;
         let keep_errors = choose(py, "errors", errors, [("raise", false), ("return", true)])?;
@@ -463,7 +478,14 @@ impl PyPrompt {
                         Ok(mut request) => {
                             request.deadline =
                                 timeout.map(|timeout| std::time::Instant::now() + timeout);
-                            request.render(prompt).map_err(Failed::Request)
+                            let rendered = request.render(prompt).map_err(Failed::Request)?;
+                            match tokenize {
+                                true => rendered
+                                    .to_format(OutputFormat::Tokens)
+                                    .map(Row::Tokens)
+                                    .map_err(Failed::Tokens),
+                                false => Ok(Row::Rendered(rendered)),
+                            }
                         }
                         Err(failed) => Err(failed),
                     })
@@ -477,8 +499,12 @@ impl PyPrompt {
         let list = PyList::empty(py);
         for (index, result) in results.into_iter().enumerate() {
             let error = match result {
-                Ok(inner) => {
+                Ok(Row::Rendered(inner)) => {
                     list.append(Rendered { inner })?;
+                    continue;
+                }
+                Ok(Row::Tokens(tokens)) => {
+                    list.append(convert::to_python(py, &tokens)?)?;
                     continue;
                 }
                 Err(failed) => failed.exception(py, index),

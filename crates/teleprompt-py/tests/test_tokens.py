@@ -36,3 +36,17 @@ def test_ids_are_the_tokenizers_library_s(model):
     for text, message in zip(texts, tokens["messages"]):
         assert message["ids"] == reference.encode(text, add_special_tokens=False).ids, text
     assert tokens["total"] == sum(len(reference.encode(t, add_special_tokens=False).ids) for t in texts)
+
+
+def test_render_many_tokenizes_every_row():
+    """`render_many(..., tokenize=True)`: each row's tokens, as
+    `Rendered.tokens()` gives them; a row that cannot be counted is that
+    row's error."""
+    prompt = Prompt('{{ role("user") }}Hello, {{ name }}!', name="hi.j2", tokenizer="o200k_base")
+    rows = [{"name": name} for name in ["world", "Ann", "日本"]]
+    counted = prompt.render_many(rows, tokenize=True)
+    assert counted == [prompt.render(row).tokens() for row in rows]
+    assert counted[0]["messages"][0]["ids"] == [13225, 11, 2375, 0]
+    bare = Prompt("Hello, {{ name }}!", name="hi.j2")
+    (error,) = bare.render_many(rows[:1], tokenize=True, errors="return")
+    assert isinstance(error, Exception) and "names no tokenizer" in str(error)

@@ -15,6 +15,8 @@ for item in p.render_many([{"name": "x"}], errors="return"):
         print(item.path, item.line)
     else:
         print(item.text)
+counted = Prompt("Hi {{ name }}", name="hi.j2", tokenizer="o200k_base").render_many([{"name": "x"}], tokenize=True)
+ids: list[int] = counted[0]["messages"][0]["ids"]
 lib = Library("examples/rapida")
 q = lib.get("x")
 names = list(lib)

@@ -19,6 +19,7 @@
 //! each chat format adds around a message are not included.
 
 use std::fmt;
+use std::ops::Range;
 
 use serde::Serialize;
 
@@ -211,6 +212,88 @@ impl Tokenizer {
             _ => self.encode(text).map(|ids| ids.len()),
         }
     }
+
+    /// [`Tokenizer::encode`], with each token's place in `text` as
+    /// character offsets (`start..end`, Python's string indexes, which
+    /// `transformers`' `char_to_token` takes). An OpenAI encoding's token
+    /// that ends inside a character holds that character.
+    pub(crate) fn encode_with_char_offsets(&self, text: &str) -> Result<Placed, String> {
+        #[cfg(not(feature = "tokens"))]
+        let _ = text;
+        match &self.kind {
+            #[cfg(feature = "tokens")]
+            Kind::HuggingFace(file) => {
+                let tokenizer = file.tokenizer()?;
+                let encoding = tokenizer
+                    .encode_char_offsets(text, false)
+                    .map_err(|error| format!("{}: {error}", file.name))?;
+                Ok((encoding.get_ids().to_vec(), encoding.get_offsets().to_vec()))
+            }
+            #[cfg(feature = "tokens")]
+            Kind::O200k | Kind::Cl100k => {
+                let bpe = match &self.kind {
+                    Kind::O200k => bpe_openai::o200k_base(),
+                    _ => bpe_openai::cl100k_base(),
+                };
+                let ids = bpe.encode(text);
+                let chars = CharIndex::new(text);
+                let mut offsets = Vec::with_capacity(ids.len());
+                let mut byte = 0;
+                for &id in &ids {
+                    let end = byte + bpe.bpe.token_len(id);
+                    // Up to the character boundary at or after `end`.
+                    let mut boundary = end.min(text.len());
+                    while !text.is_char_boundary(boundary) {
+                        boundary += 1;
+                    }
+                    offsets.push((chars.at(byte_floor(text, byte)), chars.at(boundary)));
+                    byte = end;
+                }
+                Ok((ids, offsets))
+            }
+            #[cfg(not(feature = "tokens"))]
+            Kind::Unavailable(never) => match *never {},
+        }
+    }
+
+    /// The tokens a Hugging Face tokenizer puts before a text when asked
+    /// to add its special tokens (a BOS, say), as they are spelled; none
+    /// for an OpenAI encoding.
+    pub(crate) fn added_at_start(&self) -> Result<Vec<String>, String> {
+        match &self.kind {
+            #[cfg(feature = "tokens")]
+            Kind::HuggingFace(file) => {
+                let tokenizer = file.tokenizer()?;
+                let encode = |add| {
+                    tokenizer
+                        .encode_fast("x", add)
+                        .map_err(|error| format!("{}: {error}", file.name))
+                };
+                let (with, without) = (encode(true)?, encode(false)?);
+                let added = with.get_ids().len().saturating_sub(without.get_ids().len());
+                let starts_alike = with.get_ids().get(added..) == Some(without.get_ids());
+                Ok(match starts_alike {
+                    true => with.get_tokens().get(..added).unwrap_or_default().to_vec(),
+                    false => Vec::new(),
+                })
+            }
+            #[allow(unreachable_patterns)]
+            _ => Ok(Vec::new()),
+        }
+    }
+}
+
+/// Token ids, and where each is in the text (character offsets).
+type Placed = (Vec<u32>, Vec<(usize, usize)>);
+
+/// The character boundary at or before byte `at` of `text`.
+#[cfg(feature = "tokens")]
+fn byte_floor(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 #[cfg(feature = "tokens")]
@@ -243,17 +326,31 @@ fn without_feature(name: &str) -> String {
     format!("tokenizer `{name}` needs teleprompt built with its `tokens` feature")
 }
 
-/// The tokens of a render: each message of the conversation (the history
-/// where it was placed), and the total.
+/// The tokens of a render. A prompt's are per message of the
+/// conversation (the history where it was placed); a chat template's
+/// output is one sequence, as the model reads it: [`Tokens::ids`], and
+/// [`Tokens::assistant_masks`] when the template has `{% generation %}`
+/// blocks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Tokens {
     /// The tokenizer's name (or its `tokenizer.json` path).
     pub tokenizer: String,
-    /// The tokens of every message, summed.
+    /// How many tokens the whole render is: its messages', summed.
     pub total: usize,
-    /// Each message, in order.
+    /// Each message, in order (none for a chat template).
     pub messages: Vec<MessageTokens>,
+    /// A chat template's output, encoded whole with no special tokens
+    /// added: what `transformers`' `apply_chat_template(tokenize=True)`
+    /// gives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ids: Option<Vec<u32>>,
+    /// For a chat template with `{% generation %}` blocks, one value per
+    /// id: 1 where the token is the assistant's own words, else 0 —
+    /// `transformers`' `assistant_masks`
+    /// (`return_assistant_tokens_mask=True`), token for token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assistant_masks: Option<Vec<u8>>,
 }
 
 /// The tokens of one message's content.
@@ -310,7 +407,123 @@ impl Tokens {
             tokenizer: tokenizer.name().to_string(),
             total: messages.iter().map(|message| message.count).sum(),
             messages,
+            ids: None,
+            assistant_masks: None,
         })
+    }
+
+    /// A chat template's output `text`, whole; with `generations` (the
+    /// byte ranges its `{% generation %}` blocks printed), its assistant
+    /// masks too.
+    pub(crate) fn of_chat(
+        tokenizer: &Tokenizer,
+        text: &str,
+        generations: Option<&[Range<usize>]>,
+    ) -> Result<Tokens, String> {
+        let (ids, masks) = match generations {
+            None => (tokenizer.encode(text)?, None),
+            Some(spans) => {
+                let (ids, offsets) = tokenizer.encode_with_char_offsets(text)?;
+                let masks = assistant_masks(text, spans, &offsets);
+                (ids, Some(masks))
+            }
+        };
+        Ok(Tokens {
+            tokenizer: tokenizer.name().to_string(),
+            total: ids.len(),
+            messages: Vec::new(),
+            ids: Some(ids),
+            assistant_masks: masks,
+        })
+    }
+}
+
+/// Which tokens of a text the byte ranges `spans` cover, as `transformers`
+/// tells it: for each span, the tokens from the one holding its first
+/// character to the one holding its last (`char_to_token` on character
+/// offsets: the first token whose offsets hold the character). Its edges
+/// are kept too: a span whose first character no token holds ends the
+/// marking (`break`), and one whose last character no token holds — or
+/// the first token holds — marks to the end of the text.
+fn assistant_masks(text: &str, spans: &[Range<usize>], offsets: &[(usize, usize)]) -> Vec<u8> {
+    let mut masks = vec![0u8; offsets.len()];
+    // Each span's first and last character, as character offsets.
+    let mut wanted: Vec<usize> = Vec::with_capacity(spans.len() * 2);
+    let chars = CharIndex::new(text);
+    let queries: Vec<(usize, Option<usize>)> = spans
+        .iter()
+        .map(|span| {
+            let start = chars.at(span.start);
+            let last = chars.at(span.end).checked_sub(1);
+            wanted.push(start);
+            wanted.extend(last);
+            (start, last)
+        })
+        .collect();
+    let first_token = first_tokens_holding(wanted, offsets);
+    for (start, last) in queries {
+        let Some(&from) = first_token.get(&start) else {
+            break;
+        };
+        let to = match last.and_then(|last| first_token.get(&last).copied()) {
+            Some(last) if last != 0 => last + 1,
+            _ => offsets.len(),
+        };
+        for mask in masks.get_mut(from..to).into_iter().flatten() {
+            *mask = 1;
+        }
+    }
+    masks
+}
+
+/// For each character offset of `wanted`, the first token whose offsets
+/// hold it (`start <= at < end`), in one pass over the tokens.
+fn first_tokens_holding(
+    mut wanted: Vec<usize>,
+    offsets: &[(usize, usize)],
+) -> std::collections::HashMap<usize, usize> {
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut found = std::collections::HashMap::with_capacity(wanted.len());
+    for (token, &(start, end)) in offsets.iter().enumerate() {
+        if found.len() == wanted.len() {
+            break;
+        }
+        let from = wanted.partition_point(|&at| at < start);
+        for &at in wanted.get(from..).unwrap_or_default() {
+            if at >= end {
+                break;
+            }
+            found.entry(at).or_insert(token);
+        }
+    }
+    found
+}
+
+/// Byte offsets of a text to character offsets (Python's string indexes,
+/// which `transformers` counts in).
+struct CharIndex<'t> {
+    text: &'t str,
+    ascii: bool,
+}
+
+impl<'t> CharIndex<'t> {
+    fn new(text: &'t str) -> CharIndex<'t> {
+        CharIndex {
+            text,
+            ascii: text.is_ascii(),
+        }
+    }
+
+    /// The character offset of byte `at` (a character boundary).
+    fn at(&self, at: usize) -> usize {
+        match self.ascii {
+            true => at.min(self.text.len()),
+            false => self
+                .text
+                .get(..at.min(self.text.len()))
+                .map_or(0, |before| before.chars().count()),
+        }
     }
 }
 
@@ -326,5 +539,51 @@ fn history_texts(content: Option<&serde_json::Value>) -> Vec<&str> {
             .filter_map(|part| part.get("text").and_then(Value::as_str))
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)] // one span is a list of spans
+mod tests {
+    use super::assistant_masks;
+
+    /// Tokens as character offsets, for text "ab cd ef" (three words, the
+    /// spaces in the following word's token).
+    const WORDS: [(usize, usize); 3] = [(0, 2), (2, 5), (5, 8)];
+
+    #[test]
+    fn a_span_marks_the_tokens_of_its_first_to_its_last_character() {
+        let text = "ab cd ef";
+        assert_eq!(assistant_masks(text, &[3..5], &WORDS), [0, 1, 0]);
+        // From inside a token to inside another: both whole.
+        assert_eq!(assistant_masks(text, &[1..4], &WORDS), [1, 1, 0]);
+        assert_eq!(assistant_masks(text, &[2..3, 6..8], &WORDS), [0, 1, 1]);
+    }
+
+    /// `transformers`' edges, kept: an end in the first token marks to the
+    /// end of the text (it tests the token index for truth); a start that
+    /// no token holds stops the marking, spans after it included.
+    #[test]
+    fn the_edges_are_transformers_own() {
+        let text = "ab cd ef";
+        assert_eq!(assistant_masks(text, &[0..2], &WORDS), [1, 1, 1]);
+        // An empty span: its "last character" is the one before it.
+        assert_eq!(assistant_masks(text, &[5..5], &WORDS), [0, 0, 0]);
+        assert_eq!(assistant_masks(text, &[2..2], &WORDS), [0, 1, 1]);
+        // A gap no token holds (text a normalizer dropped).
+        let gapped = [(0, 2), (3, 5), (6, 8)];
+        assert_eq!(assistant_masks(text, &[2..3, 6..8], &gapped), [0, 0, 0]);
+        assert_eq!(assistant_masks(text, &[6..8, 2..3], &gapped), [0, 0, 1]);
+        // A last character no token holds: to the end.
+        assert_eq!(assistant_masks(text, &[3..6], &gapped), [0, 1, 1]);
+    }
+
+    /// Spans are byte ranges, offsets count characters (as Python does).
+    #[test]
+    fn spans_in_bytes_meet_offsets_in_characters() {
+        let text = "é ü x"; // bytes: é 0..2, ' ' 2, ü 3..5, ' ' 5, x 6
+        let tokens = [(0, 1), (1, 3), (3, 5)];
+        assert_eq!(assistant_masks(text, &[3..5], &tokens), [0, 1, 0]);
+        assert_eq!(assistant_masks(text, &[6..7], &tokens), [0, 0, 1]);
     }
 }

@@ -113,6 +113,7 @@ class Prompt:
         now: Union[None, str, datetime.datetime] = None,
         time_zone: Optional[str] = None,
         timeout: Optional[float] = None,
+        tokenize: Literal[False] = False,
     ) -> List[Rendered]:
         """Renders every row in parallel, as `teleprompt batch` renders a row."""
     @overload
@@ -126,7 +127,35 @@ class Prompt:
         now: Union[None, str, datetime.datetime] = None,
         time_zone: Optional[str] = None,
         timeout: Optional[float] = None,
+        tokenize: Literal[False] = False,
     ) -> List[Union[Rendered, TelepromptError]]: ...
+    @overload
+    def render_many(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        jobs: Optional[int] = None,
+        errors: Literal["raise"] = "raise",
+        rows_are: Literal["data", "records"] = "data",
+        now: Union[None, str, datetime.datetime] = None,
+        time_zone: Optional[str] = None,
+        timeout: Optional[float] = None,
+        tokenize: Literal[True],
+    ) -> List[Dict[str, Any]]:
+        """Each row's tokens (`Rendered.tokens()`), counted in parallel."""
+    @overload
+    def render_many(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        jobs: Optional[int] = None,
+        errors: Literal["return"],
+        rows_are: Literal["data", "records"] = "data",
+        now: Union[None, str, datetime.datetime] = None,
+        time_zone: Optional[str] = None,
+        timeout: Optional[float] = None,
+        tokenize: Literal[True],
+    ) -> List[Union[Dict[str, Any], TelepromptError]]: ...
     @property
     def name(self) -> str: ...
     @property

@@ -69,6 +69,9 @@ pub(crate) struct Compiled {
     /// What counts its render's tokens: the host's, else the front
     /// matter's.
     pub tokenizer: Option<crate::tokens::Tokenizer>,
+    /// A chat template with `{% generation %}` blocks (its own or its
+    /// `tool_use` template): its tokens carry assistant masks.
+    pub generation_blocks: bool,
 }
 
 /// A compiled prompt, and the errors its front end went on past (unknown
@@ -251,6 +254,10 @@ fn load(
         // first used.
         (None, None) if syntax == Syntax::ChatTemplate && includes.is_some() => path
             .parent()
+            .map(|dir| match dir.as_os_str().is_empty() {
+                true => Path::new("."),
+                false => dir,
+            })
             .filter(|dir| {
                 std::fs::symlink_metadata(dir.join("tokenizer.json"))
                     .is_ok_and(|meta| meta.file_type().is_file())
@@ -297,6 +304,10 @@ fn load(
         }
         None => None,
     };
+    let generation_blocks = syntax == Syntax::ChatTemplate
+        && std::iter::once(&document)
+            .chain(tool_use.as_deref().map(|(document, _)| document))
+            .any(|document| crate::syntax::has_generation_blocks(&document.body));
     let compiled = Compiled {
         name: metadata.name.unwrap_or_else(|| document::file_stem(path)),
         description: metadata.description,
@@ -319,6 +330,7 @@ fn load(
         source_hash: include_root::content_hash(source.as_bytes()),
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
         tokenizer,
+        generation_blocks,
     };
     Ok((compiled, found))
 }

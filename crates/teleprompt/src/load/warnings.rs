@@ -49,6 +49,7 @@ pub(crate) fn warnings(compiled: &Compiled) -> Vec<Error> {
         .map(|warning| compiled.document.locate(warning))
         .collect();
     warnings.extend(declared_input_warnings(compiled));
+    warnings.extend(double_bos_warning(compiled));
     // In the order of the file, as a reader meets them; warnings with
     // no place come last.
     warnings.sort_by_key(|warning| {
@@ -139,4 +140,47 @@ fn declared_input_warnings(compiled: &Compiled) -> Vec<Error> {
         }
     }
     found
+}
+
+/// A chat template that prints `bos_token` while its tokenizer adds that
+/// same token at the start whenever a text is encoded with special tokens
+/// (`tokenizer(text)`, `encode(text)` in most libraries): encoded so, its
+/// output starts with two. `transformers`' `apply_chat_template` and
+/// teleprompt's tokens add none; the warning is for hosts that encode the
+/// text themselves. Reading the tokenizer is the price of asking (only
+/// the warnings read it); one that cannot be read warns of nothing here:
+/// its error comes with the tokens.
+fn double_bos_warning(compiled: &Compiled) -> Option<Error> {
+    if compiled.syntax != Syntax::ChatTemplate {
+        return None;
+    }
+    let tokenizer = compiled.tokenizer.as_ref()?;
+    let span = crate::syntax::first_jinja_name(&compiled.document.body, "bos_token")?;
+    let added = tokenizer.added_at_start().ok()?;
+    let first = added.first()?;
+    let bos = compiled
+        .defaults
+        .as_deref()
+        .and_then(|defaults| defaults.get("bos_token"))
+        .and_then(|bos| bos.as_str());
+    if bos.is_some_and(|bos| bos != first) {
+        return None;
+    }
+    let warning = TemplateError::parse(
+        Some(span),
+        format!(
+            "this template prints bos_token, and {} adds `{first}` at the start again when a text is encoded with its special tokens: encoded so, the output starts with it twice",
+            tokenizer.name()
+        ),
+    )
+    .suggest(Some(
+        "encode the output without special tokens (add_special_tokens=False, as apply_chat_template(tokenize=True) does), or take the ids from teleprompt (render --format tokens)"
+            .to_string(),
+    ))
+    .with_kind("double-bos");
+    Some(
+        compiled
+            .document
+            .locate(compiled.template.place_warning(warning)),
+    )
 }

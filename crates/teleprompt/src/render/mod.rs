@@ -16,8 +16,8 @@ use crate::document;
 use crate::load::formats::dotprompt;
 use crate::load::Compiled;
 use crate::messages::HistoryMessage;
-use crate::options::OnError;
 use crate::options::RenderOptions;
+use crate::options::{OnError, Syntax};
 use crate::schema::MAX_VIOLATIONS;
 use crate::scope::{RenderScope, Stop};
 use rendered::{RenderOutput, Rendered};
@@ -206,6 +206,8 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         warnings: turn.warnings,
         recovered,
         tokenizer: compiled.tokenizer.clone(),
+        chat_template: (compiled.syntax == Syntax::ChatTemplate)
+            .then_some(compiled.generation_blocks),
     })
 }
 

@@ -23,6 +23,10 @@ pub struct Rendered {
     pub(super) recovered: Option<Error>,
     /// The prompt's tokenizer, for [`Rendered::tokens`].
     pub(super) tokenizer: Option<crate::tokens::Tokenizer>,
+    /// A chat template's render: its text is one token sequence. With
+    /// `Some(true)`, the template has `{% generation %}` blocks, so its
+    /// tokens carry assistant masks.
+    pub(super) chat_template: Option<bool>,
 }
 
 impl Rendered {
@@ -129,8 +133,15 @@ impl Rendered {
                 crate::tokens::Tokenizer::NAMES.join(", ")
             ))));
         };
-        crate::tokens::Tokens::of(tokenizer, &self.conversation())
-            .map_err(|message| Error::new(ErrorClass::Io, message))
+        match self.chat_template {
+            Some(generation_blocks) => crate::tokens::Tokens::of_chat(
+                tokenizer,
+                &self.text,
+                generation_blocks.then_some(self.generations.as_slice()),
+            ),
+            None => crate::tokens::Tokens::of(tokenizer, &self.conversation()),
+        }
+        .map_err(|message| Error::new(ErrorClass::Io, message))
     }
 
     /// Things the host should know that did not stop the render, such as

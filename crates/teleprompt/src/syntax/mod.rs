@@ -12,6 +12,7 @@ pub(crate) mod jinja;
 #[cfg(feature = "fuzzing")]
 pub(crate) use jinja::both as jinja_both;
 pub(crate) mod role_tags;
+pub(crate) use jinja::{first_name as first_jinja_name, has_generation_blocks};
 
 use crate::diagnostics::TemplateError;
 use crate::functions::Functions;

@@ -167,10 +167,142 @@ fn a_chat_template_counts_with_the_tokenizer_json_beside_it() {
     assert_eq!(prompt.tokenizer().map(|t| t.name()), Some("tokenizer.json"));
     let data = json!({"messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "world"}]});
     let tokens = prompt.render(data).unwrap().tokens().unwrap();
+    // One sequence, the whole output: a chat template's text is not
+    // messages.
     assert_eq!(tokens.total, 3);
-    assert_eq!(tokens.messages[0].ids, [1, 2, 3]);
+    assert_eq!(tokens.ids.as_deref(), Some(&[1, 2, 3][..]));
+    assert!(tokens.messages.is_empty());
+    assert_eq!(tokens.assistant_masks, None, "no generation block");
     // Without one beside it, none.
     let dir = folder("bare", &[("chat_template.jinja", "{{ messages|length }}")]);
     let prompt = Prompt::from_file(dir.join("chat_template.jinja")).expect("loads");
     assert!(prompt.tokenizer().is_none());
+}
+
+/// A `{% generation %}` block's text is the assistant mask, token for
+/// token; blocks that print nothing, or a conversation with no assistant
+/// turn, still give a mask (of zeros), as `transformers` does.
+#[test]
+fn a_chat_template_s_generation_blocks_are_its_assistant_masks() {
+    let template = "{% for m in messages %}{% if m.role == 'assistant' %}\
+        {% generation %}{{ m.content }}{% endgeneration %}{% else %}{{ m.content }}{% endif %} \
+        {% endfor %}!";
+    let dir = folder(
+        "generation",
+        &[("tokenizer.json", WORDS), ("chat_template.jinja", template)],
+    );
+    let prompt = Prompt::from_file(dir.join("chat_template.jinja")).expect("loads");
+    let masks = |messages: Value| {
+        let tokens = prompt
+            .render(json!({ "messages": messages }))
+            .unwrap()
+            .tokens()
+            .unwrap();
+        let (ids, masks) = (tokens.ids.unwrap(), tokens.assistant_masks.unwrap());
+        assert_eq!(ids.len(), masks.len());
+        (ids, masks)
+    };
+    let turn = |role: &str, content: &str| json!({"role": role, "content": content});
+    assert_eq!(
+        masks(json!([turn("user", "hello"), turn("assistant", "world")])),
+        (vec![1, 2, 3], vec![0, 1, 0])
+    );
+    assert_eq!(
+        masks(json!([
+            turn("user", "hello"),
+            turn("assistant", "world !"),
+            turn("user", "hello"),
+            turn("assistant", "hello world")
+        ])),
+        (vec![1, 2, 3, 1, 1, 2, 3], vec![0, 1, 1, 0, 1, 1, 0])
+    );
+    assert_eq!(
+        masks(json!([turn("user", "hello")])),
+        (vec![1, 3], vec![0, 0])
+    );
+}
+
+/// With an OpenAI encoding (`--tokenizer o200k_base`), the mask starts at
+/// the token that holds the block's first character: the space before
+/// "Hello" is in that token.
+#[test]
+fn an_openai_encoding_masks_a_chat_template_too() {
+    let options =
+        LoadOptions::default().with_tokenizer(Tokenizer::named("o200k_base").expect("known"));
+    let template = "{% for m in messages %}{{ m.role }}: {% if m.role == 'assistant' %}\
+        {% generation %}{{ m.content }}{% endgeneration %}{% else %}{{ m.content }}{% endif %}{{ '\n' }}\
+        {% endfor %}";
+    let prompt = Prompt::from_source("chat_template.jinja", template, &options).expect("loads");
+    let rendered = prompt
+        .render(json!({"messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello! Ça va ? 🙂"},
+        ]}))
+        .unwrap();
+    assert_eq!(rendered.text(), "user: Hi\nassistant: Hello! Ça va ? 🙂\n");
+    let tokens = rendered.tokens().unwrap();
+    let o200k = Tokenizer::named("o200k_base").unwrap();
+    let ids = tokens.ids.unwrap();
+    assert_eq!(ids, o200k.encode(rendered.text()).unwrap());
+    // Up to "assistant:", the tokens are the same as those of the prefix
+    // alone; from " Hello" to the newline (in the last token) they are
+    // the assistant's.
+    let before = o200k.encode("user: Hi\nassistant:").unwrap().len();
+    let mut expected = vec![0u8; before];
+    expected.resize(ids.len(), 1);
+    assert_eq!(tokens.assistant_masks.unwrap(), expected);
+}
+
+/// A tokenizer that adds a BOS when asked for its special tokens.
+const WITH_BOS: &str = r#"{"version": "1.0", "truncation": null, "padding": null,
+  "added_tokens": [{"id": 0, "content": "<unk>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+                   {"id": 4, "content": "<s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+  "normalizer": null, "pre_tokenizer": {"type": "Whitespace"},
+  "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+    "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+    "special_tokens": {"<s>": {"id": "<s>", "ids": [4], "tokens": ["<s>"]}}},
+  "decoder": null,
+  "model": {"type": "WordLevel", "vocab": {"<unk>": 0, "hello": 1, "world": 2, "!": 3, "<s>": 4}, "unk_token": "<unk>"}}"#;
+
+/// `check` warns where a chat template prints `bos_token` and its
+/// tokenizer adds the same token again when a host encodes the text with
+/// special tokens; the tokens teleprompt gives hold it once.
+#[test]
+fn a_template_that_prints_the_bos_its_tokenizer_adds_is_warned_of() {
+    let template = "{{ bos_token }}{% for m in messages %}{{ m.content }} {% endfor %}";
+    let config = r#"{"bos_token": "<s>", "eos_token": "!"}"#;
+    let double = |tokenizer: &str, name: &str| {
+        let dir = folder(
+            name,
+            &[
+                ("tokenizer.json", tokenizer),
+                ("tokenizer_config.json", config),
+                ("chat_template.jinja", template),
+            ],
+        );
+        let prompt = Prompt::from_file(dir.join("chat_template.jinja")).expect("loads");
+        let warnings: Vec<_> = prompt
+            .warnings()
+            .into_iter()
+            .filter(|warning| warning.kind() == Some("double-bos"))
+            .collect();
+        let ids = prompt
+            .render(json!({"messages": [{"role": "user", "content": "hello"}]}))
+            .unwrap()
+            .tokens()
+            .unwrap()
+            .ids;
+        (warnings, ids)
+    };
+    let (warnings, ids) = double(WITH_BOS, "bos-added");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = &warnings[0];
+    assert_eq!(warning.class(), ErrorClass::Warning);
+    assert!(warning.message().contains("adds `<s>`"), "{warning}");
+    let at = warning.location().expect("placed");
+    assert_eq!((at.line, at.column), (1, 4), "on `bos_token`");
+    assert_eq!(ids.as_deref(), Some(&[4, 1][..]), "one BOS");
+    // A tokenizer that adds nothing: no warning.
+    let (warnings, _) = double(WORDS, "bos-not-added");
+    assert!(warnings.is_empty(), "{warnings:?}");
 }

@@ -35,3 +35,21 @@ pub(super) fn generation_blocks(body: &str, syntax: minijinja::syntax::SyntaxCon
     }
     Edited::new(body, edits)
 }
+
+/// Whether a chat template has a `{% generation %}` block (what
+/// `transformers` looks for before it makes assistant masks).
+pub(crate) fn has_generation_blocks(body: &str) -> bool {
+    memchr::memmem::find(body.as_bytes(), b"generation").is_some()
+        && !generation_blocks(body, minijinja::syntax::SyntaxConfig::default()).is_unchanged()
+}
+
+/// Where a chat template first names `name` in an expression (`{{
+/// bos_token }}`, `{{ bos_token + … }}`): the identifier's span.
+pub(crate) fn first_name(body: &str, name: &str) -> Option<std::ops::Range<usize>> {
+    use minijinja::machinery::Token;
+    memchr::memmem::find(body.as_bytes(), name.as_bytes())?;
+    machinery::tokenize(body, false, minijinja::syntax::SyntaxConfig::default())
+        .map_while(Result::ok)
+        .find(|(token, _)| matches!(token, Token::Ident(ident) if *ident == name))
+        .map(|(_, span)| span.start_offset as usize..span.end_offset as usize)
+}

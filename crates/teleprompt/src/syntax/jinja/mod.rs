@@ -29,6 +29,7 @@ mod current;
 mod filters;
 mod fuel;
 mod generation;
+pub(crate) use generation::{first_name, has_generation_blocks};
 mod growth;
 mod includes;
 mod inputs;
