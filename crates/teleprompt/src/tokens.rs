@@ -53,7 +53,7 @@ struct HuggingFace {
     /// The file as named, relative to `root`.
     name: String,
     root: std::path::PathBuf,
-    loaded: std::sync::OnceLock<Result<tokenizers::Tokenizer, String>>,
+    loaded: std::sync::OnceLock<Result<std::sync::Arc<tokenizers::Tokenizer>, String>>,
 }
 
 /// The most bytes a `tokenizer.json` may hold (the largest public ones,
@@ -309,15 +309,54 @@ impl HuggingFace {
                     crate::limits::Input::Data,
                 )
                 .map_err(|error| error.message().to_string())?;
-                tokenizers::Tokenizer::from_bytes(&bytes).map_err(|error| {
+                parsed(&bytes).map_err(|error| {
                     format!(
                         "{} is not a Hugging Face tokenizer.json: {error}",
                         self.name
                     )
                 })
             })
-            .as_ref()
+            .as_deref()
             .map_err(|message| format!("tokenizer {}: {message}", self.name))
+    }
+}
+
+/// A `tokenizer.json` parsed, shared by every prompt that reads the same
+/// bytes while one of them holds it: a library of chat templates in model
+/// folders, or of prompts that name one file, parses it once (a large one
+/// is 30 MB and a few hundred milliseconds). Files are told apart by their
+/// length and a keyed hash of their bytes (the process's random key: a
+/// file cannot be made to pass for another).
+#[cfg(feature = "tokens")]
+fn parsed(bytes: &[u8]) -> Result<std::sync::Arc<tokenizers::Tokenizer>, String> {
+    use std::hash::BuildHasher;
+    use std::sync::{Arc, Mutex, OnceLock, Weak};
+    type Shared = Mutex<std::collections::HashMap<(usize, u64), Weak<tokenizers::Tokenizer>>>;
+    static SHARED: OnceLock<(std::collections::hash_map::RandomState, Shared)> = OnceLock::new();
+    let (state, shared) = SHARED.get_or_init(Default::default);
+    let key = (bytes.len(), state.hash_one(bytes));
+    let kept = |shared: &Shared| {
+        shared
+            .lock()
+            .ok()
+            .and_then(|map| map.get(&key).and_then(Weak::upgrade))
+    };
+    if let Some(tokenizer) = kept(shared) {
+        return Ok(tokenizer);
+    }
+    // Parsed outside the lock: two threads may parse the same file once
+    // each; the second keeps the first's.
+    let tokenizer = Arc::new(tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| e.to_string())?);
+    let Ok(mut map) = shared.lock() else {
+        return Ok(tokenizer);
+    };
+    map.retain(|_, kept| kept.strong_count() > 0);
+    match map.get(&key).and_then(Weak::upgrade) {
+        Some(first) => Ok(first),
+        None => {
+            map.insert(key, Arc::downgrade(&tokenizer));
+            Ok(tokenizer)
+        }
     }
 }
 
@@ -576,6 +615,22 @@ mod tests {
         assert_eq!(assistant_masks(text, &[6..8, 2..3], &gapped), [0, 0, 1]);
         // A last character no token holds: to the end.
         assert_eq!(assistant_masks(text, &[3..6], &gapped), [0, 1, 1]);
+    }
+
+    /// One parse per file while any prompt holds it; another file (one
+    /// byte differs) is its own.
+    #[cfg(feature = "tokens")]
+    #[test]
+    fn a_tokenizer_json_is_parsed_once_while_it_is_held() {
+        let words = r#"{"version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+          "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null, "decoder": null,
+          "model": {"type": "WordLevel", "vocab": {"<unk>": 0, "a": 1}, "unk_token": "<unk>"}}"#;
+        let first = super::parsed(words.as_bytes()).unwrap();
+        let again = super::parsed(words.as_bytes()).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first, &again));
+        let other = super::parsed(words.replace("\"a\"", "\"b\"").as_bytes()).unwrap();
+        assert!(!std::sync::Arc::ptr_eq(&first, &other));
+        assert!(super::parsed(b"{}").is_err());
     }
 
     /// Spans are byte ranges, offsets count characters (as Python does).
