@@ -122,9 +122,15 @@ impl Prompt {
     /// check` reports as an error: at `strict` or `semi`, a path that a
     /// closed schema (`additionalProperties: false`, Picoschema) leaves out,
     /// printed or walked by the template (only tested, `if x`, it stays a
-    /// warning).
+    /// warning). For a chat template: one that prints `bos_token` while
+    /// its tokenizer adds it again (`double-bos`), and one whose output
+    /// for a conversation one turn longer does not start with the shorter
+    /// one's (`not-append-only`, with where the two part; it renders a few
+    /// probe conversations to find out).
     pub fn warnings(&self) -> Vec<Error> {
-        load::warnings::warnings(&self.compiled)
+        let mut warnings = load::warnings::warnings(&self.compiled);
+        warnings.extend(crate::render::growth::rewrite_warning(&self.compiled));
+        warnings
     }
 
     /// What the template reads of the data the host passes (the prompt

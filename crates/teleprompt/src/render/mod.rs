@@ -3,6 +3,7 @@
 //! its output cut into messages at the role markers, and the turn's
 //! history placed.
 
+pub(crate) mod growth;
 pub(crate) mod rendered;
 
 use std::sync::{Arc, OnceLock};

@@ -14,6 +14,7 @@
 //! Run one area with a filter: `cargo test -p teleprompt --test suite
 //! hostile::` (or `fixtures::`, `conformance::`, …).
 
+mod append_only;
 mod common;
 mod conformance;
 mod context;

@@ -278,3 +278,32 @@ fn a_chain_of_set_names_each_a_key_further_loads_in_linear_time() {
         );
     }
 }
+
+/// `check`'s append-only probes render a chat template a few dozen times:
+/// a template that spends its whole step budget on every render costs them
+/// one shared deadline (2 s), not a few dozen budgets.
+#[test]
+fn the_append_only_probes_of_a_slow_chat_template_share_one_deadline() {
+    use teleprompt::{LoadOptions, Prompt};
+    let _alone = crate::common::exclusive();
+    // Close to the step budget on every render, and always within it.
+    let body = "{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}\
+        {% for m in messages %}{{ m.content }}{% endfor %}{% if messages|length > 3 %}!{% endif %}";
+    let options = LoadOptions::new().with_syntax(Syntax::ChatTemplate);
+    let prompt = Prompt::from_source("chat_template.jinja", body, &options).expect("loads");
+    let one = std::time::Instant::now();
+    prompt
+        .render(serde_json::json!({"messages": []}))
+        .expect("within the budget");
+    eprintln!("one render: {:?}", one.elapsed());
+    let started = std::time::Instant::now();
+    let warnings = prompt.warnings();
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    eprintln!("the probes: {took:?}");
+    // Cut short after 2 s, before the rewrite at the fourth message.
+    assert!(
+        warnings.iter().all(|w| w.kind() != Some("not-append-only")),
+        "a probe cut short judges nothing: {warnings:?}"
+    );
+}
