@@ -1,6 +1,7 @@
 """Render a JSON Lines dataset through one teleprompt prompt with Ray Data.
 
-    python ray_batch.py PROMPT INPUT OUTPUT_DIR [--format text|openai] [--now RFC3339] [--address auto]
+    python ray_batch.py PROMPT INPUT OUTPUT_DIR [--format text|openai|tokens] [--tokenizer NAME|FILE]
+                        [--now RFC3339] [--address auto]
 
 Each input line is the data of one render (a JSON object), as for
 ``teleprompt batch``; INPUT is a file or a folder of them. OUTPUT_DIR gets
@@ -12,8 +13,17 @@ particular order across files), one line a row:
 
 ``index`` is the row's line in its file, from 0 (as ``teleprompt batch``
 numbers it), ``path`` the file; ``output`` is the text, or with ``--format
-openai`` the OpenAI body as JSON text; ``error`` is the error's
-``to_dict()`` as JSON text, the same object ``teleprompt batch`` writes.
+openai`` the OpenAI body as JSON text, or with ``--format tokens`` the
+row's tokens as JSON text (``Rendered.tokens()``: for a chat template the
+``ids`` of ``apply_chat_template(tokenize=True)`` and, where the template
+has ``{% generation %}`` blocks, its ``assistant_masks`` — a fine-tuning
+dataset); ``error`` is the error's ``to_dict()`` as JSON text, the same
+object ``teleprompt batch`` writes.
+
+The tokenizer is the prompt's (front matter ``tokenizer:``, a chat
+template's ``tokenizer.json`` beside it) or ``--tokenizer``; a
+``tokenizer.json`` must be where every worker reads it (each parses it
+once).
 
 When to use it: when there are more rows than one machine renders in the
 time you have. On one machine ``teleprompt batch --jobs N`` is several times
@@ -127,7 +137,8 @@ def render_batch(batch: pa.Table, prompt: Prompt, now: str, output_format: str) 
     # Rendered as `teleprompt batch` renders a row: a turn with the row as
     # data and one clock for every row (`system.*`). One call a block, on
     # one thread: Ray runs one worker a core.
-    rendered = iter(prompt.render_many(rows, jobs=1, errors="return", now=now))
+    tokens = output_format == "tokens"
+    rendered = iter(prompt.render_many(rows, jobs=1, errors="return", now=now, tokenize=tokens))
     outputs, errors = [], []
     for row in parsed:
         result = next(rendered) if isinstance(row, dict) else row
@@ -135,7 +146,12 @@ def render_batch(batch: pa.Table, prompt: Prompt, now: str, output_format: str) 
             outputs.append(None)
             errors.append(json.dumps(result.to_dict(), ensure_ascii=False))
         else:
-            outputs.append(json.dumps(result.to_openai(), ensure_ascii=False) if output_format == "openai" else result.text)
+            if tokens:
+                outputs.append(json.dumps(result, separators=(",", ":")))
+            elif output_format == "openai":
+                outputs.append(json.dumps(result.to_openai(), ensure_ascii=False))
+            else:
+                outputs.append(result.text)
             errors.append(None)
     return pa.table({"index": indexes, "path": paths, "output": outputs, "error": errors}, schema=OUTPUT)
 
@@ -161,13 +177,14 @@ def main():
     parser.add_argument("prompt", help="the prompt file")
     parser.add_argument("input", help="the rows: a JSON Lines file or a folder of them (any path Ray reads)")
     parser.add_argument("output", help="the output folder")
-    parser.add_argument("--format", choices=["text", "openai"], default="text")
+    parser.add_argument("--format", choices=["text", "openai", "tokens"], default="text")
+    parser.add_argument("--tokenizer", help="what counts tokens (o200k_base, cl100k_base, or a tokenizer.json), over the prompt's own")
     parser.add_argument("--now", help="the time of every row, RFC 3339 (default: when the run starts)")
     parser.add_argument("--address", help='a running cluster: "auto", or HOST:PORT (default: a local Ray)')
     args = parser.parse_args()
 
     # Loaded once, here: a bad template fails now, not in every worker.
-    prompt = Prompt.from_file(args.prompt)
+    prompt = Prompt.from_file(args.prompt, tokenizer=args.tokenizer)
     # One time for every row, taken here, as `teleprompt batch` does: the
     # workers' clocks and the hours a long run takes do not change it.
     now = args.now or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
