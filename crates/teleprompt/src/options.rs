@@ -471,6 +471,9 @@ pub struct RenderOptions {
     /// A token another thread may cancel: the render in flight then ends
     /// with a `render` error of kind `cancelled` (default: none).
     pub cancel: Option<CancelToken>,
+    /// What counts this render's tokens ([`crate::Rendered::tokens`]),
+    /// over the prompt's own (default: the prompt's).
+    pub tokenizer: Option<crate::tokens::Tokenizer>,
 }
 
 impl Default for RenderOptions {
@@ -481,6 +484,7 @@ impl Default for RenderOptions {
             context: None,
             deadline: None,
             cancel: None,
+            tokenizer: None,
         }
     }
 }
@@ -513,6 +517,12 @@ impl RenderOptions {
     /// Sets [`RenderOptions::deadline`].
     pub fn with_deadline(mut self, deadline: Instant) -> RenderOptions {
         self.deadline = Some(deadline);
+        self
+    }
+
+    /// Sets [`RenderOptions::tokenizer`].
+    pub fn with_tokenizer(mut self, tokenizer: crate::tokens::Tokenizer) -> RenderOptions {
+        self.tokenizer = Some(tokenizer);
         self
     }
 

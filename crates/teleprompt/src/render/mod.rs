@@ -55,7 +55,15 @@ pub(crate) fn render(
         stop: Stop::new(options.deadline, options.cancel.clone()),
         ..Turn::default()
     };
-    render_data(compiled, &data, turn)
+    render_data(compiled, &data, turn).map(|rendered| with_tokenizer(rendered, options))
+}
+
+/// The host's tokenizer for this render, over the prompt's.
+fn with_tokenizer(mut rendered: Rendered, options: &RenderOptions) -> Rendered {
+    if let Some(tokenizer) = &options.tokenizer {
+        rendered.tokenizer = Some(tokenizer.clone());
+    }
+    rendered
 }
 
 /// Renders one turn of a conversation from `context`; every error
@@ -87,7 +95,7 @@ pub(crate) fn render_turn(
     let data = with_context(compiled, built.data, options).map_err(label)?;
     let mut rendered = render_data(compiled, &data, turn).map_err(label)?;
     rendered.recovered = rendered.recovered.map(label);
-    Ok(rendered)
+    Ok(with_tokenizer(rendered, options))
 }
 
 fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rendered, Error> {

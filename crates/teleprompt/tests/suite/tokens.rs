@@ -306,3 +306,37 @@ fn a_template_that_prints_the_bos_its_tokenizer_adds_is_warned_of() {
     let (warnings, _) = double(WORDS, "bos-not-added");
     assert!(warnings.is_empty(), "{warnings:?}");
 }
+
+/// `RenderOptions::with_tokenizer` counts one render with another
+/// tokenizer than the prompt's (a host that serves two models).
+#[test]
+fn a_render_may_count_with_the_host_s_tokenizer() {
+    use teleprompt::{PromptContext, RenderOptions};
+    let prompt = Prompt::from_source(
+        "p.j2",
+        "---\ntokenizer: o200k_base\n---\nHello, {{ name }}!",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let cl100k = Tokenizer::named("cl100k_base").unwrap();
+    let options = RenderOptions::new().with_tokenizer(cl100k.clone());
+    let plain = prompt
+        .render_with(json!({"name": "world"}), &options)
+        .unwrap();
+    let context = PromptContext::new().data(json!({"name": "world"})).unwrap();
+    let turn = prompt.render_turn_with(&context, &options).unwrap();
+    for rendered in [plain, turn] {
+        let tokens = rendered.tokens().unwrap();
+        assert_eq!(tokens.tokenizer, "cl100k_base");
+        assert_eq!(
+            tokens.messages[0].ids,
+            cl100k.encode("Hello, world!").unwrap()
+        );
+    }
+    let own = prompt
+        .render(json!({"name": "world"}))
+        .unwrap()
+        .tokens()
+        .unwrap();
+    assert_eq!(own.tokenizer, "o200k_base");
+}
