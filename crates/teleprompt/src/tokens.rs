@@ -31,6 +31,10 @@ use crate::messages::{ContentPart, Entry, Role};
 #[derive(Clone)]
 pub struct Tokenizer {
     kind: Kind,
+    /// A stand-in for a model whose tokenizer is not public
+    /// (`estimate:o200k_base`): its counts are flagged as estimates and
+    /// it gives no ids.
+    estimate: bool,
 }
 
 #[derive(Clone)]
@@ -73,30 +77,64 @@ impl PartialEq for Tokenizer {
 }
 
 impl Tokenizer {
-    /// The names [`Tokenizer::named`] knows.
+    /// The names [`Tokenizer::named`] knows (and each as an estimate,
+    /// `estimate:NAME`).
     pub const NAMES: &'static [&'static str] = &["o200k_base", "cl100k_base"];
 
-    /// The tokenizer of that name: `o200k_base` or `cl100k_base`. An
-    /// unknown name is an error listing the known ones (with the closest);
-    /// so is any name in a build without the `tokens` feature.
+    /// The tokenizer of that name: `o200k_base` or `cl100k_base`; or
+    /// `estimate:o200k_base` (`estimate:cl100k_base`), that encoding
+    /// standing in for a model whose tokenizer is not public (Claude's,
+    /// Gemini's): counts flagged as estimates ([`Tokens::estimate`]), no
+    /// ids. An unknown name is an error listing the known ones (with the
+    /// closest; a model whose tokenizer is not public is told to name an
+    /// estimate); so is any name in a build without the `tokens` feature.
     pub fn named(name: &str) -> Result<Tokenizer, String> {
         let known = Tokenizer::NAMES.join(", ");
+        let (estimate, encoding) = match name.strip_prefix("estimate:") {
+            Some(encoding) => (true, encoding),
+            None => (false, name),
+        };
         #[cfg(feature = "tokens")]
-        match name {
-            "o200k_base" => return Ok(Tokenizer { kind: Kind::O200k }),
-            "cl100k_base" => return Ok(Tokenizer { kind: Kind::Cl100k }),
+        match encoding {
+            "o200k_base" => {
+                return Ok(Tokenizer {
+                    kind: Kind::O200k,
+                    estimate,
+                })
+            }
+            "cl100k_base" => {
+                return Ok(Tokenizer {
+                    kind: Kind::Cl100k,
+                    estimate,
+                })
+            }
             _ => {}
         }
         #[cfg(not(feature = "tokens"))]
-        if Tokenizer::NAMES.contains(&name) {
+        if Tokenizer::NAMES.contains(&encoding) {
+            let _ = estimate;
             return Err(without_feature(name));
         }
-        let closest = crate::diagnostics::closest(name, Tokenizer::NAMES.iter().copied())
+        let private = ["claude", "anthropic", "gemini", "google"]
+            .iter()
+            .any(|family| encoding.to_ascii_lowercase().contains(family));
+        if private {
+            return Err(format!(
+                "tokenizer `{name}` is not public: count with a named estimate, such as `estimate:o200k_base` (flagged as an estimate in every count), or the provider's token-counting API"
+            ));
+        }
+        let closest = crate::diagnostics::closest(encoding, Tokenizer::NAMES.iter().copied())
             .map(|close| format!(" (did you mean `{close}`?)"))
             .unwrap_or_default();
         Err(format!(
-            "unknown tokenizer `{name}`{closest}: the tokenizers are {known}, or a Hugging Face tokenizer.json file"
+            "unknown tokenizer `{name}`{closest}: the tokenizers are {known}, each also as an estimate (`estimate:o200k_base`), or a Hugging Face tokenizer.json file"
         ))
+    }
+
+    /// Whether it stands in for another model's tokenizer
+    /// (`estimate:NAME`): its counts are estimates, and it gives no ids.
+    pub fn is_estimate(&self) -> bool {
+        self.estimate
     }
 
     /// A Hugging Face `tokenizer.json` at `name`, a path inside `root`
@@ -114,6 +152,7 @@ impl Tokenizer {
                     root: root.to_path_buf(),
                     loaded: std::sync::OnceLock::new(),
                 })),
+                estimate: false,
             })
         }
         #[cfg(not(feature = "tokens"))]
@@ -161,17 +200,22 @@ impl Tokenizer {
         Tokenizer::from_file(root, &name.to_string_lossy().replace('\\', "/"))
     }
 
-    /// Its name: `o200k_base`, `cl100k_base`, or the `tokenizer.json` path.
+    /// Its name: `o200k_base`, `cl100k_base` (`estimate:…`), or the
+    /// `tokenizer.json` path.
     pub fn name(&self) -> &str {
-        match &self.kind {
+        match (&self.kind, self.estimate) {
             #[cfg(feature = "tokens")]
-            Kind::O200k => "o200k_base",
+            (Kind::O200k, false) => "o200k_base",
             #[cfg(feature = "tokens")]
-            Kind::Cl100k => "cl100k_base",
+            (Kind::O200k, true) => "estimate:o200k_base",
             #[cfg(feature = "tokens")]
-            Kind::HuggingFace(file) => &file.name,
+            (Kind::Cl100k, false) => "cl100k_base",
+            #[cfg(feature = "tokens")]
+            (Kind::Cl100k, true) => "estimate:cl100k_base",
+            #[cfg(feature = "tokens")]
+            (Kind::HuggingFace(file), _) => &file.name,
             #[cfg(not(feature = "tokens"))]
-            Kind::Unavailable(never) => match *never {},
+            (Kind::Unavailable(never), _) => match *never {},
         }
     }
 
@@ -390,6 +434,11 @@ pub struct Tokens {
     /// (`return_assistant_tokens_mask=True`), token for token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub assistant_masks: Option<Vec<u8>>,
+    /// Counted by a stand-in (`estimate:o200k_base`) for a model whose
+    /// tokenizer is not public: the counts are estimates, and there are
+    /// no ids (the stand-in's would mean nothing to the model).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimate: bool,
 }
 
 /// The tokens of one message's content.
@@ -431,14 +480,17 @@ impl Tokens {
                     (message.role, true, history_texts(message.content.as_ref()))
                 }
             };
-            let mut ids = Vec::new();
+            let (mut ids, mut count) = (Vec::new(), 0);
             for text in texts {
-                ids.extend(tokenizer.encode(text)?);
+                match tokenizer.estimate {
+                    true => count += tokenizer.count(text)?,
+                    false => ids.extend(tokenizer.encode(text)?),
+                }
             }
             messages.push(MessageTokens {
                 role,
                 history,
-                count: ids.len(),
+                count: count + ids.len(),
                 ids,
             });
         }
@@ -448,6 +500,7 @@ impl Tokens {
             messages,
             ids: None,
             assistant_masks: None,
+            estimate: tokenizer.estimate,
         })
     }
 
@@ -459,6 +512,16 @@ impl Tokens {
         text: &str,
         generations: Option<&[Range<usize>]>,
     ) -> Result<Tokens, String> {
+        if tokenizer.estimate {
+            return Ok(Tokens {
+                tokenizer: tokenizer.name().to_string(),
+                total: tokenizer.count(text)?,
+                messages: Vec::new(),
+                ids: None,
+                assistant_masks: None,
+                estimate: true,
+            });
+        }
         let (ids, masks) = match generations {
             None => (tokenizer.encode(text)?, None),
             Some(spans) => {
@@ -473,6 +536,7 @@ impl Tokens {
             messages: Vec::new(),
             ids: Some(ids),
             assistant_masks: masks,
+            estimate: false,
         })
     }
 }

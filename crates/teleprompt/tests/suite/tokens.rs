@@ -340,3 +340,55 @@ fn a_render_may_count_with_the_host_s_tokenizer() {
         .unwrap();
     assert_eq!(own.tokenizer, "o200k_base");
 }
+
+/// A model whose tokenizer is not public is counted by a named stand-in,
+/// flagged as an estimate in every count, with no ids; naming the model
+/// itself says so.
+#[test]
+fn an_estimate_is_named_and_flagged() {
+    let prompt = Prompt::from_source(
+        "p.j2",
+        "---\ntokenizer: estimate:o200k_base\n---\n{{ role(\"user\") }}Hello, {{ name }}!",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let tokens = prompt
+        .render(json!({"name": "world"}))
+        .unwrap()
+        .tokens()
+        .unwrap();
+    assert_eq!(tokens.tokenizer, "estimate:o200k_base");
+    assert!(tokens.estimate);
+    assert_eq!((tokens.total, tokens.messages[0].count), (4, 4));
+    assert!(
+        tokens.messages[0].ids.is_empty(),
+        "a stand-in's ids mean nothing"
+    );
+    let shown = serde_json::to_value(&tokens).unwrap();
+    assert_eq!(shown["estimate"], true);
+    // A chat template: the total only.
+    let options =
+        LoadOptions::default().with_tokenizer(Tokenizer::named("estimate:cl100k_base").unwrap());
+    let chat = Prompt::from_source(
+        "chat_template.jinja",
+        "{% for m in messages %}{{ m.content }}{% endfor %}",
+        &options,
+    )
+    .unwrap();
+    let tokens = chat
+        .render(json!({"messages": [{"role": "user", "content": "Hello, world!"}]}))
+        .unwrap()
+        .tokens()
+        .unwrap();
+    assert_eq!((tokens.total, tokens.ids, tokens.estimate), (4, None, true));
+    // Exact counts are not flagged.
+    let exact = Tokenizer::named("o200k_base").unwrap();
+    assert!(!exact.is_estimate());
+    for private in ["claude-3-5-sonnet", "gemini-2.0-flash"] {
+        let error = Tokenizer::named(private).unwrap_err();
+        assert!(
+            error.contains("is not public") && error.contains("estimate:o200k_base"),
+            "{error}"
+        );
+    }
+}
