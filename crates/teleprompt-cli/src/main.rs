@@ -296,6 +296,10 @@ struct RenderArgs {
     /// Skip the tool-call checks on the history.
     #[arg(long)]
     no_history_check: bool,
+    /// Say on stderr what the prompt's `budget:` did: the turn's tokens,
+    /// its limit, and what was cut to fit.
+    #[arg(long)]
+    explain: bool,
     /// Turn number of the conversation: sets run.turn_number (1 = first turn).
     #[arg(long, value_name = "N")]
     turn: Option<u32>,
@@ -534,7 +538,34 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
         },
     };
     print_out(&output)?;
+    if args.explain {
+        print_err(&explain(rendered.budget()))?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `render --explain`: what the budget did, for people.
+fn explain(budget: Option<&teleprompt::tokens::Budget>) -> String {
+    let Some(budget) = budget else {
+        return "budget: the prompt has none (front matter `budget: {total: N}`)\n".to_string();
+    };
+    let mut out = format!(
+        "budget: {} of {} tokens{}\n",
+        budget.tokens,
+        budget.total,
+        if budget.cuts.is_empty() {
+            ", nothing cut"
+        } else {
+            ""
+        }
+    );
+    for cut in &budget.cuts {
+        out.push_str(&format!(
+            "  cut: {} message(s) of the {}, {} tokens: {}\n",
+            cut.messages, cut.part, cut.tokens, cut.reason
+        ));
+    }
+    out
 }
 
 #[cfg(feature = "serve")]

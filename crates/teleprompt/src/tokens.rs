@@ -541,6 +541,34 @@ impl Tokens {
     }
 }
 
+/// What a prompt's `budget:` did to a turn: its limit, the tokens the
+/// turn came to, and what was cut to fit ([`crate::Rendered::budget`];
+/// `render --explain` prints it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Budget {
+    /// The most tokens the turn may be (`budget.total`).
+    pub total: usize,
+    /// The tokens of the turn as rendered, after the cuts.
+    pub tokens: usize,
+    /// What was cut, in order (none when the turn fit as it was).
+    pub cuts: Vec<Cut>,
+}
+
+/// One cut a budget made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Cut {
+    /// What was cut: `history`.
+    pub part: String,
+    /// How many messages.
+    pub messages: usize,
+    /// How many tokens they were.
+    pub tokens: usize,
+    /// Why, and by which rule.
+    pub reason: String,
+}
+
 /// Which tokens of a text the byte ranges `spans` cover, as `transformers`
 /// tells it: for each span, the tokens from the one holding its first
 /// character to the one holding its last (`char_to_token` on character

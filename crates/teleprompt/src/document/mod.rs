@@ -72,6 +72,10 @@ pub struct Metadata {
     /// ([`crate::Rendered::tokens`]): a tokenizer's name, or a
     /// `tokenizer.json` path beside the prompt.
     pub tokenizer: Option<String>,
+    /// `budget.total` (or `budget: N`): the most tokens a turn's
+    /// conversation may be; the oldest turns of the history are cut to
+    /// fit (see [`crate::tokens::Budget`]).
+    pub budget: Option<u64>,
     /// `limits`: render bounds this prompt lowers for itself, by their
     /// names in [`crate::limits::Limits`], in the order written.
     pub limits: Vec<(String, u64)>,
@@ -368,6 +372,7 @@ impl Document {
         }
         // Checked where the prompt loads, which resolves a file beside it.
         let tokenizer = text(key::TOKENIZER)?;
+        let budget = self.budget()?;
         Ok(Metadata {
             name: text(key::NAME)?,
             description: text(key::DESCRIPTION)?,
@@ -383,7 +388,37 @@ impl Document {
             limits,
             thread: None,
             tokenizer,
+            budget,
         })
+    }
+
+    /// `budget: N`, or `budget: {total: N}`: a whole number of tokens.
+    fn budget(&self) -> Result<Option<u64>, Error> {
+        let total = match self.front_matter.get(key::BUDGET) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(section)) => {
+                if let Some(other) = section.keys().find(|name| *name != "total") {
+                    return Err(self.key_error(
+                        key::BUDGET,
+                        format!("`budget.{other}` is not a budget key: the keys are `total`"),
+                    ));
+                }
+                section.get("total")
+            }
+            Some(total) => Some(total),
+        };
+        match total {
+            Some(Value::Number(number)) if number.as_u64().is_some_and(|n| n > 0) => {
+                Ok(number.as_u64())
+            }
+            other => Err(self.key_error(
+                key::BUDGET,
+                format!(
+                    "`budget.total` must be a whole number of tokens above 0, found {}",
+                    other.map_or("nothing", describe)
+                ),
+            )),
+        }
     }
 
     /// A front matter key that is none of teleprompt's but one letter or
@@ -630,6 +665,8 @@ pub mod key {
     /// `tokenizer` (`o200k_base`, `cl100k_base`, or a `tokenizer.json`
     /// path: what counts tokens)
     pub const TOKENIZER: &str = "tokenizer";
+    /// `budget` (`total`: the most tokens a turn may be)
+    pub const BUDGET: &str = "budget";
 
     /// Every key teleprompt reads.
     pub const ALL: &[&str] = &[
@@ -646,6 +683,7 @@ pub mod key {
         LIMITS,
         TESTS,
         TOKENIZER,
+        BUDGET,
     ];
 
     /// Keys other prompt formats put in front matter, kept as metadata

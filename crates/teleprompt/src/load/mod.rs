@@ -72,6 +72,8 @@ pub(crate) struct Compiled {
     /// A chat template with `{% generation %}` blocks (its own or its
     /// `tool_use` template): its tokens carry assistant masks.
     pub generation_blocks: bool,
+    /// Front matter `budget.total`: the most tokens a turn may be.
+    pub budget: Option<u64>,
 }
 
 /// A compiled prompt, and the errors its front end went on past (unknown
@@ -304,6 +306,12 @@ fn load(
         }
         None => None,
     };
+    if metadata.budget.is_some() && tokenizer.is_none() {
+        return Err(document.key_error(
+            document::key::BUDGET,
+            "a budget counts tokens: name the tokenizer too (`tokenizer: o200k_base`, or a tokenizer.json beside the prompt)".to_string(),
+        ));
+    }
     let generation_blocks = syntax == Syntax::ChatTemplate
         && std::iter::once(&document)
             .chain(tool_use.as_deref().map(|(document, _)| document))
@@ -331,6 +339,7 @@ fn load(
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
         tokenizer,
         generation_blocks,
+        budget: metadata.budget,
     };
     Ok((compiled, found))
 }

@@ -3,6 +3,7 @@
 //! its output cut into messages at the role markers, and the turn's
 //! history placed.
 
+mod budget;
 pub(crate) mod growth;
 pub(crate) mod rendered;
 
@@ -55,7 +56,18 @@ pub(crate) fn render(
         stop: Stop::new(options.deadline, options.cancel.clone()),
         ..Turn::default()
     };
-    render_data(compiled, &data, turn).map(|rendered| with_tokenizer(rendered, options))
+    let rendered =
+        render_data(compiled, &data, turn).map(|rendered| with_tokenizer(rendered, options))?;
+    match compiled.budget {
+        // No history to cut: the render fits, or is over.
+        Some(total) => budget::fit(
+            rendered,
+            total,
+            &PromptContext::new(),
+            |_: &PromptContext| Err(Error::new(ErrorClass::Render, "nothing to cut")),
+        ),
+        None => Ok(rendered),
+    }
 }
 
 /// The host's tokenizer for this render, over the prompt's.
@@ -81,10 +93,28 @@ pub(crate) fn render_turn(
             label(Error::new(ErrorClass::Input, error.to_string()).with_suggestion(Some(rule)))
         })?;
     }
+    let rendered = render_context(compiled, context, options);
+    let rendered = match (rendered, compiled.budget) {
+        (Ok(rendered), Some(total)) => {
+            budget::fit(rendered, total, context, |context: &PromptContext| {
+                render_context(compiled, context, options)
+            })
+        }
+        (rendered, _) => rendered,
+    };
+    let mut rendered = rendered.map_err(label)?;
+    rendered.recovered = rendered.recovered.map(label);
+    Ok(rendered)
+}
+
+/// One turn's render, the context checked already.
+fn render_context(
+    compiled: &Compiled,
+    context: &PromptContext,
+    options: &RenderOptions,
+) -> Result<Rendered, Error> {
     let reads = |name: &str| compiled.reads(name);
-    let built = context
-        .build_with_defaults(&reads, compiled.defaults.clone())
-        .map_err(label)?;
+    let built = context.build_with_defaults(&reads, compiled.defaults.clone())?;
     let turn = Turn {
         now: Some(context.now()),
         history: context.shared_history(),
@@ -92,10 +122,8 @@ pub(crate) fn render_turn(
         warnings: built.warnings,
         stop: Stop::new(options.deadline, options.cancel.clone()),
     };
-    let data = with_context(compiled, built.data, options).map_err(label)?;
-    let mut rendered = render_data(compiled, &data, turn).map_err(label)?;
-    rendered.recovered = rendered.recovered.map(label);
-    Ok(with_tokenizer(rendered, options))
+    let data = with_context(compiled, built.data, options)?;
+    render_data(compiled, &data, turn).map(|rendered| with_tokenizer(rendered, options))
 }
 
 fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rendered, Error> {
@@ -217,6 +245,7 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         tokenizer: compiled.tokenizer.clone(),
         chat_template: (compiled.syntax == Syntax::ChatTemplate)
             .then_some(compiled.generation_blocks),
+        budget: None,
     })
 }
 

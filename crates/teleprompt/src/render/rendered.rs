@@ -27,6 +27,8 @@ pub struct Rendered {
     /// `Some(true)`, the template has `{% generation %}` blocks, so its
     /// tokens carry assistant masks.
     pub(super) chat_template: Option<bool>,
+    /// What the prompt's `budget:` did to this turn.
+    pub(super) budget: Option<crate::tokens::Budget>,
 }
 
 impl Rendered {
@@ -142,6 +144,13 @@ impl Rendered {
             None => crate::tokens::Tokens::of(tokenizer, &self.conversation()),
         }
         .map_err(|message| Error::new(ErrorClass::Io, message))
+    }
+
+    /// With front matter `budget:`, what the budget did to this turn: its
+    /// limit, the tokens the turn came to, and what was cut to fit (the
+    /// oldest turns of the history). `None` for a prompt without one.
+    pub fn budget(&self) -> Option<&crate::tokens::Budget> {
+        self.budget.as_ref()
     }
 
     /// Things the host should know that did not stop the render, such as

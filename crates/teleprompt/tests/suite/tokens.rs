@@ -392,3 +392,93 @@ fn an_estimate_is_named_and_flagged() {
         );
     }
 }
+
+/// `budget:` cuts the oldest exchanges of the history until the turn fits:
+/// whole exchanges (a tool call with its results), never the history's
+/// system messages nor its latest exchange; the report says what went.
+#[test]
+fn a_budget_cuts_the_oldest_exchanges_of_the_history() {
+    use teleprompt::{HistoryMessage, PromptContext};
+    let history: Vec<HistoryMessage> = serde_json::from_value(json!([
+        {"role": "system", "content": "Summary of the earlier conversation: the user plans a trip."},
+        {"role": "user", "content": "What is the weather in Paris?"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Sunny, 18 degrees."},
+        {"role": "assistant", "content": "It is sunny in Paris, 18 degrees."},
+        {"role": "user", "content": "And in Tokyo?"},
+        {"role": "assistant", "content": "It rains in Tokyo."},
+        {"role": "user", "content": "Book me a train to Lyon tomorrow morning."},
+        {"role": "assistant", "content": "Done: the 8:04 from Paris Gare de Lyon."},
+        {"role": "user", "content": "Thanks! What should I pack?"},
+    ]))
+    .unwrap();
+    let template = "{{ role(\"system\") }}You plan trips.{{ history() }}";
+    let load = |budget: &str| {
+        let source = format!("---\ntokenizer: o200k_base\n{budget}---\n{template}");
+        Prompt::from_source("trip.j2", &source, &LoadOptions::default()).unwrap()
+    };
+    let context = PromptContext::new().with_history(history.clone());
+    let full = load("").render_turn(&context).unwrap().tokens().unwrap();
+    let counts: Vec<usize> = full.messages.iter().map(|m| m.count).collect();
+    // counts[0] is the template's system message; history message i is
+    // counts[i + 1]. The first two exchanges: messages 1–4 and 5–6.
+    let first_two: usize = counts[2..=7].iter().sum();
+    let total = full.total - first_two;
+    let prompt = load(&format!("budget:\n  total: {total}\n"));
+    let rendered = prompt.render_turn(&context).unwrap();
+    let report = rendered.budget().expect("a report").clone();
+    assert_eq!((report.total, report.tokens), (total, total));
+    assert_eq!(report.cuts.len(), 1);
+    assert_eq!(
+        (
+            report.cuts[0].part.as_str(),
+            report.cuts[0].messages,
+            report.cuts[0].tokens
+        ),
+        ("history", 6, first_two)
+    );
+    let kept: Vec<_> = rendered
+        .conversation()
+        .iter()
+        .map(|entry| serde_json::to_value(entry).unwrap()["content"].clone())
+        .collect();
+    assert_eq!(
+        kept.len(),
+        1 + 1 + 3,
+        "the template's message, the summary, the last two exchanges"
+    );
+    assert_eq!(
+        kept[1],
+        "Summary of the earlier conversation: the user plans a trip."
+    );
+    assert_eq!(kept[2], "Book me a train to Lyon tomorrow morning.");
+    // One token less: the third exchange goes too; never the latest.
+    let tighter = load(&format!("budget: {}\n", total - 1))
+        .render_turn(&context)
+        .unwrap();
+    assert_eq!(tighter.budget().unwrap().cuts[0].messages, 8);
+    // A turn that fits is not cut, and says so.
+    let roomy = load(&format!("budget: {}\n", full.total))
+        .render_turn(&context)
+        .unwrap();
+    assert_eq!(roomy.budget().unwrap().cuts, []);
+    // Too small for what may not be cut: an error with the numbers.
+    let error = load("budget: 10\n").render_turn(&context).unwrap_err();
+    assert_eq!(error.class(), ErrorClass::Render);
+    assert_eq!(error.kind(), Some("over-budget"));
+    assert!(error.message().contains("over its budget of 10"), "{error}");
+    // A budget needs a tokenizer.
+    let error = Prompt::from_source("t.j2", "---\nbudget: 100\n---\nhi", &LoadOptions::default())
+        .unwrap_err();
+    assert!(error.message().contains("name the tokenizer"), "{error}");
+    for bad in [
+        "budget: 0",
+        "budget: -3",
+        "budget: {total: lots}",
+        "budget: {max: 3}",
+    ] {
+        let source = format!("---\ntokenizer: o200k_base\n{bad}\n---\nhi");
+        let error = Prompt::from_source("t.j2", &source, &LoadOptions::default()).unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Document, "{bad}: {error}");
+    }
+}
