@@ -687,9 +687,25 @@ impl Rendered {
 
     /// The tokens of each message, by the prompt's tokenizer (front matter
     /// `tokenizer:`): `{"tokenizer", "total", "messages": [{"role",
-    /// "count", "ids"}]}`. An `InputError` when the prompt names none.
+    /// "count", "ids"}]}`; a chat template's: `{"tokenizer", "total",
+    /// "ids", "assistant_masks"}`. An `InputError` when the prompt names
+    /// none.
     fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.shape(py, OutputFormat::Tokens)
+    }
+
+    /// With front matter `budget:`, what it did to this turn: `{"total",
+    /// "tokens", "cuts": [{"part", "messages", "tokens", "reason"}]}`;
+    /// `None` for a prompt without one.
+    #[getter]
+    fn budget<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner
+            .budget()
+            .map(|budget| {
+                let value = serde_json::to_value(budget).unwrap_or(Value::Null);
+                convert::to_python(py, &value)
+            })
+            .transpose()
     }
 
     /// What the host should know (args hidden by a namespace, dropped keys).

@@ -50,3 +50,24 @@ def test_render_many_tokenizes_every_row():
     bare = Prompt("Hello, {{ name }}!", name="hi.j2")
     (error,) = bare.render_many(rows[:1], tokenize=True, errors="return")
     assert isinstance(error, Exception) and "names no tokenizer" in str(error)
+
+
+def test_a_budget_cuts_the_oldest_exchanges():
+    """`budget:` cuts the history to fit; `rendered.budget` says what went."""
+    source = '---\ntokenizer: o200k_base\nbudget: 40\n---\n{{ role("system") }}You plan trips for {{ name }}.{{ history() }}'
+    prompt = Prompt(source, name="trip.j2")
+    history = [
+        {"role": "user", "content": "What is the weather in Paris?"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Sunny, 18 degrees."},
+        {"role": "assistant", "content": "It is sunny in Paris, 18 degrees."},
+        {"role": "user", "content": "And in Tokyo?"},
+        {"role": "assistant", "content": "It rains in Tokyo."},
+        {"role": "user", "content": "What should I pack?"},
+    ]
+    rendered = prompt.render_turn(PromptContext({"name": "Ann"}, history=history))
+    budget = rendered.budget
+    assert budget is not None and budget["total"] == 40 and budget["tokens"] <= 40
+    assert [(cut["part"], cut["messages"]) for cut in budget["cuts"]] == [("history", 4)]
+    assert [m["content"] for m in rendered.messages[1:]] == ["And in Tokyo?", "It rains in Tokyo.", "What should I pack?"]
+    assert Prompt("hi", name="hi.j2").render().budget is None

@@ -32,6 +32,9 @@ class Rendered:
         """An Anthropic Messages body: ``{"system": ..., "messages": [...]}``."""
     def tokens(self) -> Dict[str, Any]:
         """Each message's token count and ids, by the prompt's tokenizer."""
+    @property
+    def budget(self) -> Optional[Dict[str, Any]]:
+        """What the prompt's `budget:` cut from this turn (None without one)."""
 
 class PromptContext:
     """The context of one turn, for :meth:`Prompt.render_turn`."""
