@@ -181,10 +181,20 @@ fn a_broken_copy_of_each_example_gives_valid_sarif() {
         assert!(rules.contains(&id), "{rules:?}");
     }
     let results = run["results"].as_array().expect("results");
-    assert_eq!(results.len(), BROKEN.len(), "{sarif:#}");
+    // Qwen3's template drops earlier turns' reasoning by design, which
+    // `check` reports on the unbroken example too: one warning beside the
+    // typos.
+    let append_only = |result: &&Value| result["ruleId"] == "warning/not-append-only";
+    let (kept, typos): (Vec<&Value>, Vec<&Value>) = results.iter().partition(append_only);
+    assert_eq!(kept.len(), 1, "{sarif:#}");
+    assert_eq!(
+        kept[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "examples/hf/Qwen3-0.6B/tokenizer_config.json"
+    );
+    assert_eq!(typos.len(), BROKEN.len(), "{sarif:#}");
     for broken in BROKEN {
         let uri = format!("examples/{}", broken.file);
-        let result = results
+        let result = typos
             .iter()
             .find(|result| {
                 result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
