@@ -559,10 +559,20 @@ fn explain(budget: Option<&teleprompt::tokens::Budget>) -> String {
             ""
         }
     );
-    for cut in &budget.cuts {
+    for section in &budget.sections {
         out.push_str(&format!(
-            "  cut: {} message(s) of the {}, {} tokens: {}\n",
-            cut.messages, cut.part, cut.tokens, cut.reason
+            "  section \"{}\" (priority {}): {} tokens, {} of {} block(s)\n",
+            section.name, section.priority, section.tokens, section.items, section.printed
+        ));
+    }
+    for cut in &budget.cuts {
+        let what = match cut.part.as_str() {
+            "history" => format!("{} message(s) of the history", cut.messages),
+            name => format!("the section \"{name}\""),
+        };
+        out.push_str(&format!(
+            "  cut: {what}, {} tokens: {}\n",
+            cut.tokens, cut.reason
         ));
     }
     out

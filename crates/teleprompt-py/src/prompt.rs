@@ -695,8 +695,9 @@ impl Rendered {
     }
 
     /// With front matter `budget:`, what it did to this turn: `{"total",
-    /// "tokens", "cuts": [{"part", "messages", "tokens", "reason"}]}`;
-    /// `None` for a prompt without one.
+    /// "tokens", "cuts": [{"part", "messages", "items", "truncated",
+    /// "tokens", "reason"}], "sections": [{"name", "priority", "items",
+    /// "printed", "tokens"}]}`; `None` for a prompt without one.
     #[getter]
     fn budget<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.inner

@@ -143,6 +143,22 @@ impl RenderScope {
             .map_err(|error| error.to_string())
     }
 
+    /// The marker that starts a budget section (`{% section "docs" %}`).
+    pub(crate) fn section_start(
+        &self,
+        spec: &crate::messages::SectionSpec,
+    ) -> Result<String, String> {
+        self.room_for_a_message()?;
+        self.markers
+            .section_start(spec)
+            .map_err(|error| error.to_string())
+    }
+
+    /// The marker that ends a budget section.
+    pub(crate) fn section_end(&self) -> String {
+        self.markers.section_end()
+    }
+
     /// `text` between generation markers (a `{% generation %}` block).
     pub(crate) fn generation(&self, text: &str) -> String {
         self.markers.generation(text)

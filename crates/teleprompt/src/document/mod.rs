@@ -72,10 +72,11 @@ pub struct Metadata {
     /// ([`crate::Rendered::tokens`]): a tokenizer's name, or a
     /// `tokenizer.json` path beside the prompt.
     pub tokenizer: Option<String>,
-    /// `budget.total` (or `budget: N`): the most tokens a turn's
-    /// conversation may be; the oldest turns of the history are cut to
-    /// fit (see [`crate::tokens::Budget`]).
-    pub budget: Option<u64>,
+    /// `budget`: the most tokens a turn's conversation may be
+    /// (`budget.total`, or `budget: N`), and the history's priority and
+    /// limit; the template's sections and the history's oldest exchanges
+    /// are cut to fit (see [`crate::tokens::Budget`]).
+    pub budget: Option<crate::tokens::BudgetSettings>,
     /// `limits`: render bounds this prompt lowers for itself, by their
     /// names in [`crate::limits::Limits`], in the order written.
     pub limits: Vec<(String, u64)>,
@@ -392,33 +393,83 @@ impl Document {
         })
     }
 
-    /// `budget: N`, or `budget: {total: N}`: a whole number of tokens.
-    fn budget(&self) -> Result<Option<u64>, Error> {
-        let total = match self.front_matter.get(key::BUDGET) {
-            None | Some(Value::Null) => return Ok(None),
-            Some(Value::Object(section)) => {
-                if let Some(other) = section.keys().find(|name| *name != "total") {
-                    return Err(self.key_error(
-                        key::BUDGET,
-                        format!("`budget.{other}` is not a budget key: the keys are `total`"),
-                    ));
-                }
-                section.get("total")
-            }
-            Some(total) => Some(total),
-        };
-        match total {
+    /// `budget: N`, or `budget: {total: N, history: {priority: P,
+    /// max_tokens: M}}`.
+    fn budget(&self) -> Result<Option<crate::tokens::BudgetSettings>, Error> {
+        let tokens = |key: &str, value: Option<&Value>| match value {
             Some(Value::Number(number)) if number.as_u64().is_some_and(|n| n > 0) => {
-                Ok(number.as_u64())
+                Ok(number.as_u64().unwrap_or(1))
             }
             other => Err(self.key_error(
                 key::BUDGET,
                 format!(
-                    "`budget.total` must be a whole number of tokens above 0, found {}",
+                    "`{key}` must be a whole number of tokens above 0, found {}",
                     other.map_or("nothing", describe)
                 ),
             )),
+        };
+        let section = match self.front_matter.get(key::BUDGET) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(section)) => section,
+            total => {
+                return tokens("budget.total", total)
+                    .map(|total| Some(crate::tokens::BudgetSettings::new(total)))
+            }
+        };
+        if let Some(other) = section
+            .keys()
+            .find(|name| !matches!(name.as_str(), "total" | "history"))
+        {
+            return Err(self.key_error(
+                key::BUDGET,
+                format!("`budget.{other}` is not a budget key: the keys are `total` and `history`"),
+            ));
         }
+        let mut settings =
+            crate::tokens::BudgetSettings::new(tokens("budget.total", section.get("total"))?);
+        match section.get("history") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(history)) => {
+                if let Some(other) = history
+                    .keys()
+                    .find(|name| !matches!(name.as_str(), "priority" | "max_tokens"))
+                {
+                    return Err(self.key_error(
+                        key::BUDGET,
+                        format!("`budget.history.{other}` is not a key of the history's budget: the keys are `priority` and `max_tokens`"),
+                    ));
+                }
+                match history.get("priority") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Number(number)) if number.as_i64().is_some() => {
+                        settings.history_priority = number.as_i64().unwrap_or(0);
+                    }
+                    Some(other) => {
+                        return Err(self.key_error(
+                            key::BUDGET,
+                            format!(
+                                "`budget.history.priority` must be a whole number, found {}",
+                                describe(other)
+                            ),
+                        ))
+                    }
+                }
+                if let Some(most) = history.get("max_tokens").filter(|value| !value.is_null()) {
+                    settings.history_max_tokens =
+                        Some(tokens("budget.history.max_tokens", Some(most))?);
+                }
+            }
+            Some(other) => {
+                return Err(self.key_error(
+                    key::BUDGET,
+                    format!(
+                    "`budget.history` must be a mapping of `priority` and `max_tokens`, found {}",
+                    describe(other)
+                ),
+                ))
+            }
+        }
+        Ok(Some(settings))
     }
 
     /// A front matter key that is none of teleprompt's but one letter or

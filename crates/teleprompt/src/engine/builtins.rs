@@ -291,6 +291,8 @@ impl<'a> Renderer<'a> {
                 };
                 self.built(func, text, span)
             }
+            Func::BudgetSection => self.budget_section(args, span, dot),
+            Func::EndSection => Ok(Value::string(self.scope.section_end())),
             Func::Role | Func::DataRole | Func::History | Func::Media | Func::Section => {
                 let mut text = Vec::with_capacity(2);
                 for index in 0..args.len() {
@@ -327,6 +329,61 @@ impl<'a> Renderer<'a> {
                     .map_err(|message| func_error(func, span, message))
             }
         }
+    }
+
+    /// `section NAME KEY VALUE …`: the marker that starts a budget section
+    /// (kept out of [`Self::call`]'s frame, which deep templates recurse
+    /// through).
+    #[inline(never)]
+    fn budget_section(
+        &mut self,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let name = self.arg(args, 0, span, dot)?;
+        let Some(name) = name.as_str().map(str::to_string) else {
+            return Err(func_error(
+                Func::BudgetSection,
+                span,
+                format!(
+                    "the section's name must be a string, got {}",
+                    name.go_type()
+                ),
+            ));
+        };
+        use crate::messages::Setting;
+        let mut settings = Vec::new();
+        let mut index = 1;
+        while index < args.len() {
+            let key = self.arg(args, index, span, dot)?;
+            let Some(key) = key.as_str().map(str::to_string) else {
+                return Err(func_error(
+                    Func::BudgetSection,
+                    span,
+                    format!(
+                        "after the section's name come settings, each a name and its value (\"priority\" 2): found {} for a name",
+                        key.go_type()
+                    ),
+                ));
+            };
+            let value = match index + 1 < args.len() {
+                false => None,
+                true => Some(match self.arg(args, index + 1, span, dot)? {
+                    Value::Int(n) => Setting::Integer(n),
+                    Value::UInt(n) => i64::try_from(n)
+                        .map_or(Setting::Other("an integer too large"), Setting::Integer),
+                    Value::Bool(b) => Setting::Bool(b),
+                    other => Setting::Other(other.kind_name()),
+                }),
+            };
+            settings.push((key, value));
+            index += 2;
+        }
+        crate::messages::SectionSpec::from_settings(&name, settings)
+            .and_then(|spec| self.scope.section_start(&spec))
+            .map(Value::string)
+            .map_err(|message| func_error(Func::BudgetSection, span, message))
     }
 
     /// A Handlebars-only helper: its arguments evaluated, then

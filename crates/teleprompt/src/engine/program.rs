@@ -377,6 +377,12 @@ pub(crate) enum Func {
     /// (never a shared function: the Dotprompt front end names it
     /// [`crate::engine::flavor::handlebars::SECTION`]).
     Section,
+    /// `section "docs" "priority" 2 "max_tokens" 1500 "truncate" true`: the
+    /// start of a budget section, its settings as key and value pairs
+    /// (Handlebars' `{{#section "docs" priority=2}}` lowers to it).
+    BudgetSection,
+    /// `endsection`: the end of a budget section.
+    EndSection,
     /// Handlebars `lookup obj key`: a key of a map or an element of a list,
     /// missing (not an error) when absent.
     Lookup,
@@ -457,6 +463,8 @@ impl Func {
         ("role", Func::Role),
         ("history", Func::History),
         ("media", Func::Media),
+        ("section", Func::BudgetSection),
+        ("endsection", Func::EndSection),
     ];
 
     /// Every function a Go template names: Go's built-ins, then the shared
@@ -504,6 +512,8 @@ impl Func {
             Func::History => (0, Some(0)),
             Func::Media => (2, Some(2)),
             Func::Section => (1, Some(1)),
+            Func::BudgetSection => (1, Some(7)),
+            Func::EndSection => (0, Some(0)),
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),

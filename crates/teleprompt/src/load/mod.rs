@@ -72,8 +72,9 @@ pub(crate) struct Compiled {
     /// A chat template with `{% generation %}` blocks (its own or its
     /// `tool_use` template): its tokens carry assistant masks.
     pub generation_blocks: bool,
-    /// Front matter `budget.total`: the most tokens a turn may be.
-    pub budget: Option<u64>,
+    /// Front matter `budget`: the most tokens a turn may be, and the
+    /// history's part in it.
+    pub budget: Option<crate::tokens::BudgetSettings>,
 }
 
 /// A compiled prompt, and the errors its front end went on past (unknown

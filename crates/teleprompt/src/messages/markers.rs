@@ -114,6 +114,9 @@ pub enum MarkerError {
     /// The name of a Dotprompt `{{section}}` is empty.
     #[error("the name is empty: name the section, e.g. {{{{section \"output\"}}}}")]
     UnnamedSection,
+    /// The name of a budget section is empty.
+    #[error("the name is empty: name the section, e.g. {{% section \"docs\", priority=1 %}}")]
+    UnnamedBudgetSection,
 }
 
 /// Why the output of a render could not be split into messages.
@@ -122,6 +125,21 @@ pub enum SplitError {
     /// `history()` was called twice.
     #[error("history() is placed twice; the history can appear only once")]
     SecondHistory,
+    /// A budget section holds a role or history marker: cutting it would
+    /// move messages.
+    #[error("the section \"{0}\" holds a message's start, the history or a media part: a section is text inside one message, so close it before role(), history() or media()")]
+    MessageInSection(String),
+    /// A budget section starts inside another.
+    #[error("the section \"{inner}\" starts inside the section \"{outer}\": sections do not nest")]
+    NestedSection {
+        /// The section that is open.
+        outer: String,
+        /// The section that starts inside it.
+        inner: String,
+    },
+    /// A budget section is not closed, or a close has no section.
+    #[error("{0}")]
+    UnpairedSection(String),
     /// A marker of this render was cut short (a filter changed it).
     #[error("a role marker was changed by a filter or cut ({}): call role() on its own, e.g. {{{{ role(\"system\") }}}}", place(*after))]
     Unterminated {
@@ -179,6 +197,120 @@ pub struct Split {
     /// Byte ranges of [`Split::text`] printed inside `{% generation %}`
     /// blocks (what a model generates, in a chat template).
     pub generations: Vec<std::ops::Range<usize>>,
+    /// The budget sections the render printed, in output order, each with
+    /// the byte range of its content in the output as rendered (markers
+    /// and all): what a budget cuts ([`Markers::section_start`]).
+    pub sections: Vec<SectionSpan>,
+}
+
+/// How a budget section may be cut: what `{% section "docs", priority=2,
+/// max_tokens=2000, truncate=true %}` says.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SectionSpec {
+    /// The section's name: every block with one name is one part, each
+    /// block an item of it.
+    pub name: String,
+    /// Parts of lower priority are cut first.
+    #[serde(default)]
+    pub priority: i64,
+    /// The most tokens the part may be, whatever the total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Whether the part's last item left may be cut short (at a token
+    /// boundary) rather than dropped whole.
+    #[serde(default)]
+    pub truncate: bool,
+}
+
+/// A section setting's value as a template gives it.
+#[derive(Clone, Copy, Debug)]
+pub enum Setting {
+    Integer(i64),
+    Bool(bool),
+    /// Any other value: what it is, for the message ("a string").
+    Other(&'static str),
+}
+
+impl SectionSpec {
+    /// The settings a section has.
+    const SETTINGS: &'static str = "\"priority\" (a whole number), \"max_tokens\" (a whole number above 0) and \"truncate\" (true or false)";
+
+    /// A section named `name` with `settings` (key and value, as the
+    /// template wrote them); the error is a sentence for the template's
+    /// author.
+    pub fn from_settings(
+        name: &str,
+        settings: impl IntoIterator<Item = (String, Option<Setting>)>,
+    ) -> Result<SectionSpec, String> {
+        let (mut priority, mut max_tokens, mut truncate) = (None, None, None);
+        for (key, value) in settings {
+            let wrong = |want: &str, value: Option<Setting>| {
+                let found = match value {
+                    None => "nothing".to_string(),
+                    Some(Setting::Integer(n)) => n.to_string(),
+                    Some(Setting::Bool(b)) => b.to_string(),
+                    Some(Setting::Other(kind)) => kind.to_string(),
+                };
+                Err(format!(
+                    "the section \"{name}\": `{key}` must be {want}, found {found}"
+                ))
+            };
+            match (key.as_str(), value) {
+                ("priority", Some(Setting::Integer(n))) => priority = Some(n),
+                ("priority", value) => return wrong("a whole number", value),
+                ("max_tokens", Some(Setting::Integer(n))) => max_tokens = Some(n),
+                ("max_tokens", value) => return wrong("a whole number of tokens above 0", value),
+                ("truncate", Some(Setting::Bool(b))) => truncate = Some(b),
+                ("truncate", value) => return wrong("true or false", value),
+                (other, _) => {
+                    let hint = closest(other, ["priority", "max_tokens", "truncate"])
+                        .map(|near| format!(" (did you mean \"{near}\"?)"))
+                        .unwrap_or_default();
+                    return Err(format!(
+                        "the section \"{name}\" has no setting \"{other}\"{hint}: its settings are {}",
+                        Self::SETTINGS
+                    ));
+                }
+            }
+        }
+        SectionSpec::new(name, priority, max_tokens, truncate)
+    }
+
+    /// A section's settings as a template gives them; the error is a
+    /// sentence for the template's author.
+    pub fn new(
+        name: &str,
+        priority: Option<i64>,
+        max_tokens: Option<i64>,
+        truncate: Option<bool>,
+    ) -> Result<SectionSpec, String> {
+        if name.trim().is_empty() {
+            return Err(MarkerError::UnnamedBudgetSection.to_string());
+        }
+        let max_tokens = match max_tokens {
+            None => None,
+            Some(most) if most > 0 => Some(most.unsigned_abs()),
+            Some(most) => {
+                return Err(format!(
+                    "the section \"{name}\": `max_tokens` must be a whole number of tokens above 0, found {most}"
+                ))
+            }
+        };
+        Ok(SectionSpec {
+            name: name.to_string(),
+            priority: priority.unwrap_or(0),
+            max_tokens,
+            truncate: truncate.unwrap_or(false),
+        })
+    }
+}
+
+/// One budget section block in a render's output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SectionSpan {
+    pub spec: std::sync::Arc<SectionSpec>,
+    /// Its content, between its markers, as a byte range of the output.
+    pub content: std::ops::Range<usize>,
 }
 
 /// One piece of a split render: a message, or the place of the history.
@@ -205,6 +337,10 @@ enum Mark {
     Section(String),
     /// The start (`true`) or end of a `{% generation %}` block.
     Generation(bool),
+    /// The start of a budget section.
+    SectionStart(SectionSpec),
+    /// The end of a budget section.
+    SectionEnd,
 }
 
 impl Markers {
@@ -283,6 +419,21 @@ impl Markers {
             return Err(MarkerError::UnnamedSection);
         }
         Ok(self.marker(&["section:", &percent_encode(name)]))
+    }
+
+    /// The marker that starts a budget section (`{% section "docs",
+    /// priority=2 %}`): its settings, percent-encoded JSON.
+    pub fn section_start(&self, spec: &SectionSpec) -> Result<String, MarkerError> {
+        if spec.name.trim().is_empty() {
+            return Err(MarkerError::UnnamedBudgetSection);
+        }
+        let json = serde_json::to_string(spec).unwrap_or_default();
+        Ok(self.marker(&["part:start:", &percent_encode(&json)]))
+    }
+
+    /// The marker that ends a budget section.
+    pub fn section_end(&self) -> String {
+        self.marker(&["part:end"])
     }
 
     fn marker(&self, pieces: &[&str]) -> String {
@@ -427,9 +578,15 @@ impl Markers {
             let mark = parse_mark(body).ok_or(SplitError::Malformed {
                 after: found_markers,
             })?;
-            builder.mark(mark)?;
+            let marker_end = start + prefix.len() + end + CLOSE.len_utf8();
+            match mark {
+                Mark::SectionStart(_) | Mark::SectionEnd => {
+                    builder.section(mark, start, marker_end)?
+                }
+                mark => builder.mark(mark)?,
+            }
             found_markers += 1;
-            from = start + prefix.len() + end + CLOSE.len_utf8();
+            from = marker_end;
             text_from = from;
         }
         check_escaped(output, from, output.len(), secret, found_markers)?;
@@ -444,7 +601,7 @@ impl Markers {
             });
         }
         builder.text(output.get(text_from..).unwrap_or_default());
-        Ok(builder.finish())
+        builder.finish()
     }
 }
 
@@ -601,7 +758,12 @@ fn parse_mark(body: &str) -> Option<Mark> {
         "history" => return Some(Mark::History),
         "generation:start" => return Some(Mark::Generation(true)),
         "generation:end" => return Some(Mark::Generation(false)),
+        "part:end" => return Some(Mark::SectionEnd),
         _ => {}
+    }
+    if let Some(spec) = body.strip_prefix("part:start:") {
+        let spec = serde_json::from_str(&percent_decode(spec)?).ok()?;
+        return Some(Mark::SectionStart(spec));
     }
     if let Some(rest) = body.strip_prefix("role:") {
         let (name, attributes) = match rest.split_once(':') {
@@ -657,6 +819,10 @@ struct Builder {
     /// Where the open generation span starts in `text`, and how many
     /// blocks deep it is (a block inside another one adds no span).
     generation_open: Option<(usize, usize)>,
+    sections: Vec<SectionSpan>,
+    /// The budget section that is open: its spec and where its content
+    /// starts in the output.
+    section_open: Option<(SectionSpec, usize)>,
     rules: Rules,
 }
 
@@ -674,6 +840,8 @@ impl Builder {
             history_placed: false,
             generations: Vec::new(),
             generation_open: None,
+            sections: Vec::new(),
+            section_open: None,
             rules: Rules::Teleprompt,
         }
     }
@@ -683,7 +851,39 @@ impl Builder {
         self.pending.push_str(text);
     }
 
+    /// A budget section's marker: `start` and `end` are the marker's
+    /// place in the output.
+    fn section(&mut self, mark: Mark, start: usize, end: usize) -> Result<(), SplitError> {
+        match (mark, self.section_open.take()) {
+            (Mark::SectionStart(inner), Some((outer, _))) => Err(SplitError::NestedSection {
+                outer: outer.name,
+                inner: inner.name,
+            }),
+            (Mark::SectionStart(spec), None) => {
+                self.section_open = Some((spec, end));
+                Ok(())
+            }
+            (_, Some((spec, from))) => {
+                self.sections.push(SectionSpan {
+                    spec: std::sync::Arc::new(spec),
+                    content: from..start,
+                });
+                Ok(())
+            }
+            (_, None) => Err(SplitError::UnpairedSection(
+                "a section ends that never started: each endsection closes one section".to_string(),
+            )),
+        }
+    }
+
     fn mark(&mut self, mark: Mark) -> Result<(), SplitError> {
+        if let (
+            Mark::Role(..) | Mark::History | Mark::Media { .. } | Mark::Section(_),
+            Some((spec, _)),
+        ) = (&mark, &self.section_open)
+        {
+            return Err(SplitError::MessageInSection(spec.name.clone()));
+        }
         match mark {
             Mark::Role(role, attributes) => {
                 self.close_message();
@@ -728,6 +928,7 @@ impl Builder {
                     None => None,
                 };
             }
+            Mark::SectionStart(_) | Mark::SectionEnd => {}
         }
         Ok(())
     }
@@ -796,7 +997,13 @@ impl Builder {
         }));
     }
 
-    fn finish(mut self) -> Split {
+    fn finish(mut self) -> Result<Split, SplitError> {
+        if let Some((spec, _)) = self.section_open.take() {
+            return Err(SplitError::UnpairedSection(format!(
+                "the section \"{}\" is not closed: end it with endsection",
+                spec.name
+            )));
+        }
         self.close_message();
         if self.rules == Rules::Dotprompt && !self.history_placed {
             let last_is_user = matches!(
@@ -812,11 +1019,12 @@ impl Builder {
             };
             self.items.insert(at, Item::History);
         }
-        Split {
+        Ok(Split {
             text: self.text,
             items: self.items,
             generations: self.generations,
-        }
+            sections: self.sections,
+        })
     }
 }
 

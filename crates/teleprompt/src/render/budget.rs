@@ -1,103 +1,489 @@
-//! A prompt's token budget (front matter `budget: {total: N}`): a turn
-//! whose conversation comes to more tokens than `N`, by the prompt's
-//! tokenizer, loses the oldest turns of its history until it fits.
+//! A prompt's token budget (front matter `budget:`): a turn whose
+//! conversation comes to more tokens than `budget.total`, by the prompt's
+//! tokenizer, is cut until it fits, part by part, the lowest priority
+//! first.
 //!
-//! The history is cut by whole exchanges — a user message and every
-//! message after it up to the next user message — so a tool call always
-//! goes with its results, oldest first; the history's system messages
-//! and its latest exchange (the latest user message and what follows it)
-//! are never cut. How many exchanges to cut is told from the tokens of
-//! the messages, then the turn is rendered again with the history left
-//! and counted, so that a template that reads the history itself is
-//! counted as it renders. A turn that does not fit once every exchange
-//! that may go is gone is a `render` error with the numbers.
+//! The parts are the template's budget sections (`{% section "docs",
+//! priority=2, max_tokens=2000, truncate=true %}`: every block with one
+//! name is one section, each block an item of it) and the history
+//! (`budget.history.priority`, 0 unless given). Among equal priorities
+//! the history goes first, then sections from the last printed to the
+//! first.
+//!
+//! - A section loses its last items first, whole; with `truncate=true`
+//!   its last item left is cut short at a token boundary instead of
+//!   dropped. Its `max_tokens` holds whatever the total.
+//! - The history is cut by whole exchanges — a user message and every
+//!   message after it up to the next user message — so a tool call always
+//!   goes with its results, oldest first; the history's system messages
+//!   and its latest exchange (the latest user message and what follows
+//!   it) are never cut. `budget.history.max_tokens` holds whatever the
+//!   total.
+//!
+//! How much to cut is told from each item's and each message's own
+//! tokens; the turn is then counted again as it renders (the history cut
+//! by rendering the turn again, so a template that reads the history
+//! itself is counted as it renders; the sections cut in the printed
+//! output, without rendering again). A turn that does not fit once every
+//! part that may be cut is cut is a `render` error with the numbers.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::context::PromptContext;
 use crate::diagnostics::{Error, ErrorClass};
-use crate::messages::{HistoryMessage, Role};
-use crate::tokens::{Budget, Cut};
+use crate::load::Compiled;
+use crate::messages::{HistoryMessage, Role, SectionSpec};
+use crate::tokens::{Budget, BudgetSettings, Cut, SectionTokens, Tokenizer};
 
 use super::Rendered;
 
-/// `rendered`, fitted to `total` tokens by cutting the history of
-/// `context`; `render` renders the turn again with a shorter history.
+/// The most times a turn is counted while it is cut: each count cuts at
+/// least one more item, exchange or token, and the estimates are near, so
+/// a real prompt needs a handful.
+const MOST_COUNTS: usize = 64;
+
+/// `rendered`, fitted to its budget by cutting its sections (in its
+/// printed output) and the history of `context` (`render` renders the
+/// turn again with a shorter history).
 pub(super) fn fit(
     rendered: Rendered,
-    total: u64,
+    settings: &BudgetSettings,
+    compiled: &Compiled,
     context: &PromptContext,
     render: impl Fn(&PromptContext) -> Result<Rendered, Error>,
 ) -> Result<Rendered, Error> {
-    let total = usize::try_from(total).unwrap_or(usize::MAX);
-    let tokens = rendered.tokens()?;
-    if tokens.total <= total {
-        return Ok(with_report(rendered, total, tokens.total, Vec::new()));
-    }
+    let total = usize::try_from(settings.total).unwrap_or(usize::MAX);
     let history = context.history();
-    // Each history message's tokens, in order (the conversation's
-    // history entries are the history, in order).
+    let exchanges = exchanges(history);
+    let tokens = rendered.tokens()?;
+    // Each history message's tokens, in order.
     let counts: Vec<usize> = tokens
         .messages
         .iter()
         .filter(|message| message.history)
         .map(|message| message.count)
         .collect();
-    let exchanges = exchanges(history);
-    let mut cut = 0; // exchanges cut so far
-    let mut over = tokens.total;
-    let mut cut_tokens = 0;
-    loop {
-        // Cut by the messages' own counts until the estimate fits.
-        let before = cut;
-        let mut estimate = over;
-        while cut < exchanges.len() && estimate > total {
-            let tokens: usize = exchanges[cut]
+    let exchange_tokens: Vec<usize> = exchanges
+        .iter()
+        .map(|range| {
+            range
                 .clone()
                 .filter(|&index| history[index].role != Role::System)
                 .map(|index| counts.get(index).copied().unwrap_or(0))
-                .sum();
-            estimate = estimate.saturating_sub(tokens);
-            cut += 1;
+                .sum()
+        })
+        .collect();
+    if tokens.total <= total && rendered.printed.is_none() {
+        return Ok(with_report(
+            rendered,
+            total,
+            tokens.total,
+            Vec::new(),
+            Vec::new(),
+        ));
+    }
+    let mut state = State {
+        exchanges: 0,
+        history_why: None,
+        sections: Vec::new(),
+        held: Vec::new(),
+        order: Vec::new(),
+        history_own: 0,
+        base: rendered,
+        base_exchanges: 0,
+    };
+    // The history's own limit.
+    if let Some(most) = settings.history_max_tokens {
+        let most = usize::try_from(most).unwrap_or(usize::MAX);
+        let mut left: usize = exchange_tokens.iter().sum::<usize>()
+            + exchanges.last().map_or(0, |last| {
+                (last.end..history.len())
+                    .filter(|&index| history[index].role != Role::System)
+                    .map(|index| counts.get(index).copied().unwrap_or(0))
+                    .sum()
+            });
+        while left > most && state.exchanges < exchanges.len() {
+            left = left.saturating_sub(exchange_tokens[state.exchanges]);
+            state.exchanges += 1;
+            state.history_why = Some(format!("over its own limit of {most} tokens"));
         }
-        if cut == before {
-            return Err(too_big(total, over, history.len(), cut));
+        state.history_own = state.exchanges;
+        if state.exchanges > 0 {
+            state.order.push("history".to_string());
         }
-        let kept = kept_history(history, &exchanges[..cut]);
-        let dropped = history.len() - kept.len();
-        cut_tokens = exchanges[..cut]
+    }
+    let tokenizer =
+        state.base.tokenizer.clone().ok_or_else(|| {
+            Error::new(ErrorClass::Input, "a budget needs the prompt's tokenizer")
+        })?;
+    // The tokens of `state.base` as rendered (before its sections are cut).
+    let mut base_tokens = tokens.total;
+    for _ in 0..MOST_COUNTS {
+        if state.base_exchanges != state.exchanges {
+            let kept = kept_history(history, &exchanges[..state.exchanges]);
+            state.base = render(&context.clone().with_history(kept))?;
+            state.base_exchanges = state.exchanges;
+            base_tokens = state.base.tokens()?.total;
+        }
+        state.measure(&tokenizer)?;
+        let whole = state
+            .sections
             .iter()
-            .flat_map(Range::clone)
-            .filter(|&index| history[index].role != Role::System)
-            .map(|index| counts.get(index).copied().unwrap_or(0))
-            .sum::<usize>()
-            .max(cut_tokens);
-        let shorter = context.clone().with_history(kept);
-        let again = render(&shorter)?;
-        let now = again.tokens()?.total;
+            .all(|part| part.keep == part.items.len() && part.short.is_none());
+        let (turn, now) = match whole {
+            true => (state.base.clone(), base_tokens),
+            false => {
+                let turn = state.cut_turn(compiled, &tokenizer)?;
+                let now = turn.tokens()?.total;
+                (turn, now)
+            }
+        };
         if now <= total {
-            let reason = format!(
-                "the oldest {cut} exchange(s) of the history, to fit the budget of {total} tokens \
-                 (the history's system messages and its latest exchange are kept; a tool call goes \
-                 with its results)"
-            );
-            let cuts = vec![Cut {
-                part: "history".to_string(),
-                messages: dropped,
-                tokens: cut_tokens,
-                reason,
-            }];
-            return Ok(with_report(again, total, now, cuts));
+            let cuts = state.cuts(history, &exchanges, &exchange_tokens, total);
+            let sections = state.report();
+            return Ok(with_report(turn, total, now, cuts, sections));
         }
-        over = now;
+        // The lowest priority with something left to cut; the history
+        // first among equals, then sections from the last printed.
+        let over = now - total;
+        let history_left = state.exchanges < exchanges.len();
+        let section = state
+            .sections
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, part)| part.keep > 0)
+            .min_by_key(|(_, part)| part.spec.priority)
+            .map(|(index, part)| (index, part.spec.priority));
+        match (history_left, section) {
+            (true, Some((_, priority))) if settings.history_priority <= priority => {
+                state.cut_history(&exchange_tokens, over)
+            }
+            (true, None) => state.cut_history(&exchange_tokens, over),
+            (_, Some((index, _))) => {
+                let part = &mut state.sections[index];
+                if !state.order.contains(&part.spec.name) {
+                    state.order.push(part.spec.name.clone());
+                }
+                part.cut(over);
+                let kept = (part.keep, part.short);
+                match state
+                    .held
+                    .iter_mut()
+                    .find(|(spec, _)| spec.name == part.spec.name)
+                {
+                    Some((_, held)) => *held = kept,
+                    None => state.held.push((part.spec.clone(), kept)),
+                }
+            }
+            (false, None) => {
+                return Err(too_big(total, now, history.len(), state.exchanges, &state))
+            }
+        }
+    }
+    Err(Error::new(
+        ErrorClass::Render,
+        format!("the turn did not fit its budget of {total} tokens after {MOST_COUNTS} counts"),
+    )
+    .with_kind("over-budget"))
+}
+
+/// What the budget has cut so far.
+struct State {
+    /// Exchanges of the history cut, oldest first.
+    exchanges: usize,
+    /// Why the history was cut, when it was for its own limit.
+    history_why: Option<String>,
+    /// The sections, in the order they first appear in `base`.
+    sections: Vec<Part>,
+    /// What the total cut of each section so far, by name (held when the
+    /// turn is rendered again).
+    held: Vec<(Arc<SectionSpec>, Kept)>,
+    /// The parts cut, in the order of their first cut (`history` or a
+    /// section's name).
+    order: Vec<String>,
+    /// Exchanges the history's own limit cut (the first of `exchanges`).
+    history_own: usize,
+    /// The turn rendered with `base_exchanges` exchanges cut.
+    base: Rendered,
+    base_exchanges: usize,
+}
+
+/// One budget section: its blocks in `State::base`, and what is kept.
+struct Part {
+    spec: Arc<SectionSpec>,
+    /// Each block's tokens, in order.
+    items: Vec<usize>,
+    /// Blocks kept, from the first.
+    keep: usize,
+    /// The last block kept, cut short to this many tokens.
+    short: Option<usize>,
+    /// Whether the budget (not the section's own limit) cut it.
+    for_total: bool,
+    /// Whether its own `max_tokens` cut it.
+    for_own: bool,
+}
+
+/// How much of a section is kept: blocks from the first, and the last of
+/// them cut short to a number of tokens. Ordered by how much is kept.
+type Kept = (usize, Option<usize>);
+
+/// The smaller of two keeps (a block cut short is less than it whole).
+fn smaller(a: Kept, b: Kept) -> Kept {
+    let key = |(keep, short): Kept| (keep, short.unwrap_or(usize::MAX));
+    match key(a) <= key(b) {
+        true => a,
+        false => b,
     }
 }
 
-fn with_report(mut rendered: Rendered, total: usize, tokens: usize, cuts: Vec<Cut>) -> Rendered {
+impl Part {
+    /// Cuts `over` tokens or more from the end of the section.
+    fn cut(&mut self, over: usize) {
+        self.for_total = true;
+        let mut over = over;
+        while over > 0 && self.keep > 0 {
+            let last = match self.short {
+                Some(short) => short,
+                None => self.items[self.keep - 1],
+            };
+            if self.keep == 1 && self.spec.truncate && last > over {
+                self.short = Some(last - over);
+                return;
+            }
+            over = over.saturating_sub(last);
+            self.keep -= 1;
+            self.short = None;
+        }
+    }
+}
+
+impl State {
+    /// The sections of `base` and each block's tokens, each section's own
+    /// limit held, and what the total cut before.
+    fn measure(&mut self, tokenizer: &Tokenizer) -> Result<(), Error> {
+        let mut sections: Vec<Part> = Vec::new();
+        if let Some(printed) = &self.base.printed {
+            for span in &printed.sections {
+                let text = printed.output.get(span.content.clone()).unwrap_or_default();
+                let count = tokenizer
+                    .count(text)
+                    .map_err(|message| Error::new(ErrorClass::Io, message))?;
+                match sections
+                    .iter_mut()
+                    .find(|part| part.spec.name == span.spec.name)
+                {
+                    Some(part) => part.items.push(count),
+                    None => sections.push(Part {
+                        spec: span.spec.clone(),
+                        items: vec![count],
+                        keep: 0,
+                        short: None,
+                        for_total: false,
+                        for_own: false,
+                    }),
+                }
+            }
+        }
+        for part in &mut sections {
+            let mut kept: Kept = (part.items.len(), None);
+            if let Some(most) = part.spec.max_tokens {
+                let most = usize::try_from(most).unwrap_or(usize::MAX);
+                let mut sum = 0;
+                let mut keep = 0;
+                while keep < part.items.len() && sum + part.items[keep] <= most {
+                    sum += part.items[keep];
+                    keep += 1;
+                }
+                if keep < part.items.len() {
+                    part.for_own = true;
+                    if !self.order.contains(&part.spec.name) {
+                        self.order.push(part.spec.name.clone());
+                    }
+                    kept = match keep == 0 && part.spec.truncate {
+                        true => (1, Some(most)),
+                        false => (keep, None),
+                    };
+                }
+            }
+            if let Some((_, held)) = self
+                .held
+                .iter()
+                .find(|(spec, _)| spec.name == part.spec.name)
+            {
+                let least = smaller(kept, *held);
+                part.for_total = least != kept;
+                kept = least;
+            }
+            (part.keep, part.short) = kept;
+        }
+        self.sections = sections;
+        Ok(())
+    }
+
+    /// `base` with its sections cut as planned, split again.
+    fn cut_turn(&self, compiled: &Compiled, tokenizer: &Tokenizer) -> Result<Rendered, Error> {
+        let Some(printed) = &self.base.printed else {
+            return Ok(self.base.clone());
+        };
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        let mut output = String::with_capacity(printed.output.len());
+        let mut at = 0;
+        for span in &printed.sections {
+            output.push_str(&printed.output[at..span.content.start]);
+            at = span.content.end;
+            let index = match seen.iter_mut().find(|(name, _)| *name == span.spec.name) {
+                Some((_, count)) => {
+                    *count += 1;
+                    *count - 1
+                }
+                None => {
+                    seen.push((&span.spec.name, 1));
+                    0
+                }
+            };
+            let Some(part) = self
+                .sections
+                .iter()
+                .find(|part| part.spec.name == span.spec.name)
+            else {
+                continue;
+            };
+            let text = &printed.output[span.content.clone()];
+            if index + 1 < part.keep || (index + 1 == part.keep && part.short.is_none()) {
+                output.push_str(text);
+            } else if index + 1 == part.keep {
+                let most = part.short.unwrap_or(0);
+                let cut = tokenizer
+                    .cut_at(text, most)
+                    .map_err(|message| Error::new(ErrorClass::Io, message))?;
+                output.push_str(&text[..cut]);
+            }
+        }
+        output.push_str(&printed.output[at..]);
+        let split = super::split_output(compiled, &printed.markers, output)?;
+        let mut turn = self.base.clone();
+        turn.text = split.text;
+        turn.items = split
+            .items
+            .map_or_else(Default::default, std::sync::OnceLock::from);
+        turn.generations = split.generations;
+        Ok(turn)
+    }
+
+    /// Cuts the oldest exchanges of the history whose tokens come to
+    /// `over` or more (one at least).
+    fn cut_history(&mut self, exchange_tokens: &[usize], over: usize) {
+        if !self.order.iter().any(|part| part == "history") {
+            self.order.push("history".to_string());
+        }
+        let mut cut = 0;
+        while self.exchanges < exchange_tokens.len() && (cut < over || cut == 0) {
+            cut += exchange_tokens[self.exchanges];
+            self.exchanges += 1;
+        }
+    }
+
+    /// The cuts made, for the report.
+    fn cuts(
+        &self,
+        history: &[HistoryMessage],
+        exchanges: &[Range<usize>],
+        exchange_tokens: &[usize],
+        total: usize,
+    ) -> Vec<Cut> {
+        let mut cuts = Vec::new();
+        if self.exchanges > 0 {
+            let cut = self.exchanges;
+            let kept = kept_history(history, &exchanges[..cut]);
+            let for_total = format!("to fit the budget of {total} tokens");
+            let why = match &self.history_why {
+                Some(own) if self.history_own == cut => own.clone(),
+                Some(own) => format!("{own}, then more {for_total}"),
+                None => for_total,
+            };
+            cuts.push(Cut {
+                part: "history".to_string(),
+                messages: history.len() - kept.len(),
+                items: 0,
+                truncated: false,
+                tokens: exchange_tokens[..cut].iter().sum(),
+                reason: format!(
+                    "the oldest {cut} exchange(s) of the history, {why} (the history's system messages and its latest exchange are kept; a tool call goes with its results)"
+                ),
+            });
+        }
+        for part in &self.sections {
+            let kept: usize = part.items[..part.keep].iter().sum::<usize>()
+                - part
+                    .short
+                    .map_or(0, |short| part.items[part.keep - 1].saturating_sub(short));
+            let printed: usize = part.items.iter().sum();
+            if kept == printed && part.keep == part.items.len() {
+                continue;
+            }
+            let mut why = Vec::new();
+            if part.for_own {
+                if let Some(most) = part.spec.max_tokens {
+                    why.push(format!("over its own limit of {most} tokens"));
+                }
+            }
+            if part.for_total {
+                why.push(format!(
+                    "priority {}, to fit the budget of {total} tokens",
+                    part.spec.priority
+                ));
+            }
+            let what = match (part.items.len() - part.keep, part.short.is_some()) {
+                (0, true) => "its last block cut short at a token boundary".to_string(),
+                (n, true) => format!("its last {n} block(s) dropped and the one before cut short at a token boundary"),
+                (n, false) => format!("its last {n} block(s) dropped"),
+            };
+            cuts.push(Cut {
+                part: part.spec.name.clone(),
+                messages: 0,
+                items: part.items.len() - part.keep,
+                truncated: part.short.is_some(),
+                tokens: printed - kept,
+                reason: format!("{what}: {}", why.join("; ")),
+            });
+        }
+        cuts.sort_by_key(|cut| self.order.iter().position(|part| *part == cut.part));
+        cuts
+    }
+
+    /// Each section's tokens after the cuts.
+    fn report(&self) -> Vec<SectionTokens> {
+        self.sections
+            .iter()
+            .map(|part| SectionTokens {
+                name: part.spec.name.clone(),
+                priority: part.spec.priority,
+                items: part.keep,
+                printed: part.items.len(),
+                tokens: part.items[..part.keep].iter().sum::<usize>()
+                    - part
+                        .short
+                        .map_or(0, |short| part.items[part.keep - 1].saturating_sub(short)),
+            })
+            .collect()
+    }
+}
+
+fn with_report(
+    mut rendered: Rendered,
+    total: usize,
+    tokens: usize,
+    cuts: Vec<Cut>,
+    sections: Vec<SectionTokens>,
+) -> Rendered {
+    rendered.printed = None;
     rendered.budget = Some(Budget {
         total,
         tokens,
         cuts,
+        sections,
     });
     rendered
 }
@@ -136,22 +522,33 @@ fn kept_history(history: &[HistoryMessage], cut: &[Range<usize>]) -> Vec<History
         .collect()
 }
 
-fn too_big(total: usize, tokens: usize, messages: usize, cut: usize) -> Error {
-    let cut_note = match cut {
-        0 => "the history has no exchange that may be cut".to_string(),
-        n => format!(
+fn too_big(total: usize, tokens: usize, messages: usize, cut: usize, state: &State) -> Error {
+    let mut notes = match (messages, cut) {
+        (0, _) => Vec::new(),
+        (_, 0) => vec!["the history has no exchange that may be cut".to_string()],
+        (_, n) => vec![format!(
             "{n} exchange(s) of the history were cut, of its {messages} messages; its system messages and its latest exchange are kept",
-        ),
+        )],
     };
+    for part in &state.sections {
+        notes.push(format!(
+            "the section \"{}\" was cut to nothing",
+            part.spec.name
+        ));
+    }
     Error::new(
         ErrorClass::Render,
         format!(
-            "the turn is {tokens} tokens, over its budget of {total} after every cut the budget may make ({cut_note})"
+            "the turn is {tokens} tokens, over its budget of {total} after every cut the budget may make{}",
+            match notes.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", notes.join("; ")),
+            }
         ),
     )
     .with_kind("over-budget")
     .with_suggestion(Some(
-        "raise `budget.total`, or shorten what the template writes or the latest messages"
+        "raise `budget.total`, put what may go in sections, or shorten what the template writes or the latest messages"
             .to_string(),
     ))
 }

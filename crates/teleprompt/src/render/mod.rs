@@ -58,11 +58,12 @@ pub(crate) fn render(
     };
     let rendered =
         render_data(compiled, &data, turn).map(|rendered| with_tokenizer(rendered, options))?;
-    match compiled.budget {
-        // No history to cut: the render fits, or is over.
-        Some(total) => budget::fit(
+    match &compiled.budget {
+        // No history here: a budget cuts the sections alone.
+        Some(settings) => budget::fit(
             rendered,
-            total,
+            settings,
+            compiled,
             &PromptContext::new(),
             |_: &PromptContext| Err(Error::new(ErrorClass::Render, "nothing to cut")),
         ),
@@ -94,12 +95,14 @@ pub(crate) fn render_turn(
         })?;
     }
     let rendered = render_context(compiled, context, options);
-    let rendered = match (rendered, compiled.budget) {
-        (Ok(rendered), Some(total)) => {
-            budget::fit(rendered, total, context, |context: &PromptContext| {
-                render_context(compiled, context, options)
-            })
-        }
+    let rendered = match (rendered, &compiled.budget) {
+        (Ok(rendered), Some(settings)) => budget::fit(
+            rendered,
+            settings,
+            compiled,
+            context,
+            |context: &PromptContext| render_context(compiled, context, options),
+        ),
         (rendered, _) => rendered,
     };
     let mut rendered = rendered.map_err(label)?;
@@ -189,41 +192,24 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
     let split = output
         .map_err(|error| document.locate(error))
         .and_then(|output| {
-            if compiled.role_lines {
-                return markers
-                    .split_prompty(&output, compiled.default_role)
-                    .map(RenderOutput::from)
-                    .map_err(|error| {
-                        Error::new(ErrorClass::Render, error.to_string())
-                            .with_file(compiled.origin())
-                    });
-            }
-            if compiled.dotprompt {
-                return markers
-                    .split_dotprompt(&output, compiled.default_role)
-                    .map(RenderOutput::from)
-                    .map_err(|error| {
-                        Error::new(ErrorClass::Render, error.to_string())
-                            .with_file(compiled.origin())
-                    });
-            }
-            if !markers.made_any() {
-                // No marker was made, so none (nor a piece of one) is
-                // in the output: one message, without a scan.
-                return Ok(RenderOutput::plain(output));
-            }
-            markers
-                .split(&output, compiled.default_role)
-                .map(RenderOutput::from)
-                .map_err(|error| {
-                    Error::new(ErrorClass::Render, error.to_string()).with_file(compiled.origin())
+            // A budget cuts the sections in the output as printed.
+            let kept = (compiled.budget.is_some() && markers.made_any()).then(|| output.clone());
+            let split = split_output(compiled, markers, output)?;
+            let printed = kept.filter(|_| !split.sections.is_empty()).map(|output| {
+                Arc::new(Printed {
+                    sections: split.sections.clone(),
+                    output,
+                    markers: markers.clone(),
                 })
+            });
+            Ok((split, printed))
         });
-    let (split, recovered) = match split {
+    let ((split, printed), recovered) = match split {
         Ok(split) => (split, None),
-        Err(error) if compiled.on_error == OnError::Original => {
-            (RenderOutput::plain(document.body.clone()), Some(error))
-        }
+        Err(error) if compiled.on_error == OnError::Original => (
+            (RenderOutput::plain(document.body.clone()), None),
+            Some(error),
+        ),
         Err(error) => return Err(error),
     };
     let split = match turn.continuation && split.text.trim().is_empty() {
@@ -246,7 +232,49 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         chat_template: (compiled.syntax == Syntax::ChatTemplate)
             .then_some(compiled.generation_blocks),
         budget: None,
+        printed,
     })
+}
+
+/// `output` cut at `markers` into messages, by the prompt's rules.
+pub(super) fn split_output(
+    compiled: &Compiled,
+    markers: &crate::messages::Markers,
+    output: String,
+) -> Result<RenderOutput, Error> {
+    let failed = |error: crate::messages::SplitError| {
+        Error::new(ErrorClass::Render, error.to_string()).with_file(compiled.origin())
+    };
+    if compiled.role_lines {
+        return markers
+            .split_prompty(&output, compiled.default_role)
+            .map(RenderOutput::from)
+            .map_err(failed);
+    }
+    if compiled.dotprompt {
+        return markers
+            .split_dotprompt(&output, compiled.default_role)
+            .map(RenderOutput::from)
+            .map_err(failed);
+    }
+    if !markers.made_any() {
+        // No marker: the whole text is one message of the default role,
+        // made when first asked for.
+        return Ok(RenderOutput::plain(output));
+    }
+    markers
+        .split(&output, compiled.default_role)
+        .map(RenderOutput::from)
+        .map_err(failed)
+}
+
+/// A render's output as the template printed it (markers and all), kept
+/// for a budget that cuts its sections.
+#[derive(Debug)]
+pub(crate) struct Printed {
+    output: String,
+    markers: crate::messages::Markers,
+    sections: Vec<crate::messages::SectionSpan>,
 }
 
 /// `data` with the host's render context on top, where a Dotprompt

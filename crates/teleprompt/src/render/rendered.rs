@@ -29,6 +29,8 @@ pub struct Rendered {
     pub(super) chat_template: Option<bool>,
     /// What the prompt's `budget:` did to this turn.
     pub(super) budget: Option<crate::tokens::Budget>,
+    /// The output as printed, while a budget may still cut its sections.
+    pub(super) printed: Option<Arc<super::Printed>>,
 }
 
 impl Rendered {
@@ -174,6 +176,8 @@ pub(crate) struct RenderOutput {
     /// reads only the text never pays for a copy of it).
     pub items: Option<Vec<Item>>,
     pub generations: Vec<std::ops::Range<usize>>,
+    /// The budget sections, in the output as printed.
+    pub sections: Vec<crate::messages::SectionSpan>,
 }
 
 impl RenderOutput {
@@ -183,6 +187,7 @@ impl RenderOutput {
             text,
             items: None,
             generations: Vec::new(),
+            sections: Vec::new(),
         }
     }
 }
@@ -193,6 +198,7 @@ impl From<Split> for RenderOutput {
             text: split.text,
             items: Some(split.items),
             generations: split.generations,
+            sections: split.sections,
         }
     }
 }

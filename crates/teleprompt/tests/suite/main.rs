@@ -15,6 +15,8 @@
 //! hostile::` (or `fixtures::`, `conformance::`, …).
 
 mod append_only;
+#[cfg(feature = "tokens")]
+mod budget;
 mod common;
 mod conformance;
 mod context;

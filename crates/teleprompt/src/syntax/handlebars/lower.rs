@@ -961,6 +961,41 @@ impl<'t> Lowerer<'t> {
                 };
                 out.push(self.branch(cond, helper == "ifEquals", body, inverse, scope)?);
             }
+            // A budget section: `{{#section "docs" priority=2}}…{{/section}}`.
+            Some("section")
+                if self.origin == Origin::Teleprompt && !block.call.params.is_empty() =>
+            {
+                allow_params(0)?;
+                if block.inverse.is_some() || block.inverted {
+                    return Err(TemplateError::parse(
+                        Some(block.open.clone()),
+                        "{{#section}} has no {{else}}",
+                    ));
+                }
+                let [name] = block.call.params.as_slice() else {
+                    return Err(TemplateError::parse(
+                        Some(block.open.clone()),
+                        "{{#section}} takes one argument, the name, and settings as key=value: {{#section \"docs\" priority=2 max_tokens=1500 truncate=true}}",
+                    ));
+                };
+                let mut args = vec![self.expr(name, scope)?];
+                for pair in &block.call.hash {
+                    args.push(PExpr::Const(Const::Str(pair.key.as_str().into())));
+                    args.push(self.expr(&pair.value, scope)?);
+                }
+                let call = |func, args: Vec<PExpr>| Instr::Print {
+                    expr: PExpr::Call {
+                        func,
+                        args: args.into_boxed_slice(),
+                        span: pspan(&block.call.span),
+                    },
+                    span: pspan(&block.open),
+                };
+                out.push(call(Func::BudgetSection, args));
+                let body = self.scoped(body, scope)?;
+                out.extend(body.into_vec());
+                out.push(call(Func::EndSection, Vec::new()));
+            }
             Some("message") if self.origin.has_helper("message") => {
                 allow_params(0)?;
                 if block.inverse.is_some() || block.inverted {

@@ -29,6 +29,7 @@ mod current;
 mod filters;
 mod fuel;
 mod generation;
+mod section;
 pub(crate) use generation::{first_name, has_generation_blocks};
 mod growth;
 mod includes;
@@ -194,8 +195,12 @@ impl JinjaTemplate {
                 filters.push(generation::GENERATION_FILTER);
                 generation::generation_blocks(body, syntax.clone())
             }
-            // Jinja (Go and Handlebars never reach here).
-            _ => Edited::default(),
+            // Jinja (Go and Handlebars never reach here): its budget
+            // sections.
+            _ => {
+                filters.push(section::SECTION_FILTER);
+                section::section_blocks(body, syntax.clone())
+            }
         };
         let translated = match whitespace.trim_blocks {
             true => {
@@ -830,7 +835,7 @@ fn build_base_environment(dialect: Syntax) -> Environment<'static> {
                 }))
             });
         }
-        _ => {}
+        _ => section::register(&mut env),
     }
     python::name_functions(&mut env);
     env
