@@ -27,6 +27,7 @@
 //! output, without rendering again). A turn that does not fit once every
 //! part that may be cut is cut is a `render` error with the numbers.
 
+use std::hash::BuildHasher;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -90,6 +91,8 @@ pub(super) fn fit(
         held: Vec::new(),
         order: Vec::new(),
         history_own: 0,
+        known: Default::default(),
+        hasher: Default::default(),
         base: rendered,
         base_exchanges: 0,
     };
@@ -117,22 +120,36 @@ pub(super) fn fit(
         state.base.tokenizer.clone().ok_or_else(|| {
             Error::new(ErrorClass::Input, "a budget needs the prompt's tokenizer")
         })?;
-    // The tokens of `state.base` as rendered (before its sections are cut).
-    let mut base_tokens = tokens.total;
+    // The tokens of `state.base` as rendered (before its sections are
+    // cut), once counted.
+    let mut base_tokens = Some(tokens.total);
+    // The render whose sections' blocks are counted (by its exchanges cut).
+    let mut counted = None;
     for _ in 0..MOST_COUNTS {
         if state.base_exchanges != state.exchanges {
             let kept = kept_history(history, &exchanges[..state.exchanges]);
             state.base = render(&context.clone().with_history(kept))?;
             state.base_exchanges = state.exchanges;
-            base_tokens = state.base.tokens()?.total;
+            base_tokens = None;
         }
-        state.measure(&tokenizer)?;
+        if counted != Some(state.base_exchanges) {
+            state.count(&tokenizer)?;
+            counted = Some(state.base_exchanges);
+        }
+        state.plan();
         let whole = state
             .sections
             .iter()
             .all(|part| part.keep == part.items.len() && part.short.is_none());
         let (turn, now) = match whole {
-            true => (state.base.clone(), base_tokens),
+            true => {
+                let now = match base_tokens {
+                    Some(now) => now,
+                    None => state.base.tokens()?.total,
+                };
+                base_tokens = Some(now);
+                (state.base.clone(), now)
+            }
             false => {
                 let turn = state.cut_turn(compiled, &tokenizer)?;
                 let now = turn.tokens()?.total;
@@ -144,42 +161,36 @@ pub(super) fn fit(
             let sections = state.report();
             return Ok(with_report(turn, total, now, cuts, sections));
         }
-        // The lowest priority with something left to cut; the history
-        // first among equals, then sections from the last printed.
-        let over = now - total;
-        let history_left = state.exchanges < exchanges.len();
-        let section = state
-            .sections
-            .iter()
-            .enumerate()
-            .rev()
-            .filter(|(_, part)| part.keep > 0)
-            .min_by_key(|(_, part)| part.spec.priority)
-            .map(|(index, part)| (index, part.spec.priority));
-        match (history_left, section) {
-            (true, Some((_, priority))) if settings.history_priority <= priority => {
-                state.cut_history(&exchange_tokens, over)
-            }
-            (true, None) => state.cut_history(&exchange_tokens, over),
-            (_, Some((index, _))) => {
-                let part = &mut state.sections[index];
-                if !state.order.contains(&part.spec.name) {
-                    state.order.push(part.spec.name.clone());
+        // Cut by the parts' own counts until the estimate fits, the
+        // lowest priority with something left first (the history first
+        // among equals, then sections from the last printed); then count
+        // the turn again.
+        let mut over = now - total;
+        let mut cut_any = false;
+        while over > 0 {
+            let history_left = state.exchanges < exchanges.len();
+            let section = state
+                .sections
+                .iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, part)| part.keep > 0)
+                .min_by_key(|(_, part)| part.spec.priority)
+                .map(|(index, part)| (index, part.spec.priority));
+            let cut = match (history_left, section) {
+                (true, Some((_, priority))) if settings.history_priority <= priority => {
+                    state.cut_history(&exchange_tokens, over)
                 }
-                part.cut(over);
-                let kept = (part.keep, part.short);
-                match state
-                    .held
-                    .iter_mut()
-                    .find(|(spec, _)| spec.name == part.spec.name)
-                {
-                    Some((_, held)) => *held = kept,
-                    None => state.held.push((part.spec.clone(), kept)),
+                (true, None) => state.cut_history(&exchange_tokens, over),
+                (_, Some((index, _))) => state.cut_section(index, over),
+                (false, None) if cut_any => break,
+                (false, None) => {
+                    return Err(too_big(total, now, history.len(), state.exchanges, &state))
                 }
-            }
-            (false, None) => {
-                return Err(too_big(total, now, history.len(), state.exchanges, &state))
-            }
+            };
+            cut_any = true;
+            // A cut counted as nothing (an empty block) still cuts.
+            over = over.saturating_sub(cut.max(1));
         }
     }
     Err(Error::new(
@@ -205,6 +216,10 @@ struct State {
     order: Vec<String>,
     /// Exchanges the history's own limit cut (the first of `exchanges`).
     history_own: usize,
+    /// The tokens of each block counted so far, by its text's hash and
+    /// length.
+    known: std::collections::HashMap<(u64, usize), usize>,
+    hasher: std::collections::hash_map::RandomState,
     /// The turn rendered with `base_exchanges` exchanges cut.
     base: Rendered,
     base_exchanges: usize,
@@ -240,36 +255,48 @@ fn smaller(a: Kept, b: Kept) -> Kept {
 
 impl Part {
     /// Cuts `over` tokens or more from the end of the section.
-    fn cut(&mut self, over: usize) {
+    /// Cuts `over` tokens or more from the end of the section (as
+    /// counted block by block); gives the tokens cut.
+    fn cut(&mut self, over: usize) -> usize {
         self.for_total = true;
-        let mut over = over;
-        while over > 0 && self.keep > 0 {
+        let mut cut = 0;
+        while cut < over && self.keep > 0 {
             let last = match self.short {
                 Some(short) => short,
                 None => self.items[self.keep - 1],
             };
-            if self.keep == 1 && self.spec.truncate && last > over {
-                self.short = Some(last - over);
-                return;
+            if self.keep == 1 && self.spec.truncate && last > over - cut {
+                self.short = Some(last - (over - cut));
+                return over;
             }
-            over = over.saturating_sub(last);
+            cut += last;
             self.keep -= 1;
             self.short = None;
         }
+        cut
     }
 }
 
 impl State {
-    /// The sections of `base` and each block's tokens, each section's own
-    /// limit held, and what the total cut before.
-    fn measure(&mut self, tokenizer: &Tokenizer) -> Result<(), Error> {
+    /// The sections of `base` and each block's tokens.
+    fn count(&mut self, tokenizer: &Tokenizer) -> Result<(), Error> {
         let mut sections: Vec<Part> = Vec::new();
         if let Some(printed) = &self.base.printed {
             for span in &printed.sections {
                 let text = printed.output.get(span.content.clone()).unwrap_or_default();
-                let count = tokenizer
-                    .count(text)
-                    .map_err(|message| Error::new(ErrorClass::Io, message))?;
+                // A block the turn printed the same before the history was
+                // cut is not counted again.
+                let key = (self.hasher.hash_one(text), text.len());
+                let count = match self.known.get(&key) {
+                    Some(&count) => count,
+                    None => {
+                        let count = tokenizer
+                            .count(text)
+                            .map_err(|message| Error::new(ErrorClass::Io, message))?;
+                        self.known.insert(key, count);
+                        count
+                    }
+                };
                 match sections
                     .iter_mut()
                     .find(|part| part.spec.name == span.spec.name)
@@ -286,7 +313,14 @@ impl State {
                 }
             }
         }
-        for part in &mut sections {
+        self.sections = sections;
+        Ok(())
+    }
+
+    /// What each section keeps: its own limit held, and what the total cut
+    /// before.
+    fn plan(&mut self) {
+        for part in &mut self.sections {
             let mut kept: Kept = (part.items.len(), None);
             if let Some(most) = part.spec.max_tokens {
                 let most = usize::try_from(most).unwrap_or(usize::MAX);
@@ -318,8 +352,6 @@ impl State {
             }
             (part.keep, part.short) = kept;
         }
-        self.sections = sections;
-        Ok(())
     }
 
     /// `base` with its sections cut as planned, split again.
@@ -372,9 +404,29 @@ impl State {
         Ok(turn)
     }
 
+    /// Cuts `over` tokens or more from the end of section `index`, and
+    /// holds the cut for the renders after this one; gives the tokens cut.
+    fn cut_section(&mut self, index: usize, over: usize) -> usize {
+        let part = &mut self.sections[index];
+        if !self.order.contains(&part.spec.name) {
+            self.order.push(part.spec.name.clone());
+        }
+        let cut = part.cut(over);
+        let kept = (part.keep, part.short);
+        match self
+            .held
+            .iter_mut()
+            .find(|(spec, _)| spec.name == part.spec.name)
+        {
+            Some((_, held)) => *held = kept,
+            None => self.held.push((part.spec.clone(), kept)),
+        }
+        cut
+    }
+
     /// Cuts the oldest exchanges of the history whose tokens come to
-    /// `over` or more (one at least).
-    fn cut_history(&mut self, exchange_tokens: &[usize], over: usize) {
+    /// `over` or more (one at least); gives the tokens cut.
+    fn cut_history(&mut self, exchange_tokens: &[usize], over: usize) -> usize {
         if !self.order.iter().any(|part| part == "history") {
             self.order.push("history".to_string());
         }
@@ -383,6 +435,7 @@ impl State {
             cut += exchange_tokens[self.exchanges];
             self.exchanges += 1;
         }
+        cut
     }
 
     /// The cuts made, for the report.
