@@ -71,3 +71,25 @@ def test_a_budget_cuts_the_oldest_exchanges():
     assert [(cut["part"], cut["messages"]) for cut in budget["cuts"]] == [("history", 4)]
     assert [m["content"] for m in rendered.messages[1:]] == ["And in Tokyo?", "It rains in Tokyo.", "What should I pack?"]
     assert Prompt("hi", name="hi.j2").render().budget is None
+
+
+def test_a_budget_cuts_sections_by_priority():
+    """Budget sections: the lowest priority goes first, a list loses its
+    last blocks whole; `rendered.budget["sections"]` gives what is left."""
+    source = (
+        "---\ntokenizer: o200k_base\nbudget: 40\n---\n"
+        '{% section "rules", priority=9 %}Never promise refunds.{% endsection %}\n'
+        '{% for doc in docs %}{% section "docs", priority=2 %}- {{ doc }}\n{% endsection %}{% endfor %}'
+        '{% section "notes" %}Notes: {{ notes }}{% endsection %}'
+    )
+    docs = [f"Document {n}: the router has {n} ports and supports WPA3." for n in range(1, 6)]
+    rendered = Prompt(source, name="support.j2").render({"docs": docs, "notes": "slow in the evening " * 5})
+    budget = rendered.budget
+    assert budget["tokens"] <= 40
+    assert [cut["part"] for cut in budget["cuts"]] == ["notes", "docs"]
+    sections = {section["name"]: section for section in budget["sections"]}
+    assert sections["rules"]["items"] == 1 and sections["notes"]["items"] == 0
+    kept = sections["docs"]["items"]
+    assert 0 < kept < 5 and sections["docs"]["printed"] == 5
+    assert rendered.text.startswith("Never promise refunds.\n- Document 1:")
+    assert "Notes:" not in rendered.text and f"Document {kept + 1}" not in rendered.text
