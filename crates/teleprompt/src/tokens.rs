@@ -467,7 +467,8 @@ pub struct MessageTokens {
     pub history: bool,
     /// How many tokens its text is.
     pub count: usize,
-    /// The ids, in order: its text parts, one after another. Media parts
+    /// The ids, in order: its text parts, one after another, then (a
+    /// history message's) each tool call's name and arguments. Media parts
     /// and Dotprompt sections have none (a model counts an image its own
     /// way); a history message's non-text parts neither.
     pub ids: Vec<u32>,
@@ -492,7 +493,12 @@ impl Tokens {
                         .collect(),
                 ),
                 Entry::History(message) => {
-                    (message.role, true, history_texts(message.content.as_ref()))
+                    let mut texts = history_texts(message.content.as_ref());
+                    for call in &message.tool_calls {
+                        texts.push(call.function.name.as_str());
+                        texts.push(call.function.arguments.as_str());
+                    }
+                    (message.role, true, texts)
                 }
             };
             let (mut ids, mut count) = (Vec::new(), 0);
