@@ -149,9 +149,7 @@ impl RenderScope {
         spec: &crate::messages::SectionSpec,
     ) -> Result<String, String> {
         self.room_for_a_message()?;
-        self.markers
-            .section_start(spec)
-            .map_err(|error| error.to_string())
+        Ok(self.markers.section_start(spec))
     }
 
     /// The marker that ends a budget section.

@@ -276,9 +276,9 @@ impl SectionSpec {
         SectionSpec::new(name, priority, max_tokens, truncate)
     }
 
-    /// A section's settings as a template gives them; the error is a
-    /// sentence for the template's author.
-    pub fn new(
+    /// A section's settings, checked; the error is a sentence for the
+    /// template's author.
+    fn new(
         name: &str,
         priority: Option<i64>,
         max_tokens: Option<i64>,
@@ -422,13 +422,11 @@ impl Markers {
     }
 
     /// The marker that starts a budget section (`{% section "docs",
-    /// priority=2 %}`): its settings, percent-encoded JSON.
-    pub fn section_start(&self, spec: &SectionSpec) -> Result<String, MarkerError> {
-        if spec.name.trim().is_empty() {
-            return Err(MarkerError::UnnamedBudgetSection);
-        }
+    /// priority=2 %}`): its settings (checked by [`SectionSpec`]),
+    /// percent-encoded JSON.
+    pub fn section_start(&self, spec: &SectionSpec) -> String {
         let json = serde_json::to_string(spec).unwrap_or_default();
-        Ok(self.marker(&["part:start:", &percent_encode(&json)]))
+        self.marker(&["part:start:", &percent_encode(&json)])
     }
 
     /// The marker that ends a budget section.
