@@ -75,7 +75,8 @@ pub(super) fn fit(
                 .sum()
         })
         .collect();
-    if tokens.total <= total && rendered.printed.is_none() {
+    if tokens.total <= total && rendered.printed.is_none() && settings.history_max_tokens.is_none()
+    {
         return Ok(with_report(
             rendered,
             total,
@@ -254,7 +255,6 @@ fn smaller(a: Kept, b: Kept) -> Kept {
 }
 
 impl Part {
-    /// Cuts `over` tokens or more from the end of the section.
     /// Cuts `over` tokens or more from the end of the section (as
     /// counted block by block); gives the tokens cut.
     fn cut(&mut self, over: usize) -> usize {
