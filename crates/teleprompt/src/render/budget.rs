@@ -27,6 +27,7 @@
 //! output, without rendering again). A turn that does not fit once every
 //! part that may be cut is cut is a `render` error with the numbers.
 
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::ops::Range;
 use std::sync::Arc;
@@ -42,7 +43,7 @@ use super::Rendered;
 /// The most times a turn is counted while it is cut: each count cuts at
 /// least one more item, exchange or token, and the estimates are near, so
 /// a real prompt needs a handful.
-const MOST_COUNTS: usize = 64;
+const MOST_COUNTS: usize = 16;
 
 /// `rendered`, fitted to its budget by cutting its sections (in its
 /// printed output) and the history of `context` (`render` renders the
@@ -89,8 +90,10 @@ pub(super) fn fit(
         exchanges: 0,
         history_why: None,
         sections: Vec::new(),
-        held: Vec::new(),
-        order: Vec::new(),
+        index: HashMap::new(),
+        held: HashMap::new(),
+        history_order: None,
+        order: HashMap::new(),
         history_own: 0,
         known: Default::default(),
         hasher: Default::default(),
@@ -114,7 +117,7 @@ pub(super) fn fit(
         }
         state.history_own = state.exchanges;
         if state.exchanges > 0 {
-            state.order.push("history".to_string());
+            state.history_order = Some(0);
         }
     }
     let tokenizer =
@@ -168,16 +171,20 @@ pub(super) fn fit(
         // the turn again.
         let mut over = now - total;
         let mut cut_any = false;
+        // The sections in the order they are cut: priority, then the last
+        // printed first.
+        let mut queue: Vec<usize> = (0..state.sections.len()).rev().collect();
+        queue.sort_by_key(|&index| state.sections[index].spec.priority);
+        let mut queue = queue.into_iter().peekable();
         while over > 0 {
             let history_left = state.exchanges < exchanges.len();
-            let section = state
-                .sections
-                .iter()
-                .enumerate()
-                .rev()
-                .filter(|(_, part)| part.keep > 0)
-                .min_by_key(|(_, part)| part.spec.priority)
-                .map(|(index, part)| (index, part.spec.priority));
+            while queue
+                .next_if(|&index| state.sections[index].keep == 0)
+                .is_some()
+            {}
+            let section = queue
+                .peek()
+                .map(|&index| (index, state.sections[index].spec.priority));
             let cut = match (history_left, section) {
                 (true, Some((_, priority))) if settings.history_priority <= priority => {
                     state.cut_history(&exchange_tokens, over)
@@ -209,17 +216,20 @@ struct State {
     history_why: Option<String>,
     /// The sections, in the order they first appear in `base`.
     sections: Vec<Part>,
+    /// Each section's index in `sections`, by name.
+    index: HashMap<String, usize>,
     /// What the total cut of each section so far, by name (held when the
     /// turn is rendered again).
-    held: Vec<(Arc<SectionSpec>, Kept)>,
-    /// The parts cut, in the order of their first cut (`history` or a
-    /// section's name).
-    order: Vec<String>,
+    held: HashMap<String, Kept>,
+    /// When the history was first cut, and each section, by name: the
+    /// order of the report's cuts.
+    history_order: Option<usize>,
+    order: HashMap<String, usize>,
     /// Exchanges the history's own limit cut (the first of `exchanges`).
     history_own: usize,
     /// The tokens of each block counted so far, by its text's hash and
     /// length.
-    known: std::collections::HashMap<(u64, usize), usize>,
+    known: HashMap<(u64, usize), usize>,
     hasher: std::collections::hash_map::RandomState,
     /// The turn rendered with `base_exchanges` exchanges cut.
     base: Rendered,
@@ -281,6 +291,7 @@ impl State {
     /// The sections of `base` and each block's tokens.
     fn count(&mut self, tokenizer: &Tokenizer) -> Result<(), Error> {
         let mut sections: Vec<Part> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
         if let Some(printed) = &self.base.printed {
             for span in &printed.sections {
                 let text = printed.output.get(span.content.clone()).unwrap_or_default();
@@ -297,23 +308,24 @@ impl State {
                         count
                     }
                 };
-                match sections
-                    .iter_mut()
-                    .find(|part| part.spec.name == span.spec.name)
-                {
-                    Some(part) => part.items.push(count),
-                    None => sections.push(Part {
-                        spec: span.spec.clone(),
-                        items: vec![count],
-                        keep: 0,
-                        short: None,
-                        for_total: false,
-                        for_own: false,
-                    }),
+                match index.get(span.spec.name.as_str()) {
+                    Some(&at) => sections[at].items.push(count),
+                    None => {
+                        index.insert(span.spec.name.clone(), sections.len());
+                        sections.push(Part {
+                            spec: span.spec.clone(),
+                            items: vec![count],
+                            keep: 0,
+                            short: None,
+                            for_total: false,
+                            for_own: false,
+                        });
+                    }
                 }
             }
         }
         self.sections = sections;
+        self.index = index;
         Ok(())
     }
 
@@ -332,20 +344,15 @@ impl State {
                 }
                 if keep < part.items.len() {
                     part.for_own = true;
-                    if !self.order.contains(&part.spec.name) {
-                        self.order.push(part.spec.name.clone());
-                    }
+                    let next = self.order.len() + usize::from(self.history_order.is_some());
+                    self.order.entry(part.spec.name.clone()).or_insert(next);
                     kept = match keep == 0 && part.spec.truncate {
                         true => (1, Some(most)),
                         false => (keep, None),
                     };
                 }
             }
-            if let Some((_, held)) = self
-                .held
-                .iter()
-                .find(|(spec, _)| spec.name == part.spec.name)
-            {
+            if let Some(held) = self.held.get(&part.spec.name) {
                 let least = smaller(kept, *held);
                 part.for_total = least != kept;
                 kept = least;
@@ -359,29 +366,19 @@ impl State {
         let Some(printed) = &self.base.printed else {
             return Ok(self.base.clone());
         };
-        let mut seen: Vec<(&str, usize)> = Vec::new();
+        // Each section's blocks seen so far.
+        let mut seen: Vec<usize> = vec![0; self.sections.len()];
         let mut output = String::with_capacity(printed.output.len());
         let mut at = 0;
         for span in &printed.sections {
             output.push_str(&printed.output[at..span.content.start]);
             at = span.content.end;
-            let index = match seen.iter_mut().find(|(name, _)| *name == span.spec.name) {
-                Some((_, count)) => {
-                    *count += 1;
-                    *count - 1
-                }
-                None => {
-                    seen.push((&span.spec.name, 1));
-                    0
-                }
-            };
-            let Some(part) = self
-                .sections
-                .iter()
-                .find(|part| part.spec.name == span.spec.name)
-            else {
+            let Some(&at) = self.index.get(span.spec.name.as_str()) else {
                 continue;
             };
+            let part = &self.sections[at];
+            let index = seen[at];
+            seen[at] += 1;
             let text = &printed.output[span.content.clone()];
             if index + 1 < part.keep || (index + 1 == part.keep && part.short.is_none()) {
                 output.push_str(text);
@@ -407,28 +404,20 @@ impl State {
     /// Cuts `over` tokens or more from the end of section `index`, and
     /// holds the cut for the renders after this one; gives the tokens cut.
     fn cut_section(&mut self, index: usize, over: usize) -> usize {
+        let next = self.order.len() + usize::from(self.history_order.is_some());
         let part = &mut self.sections[index];
-        if !self.order.contains(&part.spec.name) {
-            self.order.push(part.spec.name.clone());
-        }
+        self.order.entry(part.spec.name.clone()).or_insert(next);
         let cut = part.cut(over);
-        let kept = (part.keep, part.short);
-        match self
-            .held
-            .iter_mut()
-            .find(|(spec, _)| spec.name == part.spec.name)
-        {
-            Some((_, held)) => *held = kept,
-            None => self.held.push((part.spec.clone(), kept)),
-        }
+        self.held
+            .insert(part.spec.name.clone(), (part.keep, part.short));
         cut
     }
 
     /// Cuts the oldest exchanges of the history whose tokens come to
     /// `over` or more (one at least); gives the tokens cut.
     fn cut_history(&mut self, exchange_tokens: &[usize], over: usize) -> usize {
-        if !self.order.iter().any(|part| part == "history") {
-            self.order.push("history".to_string());
+        if self.history_order.is_none() {
+            self.history_order = Some(self.order.len());
         }
         let mut cut = 0;
         while self.exchanges < exchange_tokens.len() && (cut < over || cut == 0) {
@@ -446,7 +435,7 @@ impl State {
         exchange_tokens: &[usize],
         total: usize,
     ) -> Vec<Cut> {
-        let mut cuts = Vec::new();
+        let mut cuts: Vec<(usize, Cut)> = Vec::new();
         if self.exchanges > 0 {
             let cut = self.exchanges;
             let kept = kept_history(history, &exchanges[..cut]);
@@ -456,7 +445,7 @@ impl State {
                 Some(own) => format!("{own}, then more {for_total}"),
                 None => for_total,
             };
-            cuts.push(Cut {
+            cuts.push((self.history_order.unwrap_or(0), Cut {
                 part: "history".to_string(),
                 messages: history.len() - kept.len(),
                 items: 0,
@@ -465,7 +454,7 @@ impl State {
                 reason: format!(
                     "the oldest {cut} exchange(s) of the history, {why} (the history's system messages and its latest exchange are kept; a tool call goes with its results)"
                 ),
-            });
+            }));
         }
         for part in &self.sections {
             let kept: usize = part.items[..part.keep].iter().sum::<usize>()
@@ -493,17 +482,25 @@ impl State {
                 (n, true) => format!("its last {n} block(s) dropped and the one before cut short at a token boundary"),
                 (n, false) => format!("its last {n} block(s) dropped"),
             };
-            cuts.push(Cut {
-                part: part.spec.name.clone(),
-                messages: 0,
-                items: part.items.len() - part.keep,
-                truncated: part.short.is_some(),
-                tokens: printed - kept,
-                reason: format!("{what}: {}", why.join("; ")),
-            });
+            let order = self
+                .order
+                .get(&part.spec.name)
+                .copied()
+                .unwrap_or(usize::MAX);
+            cuts.push((
+                order,
+                Cut {
+                    part: part.spec.name.clone(),
+                    messages: 0,
+                    items: part.items.len() - part.keep,
+                    truncated: part.short.is_some(),
+                    tokens: printed - kept,
+                    reason: format!("{what}: {}", why.join("; ")),
+                },
+            ));
         }
-        cuts.sort_by_key(|cut| self.order.iter().position(|part| *part == cut.part));
-        cuts
+        cuts.sort_by_key(|(order, _)| *order);
+        cuts.into_iter().map(|(_, cut)| cut).collect()
     }
 
     /// Each section's tokens after the cuts.
@@ -583,11 +580,24 @@ fn too_big(total: usize, tokens: usize, messages: usize, cut: usize, state: &Sta
             "{n} exchange(s) of the history were cut, of its {messages} messages; its system messages and its latest exchange are kept",
         )],
     };
-    for part in &state.sections {
-        notes.push(format!(
-            "the section \"{}\" was cut to nothing",
-            part.spec.name
-        ));
+    let names: Vec<String> = state
+        .sections
+        .iter()
+        .take(3)
+        .map(|part| format!("\"{}\"", part.spec.name))
+        .collect();
+    match state.sections.len() {
+        0 => {}
+        1 => notes.push(format!("the section {} was cut to nothing", names[0])),
+        n if n <= 3 => notes.push(format!(
+            "the sections {} were cut to nothing",
+            names.join(", ")
+        )),
+        n => notes.push(format!(
+            "the sections {} and {} more were cut to nothing",
+            names.join(", "),
+            n - 3
+        )),
     }
     Error::new(
         ErrorClass::Render,

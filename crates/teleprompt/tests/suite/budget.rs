@@ -129,3 +129,42 @@ fn run(sections: &[(String, String)]) -> Vec<(String, String)> {
 fn pretty(value: &serde_json::Value) -> String {
     format!("{}\n", serde_json::to_string_pretty(value).unwrap())
 }
+
+/// Hostile: 20,000 sections of one block each, every one its own name and
+/// priority, and a budget that keeps ten of them (or none, then fails):
+/// each cut is found without walking every section, so the turn is cut
+/// in one count, not one per section (it took two minutes on an
+/// unoptimized build when each cut searched all of them).
+#[test]
+fn twenty_thousand_sections_are_cut_in_one_pass() {
+    let _alone = crate::common::exclusive();
+    let body = "{% for i in range(20000) %}{% section \"s\" ~ i, priority=i %}word {% endsection %}{% endfor %}";
+    let load = |total: u32, tail: &str| {
+        let source = format!("---\ntokenizer: o200k_base\nbudget: {total}\n---\n{body}{tail}");
+        Prompt::from_source("many.j2", &source, &LoadOptions::default()).expect("loads")
+    };
+    let started = std::time::Instant::now();
+    let rendered = load(10, "")
+        .render_turn(&PromptContext::new())
+        .expect("fits");
+    let report = rendered.budget().expect("a report");
+    assert!(report.tokens <= 10, "{report:?}");
+    // The lowest priorities went first: what is left is the last blocks.
+    assert_eq!(report.sections[0].items, 0);
+    assert_eq!(report.sections[19_999].items, 1);
+    assert_eq!(
+        report.cuts.len(),
+        report.sections.iter().filter(|s| s.items == 0).count()
+    );
+    let error = load(3, "{{ role(\"user\") }}Hello there my friend")
+        .render_turn(&PromptContext::new())
+        .unwrap_err();
+    assert!(
+        error
+            .message()
+            .contains("and 19997 more were cut to nothing"),
+        "{error}"
+    );
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+}
