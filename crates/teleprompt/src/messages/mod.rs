@@ -27,11 +27,9 @@ pub use self::history::{
     history_from_value, parse_history, validate_history, Entry, HistoryError, HistoryParseError,
     HistoryRule,
 };
-pub(crate) use self::markers::{
-    Item, Markers, SectionSpan, SectionSpec, Setting, Split, SplitError,
-};
+pub(crate) use self::markers::{Item, Markers, SectionSpan, SectionSpec, Setting, Split};
 #[cfg(test)]
-pub(crate) use self::markers::{CLOSE, OPEN};
+pub(crate) use self::markers::{SplitError, CLOSE, OPEN};
 pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
 
 /// Who speaks a message.

@@ -391,7 +391,7 @@ impl State {
             }
         }
         output.push_str(&printed.output[at..]);
-        let split = super::split_output(compiled, &printed.markers, output)?;
+        let (split, _) = super::split_output(compiled, &printed.markers, output)?;
         let mut turn = self.base.clone();
         turn.text = split.text;
         turn.items = split

@@ -192,10 +192,10 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
     let split = output
         .map_err(|error| document.locate(error))
         .and_then(|output| {
+            let (split, output) = split_output(compiled, markers, output)?;
             // A budget cuts the sections in the output as printed.
-            let kept = (compiled.budget.is_some() && markers.made_any()).then(|| output.clone());
-            let split = split_output(compiled, markers, output)?;
-            let printed = kept.filter(|_| !split.sections.is_empty()).map(|output| {
+            let budgeted = compiled.budget.is_some() && !split.sections.is_empty();
+            let printed = output.filter(|_| budgeted).map(|output| {
                 Arc::new(Printed {
                     sections: split.sections.clone(),
                     output,
@@ -236,36 +236,30 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
     })
 }
 
-/// `output` cut at `markers` into messages, by the prompt's rules.
+/// `output` cut at `markers` into messages, by the prompt's rules, and
+/// `output` given back when the split only read it (not when it became
+/// the text of the one message).
 pub(super) fn split_output(
     compiled: &Compiled,
     markers: &crate::messages::Markers,
     output: String,
-) -> Result<RenderOutput, Error> {
-    let failed = |error: crate::messages::SplitError| {
-        Error::new(ErrorClass::Render, error.to_string()).with_file(compiled.origin())
-    };
-    if compiled.role_lines {
-        return markers
-            .split_prompty(&output, compiled.default_role)
-            .map(RenderOutput::from)
-            .map_err(failed);
-    }
-    if compiled.dotprompt {
-        return markers
-            .split_dotprompt(&output, compiled.default_role)
-            .map(RenderOutput::from)
-            .map_err(failed);
-    }
-    if !markers.made_any() {
+) -> Result<(RenderOutput, Option<String>), Error> {
+    if !compiled.role_lines && !compiled.dotprompt && !markers.made_any() {
         // No marker: the whole text is one message of the default role,
         // made when first asked for.
-        return Ok(RenderOutput::plain(output));
+        return Ok((RenderOutput::plain(output), None));
     }
-    markers
-        .split(&output, compiled.default_role)
-        .map(RenderOutput::from)
-        .map_err(failed)
+    let split = match (compiled.role_lines, compiled.dotprompt) {
+        (true, _) => markers.split_prompty(&output, compiled.default_role),
+        (_, true) => markers.split_dotprompt(&output, compiled.default_role),
+        _ => markers.split(&output, compiled.default_role),
+    };
+    match split {
+        Ok(split) => Ok((RenderOutput::from(split), Some(output))),
+        Err(error) => {
+            Err(Error::new(ErrorClass::Render, error.to_string()).with_file(compiled.origin()))
+        }
+    }
 }
 
 /// A render's output as the template printed it (markers and all), kept

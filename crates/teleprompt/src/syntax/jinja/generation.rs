@@ -4,7 +4,7 @@
 
 use minijinja::machinery;
 
-use crate::syntax::edits::{Edit, Edited};
+use crate::syntax::edits::Edited;
 
 /// The filter a `{% generation %}` block becomes.
 pub(super) const GENERATION_FILTER: &str = "teleprompt_generation";
@@ -14,26 +14,13 @@ pub(super) const GENERATION_FILTER: &str = "teleprompt_generation";
 /// content unchanged between generation markers: `{%- generation %}` keeps
 /// its whitespace control, only the tag name is rewritten.
 pub(super) fn generation_blocks(body: &str, syntax: minijinja::syntax::SyntaxConfig) -> Edited {
-    use minijinja::machinery::Token;
-    let mut edits = Vec::new();
-    let mut previous_was_block_start = false;
-    for (token, span) in machinery::tokenize(body, false, syntax).map_while(Result::ok) {
-        if previous_was_block_start {
-            let replacement = match token {
-                Token::Ident("generation") => Some(format!("filter {GENERATION_FILTER}")),
-                Token::Ident("endgeneration") => Some("endfilter".to_string()),
-                _ => None,
-            };
-            if let Some(replacement) = replacement {
-                edits.push(Edit {
-                    original: span.start_offset as usize..span.end_offset as usize,
-                    replacement,
-                });
-            }
-        }
-        previous_was_block_start = matches!(token, Token::BlockStart);
-    }
-    Edited::new(body, edits)
+    super::filter_tags::as_filter_blocks(
+        body,
+        syntax,
+        ("generation", "endgeneration"),
+        GENERATION_FILTER,
+        false,
+    )
 }
 
 /// Whether a chat template has a `{% generation %}` block (what

@@ -26,6 +26,7 @@ mod django;
 mod errors;
 use errors::MissLog;
 mod current;
+mod filter_tags;
 mod filters;
 mod fuel;
 mod generation;

@@ -3,13 +3,12 @@
 //! compiling into a filter block whose filter prints its content between
 //! section markers.
 
-use minijinja::machinery;
 use minijinja::value::Kwargs;
 
 use super::current;
 use super::filters::template_call;
 use crate::messages::{SectionSpec, Setting};
-use crate::syntax::edits::{Edit, Edited};
+use crate::syntax::edits::Edited;
 
 /// The filter a `{% section %}` block becomes.
 pub(super) const SECTION_FILTER: &str = "teleprompt_section";
@@ -19,40 +18,16 @@ pub(super) const SECTION_FILTER: &str = "teleprompt_section";
 /// rewritten (and the arguments closed), so whitespace control and every
 /// other position stay as written.
 pub(super) fn section_blocks(body: &str, syntax: minijinja::syntax::SyntaxConfig) -> Edited {
-    use minijinja::machinery::Token;
     if memchr::memmem::find(body.as_bytes(), b"section").is_none() {
         return Edited::default();
     }
-    let mut edits = Vec::new();
-    let mut previous_was_block_start = false;
-    let mut open_arguments = false;
-    for (token, span) in machinery::tokenize(body, false, syntax).map_while(Result::ok) {
-        let range = span.start_offset as usize..span.end_offset as usize;
-        if previous_was_block_start {
-            match token {
-                Token::Ident("section") => {
-                    edits.push(Edit {
-                        original: range.clone(),
-                        replacement: format!("filter {SECTION_FILTER}("),
-                    });
-                    open_arguments = true;
-                }
-                Token::Ident("endsection") => edits.push(Edit {
-                    original: range.clone(),
-                    replacement: "endfilter".to_string(),
-                }),
-                _ => {}
-            }
-        } else if open_arguments && matches!(token, Token::BlockEnd) {
-            edits.push(Edit {
-                original: range.start..range.start,
-                replacement: ")".to_string(),
-            });
-            open_arguments = false;
-        }
-        previous_was_block_start = matches!(token, Token::BlockStart);
-    }
-    Edited::new(body, edits)
+    super::filter_tags::as_filter_blocks(
+        body,
+        syntax,
+        ("section", "endsection"),
+        SECTION_FILTER,
+        true,
+    )
 }
 
 /// The filter: `text` between the markers of a section named `name`.
