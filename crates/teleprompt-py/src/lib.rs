@@ -23,6 +23,7 @@ mod prompt;
 fn _teleprompt(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<prompt::PyPrompt>()?;
     module.add_class::<prompt::Rendered>()?;
+    module.add_class::<prompt::TokenCache>()?;
     module.add_class::<context::PromptContext>()?;
     module.add_class::<library::Library>()?;
     module.add_function(wrap_pyfunction!(prompt::_restore_prompt, module)?)?;

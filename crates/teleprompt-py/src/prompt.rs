@@ -642,6 +642,23 @@ pub(crate) fn _restore_prompt(
     )
 }
 
+/// The previous turn's tokens, for `Rendered.tokens(cache=…)`: one per
+/// conversation, so each turn encodes only what it changed.
+#[pyclass(frozen, module = "teleprompt._teleprompt", name = "TokenCache")]
+pub(crate) struct TokenCache {
+    inner: std::sync::Mutex<teleprompt::tokens::TokenCache>,
+}
+
+#[pymethods]
+impl TokenCache {
+    #[new]
+    fn new() -> TokenCache {
+        TokenCache {
+            inner: Default::default(),
+        }
+    }
+}
+
 /// The result of a render: the text, and the messages the template wrote.
 #[pyclass(frozen, module = "teleprompt._teleprompt")]
 pub(crate) struct Rendered {
@@ -689,9 +706,27 @@ impl Rendered {
     /// `tokenizer:`): `{"tokenizer", "total", "messages": [{"role",
     /// "count", "ids"}]}`; a chat template's: `{"tokenizer", "total",
     /// "ids", "assistant_masks"}`. An `InputError` when the prompt names
-    /// none.
-    fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.shape(py, OutputFormat::Tokens)
+    /// none. With `cache` (a `TokenCache` kept for the conversation), only
+    /// what changed since the previous turn is encoded, and `"kept"` says
+    /// how many tokens at the start are that turn's.
+    #[pyo3(signature = (cache = None))]
+    fn tokens<'py>(
+        &self,
+        py: Python<'py>,
+        cache: Option<&TokenCache>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Some(cache) = cache else {
+            return self.shape(py, OutputFormat::Tokens);
+        };
+        let counted = py.detach(|| {
+            let mut kept = cache
+                .inner
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            self.inner.tokens_with(&mut kept)
+        });
+        let tokens = counted.map_err(|error| errors::raise(py, &error))?;
+        convert::to_python(py, &serde_json::to_value(tokens).unwrap_or(Value::Null))
     }
 
     /// With front matter `budget:`, what it did to this turn: `{"total",

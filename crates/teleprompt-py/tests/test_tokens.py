@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import tokenizers
 
-from teleprompt import Prompt, PromptContext
+from teleprompt import Prompt, PromptContext, TokenCache
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = json.loads((ROOT / "crates/teleprompt/tests/data/tokens/corpus.json").read_text("utf-8"))
@@ -93,3 +93,21 @@ def test_a_budget_cuts_sections_by_priority():
     assert 0 < kept < 5 and sections["docs"]["printed"] == 5
     assert rendered.text.startswith("Never promise refunds.\n- Document 1:")
     assert "Notes:" not in rendered.text and f"Document {kept + 1}" not in rendered.text
+
+
+def test_a_token_cache_keeps_the_unchanged_messages_of_a_turn():
+    """Turn by turn with a TokenCache: the same tokens as counting alone,
+    and ``kept`` the tokens of the leading messages that did not change."""
+    prompt = Prompt(
+        "---\ntokenizer: o200k_base\n---\n{{ role('system') }}You help with tea.",
+        name="turn.j2",
+    )
+    cache = TokenCache()
+    history = [{"role": "user", "content": "Which tea is strongest?"}]
+    first = prompt.render_turn(PromptContext(history=history)).tokens(cache=cache)
+    assert "kept" not in first
+    history.append({"role": "assistant", "content": "Assam, usually."})
+    rendered = prompt.render_turn(PromptContext(history=history))
+    second = rendered.tokens(cache=cache)
+    assert second.pop("kept") == first["total"]
+    assert second == rendered.tokens()

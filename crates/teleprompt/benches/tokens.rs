@@ -29,6 +29,11 @@
 //! nearly doubles a `tokenizer.json` count (to time it, remove the
 //! `#[global_allocator]` below).
 //!
+//! - `tokens/turn/*`: the 201st turn of a 200-message ChatML conversation
+//!   (~100 KB) with Qwen3's tokenizer: rendered alone (`render`), rendered
+//!   and counted whole (`whole`), rendered and counted with the previous
+//!   turn's tokens kept (`cached`, a `TokenCache`).
+//!
 //! Run: `cargo bench -p teleprompt --features tokens --bench tokens`.
 
 use std::hint::black_box;
@@ -311,5 +316,70 @@ fn budget_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(tokens, benches, budget_benches);
+/// A conversation's next turn counted whole, and with the previous turn's
+/// tokens kept (`TokenCache`): ChatML (`axolotl-chatml.jinja`, a real
+/// template) with Qwen3's tokenizer, 200 messages of the bench's text
+/// (~100 KB), the last exchange new.
+fn turn_benches(c: &mut Criterion) {
+    let file = tokenizers_dir().join("qwen3/tokenizer.json");
+    if !file.is_file() {
+        eprintln!("tokens/turn: skipped, no {}", file.display());
+        return;
+    }
+    let tokenizer = Tokenizer::named_or_file(&file.to_string_lossy()).expect("tokenizer");
+    let template = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/chat-template/templates/axolotl-chatml.jinja"),
+    )
+    .expect("template");
+    let options = teleprompt::LoadOptions::default().with_tokenizer(tokenizer);
+    let prompt =
+        teleprompt::Prompt::from_source("chat_template.jinja", &template, &options).expect("loads");
+    let mut rng = Lcg(7);
+    let messages: Vec<serde_json::Value> = (0..200)
+        .map(|at| {
+            let mut content = String::new();
+            while content.len() < 500 {
+                content.push_str(&fill(PROSE[rng.below(PROSE.len())], &mut rng));
+                content.push('\n');
+            }
+            let role = ["user", "assistant"][at % 2];
+            serde_json::json!({"role": role, "content": content})
+        })
+        .collect();
+    let render = |messages: &[serde_json::Value]| {
+        prompt
+            .render(serde_json::json!({"messages": messages}))
+            .expect("renders")
+    };
+    let mut primed = teleprompt::tokens::TokenCache::new();
+    let earlier = render(&messages[..198])
+        .tokens_with(&mut primed)
+        .expect("counts");
+    let whole = render(&messages).tokens().expect("counts");
+    let mut check = primed.clone();
+    let cached = render(&messages).tokens_with(&mut check).expect("counts");
+    assert_eq!(cached.ids, whole.ids, "the cache gives the same ids");
+    assert_eq!(cached.kept, earlier.total, "ChatML only appends");
+    let mut group = c.benchmark_group("tokens/turn");
+    group.bench_function("whole/qwen3", |b| {
+        b.iter(|| black_box(render(black_box(&messages)).tokens().expect("counts").total))
+    });
+    group.bench_function("cached/qwen3", |b| {
+        b.iter_batched(
+            || primed.clone(),
+            |mut cache| {
+                let rendered = render(black_box(&messages));
+                black_box(rendered.tokens_with(&mut cache).expect("counts").total)
+            },
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("render/qwen3", |b| {
+        b.iter(|| black_box(render(black_box(&messages)).text().len()))
+    });
+    group.finish();
+}
+
+criterion_group!(tokens, benches, budget_benches, turn_benches);
 criterion_main!(tokens);

@@ -9,7 +9,7 @@ closest name that exists — and fast, in Rust, without the GIL.
     'Fix the login form.'
 """
 
-from ._teleprompt import Library, Prompt, PromptContext, Rendered, __version__
+from ._teleprompt import Library, Prompt, PromptContext, Rendered, TokenCache, __version__
 from .errors import (
     DocumentError,
     FileError,
@@ -24,6 +24,7 @@ __all__ = [
     "Library",
     "PromptContext",
     "Rendered",
+    "TokenCache",
     "TelepromptError",
     "DocumentError",
     "FileError",

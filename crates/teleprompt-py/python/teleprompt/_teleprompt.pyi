@@ -30,11 +30,18 @@ class Rendered:
         """An OpenAI chat completions body: ``{"messages": [...]}``."""
     def to_anthropic(self) -> Dict[str, Any]:
         """An Anthropic Messages body: ``{"system": ..., "messages": [...]}``."""
-    def tokens(self) -> Dict[str, Any]:
-        """Each message's token count and ids, by the prompt's tokenizer."""
+    def tokens(self, cache: Optional["TokenCache"] = None) -> Dict[str, Any]:
+        """Each message's token count and ids, by the prompt's tokenizer; with
+        ``cache``, only what changed since the previous turn is encoded."""
     @property
     def budget(self) -> Optional[Dict[str, Any]]:
         """What the prompt's `budget:` cut from this turn (None without one)."""
+
+class TokenCache:
+    """The previous turn's tokens: pass one per conversation to
+    :meth:`Rendered.tokens` and each turn encodes only what it changed."""
+
+    def __init__(self) -> None: ...
 
 class PromptContext:
     """The context of one turn, for :meth:`Prompt.render_turn`."""

@@ -127,6 +127,26 @@ impl Rendered {
     /// # Ok::<(), teleprompt::Error>(())
     /// ```
     pub fn tokens(&self) -> Result<crate::tokens::Tokens, Error> {
+        self.count_tokens(None)
+    }
+
+    /// [`Rendered::tokens`], turn after turn: `cache` holds the previous
+    /// turn's tokens, and only what this turn changed is encoded — for an
+    /// append-only chat template, the new turn's text alone (see
+    /// [`crate::tokens::TokenCache`]). The tokens are the same as
+    /// [`Rendered::tokens`] gives; [`crate::tokens::Tokens::kept`] says
+    /// how many at the start are the previous turn's.
+    pub fn tokens_with(
+        &self,
+        cache: &mut crate::tokens::TokenCache,
+    ) -> Result<crate::tokens::Tokens, Error> {
+        self.count_tokens(Some(cache))
+    }
+
+    fn count_tokens(
+        &self,
+        cache: Option<&mut crate::tokens::TokenCache>,
+    ) -> Result<crate::tokens::Tokens, Error> {
         let Some(tokenizer) = &self.tokenizer else {
             return Err(Error::new(
                 ErrorClass::Input,
@@ -137,13 +157,14 @@ impl Rendered {
                 crate::tokens::Tokenizer::NAMES.join(", ")
             ))));
         };
-        match self.chat_template {
-            Some(generation_blocks) => crate::tokens::Tokens::of_chat(
-                tokenizer,
-                &self.text,
-                generation_blocks.then_some(self.generations.as_slice()),
-            ),
-            None => crate::tokens::Tokens::of(tokenizer, &self.conversation()),
+        let generations = |blocks: bool| blocks.then_some(self.generations.as_slice());
+        match (self.chat_template, cache) {
+            (Some(blocks), None) => {
+                crate::tokens::Tokens::of_chat(tokenizer, &self.text, generations(blocks))
+            }
+            (Some(blocks), Some(cache)) => cache.chat(tokenizer, &self.text, generations(blocks)),
+            (None, None) => crate::tokens::Tokens::of(tokenizer, &self.conversation()),
+            (None, Some(cache)) => cache.messages(tokenizer, &self.conversation()),
         }
         .map_err(|message| Error::new(ErrorClass::Io, message))
     }

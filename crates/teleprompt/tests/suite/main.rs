@@ -39,4 +39,6 @@ mod roles;
 mod schema;
 mod suite_layout;
 #[cfg(feature = "tokens")]
+mod token_cache;
+#[cfg(feature = "tokens")]
 mod tokens;

@@ -1,29 +1,7 @@
-//! Tokens: what a model sees of a render, counted by the model's own
-//! tokenizer rather than guessed from characters.
-//!
-//! A prompt names its tokenizer in front matter (`tokenizer: o200k_base`,
-//! or a `tokenizer.json` beside it; a chat template uses the one beside
-//! it); [`crate::Rendered::tokens`] then counts every message of the
-//! conversation and gives the ids. With the `tokens` feature: the OpenAI
-//! encodings (`o200k_base`: GPT-4o, GPT-4.1, o-series; `cl100k_base`:
-//! GPT-4, GPT-3.5) from the `bpe-openai` crate (vocabularies in the binary,
-//! a worst case linear in the text), and Hugging Face `tokenizer.json`
-//! files from the `tokenizers` crate (pure Rust); without it, naming one is
-//! an error that says so.
-//!
-//! Text is encoded as ordinary text, with no special tokens added (as
-//! `transformers` encodes a chat template's output): with an OpenAI
-//! encoding a special token's spelling in the data (`<|endoftext|>`) is
-//! the characters it is; a Hugging Face tokenizer matches the special
-//! tokens it declares. A message's count is its content's: the few tokens
-//! each chat format adds around a message are not included.
+//! The tokenizers: OpenAI encodings by name, Hugging Face `tokenizer.json`
+//! files, and the named estimates.
 
 use std::fmt;
-use std::ops::Range;
-
-use serde::Serialize;
-
-use crate::messages::{ContentPart, Entry, Role};
 
 /// A tokenizer teleprompt can count with: an OpenAI encoding by name, or
 /// a Hugging Face `tokenizer.json` (read and parsed when first used, then
@@ -58,6 +36,9 @@ struct HuggingFace {
     name: String,
     root: std::path::PathBuf,
     loaded: std::sync::OnceLock<Result<std::sync::Arc<tokenizers::Tokenizer>, String>>,
+    /// Its added tokens a text can be encoded again from, found on first
+    /// use ([`Tokenizer::restart_points`]).
+    restarts: std::sync::Mutex<std::collections::HashMap<u32, bool>>,
 }
 
 /// The most bytes a `tokenizer.json` may hold (the largest public ones,
@@ -84,7 +65,7 @@ impl Tokenizer {
     /// The tokenizer of that name: `o200k_base` or `cl100k_base`; or
     /// `estimate:o200k_base` (`estimate:cl100k_base`), that encoding
     /// standing in for a model whose tokenizer is not public (Claude's,
-    /// Gemini's): counts flagged as estimates ([`Tokens::estimate`]), no
+    /// Gemini's): counts flagged as estimates ([`super::Tokens::estimate`]), no
     /// ids. An unknown name is an error listing the known ones (with the
     /// closest; a model whose tokenizer is not public is told to name an
     /// estimate); so is any name in a build without the `tokens` feature.
@@ -151,6 +132,7 @@ impl Tokenizer {
                     name: name.to_string(),
                     root: root.to_path_buf(),
                     loaded: std::sync::OnceLock::new(),
+                    restarts: Default::default(),
                 })),
                 estimate: false,
             })
@@ -315,6 +297,45 @@ impl Tokenizer {
         }
     }
 
+    /// Which of `ids` (a text's tokens) the text may be encoded again
+    /// from, by index: the tokens before such a token and those from it on
+    /// are encoded apart, so the tokens of the text from where it starts
+    /// are the last ones of the whole text's. A
+    /// Hugging Face tokenizer cuts a text at its added tokens before
+    /// anything else (normalizer, pre-tokenizer and model work on each
+    /// piece alone); such a token is one matched in the text as written
+    /// (not normalized), whatever stands beside it (not `single_word`),
+    /// and not inside another added token's spelling (a longer match could
+    /// start before it). Never for an OpenAI encoding (its pieces are cut
+    /// by a pattern that looks at the text around them), nor with a
+    /// tokenizer that truncates. Each id is judged once.
+    pub(crate) fn restart_points(&self, ids: &[u32]) -> Vec<usize> {
+        match &self.kind {
+            #[cfg(feature = "tokens")]
+            Kind::HuggingFace(file) if !self.estimate => {
+                let (Ok(tokenizer), Ok(mut known)) = (file.tokenizer(), file.restarts.lock())
+                else {
+                    return Vec::new();
+                };
+                let added = tokenizer.get_added_vocabulary().get_added_tokens_decoder();
+                ids.iter()
+                    .enumerate()
+                    .filter(|(_, id)| added.contains_key(id))
+                    .filter(|(_, &id)| {
+                        *known
+                            .entry(id)
+                            .or_insert_with(|| restarts_at(tokenizer, id))
+                    })
+                    .map(|(index, _)| index)
+                    .collect()
+            }
+            _ => {
+                let _ = ids;
+                Vec::new()
+            }
+        }
+    }
+
     /// The tokens a Hugging Face tokenizer puts before a text when asked
     /// to add its special tokens (a BOS, say), as they are spelled; none
     /// for an OpenAI encoding.
@@ -419,301 +440,42 @@ fn parsed(bytes: &[u8]) -> Result<std::sync::Arc<tokenizers::Tokenizer>, String>
     }
 }
 
+/// Whether a text may be encoded again from added token `id` of
+/// `tokenizer` ([`Tokenizer::restart_points`]).
+#[cfg(feature = "tokens")]
+fn restarts_at(tokenizer: &tokenizers::Tokenizer, id: u32) -> bool {
+    if tokenizer.get_truncation().is_some() {
+        return false;
+    }
+    let vocabulary = tokenizer.get_added_vocabulary();
+    let Some(token) = vocabulary.get_added_tokens_decoder().get(&id) else {
+        return false;
+    };
+    let matched = !token.normalized
+        && !token.single_word
+        && !token.content.trim().is_empty()
+        && (!token.special || !tokenizer.get_encode_special_tokens());
+    matched
+        && !vocabulary
+            .get_added_tokens_decoder()
+            .iter()
+            .any(|(&other, longer)| other != id && longer.content.contains(token.content.as_str()))
+}
+
 #[cfg(not(feature = "tokens"))]
 fn without_feature(name: &str) -> String {
     format!("tokenizer `{name}` needs teleprompt built with its `tokens` feature")
 }
 
-/// The tokens of a render. A prompt's are per message of the
-/// conversation (the history where it was placed); a chat template's
-/// output is one sequence, as the model reads it: [`Tokens::ids`], and
-/// [`Tokens::assistant_masks`] when the template has `{% generation %}`
-/// blocks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Tokens {
-    /// The tokenizer's name (or its `tokenizer.json` path).
-    pub tokenizer: String,
-    /// How many tokens the whole render is: its messages', summed.
-    pub total: usize,
-    /// Each message, in order (none for a chat template).
-    pub messages: Vec<MessageTokens>,
-    /// A chat template's output, encoded whole with no special tokens
-    /// added: what `transformers`' `apply_chat_template(tokenize=True)`
-    /// gives.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ids: Option<Vec<u32>>,
-    /// For a chat template with `{% generation %}` blocks, one value per
-    /// id: 1 where the token is the assistant's own words, else 0 —
-    /// `transformers`' `assistant_masks`
-    /// (`return_assistant_tokens_mask=True`), token for token.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub assistant_masks: Option<Vec<u8>>,
-    /// Counted by a stand-in (`estimate:o200k_base`) for a model whose
-    /// tokenizer is not public: the counts are estimates, and there are
-    /// no ids (the stand-in's would mean nothing to the model).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub estimate: bool,
-}
-
-/// The tokens of one message's content.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct MessageTokens {
-    /// Who speaks.
-    pub role: Role,
-    /// Whether it is a message of the history (not one the template wrote).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub history: bool,
-    /// How many tokens its text is.
-    pub count: usize,
-    /// The ids, in order: its text parts, one after another, then (a
-    /// history message's) each tool call's name and arguments. Media parts
-    /// and Dotprompt sections have none (a model counts an image its own
-    /// way); a history message's non-text parts neither.
-    pub ids: Vec<u32>,
-}
-
-impl Tokens {
-    /// Counts `conversation` with `tokenizer`.
-    pub(crate) fn of(tokenizer: &Tokenizer, conversation: &[Entry<'_>]) -> Result<Tokens, String> {
-        let mut messages = Vec::with_capacity(conversation.len());
-        for entry in conversation {
-            let (role, history, texts) = match entry {
-                Entry::Rendered(message) => (
-                    message.role,
-                    false,
-                    message
-                        .content
-                        .iter()
-                        .filter_map(|part| match part {
-                            ContentPart::Text { text } => Some(text.as_str()),
-                            _ => None,
-                        })
-                        .collect(),
-                ),
-                Entry::History(message) => {
-                    let mut texts = history_texts(message.content.as_ref());
-                    for call in &message.tool_calls {
-                        texts.push(call.function.name.as_str());
-                        texts.push(call.function.arguments.as_str());
-                    }
-                    (message.role, true, texts)
-                }
-            };
-            let (mut ids, mut count) = (Vec::new(), 0);
-            for text in texts {
-                match tokenizer.estimate {
-                    true => count += tokenizer.count(text)?,
-                    false => ids.extend(tokenizer.encode(text)?),
-                }
-            }
-            messages.push(MessageTokens {
-                role,
-                history,
-                count: count + ids.len(),
-                ids,
-            });
-        }
-        Ok(Tokens {
-            tokenizer: tokenizer.name().to_string(),
-            total: messages.iter().map(|message| message.count).sum(),
-            messages,
-            ids: None,
-            assistant_masks: None,
-            estimate: tokenizer.estimate,
-        })
-    }
-
-    /// A chat template's output `text`, whole; with `generations` (the
-    /// byte ranges its `{% generation %}` blocks printed), its assistant
-    /// masks too.
-    pub(crate) fn of_chat(
-        tokenizer: &Tokenizer,
-        text: &str,
-        generations: Option<&[Range<usize>]>,
-    ) -> Result<Tokens, String> {
-        if tokenizer.estimate {
-            return Ok(Tokens {
-                tokenizer: tokenizer.name().to_string(),
-                total: tokenizer.count(text)?,
-                messages: Vec::new(),
-                ids: None,
-                assistant_masks: None,
-                estimate: true,
-            });
-        }
-        let (ids, masks) = match generations {
-            None => (tokenizer.encode(text)?, None),
-            Some(spans) => {
-                let (ids, offsets) = tokenizer.encode_with_char_offsets(text)?;
-                let masks = assistant_masks(text, spans, &offsets);
-                (ids, Some(masks))
-            }
-        };
-        Ok(Tokens {
-            tokenizer: tokenizer.name().to_string(),
-            total: ids.len(),
-            messages: Vec::new(),
-            ids: Some(ids),
-            assistant_masks: masks,
-            estimate: false,
-        })
-    }
-}
-
-/// A prompt's front matter `budget:`: the most tokens a turn may be, and
-/// how its history may be cut (the sections say their own in the
-/// template).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct BudgetSettings {
-    /// `budget.total` (or `budget: N`): the most tokens a turn may be.
-    pub total: u64,
-    /// `budget.history.priority`: where the history comes in the order of
-    /// cuts (parts of lower priority are cut first; 0 when not given, as
-    /// for a section).
-    pub history_priority: i64,
-    /// `budget.history.max_tokens`: the most tokens the history may be,
-    /// whatever the total.
-    pub history_max_tokens: Option<u64>,
-}
-
-impl BudgetSettings {
-    /// A budget of `total` tokens, the history at priority 0 with no
-    /// limit of its own.
-    pub fn new(total: u64) -> BudgetSettings {
-        BudgetSettings {
-            total,
-            history_priority: 0,
-            history_max_tokens: None,
-        }
-    }
-}
-
-/// What a prompt's `budget:` did to a turn: its limit, the tokens the
-/// turn came to, each section's tokens, and what was cut to fit
-/// ([`crate::Rendered::budget`]; `render --explain` prints it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Budget {
-    /// The most tokens the turn may be (`budget.total`).
-    pub total: usize,
-    /// The tokens of the turn as rendered, after the cuts.
-    pub tokens: usize,
-    /// What was cut, in order (none when the turn fit as it was).
-    pub cuts: Vec<Cut>,
-    /// The template's budget sections, in the order they first appear,
-    /// as rendered after the cuts.
-    pub sections: Vec<SectionTokens>,
-}
-
-/// One budget section of a render, after the cuts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct SectionTokens {
-    /// Its name (every block with that name is one section).
-    pub name: String,
-    /// Its priority: lower is cut first.
-    pub priority: i64,
-    /// Its blocks (items) left, and how many it had.
-    pub items: usize,
-    /// How many blocks the template printed.
-    pub printed: usize,
-    /// Its tokens left (each block's own count, summed).
-    pub tokens: usize,
-}
-
-/// One cut a budget made.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Cut {
-    /// What was cut: `history`, or a section's name.
-    pub part: String,
-    /// How many messages (of the history).
-    pub messages: usize,
-    /// How many of a section's blocks were dropped whole.
-    pub items: usize,
-    /// Whether a section's last block left was cut short (at a token
-    /// boundary).
-    pub truncated: bool,
-    /// How many tokens were cut.
-    pub tokens: usize,
-    /// Why, and by which rule.
-    pub reason: String,
-}
-
-/// Which tokens of a text the byte ranges `spans` cover, as `transformers`
-/// tells it: for each span, the tokens from the one holding its first
-/// character to the one holding its last (`char_to_token` on character
-/// offsets: the first token whose offsets hold the character). Its edges
-/// are kept too: a span whose first character no token holds ends the
-/// marking (`break`), and one whose last character no token holds — or
-/// the first token holds — marks to the end of the text.
-fn assistant_masks(text: &str, spans: &[Range<usize>], offsets: &[(usize, usize)]) -> Vec<u8> {
-    let mut masks = vec![0u8; offsets.len()];
-    // Each span's first and last character, as character offsets.
-    let mut wanted: Vec<usize> = Vec::with_capacity(spans.len() * 2);
-    let chars = CharIndex::new(text);
-    let queries: Vec<(usize, Option<usize>)> = spans
-        .iter()
-        .map(|span| {
-            let start = chars.at(span.start);
-            let last = chars.at(span.end).checked_sub(1);
-            wanted.push(start);
-            wanted.extend(last);
-            (start, last)
-        })
-        .collect();
-    let first_token = first_tokens_holding(wanted, offsets);
-    for (start, last) in queries {
-        let Some(&from) = first_token.get(&start) else {
-            break;
-        };
-        let to = match last.and_then(|last| first_token.get(&last).copied()) {
-            Some(last) if last != 0 => last + 1,
-            _ => offsets.len(),
-        };
-        for mask in masks.get_mut(from..to).into_iter().flatten() {
-            *mask = 1;
-        }
-    }
-    masks
-}
-
-/// For each character offset of `wanted`, the first token whose offsets
-/// hold it (`start <= at < end`), in one pass over the tokens.
-fn first_tokens_holding(
-    mut wanted: Vec<usize>,
-    offsets: &[(usize, usize)],
-) -> std::collections::HashMap<usize, usize> {
-    wanted.sort_unstable();
-    wanted.dedup();
-    let mut found = std::collections::HashMap::with_capacity(wanted.len());
-    for (token, &(start, end)) in offsets.iter().enumerate() {
-        if found.len() == wanted.len() {
-            break;
-        }
-        let from = wanted.partition_point(|&at| at < start);
-        for &at in wanted.get(from..).unwrap_or_default() {
-            if at >= end {
-                break;
-            }
-            found.entry(at).or_insert(token);
-        }
-    }
-    found
-}
-
 /// Byte offsets of a text to character offsets (Python's string indexes,
 /// which `transformers` counts in).
-struct CharIndex<'t> {
+pub(super) struct CharIndex<'t> {
     text: &'t str,
     ascii: bool,
 }
 
 impl<'t> CharIndex<'t> {
-    fn new(text: &'t str) -> CharIndex<'t> {
+    pub(super) fn new(text: &'t str) -> CharIndex<'t> {
         CharIndex {
             text,
             ascii: text.is_ascii(),
@@ -721,7 +483,7 @@ impl<'t> CharIndex<'t> {
     }
 
     /// The character offset of byte `at` (a character boundary).
-    fn at(&self, at: usize) -> usize {
+    pub(super) fn at(&self, at: usize) -> usize {
         match self.ascii {
             true => at.min(self.text.len()),
             false => self
@@ -732,57 +494,8 @@ impl<'t> CharIndex<'t> {
     }
 }
 
-/// The texts of a history message's content: the string, or the `text`
-/// of each `{"type": "text"}` part.
-fn history_texts(content: Option<&serde_json::Value>) -> Vec<&str> {
-    use serde_json::Value;
-    match content {
-        Some(Value::String(text)) => vec![text.as_str()],
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter(|part| part.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 #[cfg(test)]
-#[allow(clippy::single_range_in_vec_init)] // one span is a list of spans
 mod tests {
-    use super::assistant_masks;
-
-    /// Tokens as character offsets, for text "ab cd ef" (three words, the
-    /// spaces in the following word's token).
-    const WORDS: [(usize, usize); 3] = [(0, 2), (2, 5), (5, 8)];
-
-    #[test]
-    fn a_span_marks_the_tokens_of_its_first_to_its_last_character() {
-        let text = "ab cd ef";
-        assert_eq!(assistant_masks(text, &[3..5], &WORDS), [0, 1, 0]);
-        // From inside a token to inside another: both whole.
-        assert_eq!(assistant_masks(text, &[1..4], &WORDS), [1, 1, 0]);
-        assert_eq!(assistant_masks(text, &[2..3, 6..8], &WORDS), [0, 1, 1]);
-    }
-
-    /// `transformers`' edges, kept: an end in the first token marks to the
-    /// end of the text (it tests the token index for truth); a start that
-    /// no token holds stops the marking, spans after it included.
-    #[test]
-    fn the_edges_are_transformers_own() {
-        let text = "ab cd ef";
-        assert_eq!(assistant_masks(text, &[0..2], &WORDS), [1, 1, 1]);
-        // An empty span: its "last character" is the one before it.
-        assert_eq!(assistant_masks(text, &[5..5], &WORDS), [0, 0, 0]);
-        assert_eq!(assistant_masks(text, &[2..2], &WORDS), [0, 1, 1]);
-        // A gap no token holds (text a normalizer dropped).
-        let gapped = [(0, 2), (3, 5), (6, 8)];
-        assert_eq!(assistant_masks(text, &[2..3, 6..8], &gapped), [0, 0, 0]);
-        assert_eq!(assistant_masks(text, &[6..8, 2..3], &gapped), [0, 0, 1]);
-        // A last character no token holds: to the end.
-        assert_eq!(assistant_masks(text, &[3..6], &gapped), [0, 1, 1]);
-    }
-
     /// One parse per file while any prompt holds it; another file (one
     /// byte differs) is its own.
     #[cfg(feature = "tokens")]
@@ -797,14 +510,5 @@ mod tests {
         let other = super::parsed(words.replace("\"a\"", "\"b\"").as_bytes()).unwrap();
         assert!(!std::sync::Arc::ptr_eq(&first, &other));
         assert!(super::parsed(b"{}").is_err());
-    }
-
-    /// Spans are byte ranges, offsets count characters (as Python does).
-    #[test]
-    fn spans_in_bytes_meet_offsets_in_characters() {
-        let text = "é ü x"; // bytes: é 0..2, ' ' 2, ü 3..5, ' ' 5, x 6
-        let tokens = [(0, 1), (1, 3), (3, 5)];
-        assert_eq!(assistant_masks(text, &[3..5], &tokens), [0, 1, 0]);
-        assert_eq!(assistant_masks(text, &[6..7], &tokens), [0, 0, 1]);
     }
 }
