@@ -156,17 +156,28 @@ impl TokenCache {
         conversation: &[Entry<'_>],
     ) -> Result<Tokens, String> {
         self.use_tokenizer(tokenizer);
-        let previous = std::mem::take(&mut self.texts);
+        let mut previous = std::mem::take(&mut self.texts);
         let texts = &mut self.texts;
         let mut tokens = Tokens::of_texts(tokenizer, conversation, &mut |text| {
-            let kept = match previous.get(text) {
+            // This turn's texts, then the previous turn's (moved over, not
+            // copied), then the tokenizer.
+            let kept = match texts.get(text) {
                 Some(kept) => kept.clone(),
-                None => match tokenizer.is_estimate() {
-                    true => Kept::Count(tokenizer.count(text)?),
-                    false => Kept::Ids(tokenizer.encode(text)?),
-                },
+                None => {
+                    let (key, kept) = match previous.remove_entry(text) {
+                        Some(entry) => entry,
+                        None => (
+                            Box::from(text),
+                            match tokenizer.is_estimate() {
+                                true => Kept::Count(tokenizer.count(text)?),
+                                false => Kept::Ids(tokenizer.encode(text)?),
+                            },
+                        ),
+                    };
+                    texts.insert(key, kept.clone());
+                    kept
+                }
             };
-            texts.insert(text.into(), kept.clone());
             Ok(match kept {
                 Kept::Ids(ids) => Encoded::Ids(ids),
                 Kept::Count(count) => Encoded::Count(count),

@@ -271,3 +271,29 @@ fn an_openai_encoding_encodes_each_turn_whole() {
     let second = both(&prompt, &mut cache, &messages, false);
     assert_eq!(second.kept, first.total);
 }
+
+/// A text twice in one turn, and again the next turn: each message keeps
+/// its own ids.
+#[test]
+fn a_text_said_twice_is_counted_twice() {
+    let prompt = Prompt::from_source(
+        "echo.j2",
+        "---\ntokenizer: o200k_base\n---\n{{ role(\"user\") }}{{ said }}{{ role(\"assistant\") }}{{ said }}{{ role(\"user\") }}{{ again }}",
+        &LoadOptions::default(),
+    )
+    .expect("loads");
+    let mut cache = TokenCache::new();
+    for (said, again) in [
+        ("Hello there", "Hello there"),
+        ("Hello there", "Bye"),
+        ("Bye", "Hello there"),
+    ] {
+        let rendered = prompt
+            .render(json!({"said": said, "again": again}))
+            .expect("renders");
+        let cached = rendered.tokens_with(&mut cache).expect("counts");
+        let alone = rendered.tokens().expect("counts");
+        assert_eq!(cached.messages, alone.messages, "{said} / {again}");
+        assert_eq!(cached.total, alone.total);
+    }
+}
