@@ -58,7 +58,10 @@ pub(super) fn fit(
     let total = usize::try_from(settings.total).unwrap_or(usize::MAX);
     let history = context.history();
     let exchanges = exchanges(history);
-    let tokens = rendered.tokens()?;
+    // Every count of the turn as it is cut: a text counted once is not
+    // encoded again (the messages the cuts left as they were).
+    let mut cache = crate::tokens::TokenCache::new();
+    let tokens = rendered.tokens_with(&mut cache)?;
     // Each history message's tokens, in order.
     let counts: Vec<usize> = tokens
         .messages
@@ -149,14 +152,14 @@ pub(super) fn fit(
             true => {
                 let now = match base_tokens {
                     Some(now) => now,
-                    None => state.base.tokens()?.total,
+                    None => state.base.tokens_with(&mut cache)?.total,
                 };
                 base_tokens = Some(now);
                 (state.base.clone(), now)
             }
             false => {
                 let turn = state.cut_turn(compiled, &tokenizer)?;
-                let now = turn.tokens()?.total;
+                let now = turn.tokens_with(&mut cache)?.total;
                 (turn, now)
             }
         };
