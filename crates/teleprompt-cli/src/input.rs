@@ -8,7 +8,7 @@ use teleprompt::data::{self, insert_dotted};
 use teleprompt::messages::history_from_value;
 use teleprompt::{Error, ErrorClass, PromptContext};
 
-use crate::RenderArgs;
+use crate::TurnArgs;
 
 /// One `--set KEY=VALUE`.
 #[derive(Clone, Debug)]
@@ -71,7 +71,7 @@ pub fn parse_label(text: &str) -> Result<(String, String), String> {
 
 /// The prompt context of one `render`: the data, the turn, the clock,
 /// the history and the labels.
-pub fn build_context(args: &RenderArgs, keep: Keep<'_>) -> Result<PromptContext, Error> {
+pub fn build_context(args: &TurnArgs, keep: Keep<'_>) -> Result<PromptContext, Error> {
     let data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes, keep)?;
     let mut context = PromptContext::new().data(data)?;
     if let Some(clock) = args.now {
@@ -111,7 +111,7 @@ pub fn build_context(args: &RenderArgs, keep: Keep<'_>) -> Result<PromptContext,
 /// The data of a chat template: `--data` and `--set`, with `--history`
 /// (a JSON list of messages, or an object with `messages`) as `messages`;
 /// and the clock of `strftime_now` (`--now`).
-pub fn build_chat_data(args: &RenderArgs, keep: Keep<'_>) -> Result<(Value, Clock), Error> {
+pub fn build_chat_data(args: &TurnArgs, keep: Keep<'_>) -> Result<(Value, Clock), Error> {
     let mut data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes, keep)?;
     if let Some(path) = &args.history {
         let origin = path.display().to_string();

@@ -1,6 +1,7 @@
 //! The `teleprompt` command: render and check prompt files.
 
 mod batch;
+mod diff;
 mod input;
 mod report;
 
@@ -126,6 +127,17 @@ enum Command {
         not load, or output that cannot be written; 2 a usage error (an unreadable prompt or\n\
         input, an output that cannot be resumed).")]
     Batch(Box<batch::BatchArgs>),
+    /// Render two versions of a prompt with the same data and show what
+    /// changed as the model sees it: the messages and lines, the tokens,
+    /// and the prefix a provider keeps cached.
+    #[command(after_help = "Examples:\n  \
+        teleprompt diff old/task.j2 task.j2 --data issue.json\n  \
+        teleprompt diff HEAD~1:prompts/task.j2 prompts/task.j2 --data issue.json --format markdown\n  \
+        teleprompt diff main:system.j2 system.j2 --history chat.json --tokenizer o200k_base\n\n\
+        OLD and NEW are files, or REV:PATH for a git revision (PATH from the current folder; a\n\
+        revision's includes are read from the working tree). Exit status: 0 whether or not they\n\
+        differ; 1 a document, template or data error; 2 a usage error.")]
+    Diff(Box<diff::DiffArgs>),
     /// Serve a folder of prompts over HTTP (JSON), reloading when files change.
     #[cfg(feature = "serve")]
     #[command(after_help = "Examples:\n  \
@@ -284,6 +296,22 @@ impl LoadArgs {
 struct RenderArgs {
     /// The prompt file.
     file: PathBuf,
+    /// Say on stderr what the prompt's `budget:` did: the turn's tokens,
+    /// its limit, and what was cut to fit.
+    #[arg(long)]
+    explain: bool,
+    /// Output: text, or JSON for messages, openai or anthropic; tokens:
+    /// each message's token count and ids, one JSON line (needs a tokenizer).
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
+    format: OutputFormat,
+    #[command(flatten)]
+    turn: TurnArgs,
+}
+
+/// What a render of one turn reads: data, history, clock, workspace, and
+/// the prompt's load options.
+#[derive(Args)]
+struct TurnArgs {
     /// Data as a JSON or YAML file (by extension, else by content); `-` reads stdin.
     #[arg(long, value_name = "PATH|-")]
     data: Option<String>,
@@ -302,10 +330,6 @@ struct RenderArgs {
     /// Skip the tool-call checks on the history.
     #[arg(long)]
     no_history_check: bool,
-    /// Say on stderr what the prompt's `budget:` did: the turn's tokens,
-    /// its limit, and what was cut to fit.
-    #[arg(long)]
-    explain: bool,
     /// Turn number of the conversation: sets run.turn_number (1 = first turn).
     #[arg(long, value_name = "N")]
     turn: Option<u32>,
@@ -337,10 +361,6 @@ struct RenderArgs {
     /// bytes or with a K, M or G suffix (KiB, MiB, GiB).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = input::parse_size)]
     max_data_bytes: usize,
-    /// Output: text, or JSON for messages, openai or anthropic; tokens:
-    /// each message's token count and ids, one JSON line (needs a tokenizer).
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
-    format: OutputFormat,
     #[command(flatten)]
     load: LoadArgs,
 }
@@ -435,6 +455,7 @@ fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Render(args) => render(&args),
+        Command::Diff(args) => diff::diff(&args),
         Command::Check(args) => check(&args),
         Command::Inspect(args) => inspect(&args),
         Command::Test(args) => test(&args),
@@ -492,31 +513,14 @@ fn exit_status(error: &Error) -> u8 {
 }
 
 fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
-    let prompt = match Prompt::from_file_with(&args.file, &args.load.options()) {
+    let labels = &args.turn.labels;
+    let prompt = match Prompt::from_file_with(&args.file, &args.turn.load.options()) {
         Ok(prompt) => prompt,
-        Err(error) => return Ok(fail(&report::labelled(error, &args.labels))),
+        Err(error) => return Ok(fail(&report::labelled(error, labels))),
     };
-    // Only what the prompt may read of the data file is built.
-    let reads = |name: &str| prompt.reads(name);
-    let keep: input::Keep<'_> = Some(&reads);
-    let rendered = if prompt.syntax() == Syntax::ChatTemplate {
-        // A chat template gets exactly what transformers gives it: the
-        // data (messages, tools, …), no agent namespaces.
-        input::build_chat_data(args, keep).and_then(|(data, clock)| {
-            let options = RenderOptions::new().with_clock(clock);
-            prompt.render_with(data, &options)
-        })
-    } else {
-        input::build_context(args, keep).and_then(|context| {
-            let mut options = RenderOptions::new().with_validate_history(!args.no_history_check);
-            options.context =
-                input::read_render_context(args.context.as_deref(), args.max_data_bytes)?;
-            prompt.render_turn_with(&context, &options)
-        })
-    };
-    let rendered = match rendered {
+    let rendered = match render_turn(&prompt, &args.turn) {
         Ok(rendered) => rendered,
-        Err(error) => return Ok(fail(&report::labelled(error, &args.labels))),
+        Err(error) => return Ok(fail(&report::labelled(error, labels))),
     };
     for warning in rendered.warnings() {
         print_err(&format!("warning: {warning}\n"))?;
@@ -540,7 +544,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
                 json.push('\n');
                 json
             }
-            Err(error) => return Ok(fail(&report::labelled(error, &args.labels))),
+            Err(error) => return Ok(fail(&report::labelled(error, labels))),
         },
     };
     print_out(&output)?;
@@ -548,6 +552,24 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
         print_err(&explain(rendered.budget()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Renders one turn of `prompt` from the command line's data: a chat
+/// template gets exactly what transformers gives it (the data: messages,
+/// tools, …; no agent namespaces), any other prompt a turn's context.
+fn render_turn(prompt: &Prompt, args: &TurnArgs) -> Result<teleprompt::Rendered, Error> {
+    // Only what the prompt may read of the data file is built.
+    let reads = |name: &str| prompt.reads(name);
+    let keep: input::Keep<'_> = Some(&reads);
+    if prompt.syntax() == Syntax::ChatTemplate {
+        let (data, clock) = input::build_chat_data(args, keep)?;
+        let options = RenderOptions::new().with_clock(clock);
+        return prompt.render_with(data, &options);
+    }
+    let context = input::build_context(args, keep)?;
+    let mut options = RenderOptions::new().with_validate_history(!args.no_history_check);
+    options.context = input::read_render_context(args.context.as_deref(), args.max_data_bytes)?;
+    prompt.render_turn_with(&context, &options)
 }
 
 /// `render --explain`: what the budget did, for people.

@@ -413,3 +413,63 @@ fn workspace_reads_stay_inside_the_workspace() {
         );
     }
 }
+
+/// `teleprompt diff REV:PATH PATH`: the old version read from git (a repo
+/// made here, with a commit), its include read from the working tree.
+#[test]
+fn diff_reads_the_old_version_from_a_git_revision() {
+    let dir = tempdir("diff-git");
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    std::fs::create_dir_all(dir.join("prompts")).unwrap();
+    std::fs::write(dir.join("prompts/rules.j2"), "Be brief.").unwrap();
+    std::fs::write(
+        dir.join("prompts/task.j2"),
+        "{% include 'rules.j2' %}\nFix {{ issue }}.\n",
+    )
+    .unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(
+        dir.join("prompts/task.j2"),
+        "{% include 'rules.j2' %}\nFix {{ issue }}, with a test.\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args([
+            "diff",
+            "HEAD:prompts/task.j2",
+            "prompts/task.j2",
+            "--set",
+            "issue=the login form",
+        ])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("--- prompts/task.j2 (HEAD)\n+++ prompts/task.j2\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("-Fix the login form.\n+Fix the login form, with a test.\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "the first 28 bytes stay the same; the change starts in message 1 (user), line 2"
+        ),
+        "{stdout}"
+    );
+}
