@@ -183,19 +183,27 @@ fn sent(prompt: &Prompt, rendered: &Rendered) -> Vec<(String, String)> {
         .iter()
         .map(|entry| match entry {
             Entry::Rendered(message) => {
-                let text = message
-                    .content
-                    .iter()
-                    .map(|part| match part {
+                // Parts as the OpenAI shape joins them: a blank line
+                // between, none across a part that holds nothing.
+                let mut pieces: Vec<String> = Vec::new();
+                let mut joins = false;
+                for part in &message.content {
+                    let piece = match part {
                         ContentPart::Text { text } => text.clone(),
                         ContentPart::Media { url, content_type } => {
                             format!("[{content_type}: {url}]")
                         }
                         ContentPart::Section { name } => format!("[section {name}]"),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n\n");
-                (message.role.as_str().to_string(), text)
+                        ContentPart::CacheBreakpoint => String::new(),
+                    };
+                    match pieces.last_mut() {
+                        Some(last) if joins => last.push_str(&piece),
+                        _ if piece.is_empty() => {}
+                        _ => pieces.push(piece),
+                    }
+                    joins = matches!(part, ContentPart::CacheBreakpoint);
+                }
+                (message.role.as_str().to_string(), pieces.join("\n\n"))
             }
             Entry::History(message) => {
                 let mut text = match &message.content {

@@ -303,8 +303,9 @@ fn conversation(rendered: &Rendered) -> Vec<ExpectedMessage> {
                     .map(|part| match part {
                         ContentPart::Text { text } => text.clone(),
                         ContentPart::Media { url, .. } => format!("[media: {url}]"),
-                        // An unfilled section holds nothing, as in the text.
-                        ContentPart::Section { .. } => String::new(),
+                        // An unfilled section and a cache breakpoint hold
+                        // nothing, as in the text.
+                        ContentPart::Section { .. } | ContentPart::CacheBreakpoint => String::new(),
                     })
                     .collect(),
                 Entry::History(message) => match &message.content {

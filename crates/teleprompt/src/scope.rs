@@ -127,6 +127,12 @@ impl RenderScope {
         self.markers.history()
     }
 
+    /// `cache_breakpoint()`: the marker of a provider's cache breakpoint.
+    pub(crate) fn cache_breakpoint(&self) -> Result<String, String> {
+        self.room_for_a_message()?;
+        Ok(self.markers.cache_breakpoint())
+    }
+
     /// `media(url, content_type)`: the marker of a media part.
     pub(crate) fn media(&self, url: &str, content_type: &str) -> Result<String, String> {
         self.room_for_a_message()?;

@@ -293,6 +293,7 @@ impl<'a> Renderer<'a> {
             }
             Func::BudgetSection => self.budget_section(args, span, dot),
             Func::EndSection => Ok(Value::string(self.scope.section_end())),
+            Func::CacheBreakpoint => self.cache_breakpoint(span),
             Func::Role | Func::DataRole | Func::History | Func::Media | Func::Section => {
                 let mut text = Vec::with_capacity(2);
                 for index in 0..args.len() {
@@ -329,6 +330,16 @@ impl<'a> Renderer<'a> {
                     .map_err(|message| func_error(func, span, message))
             }
         }
+    }
+
+    /// `cache_breakpoint`: the marker of a provider's cache breakpoint
+    /// (out of [`Self::call`]'s frame).
+    #[inline(never)]
+    fn cache_breakpoint(&mut self, span: Span) -> Result<Value<'a>> {
+        self.scope
+            .cache_breakpoint()
+            .map(Value::string)
+            .map_err(|message| func_error(Func::CacheBreakpoint, span, message))
     }
 
     /// `section NAME KEY VALUE …`: the marker that starts a budget section

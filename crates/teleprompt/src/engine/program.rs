@@ -381,6 +381,8 @@ pub(crate) enum Func {
     /// start of a budget section, its settings as key and value pairs
     /// (Handlebars' `{{#section "docs" priority=2}}` lowers to it).
     BudgetSection,
+    /// `cache_breakpoint`: the marker of a provider's cache breakpoint.
+    CacheBreakpoint,
     /// `endsection`: the end of a budget section.
     EndSection,
     /// Handlebars `lookup obj key`: a key of a map or an element of a list,
@@ -465,6 +467,7 @@ impl Func {
         ("media", Func::Media),
         ("section", Func::BudgetSection),
         ("endsection", Func::EndSection),
+        ("cache_breakpoint", Func::CacheBreakpoint),
     ];
 
     /// Every function a Go template names: Go's built-ins, then the shared
@@ -513,7 +516,7 @@ impl Func {
             Func::Media => (2, Some(2)),
             Func::Section => (1, Some(1)),
             Func::BudgetSection => (1, Some(7)),
-            Func::EndSection => (0, Some(0)),
+            Func::EndSection | Func::CacheBreakpoint => (0, Some(0)),
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),

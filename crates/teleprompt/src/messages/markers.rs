@@ -129,6 +129,12 @@ pub enum SplitError {
     /// move messages.
     #[error("the section \"{0}\" holds a message's start, the history or a media part: a section is text inside one message, so close it before role(), history() or media()")]
     MessageInSection(String),
+    /// A cache breakpoint inside a budget section: a cut could drop it.
+    #[error("the section \"{0}\" holds a cache_breakpoint(): a budget may cut a section, so place the breakpoint outside it")]
+    BreakpointInSection(String),
+    /// A cache breakpoint with nothing before it that it could end.
+    #[error("cache_breakpoint() has no text before it to end: place it after the text a provider should cache (the end of the system prompt, say){0}")]
+    NothingToCache(&'static str),
     /// A budget section starts inside another.
     #[error("the section \"{inner}\" starts inside the section \"{outer}\": sections do not nest")]
     NestedSection {
@@ -337,6 +343,9 @@ enum Mark {
     Section(String),
     /// The start (`true`) or end of a `{% generation %}` block.
     Generation(bool),
+    /// A provider's cache breakpoint: the text before it is a prefix to
+    /// cache.
+    CacheBreakpoint,
     /// The start of a budget section.
     SectionStart(SectionSpec),
     /// The end of a budget section.
@@ -384,6 +393,12 @@ impl Markers {
     /// The marker that places the conversation history.
     pub fn history(&self) -> String {
         self.marker(&["history"])
+    }
+
+    /// The marker of a cache breakpoint (`cache_breakpoint()`): what the
+    /// conversation holds before it is a prefix a provider should cache.
+    pub fn cache_breakpoint(&self) -> String {
+        self.marker(&["cache"])
     }
 
     /// `text` between the markers of a generated span (a chat template's
@@ -754,6 +769,7 @@ fn percent_decode(text: &str) -> Option<String> {
 fn parse_mark(body: &str) -> Option<Mark> {
     match body {
         "history" => return Some(Mark::History),
+        "cache" => return Some(Mark::CacheBreakpoint),
         "generation:start" => return Some(Mark::Generation(true)),
         "generation:end" => return Some(Mark::Generation(false)),
         "part:end" => return Some(Mark::SectionEnd),
@@ -882,6 +898,9 @@ impl Builder {
         {
             return Err(SplitError::MessageInSection(spec.name.clone()));
         }
+        if let (Mark::CacheBreakpoint, Some((spec, _))) = (&mark, &self.section_open) {
+            return Err(SplitError::BreakpointInSection(spec.name.clone()));
+        }
         match mark {
             Mark::Role(role, attributes) => {
                 self.close_message();
@@ -910,6 +929,7 @@ impl Builder {
                 self.close_text_part();
                 self.parts.push(ContentPart::Section { name });
             }
+            Mark::CacheBreakpoint => self.cache_breakpoint()?,
             Mark::Generation(true) => {
                 self.generation_open = match self.generation_open {
                     None => Some((self.text.len(), 1)),
@@ -938,8 +958,12 @@ impl Builder {
                 self.pending.remove(0);
             }
         }
-        let trimmed = self.pending.trim();
-        if !trimmed.is_empty() {
+        // After a cache breakpoint the text goes on as printed.
+        let trimmed = match self.parts.last() {
+            Some(ContentPart::CacheBreakpoint) => self.pending.trim_end(),
+            _ => self.pending.trim(),
+        };
+        if !trimmed.trim_start().is_empty() {
             let text = match self.rules {
                 Rules::Dotprompt => std::mem::take(&mut self.pending),
                 _ => trimmed.to_string(),
@@ -949,11 +973,51 @@ impl Builder {
         self.pending.clear();
     }
 
+    /// A cache breakpoint ends the text before it in the message being
+    /// written (kept as printed: the text on either side of it joins as
+    /// in the rendered text); with none, the message before.
+    fn cache_breakpoint(&mut self) -> Result<(), SplitError> {
+        if self.rules != Rules::Teleprompt {
+            return Err(SplitError::NothingToCache(""));
+        }
+        let text = std::mem::take(&mut self.pending);
+        let text = match self.parts.last() {
+            Some(ContentPart::CacheBreakpoint) => text,
+            _ => text.trim_start().to_string(),
+        };
+        if !text.trim().is_empty() {
+            self.parts.push(ContentPart::Text { text });
+        }
+        if !self.parts.is_empty() {
+            self.parts.push(ContentPart::CacheBreakpoint);
+            return Ok(());
+        }
+        match self.items.last_mut() {
+            Some(Item::Message(message)) => {
+                if message.content.last() != Some(&ContentPart::CacheBreakpoint) {
+                    message.content.push(ContentPart::CacheBreakpoint);
+                }
+                Ok(())
+            }
+            Some(Item::History) => Err(SplitError::NothingToCache(
+                ": right after history() it would end the host's history, which teleprompt does not mark yet",
+            )),
+            None => Err(SplitError::NothingToCache("")),
+        }
+    }
+
     fn close_message(&mut self) {
         if self.rules == Rules::Prompty && self.parts.is_empty() {
             return self.close_prompty_message();
         }
         self.close_text_part();
+        // A text a breakpoint ended keeps its end as printed; at the end
+        // of the message, it is trimmed as the last text is.
+        if let [.., ContentPart::Text { text }, ContentPart::CacheBreakpoint] =
+            self.parts.as_mut_slice()
+        {
+            text.truncate(text.trim_end().len());
+        }
         if !self.parts.is_empty() {
             self.items.push(Item::Message(Message {
                 role: self.role,
@@ -1210,6 +1274,7 @@ mod tests {
                             ContentPart::Text { text } => text.clone(),
                             ContentPart::Media { url, .. } => format!("[{url}]"),
                             ContentPart::Section { name } => format!("[section {name}]"),
+                        ContentPart::CacheBreakpoint => "[cache]".to_string(),
                         })
                         .collect::<Vec<_>>()
                         .join("|"),

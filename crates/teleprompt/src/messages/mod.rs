@@ -101,6 +101,13 @@ pub enum ContentPart {
         /// The section's name, as the template wrote it (`output`).
         name: String,
     },
+    /// A cache breakpoint (`cache_breakpoint()`): the conversation up to
+    /// here is a prefix the provider should cache. The Anthropic shape
+    /// marks the block before it `cache_control`; the text output and the
+    /// OpenAI shape print nothing for it (the texts on either side join as
+    /// rendered).
+    #[serde(rename = "cache_breakpoint")]
+    CacheBreakpoint,
 }
 
 /// A message rendered from a prompt.

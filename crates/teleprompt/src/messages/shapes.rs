@@ -153,27 +153,34 @@ fn is_image(content_type: &str) -> bool {
 /// nothing: the texts on either side of it join as in the rendered text.
 fn plain_text(content: &[ContentPart]) -> Option<String> {
     let mut texts: Vec<String> = Vec::new();
-    let mut after_section = false;
+    let mut joins = false;
     for part in content {
         match part {
             ContentPart::Text { text } => match texts.last_mut() {
-                Some(last) if after_section => last.push_str(text),
+                Some(last) if joins => last.push_str(text),
                 _ => texts.push(text.clone()),
             },
             ContentPart::Media { .. } => return None,
-            ContentPart::Section { .. } => {}
+            ContentPart::Section { .. } | ContentPart::CacheBreakpoint => {}
         }
-        after_section = matches!(part, ContentPart::Section { .. });
+        joins = holds_nothing(part);
     }
     Some(texts.join("\n\n"))
 }
 
+/// A part that prints nothing: the texts on either side of it join.
+fn holds_nothing(part: &ContentPart) -> bool {
+    matches!(
+        part,
+        ContentPart::Section { .. } | ContentPart::CacheBreakpoint
+    )
+}
+
 /// The parts a provider is sent: all but the sections the host left
-/// unfilled.
+/// unfilled and the cache breakpoints (a shape that has them marks the
+/// part before).
 fn sent_parts(content: &[ContentPart]) -> impl Iterator<Item = &ContentPart> {
-    content
-        .iter()
-        .filter(|part| !matches!(part, ContentPart::Section { .. }))
+    content.iter().filter(|part| !holds_nothing(part))
 }
 
 // ---------------------------------------------------------------- OpenAI
@@ -241,7 +248,9 @@ fn openai_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError> {
         ContentPart::Text { text } => return Ok(json!({ "type": "text", "text": text })),
         ContentPart::Media { url, content_type } => (url.as_str(), content_type.as_str()),
         // Left out by `sent_parts`.
-        ContentPart::Section { .. } => return Ok(json!({ "type": "text", "text": "" })),
+        ContentPart::Section { .. } | ContentPart::CacheBreakpoint => {
+            return Ok(json!({ "type": "text", "text": "" }))
+        }
     };
     if is_image(content_type) {
         return Ok(json!({ "type": "image_url", "image_url": { "url": url } }));
@@ -277,12 +286,26 @@ fn openai_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError> {
 /// Builds the Anthropic body: system text lifted out, tool results merged.
 #[derive(Default)]
 struct AnthropicBody {
-    system: Vec<String>,
+    /// The system prompt's pieces: each text, whether a cache breakpoint
+    /// ends it, and whether it goes on the text before it (a breakpoint
+    /// stood between them) rather than after a blank line.
+    system: Vec<SystemPiece>,
     messages: Vec<Value>,
     /// Whether the last message is a user message of tool results only, so
     /// that the next tool result joins it.
     open_tool_results: bool,
+    /// The cache breakpoints placed.
+    breakpoints: usize,
 }
+
+struct SystemPiece {
+    text: String,
+    cached: bool,
+    joins: bool,
+}
+
+/// The most cache breakpoints a request may have (Anthropic's limit).
+const MOST_BREAKPOINTS: usize = 4;
 
 impl AnthropicBody {
     fn push(&mut self, role: &str, content: Value) {
@@ -306,13 +329,79 @@ impl AnthropicBody {
         self.open_tool_results = true;
     }
 
-    fn finish(self) -> Value {
+    /// Marks the last block so far `cache_control` (a message's string
+    /// content becomes one text block).
+    fn cache_last(&mut self) {
+        let marked = match self
+            .messages
+            .last_mut()
+            .and_then(|message| message.get_mut("content"))
+        {
+            Some(content) => {
+                if let Value::String(text) = content {
+                    *content = Value::Array(vec![text_block(text)]);
+                }
+                match content.as_array_mut().and_then(|blocks| blocks.last_mut()) {
+                    Some(Value::Object(block)) => {
+                        block.insert("cache_control".into(), json!({ "type": "ephemeral" }));
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            None => match self.system.last_mut() {
+                Some(piece) => {
+                    piece.cached = true;
+                    true
+                }
+                None => false,
+            },
+        };
+        self.breakpoints += usize::from(marked);
+    }
+
+    fn finish(self) -> Result<Value, ShapeError> {
+        if self.breakpoints > MOST_BREAKPOINTS {
+            return Err(error(
+                0,
+                format!(
+                    "Anthropic takes at most {MOST_BREAKPOINTS} cache breakpoints in a request; this conversation has {}",
+                    self.breakpoints
+                ),
+            ));
+        }
         let mut body = Map::new();
         if !self.system.is_empty() {
-            body.insert("system".into(), Value::String(self.system.join("\n\n")));
+            let system = match self.system.iter().any(|piece| piece.cached) {
+                // Blocks, so that one can carry `cache_control`.
+                true => Value::Array(
+                    self.system
+                        .iter()
+                        .filter(|piece| !piece.text.trim().is_empty())
+                        .map(|piece| {
+                            let mut block = text_block(&piece.text);
+                            if piece.cached {
+                                block["cache_control"] = json!({ "type": "ephemeral" });
+                            }
+                            block
+                        })
+                        .collect(),
+                ),
+                false => {
+                    let mut text = String::new();
+                    for (at, piece) in self.system.iter().enumerate() {
+                        if at > 0 && !piece.joins {
+                            text.push_str("\n\n");
+                        }
+                        text.push_str(&piece.text);
+                    }
+                    Value::String(text)
+                }
+            };
+            body.insert("system".into(), system);
         }
         body.insert("messages".into(), Value::Array(self.messages));
-        Value::Object(body)
+        Ok(Value::Object(body))
     }
 }
 
@@ -324,7 +413,7 @@ fn anthropic(entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
             Entry::History(message) => anthropic_history(&mut body, index, message)?,
         }
     }
-    Ok(body.finish())
+    body.finish()
 }
 
 fn is_system(role: Role) -> bool {
@@ -345,28 +434,86 @@ fn anthropic_rendered(
     index: usize,
     message: &Message,
 ) -> Result<(), ShapeError> {
-    let text = plain_text(&message.content);
+    let breakpoints = message.content.contains(&ContentPart::CacheBreakpoint);
     if is_system(message.role) {
-        let text = text.ok_or_else(|| {
-            error(
+        if plain_text(&message.content).is_none() {
+            return Err(error(
                 index,
                 "Anthropic's system prompt is text only; move media out of the system message"
                     .into(),
-            )
-        })?;
-        body.system.push(text);
+            ));
+        }
+        // Each run of text up to a breakpoint is a piece; a Dotprompt
+        // section left unfilled joins the texts on either side.
+        let mut before: Option<&ContentPart> = None;
+        for part in &message.content {
+            match (part, before) {
+                (ContentPart::Text { text }, Some(ContentPart::Section { .. })) => {
+                    match body.system.last_mut() {
+                        Some(piece) => piece.text.push_str(text),
+                        None => body.system.push(SystemPiece {
+                            text: text.clone(),
+                            cached: false,
+                            joins: false,
+                        }),
+                    }
+                }
+                (ContentPart::Text { text }, before) => body.system.push(SystemPiece {
+                    text: text.clone(),
+                    cached: false,
+                    joins: before == Some(&ContentPart::CacheBreakpoint),
+                }),
+                (ContentPart::CacheBreakpoint, _) => body.cache_last(),
+                _ => {}
+            }
+            before = Some(part);
+        }
         return Ok(());
     }
-    let content = match text {
-        Some(text) => Value::String(text),
-        None => Value::Array(
-            sent_parts(&message.content)
-                .map(|part| anthropic_part(index, part))
-                .collect::<Result<_, _>>()?,
-        ),
+    let content = match (plain_text(&message.content), breakpoints) {
+        (Some(text), false) => Value::String(text),
+        _ => {
+            let (blocks, marked) = anthropic_blocks(index, &message.content)?;
+            body.breakpoints += marked;
+            Value::Array(blocks)
+        }
     };
     body.push(anthropic_role(message.role), content);
     Ok(())
+}
+
+/// A message's parts as Anthropic blocks: texts that an unfilled section
+/// stood between join, and the block a breakpoint ends carries
+/// `cache_control`; with how many it marked.
+fn anthropic_blocks(
+    index: usize,
+    content: &[ContentPart],
+) -> Result<(Vec<Value>, usize), ShapeError> {
+    let mut blocks: Vec<Value> = Vec::new();
+    let mut marked = 0;
+    let mut before: Option<&ContentPart> = None;
+    for part in content {
+        match (part, before) {
+            (ContentPart::Text { text }, Some(ContentPart::Section { .. })) => {
+                match blocks.last_mut().and_then(|block| block.get_mut("text")) {
+                    Some(Value::String(last)) => last.push_str(text),
+                    _ => blocks.push(text_block(text)),
+                }
+            }
+            (ContentPart::CacheBreakpoint, _) => {
+                if let Some(Value::Object(block)) = blocks.last_mut() {
+                    if !block.contains_key("cache_control") {
+                        block.insert("cache_control".into(), json!({ "type": "ephemeral" }));
+                        marked += 1;
+                    }
+                }
+            }
+            (ContentPart::Section { .. }, _) => {}
+            (part, _) => blocks.push(anthropic_part(index, part)?),
+        }
+        before = Some(part);
+    }
+    Ok((blocks, marked))
 }
 
 fn anthropic_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError> {
@@ -374,7 +521,7 @@ fn anthropic_part(index: usize, part: &ContentPart) -> Result<Value, ShapeError>
         ContentPart::Text { text } => Ok(text_block(text)),
         ContentPart::Media { url, content_type } => media_block(index, url, content_type),
         // Left out by `sent_parts`.
-        ContentPart::Section { .. } => Ok(text_block("")),
+        ContentPart::Section { .. } | ContentPart::CacheBreakpoint => Ok(text_block("")),
     }
 }
 
@@ -418,7 +565,11 @@ fn anthropic_history(
     message: &HistoryMessage,
 ) -> Result<(), ShapeError> {
     if is_system(message.role) {
-        body.system.push(content_text(message.content.as_ref()));
+        body.system.push(SystemPiece {
+            text: content_text(message.content.as_ref()),
+            cached: false,
+            joins: false,
+        });
         return Ok(());
     }
     if message.role == Role::Tool {

@@ -47,6 +47,7 @@ fn outline(split: &Split) -> Vec<(String, String)> {
                         ContentPart::Text { text } => text.clone(),
                         ContentPart::Media { url, .. } => format!("[{url}]"),
                         ContentPart::Section { name } => format!("[section {name}]"),
+                        ContentPart::CacheBreakpoint => "[cache]".to_string(),
                     })
                     .collect::<Vec<_>>()
                     .join("|"),
@@ -286,6 +287,40 @@ fn plain_text_is_the_output_without_markers() {
         markers.history(),
     );
     assert_eq!(split(&markers, &output).text, "\nSys\n\nLook:  ok\n");
+}
+
+/// A cache breakpoint cuts a message's text where it stands and keeps the
+/// text on either side as printed (only the message's own ends are
+/// trimmed), so the parts joined are the text without it.
+#[test]
+fn a_cache_breakpoint_keeps_the_text_around_it_as_printed() {
+    let markers = Markers::new();
+    let cache = markers.cache_breakpoint();
+    let output = format!(
+        "{}\n  Rules.\n{cache}\n\nToday.\n{cache}  \n{}{cache}Hi",
+        markers.role(Role::System),
+        markers.role(Role::User),
+    );
+    let split = split(&markers, &output);
+    assert_eq!(
+        split.items,
+        vec![
+            message(
+                Role::System,
+                vec![
+                    text("Rules.\n"),
+                    ContentPart::CacheBreakpoint,
+                    // The message's end is trimmed, as the last text is.
+                    text("\n\nToday."),
+                    // The second breakpoint here, and the one that starts
+                    // the user's message (it ends this one), are one.
+                    ContentPart::CacheBreakpoint,
+                ]
+            ),
+            message(Role::User, vec![text("Hi")]),
+        ]
+    );
+    assert_eq!(split.text, "\n  Rules.\n\n\nToday.\n  \nHi");
 }
 
 #[test]

@@ -17,6 +17,7 @@
 mod append_only;
 #[cfg(feature = "tokens")]
 mod budget;
+mod cache_breakpoints;
 mod common;
 mod conformance;
 mod context;

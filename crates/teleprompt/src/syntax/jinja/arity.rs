@@ -219,6 +219,7 @@ const FUNCTIONS: &[(&str, Arity)] = &[
     ("role", takes(1, 2, Keywords::No)),
     ("history", NONE),
     ("media", takes(2, 2, Keywords::No)),
+    ("cache_breakpoint", NONE),
     ("cycler", takes(1, usize::MAX, Keywords::No)),
     ("joiner", takes(0, 1, Keywords::No)),
 ];

@@ -836,7 +836,14 @@ fn build_base_environment(dialect: Syntax) -> Environment<'static> {
                 }))
             });
         }
-        _ => section::register(&mut env),
+        _ => {
+            section::register(&mut env);
+            env.add_function("cache_breakpoint", || {
+                template_call(current::marker("cache_breakpoint", |scope| {
+                    scope.cache_breakpoint()
+                }))
+            });
+        }
     }
     python::name_functions(&mut env);
     env

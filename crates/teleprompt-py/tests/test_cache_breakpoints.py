@@ -1,0 +1,66 @@
+"""Cache breakpoints in the Anthropic shape are what the official SDK's
+types accept: each body `to_anthropic()` gives, with a model and
+``max_tokens``, is written as a typed Python literal and checked with
+``mypy --strict`` against ``anthropic.types.message_create_params.
+MessageCreateParamsNonStreaming`` (the SDK's TypedDicts: an unknown key or
+a wrong ``type`` is an error). A misspelled copy must fail, so the check
+can fail."""
+
+import json
+
+import mypy.api
+
+from teleprompt import Prompt, PromptContext
+
+PROMPTS = {
+    "support.j2": '{{ role("system") }}You are a support agent.\nBe brief.\n{{ cache_breakpoint() }}\n'
+    'Today is {{ day }}.{{ role("user") }}{{ question }}{{ cache_breakpoint() }}',
+    "support.gotmpl": '{{role "system"}}You are a support agent.\nBe brief.\n{{cache_breakpoint}}\n'
+    'Today is {{.day}}.{{role "user"}}{{.question}}{{cache_breakpoint}}',
+    "support.hbs": '{{role "system"}}You are a support agent.\nBe brief.\n{{cache_breakpoint}}\n'
+    'Today is {{day}}.{{role "user"}}{{question}}{{cache_breakpoint}}',
+}
+
+
+def bodies():
+    found = {}
+    for name, source in PROMPTS.items():
+        rendered = Prompt(source, name=name).render(day="Monday", question="How do I reset my router?")
+        found[name] = rendered.to_anthropic()
+    turn = Prompt(
+        '{{ role("system") }}Be brief.{{ cache_breakpoint() }}{{ history() }}'
+        '{{ role("user") }}{{ question }}{{ cache_breakpoint() }}',
+        name="turn.j2",
+    )
+    history = [
+        {"role": "user", "content": "What is the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
+    ]
+    found["turn.j2"] = turn.render_turn(PromptContext({"question": "And Tokyo?"}, history=history)).to_anthropic()
+    return found
+
+
+def check(tmp_path, typed):
+    program = "from anthropic.types.message_create_params import MessageCreateParamsNonStreaming\n\n"
+    for index, body in enumerate(typed):
+        request = dict(body, model="claude-sonnet-4-5", max_tokens=1024)
+        program += f"body_{index}: MessageCreateParamsNonStreaming = {request!r}\n"
+    path = tmp_path / "bodies.py"
+    path.write_text(program, "utf-8")
+    return mypy.api.run(["--strict", "--no-incremental", str(path)])
+
+
+def test_every_body_is_a_request_the_sdk_types_accept(tmp_path):
+    found = bodies()
+    for name, body in found.items():
+        assert "cache_control" in json.dumps(body), name
+    out, err, status = check(tmp_path, found.values())
+    assert status == 0, out + err
+    # The same check fails on a misspelled key and on a wrong type, each.
+    text = json.dumps(found["support.j2"])
+    misspelled = json.loads(text.replace('"cache_control"', '"cache_contrl"', 1))
+    mistyped = json.loads(text.replace('"ephemeral"', '"forever"', 1))
+    out, _, status = check(tmp_path, [misspelled, mistyped])
+    assert status == 1 and "bodies.py:3:" in out and "bodies.py:4:" in out, out

@@ -1,0 +1,245 @@
+//! Cache breakpoints (issue 26): `cache_breakpoint()` in every syntax ends
+//! the text before it as a prefix a provider should cache. The Anthropic
+//! shape marks the block it ends `cache_control` (the system prompt turns
+//! into blocks to carry one); the text and the OpenAI shape are what they
+//! are without it; misplaced breakpoints are errors that say where to put
+//! them.
+
+use serde_json::{json, Value};
+use teleprompt::{ErrorClass, LoadOptions, OutputFormat, Prompt, PromptContext};
+
+/// The same prompt in each syntax: fixed instructions, a breakpoint, the
+/// day; the question, a breakpoint at its end.
+const PROMPTS: &[(&str, &str)] = &[
+    (
+        "support.j2",
+        "{{ role(\"system\") }}You are a support agent.\nBe brief.\n{{ cache_breakpoint() }}\nToday is {{ day }}.\
+         {{ role(\"user\") }}{{ question }}{{ cache_breakpoint() }}",
+    ),
+    (
+        "support.gotmpl",
+        "{{role \"system\"}}You are a support agent.\nBe brief.\n{{cache_breakpoint}}\nToday is {{.day}}.\
+         {{role \"user\"}}{{.question}}{{cache_breakpoint}}",
+    ),
+    (
+        "support.hbs",
+        "{{role \"system\"}}You are a support agent.\nBe brief.\n{{cache_breakpoint}}\nToday is {{day}}.\
+         {{role \"user\"}}{{question}}{{cache_breakpoint}}",
+    ),
+];
+
+fn data() -> Value {
+    json!({"day": "Monday", "question": "How do I reset my router?"})
+}
+
+fn load(name: &str, source: &str) -> Prompt {
+    Prompt::from_source(name, source, &LoadOptions::default()).expect("loads")
+}
+
+#[test]
+fn the_anthropic_shape_marks_the_block_a_breakpoint_ends() {
+    for (name, source) in PROMPTS {
+        let rendered = load(name, source).render(data()).expect("renders");
+        assert_eq!(
+            rendered.to_format(OutputFormat::Anthropic).unwrap(),
+            json!({
+                "system": [
+                    {"type": "text", "text": "You are a support agent.\nBe brief.\n", "cache_control": {"type": "ephemeral"}},
+                    {"type": "text", "text": "\nToday is Monday."},
+                ],
+                "messages": [{"role": "user", "content": [
+                    {"type": "text", "text": "How do I reset my router?", "cache_control": {"type": "ephemeral"}},
+                ]}],
+            }),
+            "{name}"
+        );
+    }
+}
+
+/// A breakpoint prints nothing: the text, the OpenAI shape and the
+/// Anthropic shape without breakpoints are those of the prompt without
+/// them; the messages shape shows where they are.
+#[test]
+fn without_its_marks_the_output_is_the_prompt_s_without_breakpoints() {
+    for (name, source) in PROMPTS {
+        let with = load(name, source).render(data()).expect("renders");
+        let without = load(
+            name,
+            &source
+                .replace("{{ cache_breakpoint() }}", "")
+                .replace("{{cache_breakpoint}}", ""),
+        )
+        .render(data())
+        .expect("renders");
+        assert_eq!(with.text(), without.text(), "{name}");
+        assert_eq!(
+            with.to_format(OutputFormat::OpenAi).unwrap(),
+            without.to_format(OutputFormat::OpenAi).unwrap(),
+            "{name}"
+        );
+        let anthropic = without.to_format(OutputFormat::Anthropic).unwrap();
+        assert_eq!(
+            anthropic["system"],
+            json!("You are a support agent.\nBe brief.\n\nToday is Monday."),
+            "{name}"
+        );
+        let messages = with.to_format(OutputFormat::Messages).unwrap();
+        assert_eq!(
+            messages["messages"][0]["content"][1],
+            json!({"type": "cache_breakpoint"}),
+            "{name}"
+        );
+    }
+}
+
+/// A breakpoint with nothing before it in its message ends the message
+/// before (here, right after a role marker: the system prompt).
+#[test]
+fn a_breakpoint_that_starts_a_message_ends_the_one_before() {
+    let prompt = load(
+        "start.j2",
+        "{{ role(\"system\") }}Be brief.{{ role(\"user\") }}{{ cache_breakpoint() }}Hi",
+    );
+    let shaped = prompt
+        .render(json!({}))
+        .unwrap()
+        .to_format(OutputFormat::Anthropic)
+        .unwrap();
+    assert_eq!(
+        shaped,
+        json!({
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": "Hi"}],
+        })
+    );
+}
+
+/// The history before a breakpoint is cached with the rest: the
+/// breakpoint at the end of the prompt's own message after the history
+/// marks that message.
+#[test]
+fn a_breakpoint_after_the_history_s_next_message_caches_the_conversation() {
+    let prompt = load(
+        "turn.j2",
+        "{{ role(\"system\") }}Be brief.{{ cache_breakpoint() }}{{ history() }}{{ role(\"user\") }}{{ question }}{{ cache_breakpoint() }}",
+    );
+    let context = PromptContext::new()
+        .data(json!({"question": "And now?"}))
+        .unwrap()
+        .with_history(vec![
+            serde_json::from_value(json!({"role": "user", "content": "Hi"})).unwrap(),
+            serde_json::from_value(json!({"role": "assistant", "content": "Hello!"})).unwrap(),
+        ]);
+    let shaped = prompt
+        .render_turn(&context)
+        .unwrap()
+        .to_format(OutputFormat::Anthropic)
+        .unwrap();
+    assert_eq!(
+        shaped,
+        json!({
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello!"},
+                {"role": "user", "content": [{"type": "text", "text": "And now?", "cache_control": {"type": "ephemeral"}}]},
+            ],
+        })
+    );
+}
+
+#[test]
+fn misplaced_breakpoints_are_errors_that_say_where_to_put_them() {
+    let render = |source: &str| {
+        load("bad.j2", source)
+            .render_turn(&PromptContext::new())
+            .map(|_| ())
+            .unwrap_err()
+    };
+    let first = render("{{ cache_breakpoint() }}Be brief.");
+    assert_eq!(first.class(), ErrorClass::Render);
+    assert!(
+        first.message().contains("no text before it to end"),
+        "{first}"
+    );
+    let after_history =
+        render("{{ role(\"system\") }}Be brief.{{ history() }}{{ cache_breakpoint() }}");
+    assert!(
+        after_history.message().contains("right after history()"),
+        "{after_history}"
+    );
+    let in_section = render("{% section \"docs\" %}A{{ cache_breakpoint() }}{% endsection %}");
+    assert!(
+        in_section
+            .message()
+            .contains("the section \"docs\" holds a cache_breakpoint()"),
+        "{in_section}"
+    );
+    let arguments = Prompt::from_source(
+        "args.j2",
+        "{{ cache_breakpoint(1) }}",
+        &LoadOptions::default(),
+    )
+    .map(|_| ())
+    .unwrap_err();
+    assert!(
+        arguments.message().contains("cache_breakpoint"),
+        "{arguments}"
+    );
+}
+
+/// Anthropic takes at most four breakpoints in a request: a fifth is an
+/// error of the shape, not a request the API would refuse.
+#[test]
+fn five_breakpoints_are_one_too_many_for_anthropic() {
+    let source = (0..5)
+        .map(|index| format!("{{{{ role(\"user\") }}}}Part {index}{{{{ cache_breakpoint() }}}}"))
+        .collect::<String>();
+    let rendered = load("five.j2", &source).render(json!({})).unwrap();
+    let error = rendered.to_format(OutputFormat::Anthropic).unwrap_err();
+    assert!(
+        error.message().contains("at most 4 cache breakpoints"),
+        "{error}"
+    );
+    let four = load(
+        "four.j2",
+        &source.replacen("{{ cache_breakpoint() }}", "", 1),
+    )
+    .render(json!({}))
+    .unwrap();
+    assert!(four.to_format(OutputFormat::Anthropic).is_ok());
+    // The OpenAI shape has no breakpoints: five are fine.
+    assert!(rendered.to_format(OutputFormat::OpenAi).is_ok());
+}
+
+/// Other systems' prompts keep their own names: a Semantic Kernel
+/// Handlebars prompt's `cache_breakpoint` is its data, and so is a
+/// Django (pongo2) prompt's.
+#[test]
+fn other_systems_prompts_do_not_see_the_name() {
+    let sk = Prompt::from_source(
+        "sk.yaml",
+        "name: t\ntemplate_format: handlebars\ntemplate: \"cached: {{cache_breakpoint}}\"\n",
+        &LoadOptions::default(),
+    )
+    .expect("loads");
+    assert_eq!(
+        sk.render(json!({"cache_breakpoint": "yes"}))
+            .unwrap()
+            .text(),
+        "cached: yes"
+    );
+    let django = Prompt::from_source(
+        "p.django",
+        "cached: {{ cache_breakpoint }}",
+        &LoadOptions::default(),
+    )
+    .expect("loads");
+    assert_eq!(
+        django
+            .render(json!({"cache_breakpoint": "yes"}))
+            .unwrap()
+            .text(),
+        "cached: yes"
+    );
+}
