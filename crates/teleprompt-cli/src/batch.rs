@@ -67,7 +67,7 @@ pub struct BatchArgs {
     /// What a line is.
     #[arg(long, value_name = "KIND", value_enum, default_value_t = RowsAre::Data)]
     rows_are: RowsAre,
-    /// Output: text (a string), or JSON for messages, openai or anthropic.
+    /// Output: text (a string), or JSON for messages, openai, anthropic or bedrock.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = crate::parse_format)]
     format: OutputFormat,
     /// Rows rendered at once (default: the number of cores).

@@ -300,7 +300,7 @@ struct RenderArgs {
     /// its limit, and what was cut to fit.
     #[arg(long)]
     explain: bool,
-    /// Output: text, or JSON for messages, openai or anthropic; tokens:
+    /// Output: text, or JSON for messages, openai, anthropic or bedrock; tokens:
     /// each message's token count and ids, one JSON line (needs a tokenizer).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
     format: OutputFormat,

@@ -702,6 +702,15 @@ impl Rendered {
         self.shape(py, OutputFormat::Anthropic)
     }
 
+    /// An Amazon Bedrock Converse body, `{"system": [...], "messages":
+    /// [...]}` (content blocks; a cache breakpoint is a `cachePoint`):
+    /// pass it as `client.converse(modelId=…, **rendered.to_bedrock())`.
+    /// Media are base64 strings in `source.bytes`, as the API's JSON takes
+    /// them; boto3 wants them decoded (`base64.b64decode`).
+    fn to_bedrock<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.shape(py, OutputFormat::Bedrock)
+    }
+
     /// The tokens of each message, by the prompt's tokenizer (front matter
     /// `tokenizer:`): `{"tokenizer", "total", "messages": [{"role",
     /// "count", "ids"}]}`; a chat template's: `{"tokenizer", "total",

@@ -389,7 +389,7 @@ async fn render_request(
                 format!("malformed request: {message}"),
             )
             .with_help(Some(
-                "the body is a JSON object: {\"data\": {…}, \"history\": […], \"turn\": N, \"attempt\": N, \"now\": \"RFC 3339\", \"time_zone\": \"IANA name\", \"format\": \"text|messages|openai|anthropic\", \"labels\": {…}}".to_string(),
+                "the body is a JSON object: {\"data\": {…}, \"history\": […], \"turn\": N, \"attempt\": N, \"now\": \"RFC 3339\", \"time_zone\": \"IANA name\", \"format\": \"text|messages|openai|anthropic|bedrock\", \"labels\": {…}}".to_string(),
             ))
         })?
     };

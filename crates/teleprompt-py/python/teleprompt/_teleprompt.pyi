@@ -30,6 +30,8 @@ class Rendered:
         """An OpenAI chat completions body: ``{"messages": [...]}``."""
     def to_anthropic(self) -> Dict[str, Any]:
         """An Anthropic Messages body: ``{"system": ..., "messages": [...]}``."""
+    def to_bedrock(self) -> Dict[str, Any]:
+        """An Amazon Bedrock Converse body: ``{"system": [...], "messages": [...]}``."""
     def tokens(self, cache: Optional["TokenCache"] = None) -> Dict[str, Any]:
         """Each message's token count and ids, by the prompt's tokenizer; with
         ``cache``, only what changed since the previous turn is encoded."""

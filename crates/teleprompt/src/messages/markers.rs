@@ -1274,7 +1274,7 @@ mod tests {
                             ContentPart::Text { text } => text.clone(),
                             ContentPart::Media { url, .. } => format!("[{url}]"),
                             ContentPart::Section { name } => format!("[section {name}]"),
-                        ContentPart::CacheBreakpoint => "[cache]".to_string(),
+                            ContentPart::CacheBreakpoint => "[cache]".to_string(),
                         })
                         .collect::<Vec<_>>()
                         .join("|"),

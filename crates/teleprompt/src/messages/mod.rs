@@ -15,6 +15,7 @@
 //! 4. [`shape`] writes the conversation as text, messages, an OpenAI or an
 //!    Anthropic request body.
 
+mod bedrock;
 mod history;
 mod markers;
 mod shapes;

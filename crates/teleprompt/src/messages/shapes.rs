@@ -1,5 +1,6 @@
 //! Output shapes: the conversation as plain text, as teleprompt's messages,
-//! as an OpenAI chat request body, or as an Anthropic Messages request body.
+//! as an OpenAI chat request body, or as an Anthropic Messages request body
+//! (the Bedrock Converse body is `bedrock.rs`'s).
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,6 +24,10 @@ pub enum OutputFormat {
     OpenAi,
     /// `{"system": "...", "messages": [...]}` in the Anthropic Messages shape.
     Anthropic,
+    /// `{"system": [...], "messages": [...]}` in the Amazon Bedrock
+    /// Converse shape (content blocks; a cache breakpoint is a
+    /// `cachePoint`).
+    Bedrock,
     /// `{"tokenizer", "total", "messages": [{"role", "count", "ids"}]}`:
     /// the tokens of each message, by the prompt's tokenizer
     /// ([`crate::Rendered::tokens`]).
@@ -31,22 +36,24 @@ pub enum OutputFormat {
 
 impl OutputFormat {
     /// All formats, in the order the CLI lists them.
-    pub const ALL: [OutputFormat; 5] = [
+    pub const ALL: [OutputFormat; 6] = [
         OutputFormat::Text,
         OutputFormat::Messages,
         OutputFormat::OpenAi,
         OutputFormat::Anthropic,
+        OutputFormat::Bedrock,
         OutputFormat::Tokens,
     ];
 
     /// The name `FromStr` reads: `text`, `messages`, `openai`, `anthropic`,
-    /// `tokens`.
+    /// `bedrock`, `tokens`.
     pub fn as_str(self) -> &'static str {
         match self {
             OutputFormat::Text => "text",
             OutputFormat::Messages => "messages",
             OutputFormat::OpenAi => "openai",
             OutputFormat::Anthropic => "anthropic",
+            OutputFormat::Bedrock => "bedrock",
             OutputFormat::Tokens => "tokens",
         }
     }
@@ -59,9 +66,9 @@ impl fmt::Display for OutputFormat {
 }
 
 /// A format name that is not one of `text`, `messages`, `openai`,
-/// `anthropic`, `tokens`.
+/// `anthropic`, `bedrock`, `tokens`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format \"{0}\": use one of \"text\", \"messages\", \"openai\", \"anthropic\", \"tokens\"")]
+#[error("unknown format \"{0}\": use one of \"text\", \"messages\", \"openai\", \"anthropic\", \"bedrock\", \"tokens\"")]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for OutputFormat {
@@ -110,6 +117,7 @@ pub fn shape(format: OutputFormat, text: &str, entries: &[Entry<'_>]) -> Result<
         OutputFormat::Messages => Ok(json!({ "messages": entries })),
         OutputFormat::OpenAi => openai(entries),
         OutputFormat::Anthropic => anthropic(entries),
+        OutputFormat::Bedrock => super::bedrock::bedrock(entries),
         OutputFormat::Tokens => Err(error(
             0,
             "tokens need the prompt's tokenizer: use Rendered::to_format or Rendered::tokens"
@@ -118,18 +126,18 @@ pub fn shape(format: OutputFormat, text: &str, entries: &[Entry<'_>]) -> Result<
     }
 }
 
-fn error(index: usize, message: String) -> ShapeError {
+pub(super) fn error(index: usize, message: String) -> ShapeError {
     ShapeError { index, message }
 }
 
 /// A `data:` URI, cut into its parts.
-struct DataUri<'a> {
-    media_type: &'a str,
-    base64: bool,
-    data: &'a str,
+pub(super) struct DataUri<'a> {
+    pub media_type: &'a str,
+    pub base64: bool,
+    pub data: &'a str,
 }
 
-fn data_uri(url: &str) -> Option<DataUri<'_>> {
+pub(super) fn data_uri(url: &str) -> Option<DataUri<'_>> {
     let rest = url.strip_prefix("data:")?;
     let (header, data) = rest.split_once(',')?;
     let (media_type, base64) = match header.strip_suffix(";base64") {
@@ -305,7 +313,7 @@ struct SystemPiece {
 }
 
 /// The most cache breakpoints a request may have (Anthropic's limit).
-const MOST_BREAKPOINTS: usize = 4;
+pub(super) const MOST_BREAKPOINTS: usize = 4;
 
 impl AnthropicBody {
     fn push(&mut self, role: &str, content: Value) {
@@ -661,7 +669,7 @@ fn history_part(index: usize, part: &Value) -> Result<Value, ShapeError> {
 
 /// The text of history content: a string, or its text parts joined by a
 /// blank line.
-fn content_text(content: Option<&Value>) -> String {
+pub(super) fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Array(parts)) => parts
@@ -674,7 +682,7 @@ fn content_text(content: Option<&Value>) -> String {
 }
 
 /// A URL cut to a length that fits in an error message.
-fn short(url: &str) -> String {
+pub(super) fn short(url: &str) -> String {
     match url.char_indices().nth(60) {
         Some((cut, _)) => format!("{}…", url.get(..cut).unwrap_or(url)),
         None => url.to_string(),

@@ -629,12 +629,13 @@ fn chat_items() -> Vec<Item> {
 fn format_names_parse() {
     assert_eq!("openai".parse(), Ok(OutputFormat::OpenAi));
     assert_eq!("anthropic".parse(), Ok(OutputFormat::Anthropic));
+    assert_eq!("bedrock".parse(), Ok(OutputFormat::Bedrock));
     assert_eq!("messages".parse(), Ok(OutputFormat::Messages));
     assert_eq!("text".parse(), Ok(OutputFormat::Text));
     let error = "OpenAI".parse::<OutputFormat>().map_err(|e| e.to_string());
     assert_eq!(
         error,
-        Err("unknown format \"OpenAI\": use one of \"text\", \"messages\", \"openai\", \"anthropic\", \"tokens\"".into())
+        Err("unknown format \"OpenAI\": use one of \"text\", \"messages\", \"openai\", \"anthropic\", \"bedrock\", \"tokens\"".into())
     );
 }
 

@@ -243,3 +243,97 @@ fn other_systems_prompts_do_not_see_the_name() {
         "cached: yes"
     );
 }
+
+/// The Bedrock Converse shape: system and content blocks, a `cachePoint`
+/// block after the text each breakpoint ends.
+#[test]
+fn the_bedrock_shape_puts_a_cache_point_after_the_block() {
+    for (name, source) in PROMPTS {
+        let rendered = load(name, source).render(data()).expect("renders");
+        assert_eq!(
+            rendered.to_format(OutputFormat::Bedrock).unwrap(),
+            json!({
+                "system": [
+                    {"text": "You are a support agent.\nBe brief.\n"},
+                    {"cachePoint": {"type": "default"}},
+                    {"text": "\nToday is Monday."},
+                ],
+                "messages": [{"role": "user", "content": [
+                    {"text": "How do I reset my router?"},
+                    {"cachePoint": {"type": "default"}},
+                ]}],
+            }),
+            "{name}"
+        );
+    }
+}
+
+/// The history in the Bedrock shape: tool calls as `toolUse`, results as
+/// `toolResult` in a user message (consecutive results in one), media
+/// from base64 data URIs; a URL is an error (Converse takes bytes).
+#[test]
+fn the_bedrock_shape_carries_tools_and_media() {
+    let prompt = load(
+        "turn.j2",
+        "{{ role(\"system\") }}Be brief.{{ cache_breakpoint() }}{{ history() }}\
+         {{ role(\"user\") }}{{ media(\"data:image/png;base64,iVBORw0KGgo=\", \"image/png\") }}What is this?",
+    );
+    let history: Vec<teleprompt::HistoryMessage> = serde_json::from_value(json!([
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}},
+            {"id": "b", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Rome\"}"}},
+        ]},
+        {"role": "tool", "tool_call_id": "a", "content": "Sunny"},
+        {"role": "tool", "tool_call_id": "b", "content": "Rain"},
+    ]))
+    .unwrap();
+    let context = PromptContext::new().with_history(history);
+    let shaped = prompt
+        .render_turn(&context)
+        .unwrap()
+        .to_format(OutputFormat::Bedrock)
+        .unwrap();
+    assert_eq!(
+        shaped,
+        json!({
+            "system": [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}],
+            "messages": [
+                {"role": "user", "content": [{"text": "Weather in Paris and Rome?"}]},
+                {"role": "assistant", "content": [
+                    {"toolUse": {"toolUseId": "a", "name": "weather", "input": {"city": "Paris"}}},
+                    {"toolUse": {"toolUseId": "b", "name": "weather", "input": {"city": "Rome"}}},
+                ]},
+                {"role": "user", "content": [
+                    {"toolResult": {"toolUseId": "a", "content": [{"text": "Sunny"}]}},
+                    {"toolResult": {"toolUseId": "b", "content": [{"text": "Rain"}]}},
+                ]},
+                {"role": "user", "content": [
+                    {"image": {"format": "png", "source": {"bytes": "iVBORw0KGgo="}}},
+                    {"text": "What is this?"},
+                ]},
+            ],
+        })
+    );
+    let url = load(
+        "url.j2",
+        "{{ media(\"https://example.com/a.png\", \"image/png\") }}Hi",
+    )
+    .render(json!({}))
+    .unwrap()
+    .to_format(OutputFormat::Bedrock)
+    .unwrap_err();
+    assert!(url.message().contains("base64 data: URI"), "{url}");
+    let five = (0..5)
+        .map(|index| format!("{{{{ role(\"user\") }}}}Part {index}{{{{ cache_breakpoint() }}}}"))
+        .collect::<String>();
+    let error = load("five.j2", &five)
+        .render(json!({}))
+        .unwrap()
+        .to_format(OutputFormat::Bedrock)
+        .unwrap_err();
+    assert!(
+        error.message().contains("at most 4 cache points"),
+        "{error}"
+    );
+}
