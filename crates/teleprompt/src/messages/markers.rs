@@ -132,6 +132,10 @@ pub enum SplitError {
     /// A cache breakpoint inside a budget section: a cut could drop it.
     #[error("the section \"{0}\" holds a cache_breakpoint(): a budget may cut a section, so place the breakpoint outside it")]
     BreakpointInSection(String),
+    /// A cache breakpoint in a prompt whose messages follow another
+    /// system's rules (Prompty's role lines, Dotprompt's).
+    #[error("cache_breakpoint() is teleprompt's: a prompt whose messages follow Prompty's or Dotprompt's rules cannot place one")]
+    BreakpointOutsideTeleprompt,
     /// A cache breakpoint with nothing before it that it could end.
     #[error("cache_breakpoint() has no text before it to end: place it after the text a provider should cache (the end of the system prompt, say){0}")]
     NothingToCache(&'static str),
@@ -978,7 +982,7 @@ impl Builder {
     /// in the rendered text); with none, the message before.
     fn cache_breakpoint(&mut self) -> Result<(), SplitError> {
         if self.rules != Rules::Teleprompt {
-            return Err(SplitError::NothingToCache(""));
+            return Err(SplitError::BreakpointOutsideTeleprompt);
         }
         let text = std::mem::take(&mut self.pending);
         let text = match self.parts.last() {

@@ -337,3 +337,24 @@ fn the_bedrock_shape_carries_tools_and_media() {
         "{error}"
     );
 }
+
+/// A Prompty file's messages follow Prompty's role lines: a breakpoint
+/// there is an error that says so, not a silent mark.
+#[test]
+fn a_prompty_file_cannot_place_a_breakpoint() {
+    let prompt = Prompt::from_source(
+        "chat.prompty",
+        "---\nname: chat\n---\nsystem:\nBe brief.{{ cache_breakpoint() }}\n\nuser:\nHi\n",
+        &LoadOptions::default(),
+    );
+    let error = match prompt {
+        Ok(prompt) => prompt.render(json!({})).map(|_| ()).unwrap_err(),
+        Err(error) => error,
+    };
+    assert!(
+        error
+            .message()
+            .contains("cache_breakpoint() is teleprompt's"),
+        "{error}"
+    );
+}
