@@ -8,7 +8,9 @@
 use serde_json::{json, Map, Value};
 
 use super::history::Entry;
-use super::shapes::{content_text, data_uri, error, short, ShapeError, MOST_BREAKPOINTS};
+use super::shapes::{
+    content_text, data_uri, error, short, tool_input, ShapeError, MOST_BREAKPOINTS,
+};
 use super::{ContentPart, HistoryMessage, Message, Role};
 
 /// The body being built.
@@ -227,19 +229,7 @@ fn history(body: &mut Body, index: usize, message: &HistoryMessage) -> Result<()
     }
     let mut blocks = history_blocks(index, message.content.as_ref())?;
     for call in &message.tool_calls {
-        let arguments = call.function.arguments.trim();
-        let input = match arguments.is_empty() {
-            true => Value::Object(Map::new()),
-            false => serde_json::from_str(arguments).map_err(|e| {
-                error(
-                    index,
-                    format!(
-                        "the arguments of tool call \"{}\" are not JSON: {e}",
-                        call.id
-                    ),
-                )
-            })?,
-        };
+        let input = tool_input(index, call)?;
         blocks.push(json!({ "toolUse": { "toolUseId": call.id, "name": call.function.name, "input": input } }));
     }
     if !blocks.is_empty() {

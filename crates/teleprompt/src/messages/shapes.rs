@@ -619,21 +619,25 @@ fn anthropic_history(
 }
 
 fn tool_use(index: usize, call: &ToolCall) -> Result<Value, ShapeError> {
-    let arguments = call.function.arguments.trim();
-    let input = if arguments.is_empty() {
-        Value::Object(Map::new())
-    } else {
-        serde_json::from_str(arguments).map_err(|e| {
-            error(
-                index,
-                format!(
-                    "the arguments of tool call \"{}\" are not JSON: {e}",
-                    call.id
-                ),
-            )
-        })?
-    };
+    let input = tool_input(index, call)?;
     Ok(json!({ "type": "tool_use", "id": call.id, "name": call.function.name, "input": input }))
+}
+
+/// A tool call's arguments as the JSON value they spell (`{}` for none).
+pub(super) fn tool_input(index: usize, call: &ToolCall) -> Result<Value, ShapeError> {
+    let arguments = call.function.arguments.trim();
+    if arguments.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_json::from_str(arguments).map_err(|e| {
+        error(
+            index,
+            format!(
+                "the arguments of tool call \"{}\" are not JSON: {e}",
+                call.id
+            ),
+        )
+    })
 }
 
 /// History content in Anthropic's shape: a string stays a string; OpenAI

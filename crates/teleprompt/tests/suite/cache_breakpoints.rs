@@ -32,6 +32,14 @@ fn data() -> Value {
     json!({"day": "Monday", "question": "How do I reset my router?"})
 }
 
+/// `count` user messages, each ended by a breakpoint.
+fn breakpoints(count: usize) -> Prompt {
+    let source = (0..count)
+        .map(|index| format!("{{{{ role(\"user\") }}}}Part {index}{{{{ cache_breakpoint() }}}}"))
+        .collect::<String>();
+    load("parts.j2", &source)
+}
+
 fn load(name: &str, source: &str) -> Prompt {
     Prompt::from_source(name, source, &LoadOptions::default()).expect("loads")
 }
@@ -192,22 +200,15 @@ fn misplaced_breakpoints_are_errors_that_say_where_to_put_them() {
 /// error of the shape, not a request the API would refuse.
 #[test]
 fn five_breakpoints_are_one_too_many_for_anthropic() {
-    let source = (0..5)
-        .map(|index| format!("{{{{ role(\"user\") }}}}Part {index}{{{{ cache_breakpoint() }}}}"))
-        .collect::<String>();
-    let rendered = load("five.j2", &source).render(json!({})).unwrap();
+    let rendered = breakpoints(5).render(json!({})).unwrap();
     let error = rendered.to_format(OutputFormat::Anthropic).unwrap_err();
     assert!(
         error.message().contains("at most 4 cache breakpoints"),
         "{error}"
     );
-    let four = load(
-        "four.j2",
-        &source.replacen("{{ cache_breakpoint() }}", "", 1),
-    )
-    .render(json!({}))
-    .unwrap();
+    let four = breakpoints(4).render(json!({})).unwrap();
     assert!(four.to_format(OutputFormat::Anthropic).is_ok());
+    assert!(four.to_format(OutputFormat::Bedrock).is_ok());
     // The OpenAI shape has no breakpoints: five are fine.
     assert!(rendered.to_format(OutputFormat::OpenAi).is_ok());
 }
@@ -324,10 +325,7 @@ fn the_bedrock_shape_carries_tools_and_media() {
     .to_format(OutputFormat::Bedrock)
     .unwrap_err();
     assert!(url.message().contains("base64 data: URI"), "{url}");
-    let five = (0..5)
-        .map(|index| format!("{{{{ role(\"user\") }}}}Part {index}{{{{ cache_breakpoint() }}}}"))
-        .collect::<String>();
-    let error = load("five.j2", &five)
+    let error = breakpoints(5)
         .render(json!({}))
         .unwrap()
         .to_format(OutputFormat::Bedrock)
