@@ -270,35 +270,17 @@ struct TokenDelta {
 fn tokens(old: &Side, new: &Side) -> Option<TokenDelta> {
     old.prompt.tokenizer()?;
     new.prompt.tokenizer()?;
-    let before = old.rendered.tokens().ok()?;
-    let after = new.rendered.tokens().ok()?;
-    let common = |a: &[u32], b: &[u32]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    // The ids both start with: a chat template's sequence, or a prompt's
-    // messages while they are the same, then the start of the first that
-    // is not.
-    let kept = match (&before.ids, &after.ids) {
-        _ if before.tokenizer != after.tokenizer => 0,
-        (Some(a), Some(b)) => common(a, b),
-        _ => {
-            let mut kept = 0;
-            for (a, b) in before.messages.iter().zip(&after.messages) {
-                if a == b {
-                    kept += a.count;
-                    continue;
-                }
-                if a.role == b.role {
-                    kept += common(&a.ids, &b.ids);
-                }
-                break;
-            }
-            kept
-        }
-    };
+    // The old render counted into a cache, the new one against it: `kept`
+    // is what a prefix cache keeps (a prompt's equal messages, then the
+    // ids its first changed one starts with; a chat template's ids).
+    let mut cache = teleprompt::tokens::TokenCache::new();
+    let before = old.rendered.tokens_with(&mut cache).ok()?;
+    let after = new.rendered.tokens_with(&mut cache).ok()?;
     Some(TokenDelta {
         tokenizer: after.tokenizer,
         old: before.total,
         new: after.total,
-        kept,
+        kept: after.kept,
     })
 }
 

@@ -133,6 +133,32 @@ impl Prompt {
         warnings
     }
 
+    /// A `per-turn-prefix` warning where the first message prints what
+    /// changes every turn — the clock, the turn number — before text that
+    /// stays the same: a provider's prompt cache keeps a prompt only up to
+    /// its first changed byte, so every turn pays for the rest again. Found
+    /// by rendering the prompt (with its defaults alone) at two clocks and
+    /// two turns: load it lenient (`Strictness::Lenient`), as `teleprompt
+    /// check` does, so that inputs the probe lacks print empty instead of
+    /// failing the render. `None` for a chat template (see its
+    /// `not-append-only` warning) and where a render fails.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt, Strictness};
+    ///
+    /// let lenient = LoadOptions::default().with_strictness(Strictness::Lenient);
+    /// let dated = "Today is {{ system.current_date }}.\nYou are the support agent of {{ company }}; answer in three sentences.";
+    /// let prompt = Prompt::from_source("system.j2", dated, &lenient)?;
+    /// let warning = prompt.per_turn_warning().expect("the date comes first");
+    /// assert_eq!(warning.kind(), Some("per-turn-prefix"));
+    /// let fixed = "You are the support agent of {{ company }}; answer in three sentences.\nToday is {{ system.current_date }}.";
+    /// assert!(Prompt::from_source("system.j2", fixed, &lenient)?.per_turn_warning().is_none());
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn per_turn_warning(&self) -> Option<Error> {
+        crate::render::prefix::per_turn_warning(&self.compiled)
+    }
+
     /// What the template reads of the data the host passes (the prompt
     /// context's namespaces, `system`, `run`, …, left out): paths with
     /// their nesting and the lists walked, in every syntax (`None` only if

@@ -5,6 +5,7 @@
 
 mod budget;
 pub(crate) mod growth;
+pub(crate) mod prefix;
 pub(crate) mod rendered;
 
 use std::sync::{Arc, OnceLock};

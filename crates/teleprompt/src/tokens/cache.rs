@@ -183,16 +183,28 @@ impl TokenCache {
                 Kept::Count(count) => Encoded::Count(count),
             })
         })?;
-        tokens.kept = tokens
-            .messages
-            .iter()
-            .zip(&self.messages)
-            .take_while(|(now, before)| now == before)
-            .map(|(now, _)| now.count)
-            .sum();
+        tokens.kept = kept_messages(&self.messages, &tokens.messages);
         self.messages = tokens.messages.clone();
         Ok(tokens)
     }
+}
+
+/// The tokens `now` starts with as `before` did: the leading messages
+/// that did not change, then the ids the first that did starts with (of
+/// the same role) — what a provider's prefix cache keeps.
+pub(crate) fn kept_messages(before: &[MessageTokens], now: &[MessageTokens]) -> usize {
+    let mut kept = 0;
+    for (was, is) in before.iter().zip(now) {
+        if was == is {
+            kept += is.count;
+            continue;
+        }
+        if was.role == is.role && was.history == is.history {
+            kept += common_start(&was.ids, &is.ids);
+        }
+        break;
+    }
+    kept
 }
 
 /// `text` encoded whole.

@@ -40,10 +40,11 @@ pub struct Tokens {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub estimate: bool,
     /// With a [`super::TokenCache`], how many tokens at the start are the
-    /// previous turn's as they were: a chat template's first `kept` ids
-    /// (a server that holds them in its cache is sent `ids[kept..]`), a
-    /// prompt's leading messages that did not change (their counts,
-    /// summed). 0 without one.
+    /// previous turn's as they were — what a provider's or server's prefix
+    /// cache keeps: a chat template's first `kept` ids (a server that holds
+    /// them is sent `ids[kept..]`); a prompt's leading messages that did
+    /// not change (their counts, summed), then the ids the first one that
+    /// did starts with. 0 without one.
     #[serde(skip_serializing_if = "is_zero")]
     pub kept: usize,
 }

@@ -33,6 +33,8 @@ mod inputs;
 mod kept_data;
 mod layers;
 mod library;
+#[cfg(feature = "tokens")]
+mod prefix_stability;
 mod public_api;
 mod reload;
 mod robustness;

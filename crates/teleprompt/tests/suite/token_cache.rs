@@ -210,8 +210,8 @@ fn random_turns_count_as_they_do_alone() {
     }
 }
 
-/// Another tokenizer's tokens are not kept; a prompt's messages keep
-/// their counts by text.
+/// Another tokenizer's tokens are not kept; a prompt keeps its unchanged
+/// messages and the start of the first changed one.
 #[test]
 fn a_prompt_keeps_its_unchanged_messages() {
     let prompt = Prompt::from_source(
@@ -242,7 +242,13 @@ fn a_prompt_keeps_its_unchanged_messages() {
     let third = render("coffee", "And the mildest?")
         .tokens_with(&mut cache)
         .unwrap();
-    assert_eq!(third.kept, 0, "the system message changed");
+    // The system message changed at its last words: "You help with" is
+    // kept, nothing after.
+    assert!(
+        third.kept > 0 && third.kept < third.messages[0].count,
+        "{}",
+        third.kept
+    );
     // Counted with another tokenizer: nothing kept.
     let options = RenderOptions::new()
         .with_tokenizer(teleprompt::tokens::Tokenizer::named("cl100k_base").unwrap());
