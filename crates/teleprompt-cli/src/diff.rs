@@ -56,6 +56,13 @@ struct Prefix {
 
 pub fn diff(args: &DiffArgs) -> Result<ExitCode, WriteFailed> {
     let labels = &args.turn.labels;
+    if args.turn.data.as_deref() == Some("-") {
+        let error = Error::new(
+            ErrorClass::Io,
+            "diff renders the prompt twice, and stdin can be read once: give --data a file",
+        );
+        return Ok(fail(&report::labelled(error, labels)));
+    }
     let sides = load(&args.old, &args.turn).and_then(|old| Ok((old, load(&args.new, &args.turn)?)));
     let (old, new) = match sides {
         Ok(sides) => sides,
@@ -381,16 +388,16 @@ impl Summary<'_> {
     }
 
     fn json(&self, unified: &str) -> Value {
-        let side = |side: &Side| {
+        let side = |side: &Side, tokens: Option<usize>| {
             json!({
                 "prompt": side.label,
                 "messages": side.messages.len(),
-                "tokens": self.tokens.map(|tokens| if std::ptr::eq(side, self.old) { tokens.old } else { tokens.new }),
+                "tokens": tokens,
             })
         };
         json!({
-            "old": side(self.old),
-            "new": side(self.new),
+            "old": side(self.old, self.tokens.map(|tokens| tokens.old)),
+            "new": side(self.new, self.tokens.map(|tokens| tokens.new)),
             "same": self.same(),
             "prefix": {
                 "bytes": self.prefix.bytes,
