@@ -40,6 +40,9 @@ def renders():
         {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
     ]
     found["turn.j2"] = turn.render_turn(PromptContext({"question": "And Tokyo?"}, history=history))
+    # Right after the history: its last message (a tool result) is marked.
+    end = Prompt('{{ role("system") }}Be brief.{{ history() }}{{ cache_breakpoint() }}', name="end.j2")
+    found["end.j2"] = end.render_turn(PromptContext(history=history))
     return found
 
 
@@ -64,6 +67,8 @@ def test_every_body_is_a_request_the_sdk_types_accept(tmp_path):
     found = {name: rendered.to_anthropic() for name, rendered in renders().items()}
     for name, body in found.items():
         assert "cache_control" in json.dumps(body), name
+    assert found["end.j2"]["messages"][-1]["content"][-1]["type"] == "tool_result"
+    assert found["end.j2"]["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     out, err, status = check(tmp_path, found.values())
     assert status == 0, out + err
     # The same check fails on a misspelled key and on a wrong type, each.
@@ -79,6 +84,7 @@ def test_every_bedrock_body_is_a_converse_request_boto3_s_types_accept(tmp_path)
     for name, body in found.items():
         assert "cachePoint" in json.dumps(body), name
     assert "toolUse" in json.dumps(found["turn.j2"]) and "toolResult" in json.dumps(found["turn.j2"])
+    assert found["end.j2"]["messages"][-1]["content"][-1] == {"cachePoint": {"type": "default"}}
     out, err, status = check(tmp_path, found.values(), bedrock=True)
     assert status == 0, out + err
     text = json.dumps(found["support.j2"])

@@ -72,12 +72,15 @@ fn push_point(blocks: &mut Vec<Value>, point: Value) {
     }
 }
 
-pub(super) fn bedrock(entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
+pub(super) fn bedrock(entries: &[Entry<'_>], marks: &[usize]) -> Result<Value, ShapeError> {
     let mut body = Body::default();
     for (index, entry) in entries.iter().enumerate() {
         match entry {
             Entry::Rendered(message) => rendered(&mut body, index, message)?,
             Entry::History(message) => history(&mut body, index, message)?,
+        }
+        if marks.contains(&(index + 1)) {
+            body.cache_point(None);
         }
     }
     if body.breakpoints > MOST_BREAKPOINTS {

@@ -473,7 +473,17 @@ impl Entry<'_> {
 /// in where the template placed `history()`; without a placeholder, the
 /// rendered messages come first and the history after them (Rapida's rule).
 pub(crate) fn assemble<'a>(items: &'a [Item], history: &'a [HistoryMessage]) -> Vec<Entry<'a>> {
+    assemble_marked(items, history).0
+}
+
+/// [`assemble`], with where the cache breakpoints that stand between
+/// entries are (after the history: one after the entry count given).
+pub(crate) fn assemble_marked<'a>(
+    items: &'a [Item],
+    history: &'a [HistoryMessage],
+) -> (Vec<Entry<'a>>, Vec<usize>) {
     let mut entries = Vec::with_capacity(items.len() + history.len());
+    let mut marks = Vec::new();
     let mut placed = false;
     for item in items {
         match item {
@@ -483,10 +493,11 @@ pub(crate) fn assemble<'a>(items: &'a [Item], history: &'a [HistoryMessage]) -> 
                 entries.extend(history.iter().map(Entry::History));
             }
             Item::History => {}
+            Item::CacheBreakpoint => marks.push(entries.len()),
         }
     }
     if !placed {
         entries.extend(history.iter().map(Entry::History));
     }
-    entries
+    (entries, marks)
 }

@@ -137,8 +137,8 @@ pub enum SplitError {
     #[error("cache_breakpoint() is teleprompt's: a prompt whose messages follow Prompty's or Dotprompt's rules cannot place one")]
     BreakpointOutsideTeleprompt,
     /// A cache breakpoint with nothing before it that it could end.
-    #[error("cache_breakpoint() has no text before it to end: place it after the text a provider should cache (the end of the system prompt, say){0}")]
-    NothingToCache(&'static str),
+    #[error("cache_breakpoint() has no text before it to end: place it after the text a provider should cache (the end of the system prompt, say)")]
+    NothingToCache,
     /// A budget section starts inside another.
     #[error("the section \"{inner}\" starts inside the section \"{outer}\": sections do not nest")]
     NestedSection {
@@ -330,6 +330,9 @@ pub enum Item {
     Message(Message),
     /// Where `history()` was placed.
     History,
+    /// A cache breakpoint right after the history: it ends the history's
+    /// last message.
+    CacheBreakpoint,
 }
 
 /// What one marker says.
@@ -1003,10 +1006,12 @@ impl Builder {
                 }
                 Ok(())
             }
-            Some(Item::History) => Err(SplitError::NothingToCache(
-                ": right after history() it would end the host's history, which teleprompt does not mark yet",
-            )),
-            None => Err(SplitError::NothingToCache("")),
+            Some(Item::History) => {
+                self.items.push(Item::CacheBreakpoint);
+                Ok(())
+            }
+            Some(Item::CacheBreakpoint) => Ok(()),
+            None => Err(SplitError::NothingToCache),
         }
     }
 
@@ -1238,7 +1243,7 @@ mod tests {
         assert_eq!(split.items.len(), 2);
         match &split.items[1] {
             Item::Message(message) => assert_eq!(message.role, Role::User),
-            Item::History => unreachable!(),
+            Item::History | Item::CacheBreakpoint => unreachable!(),
         }
     }
 
@@ -1283,7 +1288,7 @@ mod tests {
                         .collect::<Vec<_>>()
                         .join("|"),
                 )),
-                Item::History => None,
+                Item::History | Item::CacheBreakpoint => None,
             })
             .collect()
     }

@@ -23,7 +23,7 @@ mod shapes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub(crate) use self::history::assemble;
+pub(crate) use self::history::{assemble, assemble_marked};
 pub use self::history::{
     history_from_value, parse_history, validate_history, Entry, HistoryError, HistoryParseError,
     HistoryRule,
@@ -31,6 +31,7 @@ pub use self::history::{
 pub(crate) use self::markers::{Item, Markers, SectionSpan, SectionSpec, Setting, Split};
 #[cfg(test)]
 pub(crate) use self::markers::{SplitError, CLOSE, OPEN};
+pub(crate) use self::shapes::shape_marked;
 pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
 
 /// Who speaks a message.

@@ -112,12 +112,24 @@ pub struct ShapeError {
 /// # Ok::<(), teleprompt::messages::ShapeError>(())
 /// ```
 pub fn shape(format: OutputFormat, text: &str, entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
+    shape_marked(format, text, entries, &[])
+}
+
+/// [`shape`], with the cache breakpoints that stand between entries: one
+/// after the first `n` entries for each `n` of `marks` (a breakpoint right
+/// after the history ends its last message).
+pub(crate) fn shape_marked(
+    format: OutputFormat,
+    text: &str,
+    entries: &[Entry<'_>],
+    marks: &[usize],
+) -> Result<Value, ShapeError> {
     match format {
         OutputFormat::Text => Ok(Value::String(text.to_string())),
         OutputFormat::Messages => Ok(json!({ "messages": entries })),
         OutputFormat::OpenAi => openai(entries),
-        OutputFormat::Anthropic => anthropic(entries),
-        OutputFormat::Bedrock => super::bedrock::bedrock(entries),
+        OutputFormat::Anthropic => anthropic(entries, marks),
+        OutputFormat::Bedrock => super::bedrock::bedrock(entries, marks),
         OutputFormat::Tokens => Err(error(
             0,
             "tokens need the prompt's tokenizer: use Rendered::to_format or Rendered::tokens"
@@ -413,12 +425,15 @@ impl AnthropicBody {
     }
 }
 
-fn anthropic(entries: &[Entry<'_>]) -> Result<Value, ShapeError> {
+fn anthropic(entries: &[Entry<'_>], marks: &[usize]) -> Result<Value, ShapeError> {
     let mut body = AnthropicBody::default();
     for (index, entry) in entries.iter().enumerate() {
         match entry {
             Entry::Rendered(message) => anthropic_rendered(&mut body, index, message)?,
             Entry::History(message) => anthropic_history(&mut body, index, message)?,
+        }
+        if marks.contains(&(index + 1)) {
+            body.cache_last();
         }
     }
     body.finish()

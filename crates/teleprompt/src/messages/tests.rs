@@ -38,6 +38,7 @@ fn outline(split: &Split) -> Vec<(String, String)> {
         .iter()
         .map(|item| match item {
             Item::History => ("history".into(), String::new()),
+            Item::CacheBreakpoint => ("cache".into(), String::new()),
             Item::Message(message) => (
                 message.role.as_str().into(),
                 message

@@ -5,7 +5,8 @@ use std::sync::{Arc, OnceLock};
 
 use crate::diagnostics::{Error, ErrorClass};
 use crate::messages::{
-    assemble, shape, ContentPart, Entry, HistoryMessage, Item, Message, OutputFormat, Role, Split,
+    assemble, assemble_marked, shape_marked, ContentPart, Entry, HistoryMessage, Item, Message,
+    OutputFormat, Role, Split,
 };
 
 /// The result of a render: the text, and the messages the template wrote.
@@ -81,7 +82,7 @@ impl Rendered {
     pub fn messages(&self) -> impl Iterator<Item = &Message> {
         self.items().iter().filter_map(|item| match item {
             Item::Message(message) => Some(message),
-            Item::History => None,
+            Item::History | Item::CacheBreakpoint => None,
         })
     }
 
@@ -99,7 +100,8 @@ impl Rendered {
                 .tokens()
                 .map(|tokens| serde_json::to_value(tokens).unwrap_or(serde_json::Value::Null));
         }
-        shape(format, &self.text, &self.conversation())
+        let (entries, marks) = assemble_marked(self.items(), &self.history);
+        shape_marked(format, &self.text, &entries, &marks)
             .map_err(|error| Error::new(ErrorClass::Render, error.to_string()))
     }
 

@@ -170,12 +170,6 @@ fn misplaced_breakpoints_are_errors_that_say_where_to_put_them() {
         first.message().contains("no text before it to end"),
         "{first}"
     );
-    let after_history =
-        render("{{ role(\"system\") }}Be brief.{{ history() }}{{ cache_breakpoint() }}");
-    assert!(
-        after_history.message().contains("right after history()"),
-        "{after_history}"
-    );
     let in_section = render("{% section \"docs\" %}A{{ cache_breakpoint() }}{% endsection %}");
     assert!(
         in_section
@@ -334,6 +328,50 @@ fn the_bedrock_shape_carries_tools_and_media() {
         error.message().contains("at most 4 cache points"),
         "{error}"
     );
+}
+
+/// A breakpoint right after `history()` ends the history's last message:
+/// the conversation so far is the cached prefix (Anthropic's
+/// `cache_control` on its last block, a Bedrock `cachePoint` after it),
+/// whether a message of the template follows or not.
+#[test]
+fn a_breakpoint_after_the_history_ends_its_last_message() {
+    let history: Vec<teleprompt::HistoryMessage> = serde_json::from_value(json!([
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "What now?"},
+    ]))
+    .unwrap();
+    let context = PromptContext::new().with_history(history);
+    for source in [
+        "{{ role(\"system\") }}Be brief.{{ history() }}{{ cache_breakpoint() }}",
+        "{{ role(\"system\") }}Be brief.{{ history() }}{{ cache_breakpoint() }}{{ role(\"user\") }}Answer in French.",
+    ] {
+        let rendered = load("end.j2", source).render_turn(&context).unwrap();
+        let anthropic = rendered.to_format(OutputFormat::Anthropic).unwrap();
+        assert_eq!(
+            anthropic["messages"][2],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "What now?", "cache_control": {"type": "ephemeral"}},
+            ]}),
+            "{source}"
+        );
+        assert_eq!(anthropic["system"], json!("Be brief."), "{source}");
+        let bedrock = rendered.to_format(OutputFormat::Bedrock).unwrap();
+        assert_eq!(
+            bedrock["messages"][2],
+            json!({"role": "user", "content": [{"text": "What now?"}, {"cachePoint": {"type": "default"}}]}),
+            "{source}"
+        );
+        // The text and the OpenAI shape do not change.
+        let plain = load("plain.j2", &source.replace("{{ cache_breakpoint() }}", ""))
+            .render_turn(&context)
+            .unwrap();
+        assert_eq!(
+            rendered.to_format(OutputFormat::OpenAi).unwrap(),
+            plain.to_format(OutputFormat::OpenAi).unwrap()
+        );
+    }
 }
 
 /// A Prompty file's messages follow Prompty's role lines: a breakpoint

@@ -366,7 +366,7 @@ mod tests {
     fn roles(split: &Split) -> Vec<Role> {
         let roles = split.items.iter().filter_map(|item| match item {
             Item::Message(message) => Some(message.role),
-            Item::History => None,
+            Item::History | Item::CacheBreakpoint => None,
         });
         roles.collect()
     }
