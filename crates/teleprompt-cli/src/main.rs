@@ -786,13 +786,16 @@ fn find_problems(
                     };
                     let mut warnings = prompt.warnings();
                     // Rendered at two clocks and two turns: loaded lenient,
-                    // so that data the probe lacks prints empty.
-                    let lenient = options.clone().with_strictness(Strictness::Lenient);
-                    warnings.extend(
-                        Prompt::from_file_with(&file, &lenient)
-                            .ok()
-                            .and_then(|prompt| prompt.per_turn_warning()),
-                    );
+                    // so that data the probe lacks prints empty (a chat
+                    // template has its own probe, in its warnings).
+                    if prompt.syntax() != Syntax::ChatTemplate {
+                        let lenient = options.clone().with_strictness(Strictness::Lenient);
+                        warnings.extend(
+                            Prompt::from_file_with(&file, &lenient)
+                                .ok()
+                                .and_then(|prompt| prompt.per_turn_warning()),
+                        );
+                    }
                     write(stream.file(errors, warnings, 0, labels))?;
                     loaded.push(prompt);
                 }
