@@ -16,7 +16,8 @@ use crate::{fail, print_out, render_turn, report, TurnArgs, WriteFailed};
 #[derive(Args)]
 pub struct DiffArgs {
     /// The old prompt: a file, or REV:PATH for a git revision of one
-    /// (`HEAD~1:prompts/task.j2`; PATH from the current folder).
+    /// (`HEAD~1:prompts/task.j2`; PATH from the current folder; the blob
+    /// as committed, read with `git cat-file`).
     old: String,
     /// The new prompt: a file, or REV:PATH.
     new: String,
@@ -113,7 +114,7 @@ fn load(spec: &str, args: &TurnArgs) -> Result<Side, Error> {
     let (prompt, label) = match git_spec(spec) {
         None => (Prompt::from_file_with(spec, &options)?, spec.to_string()),
         Some((revision, path)) => {
-            let bytes = git_show(revision, &path)?;
+            let bytes = git_show(revision, &path, options.limits.max_template_bytes)?;
             // Its includes are read from the working tree, beside it.
             if options.include_root.is_none() {
                 options.include_root = Some(match path.parent() {
@@ -147,36 +148,61 @@ fn git_spec(spec: &str) -> Option<(&str, PathBuf)> {
     (!revision.is_empty() && !path.is_empty()).then(|| (revision, PathBuf::from(path)))
 }
 
-/// The bytes of `path` (from the current folder) at `revision`.
-fn git_show(revision: &str, path: &Path) -> Result<Vec<u8>, Error> {
+/// The bytes of `path` (from the current folder) at `revision`: the
+/// blob as committed (`git cat-file blob`), read up to `max` bytes. A
+/// revision that starts with `-` is refused (git would take it for an
+/// option).
+fn git_show(revision: &str, path: &Path, max: usize) -> Result<Vec<u8>, Error> {
+    use std::io::Read;
+    let io = |message: String| Error::new(ErrorClass::Io, message);
+    if revision.starts_with('-') {
+        return Err(io(format!(
+            "{revision}:{} is not a git revision: a revision does not start with `-`",
+            path.display()
+        )));
+    }
     let relative = match path.is_absolute() || path.starts_with(".") {
         true => path.to_string_lossy().into_owned(),
         false => format!("./{}", path.to_string_lossy()),
     };
-    let output = std::process::Command::new("git")
-        .args(["show", &format!("{revision}:{relative}")])
-        .output()
-        .map_err(|error| {
-            Error::new(
-                ErrorClass::Io,
-                format!(
-                    "cannot run git to read {revision}:{}: {error}",
-                    path.display()
-                ),
-            )
-        })?;
+    let cannot = |error: std::io::Error| {
+        io(format!(
+            "cannot run git to read {revision}:{}: {error}",
+            path.display()
+        ))
+    };
+    let mut child = std::process::Command::new("git")
+        .args(["cat-file", "blob", &format!("{revision}:{relative}")])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(cannot)?;
+    let mut bytes = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        stdout
+            .take(max as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+    }
+    if bytes.len() > max {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(io(format!(
+            "{revision}:{} is larger than {max} bytes (--max-template-bytes)",
+            path.display()
+        )));
+    }
+    let output = child.wait_with_output().map_err(cannot)?;
     if !output.status.success() {
         let why = String::from_utf8_lossy(&output.stderr);
-        return Err(Error::new(
-            ErrorClass::Io,
-            format!(
-                "{revision}:{} is not a file, nor a prompt in git: {}",
-                path.display(),
-                why.trim()
-            ),
-        ));
+        return Err(io(format!(
+            "{revision}:{} is not a file, nor a prompt in git: {}",
+            path.display(),
+            why.trim()
+        )));
     }
-    Ok(output.stdout)
+    Ok(bytes)
 }
 
 /// The conversation as a provider is sent it, one (role, text) a

@@ -472,4 +472,20 @@ fn diff_reads_the_old_version_from_a_git_revision() {
         ),
         "{stdout}"
     );
+    // A committed version larger than --max-template-bytes is read no
+    // further than the limit, and refused.
+    std::fs::write(dir.join("prompts/big.j2"), "x".repeat(100_000)).unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "big"]);
+    let output = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(["diff", "HEAD:prompts/big.j2", "prompts/task.j2", "--max-template-bytes", "1K"])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("HEAD:prompts/big.j2 is larger than 1024 bytes"),
+        "{}",
+        text(&output.stderr)
+    );
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::history::Entry;
 use super::shapes::{
-    content_text, data_uri, error, short, tool_input, ShapeError, MOST_BREAKPOINTS,
+    content_text, data_uri, error, short, tool_input, within_breakpoints, ShapeError,
 };
 use super::{ContentPart, HistoryMessage, Message, Role};
 
@@ -83,15 +83,7 @@ pub(super) fn bedrock(entries: &[Entry<'_>], marks: &[usize]) -> Result<Value, S
             body.cache_point(None);
         }
     }
-    if body.breakpoints > MOST_BREAKPOINTS {
-        return Err(error(
-            0,
-            format!(
-                "Bedrock takes at most {MOST_BREAKPOINTS} cache points in a request; this conversation has {}",
-                body.breakpoints
-            ),
-        ));
-    }
+    within_breakpoints("Bedrock", "cache points", body.breakpoints)?;
     let mut out = Map::new();
     if !body.system.is_empty() {
         out.insert("system".into(), Value::Array(body.system));

@@ -324,8 +324,25 @@ struct SystemPiece {
     joins: bool,
 }
 
-/// The most cache breakpoints a request may have (Anthropic's limit).
-pub(super) const MOST_BREAKPOINTS: usize = 4;
+/// The most cache breakpoints a request may have (Anthropic's limit, and
+/// Bedrock's cache points).
+const MOST_BREAKPOINTS: usize = 4;
+
+/// An error of the shape when a request would hold more cache breakpoints
+/// than the provider takes (`count` of them, `what` in its words).
+pub(super) fn within_breakpoints(
+    provider: &str,
+    what: &str,
+    count: usize,
+) -> Result<(), ShapeError> {
+    if count <= MOST_BREAKPOINTS {
+        return Ok(());
+    }
+    Err(error(
+        0,
+        format!("{provider} takes at most {MOST_BREAKPOINTS} {what} in a request; this conversation has {count}"),
+    ))
+}
 
 impl AnthropicBody {
     fn push(&mut self, role: &str, content: Value) {
@@ -381,15 +398,7 @@ impl AnthropicBody {
     }
 
     fn finish(self) -> Result<Value, ShapeError> {
-        if self.breakpoints > MOST_BREAKPOINTS {
-            return Err(error(
-                0,
-                format!(
-                    "Anthropic takes at most {MOST_BREAKPOINTS} cache breakpoints in a request; this conversation has {}",
-                    self.breakpoints
-                ),
-            ));
-        }
+        within_breakpoints("Anthropic", "cache breakpoints", self.breakpoints)?;
         let mut body = Map::new();
         if !self.system.is_empty() {
             let system = match self.system.iter().any(|piece| piece.cached) {
