@@ -478,7 +478,13 @@ fn diff_reads_the_old_version_from_a_git_revision() {
     git(&["add", "."]);
     git(&["commit", "-q", "-m", "big"]);
     let output = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
-        .args(["diff", "HEAD:prompts/big.j2", "prompts/task.j2", "--max-template-bytes", "1K"])
+        .args([
+            "diff",
+            "HEAD:prompts/big.j2",
+            "prompts/task.j2",
+            "--max-template-bytes",
+            "1K",
+        ])
         .current_dir(&dir)
         .output()
         .expect("runs");

@@ -9,7 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::history::Entry;
 use super::shapes::{
-    content_text, data_uri, error, short, tool_input, within_breakpoints, ShapeError,
+    content_text, data_uri, error, is_system, short, tool_input, two_speakers, within_breakpoints,
+    ShapeError,
 };
 use super::{ContentPart, HistoryMessage, Message, Role};
 
@@ -92,19 +93,6 @@ pub(super) fn bedrock(entries: &[Entry<'_>], marks: &[usize]) -> Result<Value, S
     Ok(Value::Object(out))
 }
 
-fn is_system(role: Role) -> bool {
-    matches!(role, Role::System | Role::Developer)
-}
-
-/// Bedrock has two speakers: a rendered `tool` message (which has no call
-/// id to answer) is sent as the user's.
-fn speaker(role: Role) -> &'static str {
-    match role {
-        Role::Assistant => "assistant",
-        _ => "user",
-    }
-}
-
 fn text_block(text: &str) -> Value {
     json!({ "text": text })
 }
@@ -146,7 +134,7 @@ fn rendered(body: &mut Body, index: usize, message: &Message) -> Result<(), Shap
     }
     match system {
         true => body.system.append(&mut blocks),
-        false if !blocks.is_empty() => body.push(speaker(message.role), blocks),
+        false if !blocks.is_empty() => body.push(two_speakers(message.role), blocks),
         false => {}
     }
     Ok(())
@@ -228,7 +216,7 @@ fn history(body: &mut Body, index: usize, message: &HistoryMessage) -> Result<()
         blocks.push(json!({ "toolUse": { "toolUseId": call.id, "name": call.function.name, "input": input } }));
     }
     if !blocks.is_empty() {
-        body.push(speaker(message.role), blocks);
+        body.push(two_speakers(message.role), blocks);
     }
     Ok(())
 }

@@ -448,13 +448,13 @@ fn anthropic(entries: &[Entry<'_>], marks: &[usize]) -> Result<Value, ShapeError
     body.finish()
 }
 
-fn is_system(role: Role) -> bool {
+pub(super) fn is_system(role: Role) -> bool {
     matches!(role, Role::System | Role::Developer)
 }
 
-/// Anthropic has two speakers: a rendered `tool` message (which has no
-/// call id to answer) is sent as the user's.
-fn anthropic_role(role: Role) -> &'static str {
+/// Anthropic and Bedrock have two speakers: a rendered `tool` message
+/// (which has no call id to answer) is sent as the user's.
+pub(super) fn two_speakers(role: Role) -> &'static str {
     match role {
         Role::Assistant => "assistant",
         _ => "user",
@@ -510,7 +510,7 @@ fn anthropic_rendered(
             Value::Array(blocks)
         }
     };
-    body.push(anthropic_role(message.role), content);
+    body.push(two_speakers(message.role), content);
     Ok(())
 }
 
@@ -623,7 +623,7 @@ fn anthropic_history(
     let content = history_content(index, message.content.as_ref())?;
     if message.tool_calls.is_empty() {
         body.push(
-            anthropic_role(message.role),
+            two_speakers(message.role),
             content.unwrap_or_else(|| Value::String(String::new())),
         );
         return Ok(());
@@ -638,7 +638,7 @@ fn anthropic_history(
     for call in &message.tool_calls {
         blocks.push(tool_use(index, call)?);
     }
-    body.push(anthropic_role(message.role), Value::Array(blocks));
+    body.push(two_speakers(message.role), Value::Array(blocks));
     Ok(())
 }
 
