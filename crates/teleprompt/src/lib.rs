@@ -63,6 +63,9 @@ pub use crate::options::{CancelToken, RenderOptions};
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::Prompt;
 pub use crate::render::rendered::Rendered;
+pub use crate::render::source_map::{
+    MappedMessage, MappedText, Segment, SegmentKind, SourceMap, SourceSpan,
+};
 pub use crate::request::{RenderRequest, RequestError};
 
 /// The README's Rust examples, compiled and run as doctests.

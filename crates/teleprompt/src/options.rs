@@ -474,6 +474,10 @@ pub struct RenderOptions {
     /// What counts this render's tokens ([`crate::Rendered::tokens`]),
     /// over the prompt's own (default: the prompt's).
     pub tokenizer: Option<crate::tokens::Tokenizer>,
+    /// Record where each byte of the output came from
+    /// ([`crate::Rendered::source_map`]; default `false`: a render
+    /// records nothing and costs nothing more).
+    pub source_map: bool,
 }
 
 impl Default for RenderOptions {
@@ -485,6 +489,7 @@ impl Default for RenderOptions {
             deadline: None,
             cancel: None,
             tokenizer: None,
+            source_map: false,
         }
     }
 }
@@ -523,6 +528,12 @@ impl RenderOptions {
     /// Sets [`RenderOptions::tokenizer`].
     pub fn with_tokenizer(mut self, tokenizer: crate::tokens::Tokenizer) -> RenderOptions {
         self.tokenizer = Some(tokenizer);
+        self
+    }
+
+    /// Sets [`RenderOptions::source_map`].
+    pub fn with_source_map(mut self, source_map: bool) -> RenderOptions {
+        self.source_map = source_map;
         self
     }
 

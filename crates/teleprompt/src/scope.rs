@@ -29,6 +29,9 @@ pub(crate) struct RenderScope {
     markers: Markers,
     /// When the host wants the render stopped.
     pub(crate) stop: Stop,
+    /// What wrote each stretch of the output, when the host asked for a
+    /// source map (`None`: nothing is recorded).
+    pub(crate) trace: Option<Box<Trace>>,
 }
 
 impl RenderScope {
@@ -40,7 +43,14 @@ impl RenderScope {
             budget: Budget::new(limits),
             markers: Markers::new(),
             stop: Stop::default(),
+            trace: None,
         }
+    }
+
+    /// The scope, recording a source map ([`Trace`]) when `trace`.
+    pub(crate) fn with_trace(mut self, trace: bool) -> RenderScope {
+        self.trace = trace.then(Box::default);
+        self
     }
 
     /// The scope, stopped as `stop` says.
@@ -58,6 +68,7 @@ impl RenderScope {
             budget: self.budget,
             markers: self.markers.clone(),
             stop: self.stop.clone(),
+            trace: None,
         }
     }
 
@@ -166,6 +177,121 @@ impl RenderScope {
     /// `text` between generation markers (a `{% generation %}` block).
     pub(crate) fn generation(&self, text: &str) -> String {
         self.markers.generation(text)
+    }
+}
+
+/// What wrote each stretch of a render's output, in output order: the
+/// evaluator notes every text and value it prints (a render on
+/// minijinja: the spans minijinja records). Turned into a
+/// [`crate::SourceMap`] after the render.
+#[derive(Debug, Default)]
+pub(crate) struct Trace {
+    pub(crate) chunks: Vec<Chunk>,
+}
+
+/// One stretch of the output and what wrote it.
+#[derive(Clone, Debug)]
+pub(crate) struct Chunk {
+    /// Its bytes in the output.
+    pub(crate) out: std::ops::Range<usize>,
+    /// The bytes of the template's source that wrote it.
+    pub(crate) span: std::ops::Range<usize>,
+    /// The template it is in, for a render on minijinja (`None`: the
+    /// template rendered; else an included one, by name).
+    pub(crate) file: Option<std::sync::Arc<str>>,
+    pub(crate) wrote: Wrote,
+}
+
+/// What kind of source wrote a chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wrote {
+    /// Literal text of the template.
+    Text,
+    /// A printed value, with where it is in the data when the value
+    /// printed is the data's own (a JSON value, or text inside one of the
+    /// data's strings, by address).
+    Value(Option<usize>),
+}
+
+impl Trace {
+    /// Moves the chunks from `first` on past the indentation a standalone
+    /// Handlebars partial added (`inserted`: each indentation's place in
+    /// the output before and after, `len` bytes each), and notes the
+    /// indentation as text of `span`.
+    pub(crate) fn indent(
+        &mut self,
+        first: usize,
+        inserted: &[(usize, usize)],
+        len: usize,
+        span: std::ops::Range<usize>,
+    ) {
+        if inserted.is_empty() || first >= self.chunks.len() {
+            return;
+        }
+        // How far a position `at` of the unindented output moves: one
+        // indentation per line start at or before it (`after`: a chunk's
+        // end moves only past the indentations inside it).
+        let moved = |at: usize, end: bool| {
+            let before = inserted.partition_point(|&(was, _)| was < at || (!end && was == at));
+            at + before * len
+        };
+        let chunks = self.chunks.split_off(first);
+        let mut indents = inserted.iter().peekable();
+        for chunk in chunks {
+            let start = moved(chunk.out.start, false);
+            while let Some(&&(_, at)) = indents.peek() {
+                if at >= start {
+                    break;
+                }
+                self.push(at..at + len, span.clone(), Wrote::Text);
+                indents.next();
+            }
+            let end = moved(chunk.out.end, true);
+            // A chunk with line breaks inside is cut at its indentations.
+            let mut from = start;
+            while let Some(&&(_, at)) = indents.peek() {
+                if at >= end {
+                    break;
+                }
+                self.push(from..at, chunk.span.clone(), chunk.wrote);
+                self.push(at..at + len, span.clone(), Wrote::Text);
+                from = at + len;
+                indents.next();
+            }
+            self.push(from..end, chunk.span, chunk.wrote);
+        }
+        for &(_, at) in indents {
+            self.push(at..at + len, span.clone(), Wrote::Text);
+        }
+    }
+
+    /// Notes that `out` of the output came from `span` of the source.
+    pub(crate) fn push(
+        &mut self,
+        out: std::ops::Range<usize>,
+        span: std::ops::Range<usize>,
+        wrote: Wrote,
+    ) {
+        self.push_in(None, out, span, wrote);
+    }
+
+    /// [`Trace::push`] for a span of the template `file` names.
+    pub(crate) fn push_in(
+        &mut self,
+        file: Option<std::sync::Arc<str>>,
+        out: std::ops::Range<usize>,
+        span: std::ops::Range<usize>,
+        wrote: Wrote,
+    ) {
+        if out.is_empty() {
+            return;
+        }
+        self.chunks.push(Chunk {
+            out,
+            span,
+            file,
+            wrote,
+        });
     }
 }
 

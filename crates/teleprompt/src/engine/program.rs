@@ -114,14 +114,40 @@ pub(crate) struct Template {
     pub slots: u32,
 }
 
+/// Where a literal text's pieces were written, in order: each piece's
+/// length in the text and its span in the source (texts a comment or a
+/// trimmed tag separated are joined into one instruction). Read only by
+/// a render that records a source map.
+pub(crate) type TextFrom = Box<[(u32, Span)]>;
+
+/// Appends literal `text`, written at `span`, to `out`: joined to the
+/// text instruction before it, if any.
+pub(crate) fn push_text(out: &mut Vec<Instr>, text: &str, span: Span) {
+    if text.is_empty() {
+        return;
+    }
+    let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
+    if let Some(Instr::Text(previous, from)) = out.last_mut() {
+        let mut joined = String::with_capacity(previous.len() + text.len());
+        joined.push_str(previous);
+        joined.push_str(text);
+        *previous = joined.into_boxed_str();
+        let mut pieces = std::mem::take(from).into_vec();
+        pieces.push((len, span));
+        *from = pieces.into_boxed_slice();
+    } else {
+        out.push(Instr::Text(text.into(), Box::new([(len, span)])));
+    }
+}
+
 /// A sequence of instructions.
 pub(crate) type Block = Box<[Instr]>;
 
 /// One instruction.
 #[derive(Debug)]
 pub(crate) enum Instr {
-    /// Literal text.
-    Text(Box<str>),
+    /// Literal text, and where its pieces were written (see [`TextFrom`]).
+    Text(Box<str>, TextFrom),
     /// Evaluates and prints a value.
     Print { expr: Expr, span: Span },
     /// Evaluates a value into a variable slot (declaration or assignment).
@@ -190,7 +216,12 @@ pub(crate) enum Instr {
     },
     /// Runs `body` (a Handlebars standalone partial call), then indents
     /// every line it printed by `indent` (not a last, empty one).
-    Indent { indent: Box<str>, body: Block },
+    Indent {
+        indent: Box<str>,
+        body: Block,
+        /// Where the indentation is written (before the partial's tag).
+        span: Span,
+    },
     /// Handlebars `{{> @partial-block}}`: the content of the partial block
     /// that called the running partial.
     PartialBlock { span: Span },

@@ -15,7 +15,7 @@ use super::program::{Block, Const, Expr, Func, Instr, LoopField, PartialContent,
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::limits::Exceeded;
-use crate::scope::RenderScope;
+use crate::scope::{RenderScope, Wrote};
 use crate::{data::Data, options::Strictness};
 
 /// Errors are boxed while rendering: a result stays small (a value, or a
@@ -176,13 +176,20 @@ impl<'a> Renderer<'a> {
 
     fn exec(&mut self, instr: &'a Instr, dot: &Value<'a>) -> Result<Flow> {
         match instr {
-            Instr::Text(text) => {
+            Instr::Text(text, from) => {
+                let start = self.out.len();
                 self.out.push_str(text);
+                if self.scope.trace.is_some() {
+                    self.trace_text(start, from);
+                }
                 self.check_output(None)?;
             }
             Instr::Print { expr, span } => {
+                let start = self.out.len();
+                let mut of_data = None;
                 if let Some(json) = self.json_of(expr, dot) {
                     // A value of the data: printed from where it is.
+                    of_data = Some(std::ptr::from_ref(json) as usize);
                     self.print_json(json, *span)?;
                 } else if let Some(&Value::Int(i)) = self.var_of(expr) {
                     // A loop's @index, mostly: no copy of the variable.
@@ -196,7 +203,13 @@ impl<'a> Renderer<'a> {
                     self.print_call(*func, args, *call_span, dot)?;
                 } else {
                     let value = self.eval(expr, dot, false)?;
+                    if let Value::Str(text) = value {
+                        of_data = Some(text.as_ptr() as usize);
+                    }
                     self.print(&value, *span)?;
+                }
+                if self.scope.trace.is_some() {
+                    self.trace_value(start, *span, of_data);
                 }
                 self.check_output(Some(*span))?;
             }
@@ -269,10 +282,15 @@ impl<'a> Renderer<'a> {
                 }
             }
             Instr::PartialBlock { span } => self.partial_block(*span, dot)?,
-            Instr::Indent { indent, body } => {
+            Instr::Indent { indent, body, span } => {
                 let start = self.out.len();
+                let traced = self
+                    .scope
+                    .trace
+                    .as_ref()
+                    .map_or(0, |trace| trace.chunks.len());
                 let flow = self.exec_block(body, dot)?;
-                self.indent_since(start, indent);
+                self.indent_since(start, indent, (traced, *span));
                 self.check_output(None)?;
                 if flow != Flow::Normal {
                     return Ok(flow);
@@ -622,24 +640,64 @@ impl<'a> Renderer<'a> {
     /// Indents every line printed since `start` by `indent`, as
     /// handlebars.js indents a standalone partial's output: each line,
     /// empty ones included, but not an empty last one.
+    /// `traced`: how many chunks a source map had before the body ran
+    /// (theirs are moved by the indentation, which becomes chunks of
+    /// `span`).
     #[inline(never)]
-    fn indent_since(&mut self, start: usize, indent: &str) {
+    fn indent_since(&mut self, start: usize, indent: &str, traced: (usize, Span)) {
         if start > self.out.len() || !self.out.is_char_boundary(start) {
             return;
         }
         let printed = self.out.split_off(start);
+        // Where each indentation went, as (offset in `printed`, offset in
+        // the output).
+        let mut inserted = Vec::new();
         let mut lines = printed.split('\n').peekable();
         let mut first = true;
+        let mut read = 0;
         while let Some(line) = lines.next() {
             if !first {
                 self.out.push('\n');
+                read += 1;
             }
             first = false;
             if line.is_empty() && lines.peek().is_none() {
                 break;
             }
+            if self.scope.trace.is_some() {
+                inserted.push((start + read, self.out.len()));
+            }
             self.out.push_str(indent);
             self.out.push_str(line);
+            read += line.len();
+        }
+        if let Some(trace) = self.scope.trace.as_deref_mut() {
+            trace.indent(traced.0, &inserted, indent.len(), traced.1.range());
+        }
+    }
+
+    /// Notes the pieces of a text printed at `start` of the output.
+    #[cold]
+    #[inline(never)]
+    fn trace_text(&mut self, start: usize, from: &[(u32, Span)]) {
+        let Some(trace) = self.scope.trace.as_deref_mut() else {
+            return;
+        };
+        let mut at = start;
+        for &(len, span) in from {
+            let end = at + len as usize;
+            trace.push(at..end, span.range(), Wrote::Text);
+            at = end;
+        }
+    }
+
+    /// Notes a value printed at `start` of the output by the tag at `span`.
+    #[cold]
+    #[inline(never)]
+    fn trace_value(&mut self, start: usize, span: Span, of_data: Option<usize>) {
+        let end = self.out.len();
+        if let Some(trace) = self.scope.trace.as_deref_mut() {
+            trace.push(start..end, span.range(), Wrote::Value(of_data));
         }
     }
 

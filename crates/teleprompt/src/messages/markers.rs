@@ -519,6 +519,33 @@ impl Markers {
         self.shared.made.load(Ordering::Relaxed)
     }
 
+    /// Sets the count of markers made back to `made`: a second render of
+    /// one output (a source map's) made each of its markers again.
+    pub(crate) fn rewind(&self, made: usize) {
+        self.shared.made.store(made, Ordering::Relaxed);
+    }
+
+    /// Where this render's markers are in `output` (each whole, its close
+    /// included): what [`Markers::split`] removes from it.
+    pub(crate) fn ranges_in(&self, output: &str) -> Vec<std::ops::Range<usize>> {
+        let mut ranges = Vec::new();
+        if !self.made_any() {
+            return ranges;
+        }
+        let prefix = self.prefix();
+        let mut from = 0;
+        while let Some(found) = output.get(from..).and_then(|rest| rest.find(prefix)) {
+            let start = from + found;
+            let Some(close) = output[start..].find(CLOSE) else {
+                break;
+            };
+            let end = start + close + CLOSE.len_utf8();
+            ranges.push(start..end);
+            from = end;
+        }
+        ranges
+    }
+
     /// Whether this render made any marker (and so has a secret): without
     /// one, the output holds no marker and no piece of one.
     pub fn made_any(&self) -> bool {

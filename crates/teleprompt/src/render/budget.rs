@@ -401,6 +401,8 @@ impl State {
             .items
             .map_or_else(Default::default, std::sync::OnceLock::from);
         turn.generations = split.generations;
+        // The map was of the text before the cut (a cut text has none yet).
+        turn.source_map = None;
         Ok(turn)
     }
 

@@ -7,6 +7,7 @@ mod budget;
 pub(crate) mod growth;
 pub(crate) mod prefix;
 pub(crate) mod rendered;
+pub(crate) mod source_map;
 
 use std::sync::{Arc, OnceLock};
 
@@ -35,6 +36,8 @@ struct Turn {
     warnings: Vec<String>,
     /// When the host wants the render stopped.
     stop: Stop,
+    /// Whether to record a source map.
+    source_map: bool,
 }
 
 /// Renders `compiled` against plain data, the prompt's defaults under it.
@@ -55,6 +58,7 @@ pub(crate) fn render(
     let turn = Turn {
         now: Some(options.clock.now().to_zoned(jiff::tz::TimeZone::UTC)),
         stop: Stop::new(options.deadline, options.cancel.clone()),
+        source_map: options.source_map,
         ..Turn::default()
     };
     let rendered =
@@ -125,6 +129,7 @@ fn render_context(
         continuation: context.is_continuation(),
         warnings: built.warnings,
         stop: Stop::new(options.deadline, options.cancel.clone()),
+        source_map: options.source_map,
     };
     let data = with_context(compiled, built.data, options)?;
     render_data(compiled, &data, turn).map(|rendered| with_tokenizer(rendered, options))
@@ -178,8 +183,11 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
             Data::new(value)
         });
     let data = without_thread.as_ref().unwrap_or(data);
-    let mut scope = RenderScope::new(now, template.limits()).with_stop(turn.stop);
+    let mut scope = RenderScope::new(now, template.limits())
+        .with_stop(turn.stop)
+        .with_trace(turn.source_map);
     let output = template.render(data, &mut scope);
+    let trace = scope.trace.take();
     // A render the host stopped ends with that, whatever error the
     // stopped evaluator gave (and `on_error: original` does not hide it).
     if let (Err(_), Err(over)) = (&output, scope.stop.check()) {
@@ -192,20 +200,8 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
     let markers = scope.markers();
     let split = output
         .map_err(|error| document.locate(error))
-        .and_then(|output| {
-            let (split, output) = split_output(compiled, markers, output)?;
-            // A budget cuts the sections in the output as printed.
-            let budgeted = compiled.budget.is_some() && !split.sections.is_empty();
-            let printed = output.filter(|_| budgeted).map(|output| {
-                Arc::new(Printed {
-                    sections: split.sections.clone(),
-                    output,
-                    markers: markers.clone(),
-                })
-            });
-            Ok((split, printed))
-        });
-    let ((split, printed), recovered) = match split {
+        .and_then(|output| split_output(compiled, markers, output));
+    let ((split, output), recovered) = match split {
         Ok(split) => (split, None),
         Err(error) if compiled.on_error == OnError::Original => (
             (RenderOutput::plain(document.body.clone()), None),
@@ -213,15 +209,38 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         ),
         Err(error) => return Err(error),
     };
-    let split = match turn.continuation && split.text.trim().is_empty() {
+    // What wrote the output: the template's body itself when the render
+    // fell back to it.
+    let trace = trace.map(|mut trace| {
+        if recovered.is_some() {
+            trace.chunks.clear();
+            let len = split.text.len();
+            trace.push(0..len, 0..len, crate::scope::Wrote::Text);
+        }
+        trace
+    });
+    let (split, fixed) = match turn.continuation && split.text.trim().is_empty() {
         true => {
             let fallback =
                 context::continuation_fallback("", true, compiled.continuation_prompt.as_deref());
-            RenderOutput::plain(fallback.to_string())
+            (RenderOutput::plain(fallback.to_string()), true)
         }
-        false => split,
+        false => (split, false),
     };
-    Ok(Rendered {
+    let mapped = trace.map(|trace| {
+        let printed = output.as_deref().unwrap_or(&split.text);
+        (trace, markers.ranges_in(printed))
+    });
+    // A budget cuts the sections in the output as printed.
+    let budgeted = compiled.budget.is_some() && !split.sections.is_empty();
+    let printed = output.filter(|_| budgeted && !fixed).map(|output| {
+        Arc::new(Printed {
+            sections: split.sections.clone(),
+            output,
+            markers: markers.clone(),
+        })
+    });
+    let mut rendered = Rendered {
         text: split.text,
         items: split.items.map_or_else(OnceLock::new, OnceLock::from),
         default_role: compiled.default_role,
@@ -234,7 +253,27 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
             .then_some(compiled.generation_blocks),
         budget: None,
         printed,
-    })
+        source_map: None,
+    };
+    if let Some((trace, marker_ranges)) = mapped {
+        let conversation = rendered.conversation();
+        let map = match fixed {
+            true => source_map::fixed(&conversation),
+            false => source_map::build(
+                source_map::Printed {
+                    trace: *trace,
+                    markers: marker_ranges,
+                    text: &rendered.text,
+                    template,
+                    document,
+                    data,
+                },
+                &conversation,
+            ),
+        };
+        rendered.source_map = Some(Arc::new(map));
+    }
+    Ok(rendered)
 }
 
 /// `output` cut at `markers` into messages, by the prompt's rules, and

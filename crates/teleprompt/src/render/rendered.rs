@@ -32,6 +32,8 @@ pub struct Rendered {
     pub(super) budget: Option<crate::tokens::Budget>,
     /// The output as printed, while a budget may still cut its sections.
     pub(super) printed: Option<Arc<super::Printed>>,
+    /// Where each byte came from, when the render was asked for it.
+    pub(super) source_map: Option<Arc<super::source_map::SourceMap>>,
 }
 
 impl Rendered {
@@ -182,6 +184,15 @@ impl Rendered {
     /// an arg hidden by a namespace.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// Where each byte of the conversation came from — the template span
+    /// and, for a printed value of the data, its data path — when the
+    /// render was asked for it ([`crate::RenderOptions::with_source_map`]);
+    /// `None` otherwise (a render records nothing unless asked), and for
+    /// a turn whose budget cut its sections (the cut text has no map yet).
+    pub fn source_map(&self) -> Option<&super::source_map::SourceMap> {
+        self.source_map.as_deref()
     }
 
     /// With `on_error: original`, the error that made the render fall back

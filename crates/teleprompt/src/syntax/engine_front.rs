@@ -10,6 +10,8 @@
 //! template and where the included files sit in its source, so that a
 //! render error in one of them is placed there.
 
+use std::ops::Range;
+
 use std::collections::BTreeSet;
 
 use crate::data::Data;
@@ -95,6 +97,14 @@ impl PlacedTemplate {
         self.engine
             .render(data, scope)
             .map_err(|error| self.place(error))
+    }
+
+    /// Where `span` of the source is: in the body, or in an included file.
+    pub(crate) fn place_span(&self, span: Range<usize>) -> super::Place<'_> {
+        match self.placed.file_of(&span) {
+            Some((document, span)) => super::Place::File(document, span),
+            None => super::Place::Body(span),
+        }
     }
 
     /// `error` (spans in the body, or in an included file's text after

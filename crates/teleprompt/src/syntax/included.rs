@@ -70,6 +70,18 @@ impl Placements {
             .position(|placed| placed.range.contains(&at))
     }
 
+    /// The file that holds `span` of the combined source, and the span
+    /// in it; `None`: the template's own body.
+    pub(crate) fn file_of(&self, span: &Range<usize>) -> Option<(&Document, Range<usize>)> {
+        let placed = self.files.get(self.file_at(span.start)?)?;
+        let base = placed.range.start;
+        let end = span.end.min(placed.range.end);
+        Some((
+            &placed.document,
+            span.start - base..end.saturating_sub(base),
+        ))
+    }
+
     /// `FILE:LINE:COL` of byte `at` of the combined source, in a file.
     fn label(&self, file: usize, at: usize) -> String {
         let Some(placed) = self.files.get(file) else {

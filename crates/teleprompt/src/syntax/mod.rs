@@ -88,6 +88,14 @@ pub(crate) struct Template {
     closing: Vec<std::ops::Range<usize>>,
 }
 
+/// Where a stretch of a template's source is, in the files as written.
+pub(crate) enum Place<'t> {
+    /// In the prompt's body (a byte range of it).
+    Body(std::ops::Range<usize>),
+    /// In a file the body includes.
+    File(&'t crate::document::Document, std::ops::Range<usize>),
+}
+
 #[derive(Debug)]
 enum Compiled {
     Jinja(Box<jinja::JinjaTemplate>),
@@ -264,6 +272,26 @@ impl Template {
             Compiled::Go(template) => template.limits(),
             Compiled::Handlebars(template) => template.limits(),
         }
+    }
+
+    /// Where `span` of the source a render ran is (of the template
+    /// `file` names, for a render on minijinja: an included one).
+    pub(crate) fn place_span(
+        &self,
+        file: Option<&str>,
+        span: std::ops::Range<usize>,
+    ) -> Option<Place<'_>> {
+        let place = match &self.compiled {
+            Compiled::Jinja(template) => template.place_span(file, span)?,
+            Compiled::Go(template) => template.place_span(span),
+            Compiled::Handlebars(template) => template.place_span(span),
+        };
+        Some(match place {
+            Place::Body(span) => {
+                Place::Body(self.source.to_original(span.start)..self.source.to_original(span.end))
+            }
+            other => other,
+        })
     }
 
     /// Renders against `data` in `scope` (made with [`Template::limits`]).

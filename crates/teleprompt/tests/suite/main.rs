@@ -40,6 +40,7 @@ mod reload;
 mod robustness;
 mod roles;
 mod schema;
+mod source_maps;
 mod suite_layout;
 #[cfg(feature = "tokens")]
 mod token_cache;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::ast::*;
 use super::engine::program::{
-    Block, Const, Expr, Flavor, Func, Host, Instr, Key, Program, Span as PSpan, Template,
+    push_text, Block, Const, Expr, Flavor, Func, Host, Instr, Key, Program, Span as PSpan, Template,
 };
 use super::includes::Loaded;
 use crate::diagnostics::{closest, Findings, TemplateError};
@@ -307,14 +307,7 @@ impl Lowerer<'_> {
                 if piece.is_empty() {
                     return Ok(());
                 }
-                if let Some(Instr::Text(previous)) = out.last_mut() {
-                    let mut joined = String::with_capacity(previous.len() + piece.len());
-                    joined.push_str(previous);
-                    joined.push_str(piece);
-                    *previous = joined.into_boxed_str();
-                } else {
-                    out.push(Instr::Text(piece.into()));
-                }
+                push_text(out, piece, PSpan::new(&text.span));
             }
             Node::Comment(_) => {}
             Node::Action(action) => {

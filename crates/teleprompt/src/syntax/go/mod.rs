@@ -65,6 +65,11 @@ impl GoTemplate {
         self.placed.render(data, scope)
     }
 
+    /// Where `span` of the source is: in the body, or in another file.
+    pub(crate) fn place_span(&self, span: std::ops::Range<usize>) -> super::Place<'_> {
+        self.placed.place_span(span)
+    }
+
     /// `error` (spans in the body, or in another file's text after it)
     /// placed in the file it is in.
     pub(crate) fn place(&self, error: TemplateError) -> TemplateError {

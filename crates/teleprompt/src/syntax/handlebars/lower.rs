@@ -11,8 +11,8 @@ use super::includes::Loaded;
 use crate::diagnostics::{closest, Findings, TemplateError};
 use crate::engine::flavor::handlebars::{Helper, HELPERS, MEDIA_TYPE, SECTION};
 use crate::engine::program::{
-    Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key, PartialContent, Program,
-    Span as PSpan, Template,
+    push_text, Block as PBlock, Const, Expr as PExpr, Flavor, Func, Host, Instr, Key,
+    PartialContent, Program, Span as PSpan, Template,
 };
 use crate::functions::{ArgAt, Functions, Naming};
 use crate::limits::Limits;
@@ -514,14 +514,7 @@ impl<'t> Lowerer<'t> {
     fn node(&self, node: &Node, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
         match node {
             Node::Text(text) => {
-                if let Some(Instr::Text(previous)) = out.last_mut() {
-                    let mut joined = String::with_capacity(previous.len() + text.text.len());
-                    joined.push_str(previous);
-                    joined.push_str(&text.text);
-                    *previous = joined.into_boxed_str();
-                } else {
-                    out.push(Instr::Text(text.text.clone().into_boxed_str()));
-                }
+                push_text(out, &text.text, pspan(&text.span));
             }
             Node::Comment(_) | Node::Inline(_) => {}
             Node::Mustache(mustache) => {
@@ -581,6 +574,11 @@ impl<'t> Lowerer<'t> {
                 out.push(Instr::Indent {
                     indent: partial.indent.clone().into_boxed_str(),
                     body: body.into_boxed_slice(),
+                    // The indentation as written, before the tag.
+                    span: pspan(
+                        &(partial.span.start.saturating_sub(partial.indent.len())
+                            ..partial.span.start),
+                    ),
                 });
             }
             Node::Partial(partial) => self.partial(partial, scope, out)?,

@@ -62,25 +62,28 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use crate::data::Data;
 use crate::engine::program::{
-    Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program, Span, Template,
+    push_text, Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program, Span,
+    Template,
 };
 use crate::limits::Limits;
 use crate::options::Strictness;
 use crate::scope::RenderScope;
 
-/// The program of `template` (parsed from `source`), if every construct
-/// it uses is lowered. `globals`: the names of the environment's functions
+/// The program of `template`, if every construct it uses is lowered:
+/// `source` is the body and the text the template was parsed from (the
+/// same text, maybe another copy of it). `globals`: the names of the environment's functions
 /// (`range`, `namespace`, host functions…), which are defined where the
 /// data has no such key.
 pub(super) fn lower(
     template: &ast::Stmt<'_>,
-    source: &str,
+    (source, parsed_from): (&str, &str),
     limits: Limits,
     globals: &HashSet<String>,
     flavor: Flavor,
 ) -> Option<Program> {
     let mut lowerer = Lowerer {
         globals,
+        source_at: parsed_from.as_ptr() as usize,
         names: Vec::new(),
         loops: Vec::new(),
         // Slot 0 is the engine's `$`.
@@ -165,6 +168,9 @@ impl Direct {
 
 struct Lowerer<'a, 'g> {
     globals: &'g HashSet<String>,
+    /// Where the source starts in memory: a raw text's span is where its
+    /// slice of the source is.
+    source_at: usize,
     /// Names bound to slots where the lowering is, innermost last: loop
     /// variables, and names `set` assigns.
     names: Vec<(&'a str, u32)>,
@@ -291,7 +297,10 @@ impl<'a> Lowerer<'a, '_> {
                     self.stmt(child, into)?;
                 }
             }
-            ast::Stmt::EmitRaw(raw) => into.push(Instr::Text(raw.raw.into())),
+            ast::Stmt::EmitRaw(raw) => {
+                let at = (raw.raw.as_ptr() as usize).wrapping_sub(self.source_at);
+                push_text(into, raw.raw, Span::new(&(at..at + raw.raw.len())));
+            }
             ast::Stmt::EmitExpr(emit) => into.push(Instr::Print {
                 expr: self.expr(&emit.expr)?,
                 span: span(emit.expr.span()),

@@ -344,10 +344,10 @@ impl JinjaTemplate {
         let direct = flavor
             .filter(|_| !walks && files.is_none() && found.errors.is_empty())
             .and_then(|flavor| match source.is_unchanged() {
-                true => lower::lower(&parsed, body, limits, &functions, flavor),
+                true => lower::lower(&parsed, (body, &compiled), limits, &functions, flavor),
                 false => {
                     let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok()?;
-                    lower::lower(&ast, body, limits, &functions, flavor)
+                    lower::lower(&ast, (body, body), limits, &functions, flavor)
                 }
             })
             .map(lower::Direct::new);
@@ -426,6 +426,10 @@ impl JinjaTemplate {
                 .store(out.len(), std::sync::atomic::Ordering::Relaxed);
             return Ok(out);
         }
+        // What the direct path noted before it gave up is not this output.
+        if let Some(trace) = scope.trace.as_deref_mut() {
+            trace.chunks.clear();
+        }
         // The direct path gave up because the host stopped the render:
         // no second try.
         if scope.stop.is_armed() {
@@ -434,6 +438,32 @@ impl JinjaTemplate {
             }
         }
         self.render_on_minijinja(data, scope, last_len)
+    }
+
+    /// Where `span` of the text minijinja ran is: of the body (`file`
+    /// `None`, or the body's own name), or of a file it includes.
+    pub(crate) fn place_span(
+        &self,
+        file: Option<&str>,
+        span: std::ops::Range<usize>,
+    ) -> Option<crate::syntax::Place<'_>> {
+        let back = |source: &Edited| source.to_original(span.start)..source.to_original(span.end);
+        let unit = file.filter(|name| *name != TEMPLATE_NAME).map(|name| {
+            let files = self.files.as_ref()?;
+            files.units.get(files.by_key(name)?)
+        });
+        match unit {
+            None => Some(crate::syntax::Place::Body(back(&self.source))),
+            Some(unit) => {
+                let unit = unit?;
+                match &unit.document {
+                    Some(document) => {
+                        Some(crate::syntax::Place::File(document, back(&unit.source)))
+                    }
+                    None => Some(crate::syntax::Place::Body(back(&self.source))),
+                }
+            }
+        }
     }
 
     /// [`JinjaTemplate::render`] on minijinja, the direct path aside.
@@ -455,6 +485,7 @@ impl JinjaTemplate {
             stop: scope.stop.is_armed().then(|| scope.stop.clone()),
             writes: 0,
         };
+        let traced = scope.trace.is_some().then(|| (root.clone(), scope.budget));
         let (result, misses, halted) = current::with_scope(scope, || {
             template.render_captured_to(root, &mut out).map(drop)
         });
@@ -472,9 +503,57 @@ impl JinjaTemplate {
         // Filters only ever write whole UTF-8 strings. Checked with SIMD and
         // copied once: std's check costs more than the copy (3% of a chat
         // template's render).
-        simdutf8::basic::from_utf8(&out.bytes)
+        let out = simdutf8::basic::from_utf8(&out.bytes)
             .map(str::to_owned)
-            .map_err(|_| TemplateError::render(None, "the output is not UTF-8 text"))
+            .map_err(|_| TemplateError::render(None, "the output is not UTF-8 text"))?;
+        if let Some((root, budget)) = traced {
+            self.trace_on_minijinja(&template, root, (scope, budget), &out);
+        }
+        Ok(out)
+    }
+
+    /// Notes what wrote each stretch of `out` for a source map: the
+    /// template is rendered again with minijinja's output spans (the
+    /// first render was held to the bounds, so this one, the same, is
+    /// too), its filters spending from `budget` again and its markers
+    /// counted once. Output that came out different (a host function
+    /// that answers differently) is noted as the whole template's.
+    #[cold]
+    #[inline(never)]
+    fn trace_on_minijinja(
+        &self,
+        template: &minijinja::Template<'_, '_>,
+        root: minijinja::Value,
+        (scope, budget): (&mut RenderScope, crate::scope::Budget),
+        out: &str,
+    ) {
+        let spent = scope.budget;
+        let made = scope.markers().made();
+        scope.budget = budget;
+        let (again, _, _) = current::with_scope(scope, || template.render_with_spans(root));
+        scope.budget = spent;
+        scope.markers().rewind(made);
+        let Some(trace) = scope.trace.as_deref_mut() else {
+            return;
+        };
+        trace.chunks.clear();
+        match again {
+            Ok((text, spans)) if text == out => {
+                for span in spans {
+                    let file = (span.name() != TEMPLATE_NAME).then(|| Arc::from(span.name()));
+                    let wrote = match span.kind() {
+                        minijinja::OutputSpanKind::Raw => crate::scope::Wrote::Text,
+                        _ => crate::scope::Wrote::Value(None),
+                    };
+                    trace.push_in(file, span.output_range(), span.source_range(), wrote);
+                }
+            }
+            _ => trace.push(
+                0..out.len(),
+                0..self.source.text.len(),
+                crate::scope::Wrote::Text,
+            ),
+        }
     }
 }
 
