@@ -129,7 +129,7 @@ fn load(spec: &str, args: &TurnArgs) -> Result<Side, Error> {
             )
         }
     };
-    let rendered = render_turn(&prompt, args)?;
+    let rendered = render_turn(&prompt, args, false)?;
     let messages = sent(&prompt, &rendered);
     Ok(Side {
         label,

@@ -1,5 +1,6 @@
 //! The `teleprompt` command: render and check prompt files.
 
+mod annotate;
 mod batch;
 mod diff;
 mod input;
@@ -301,9 +302,16 @@ struct RenderArgs {
     #[arg(long)]
     explain: bool,
     /// Output: text, or JSON for messages, openai, anthropic or bedrock; tokens:
-    /// each message's token count and ids, one JSON line (needs a tokenizer).
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
-    format: OutputFormat,
+    /// each message's token count and ids, one JSON line (needs a tokenizer);
+    /// sourcemap: each message's text with the template span (and data path)
+    /// of every stretch, as JSON.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_render_format)]
+    format: RenderFormat,
+    /// Print the conversation with where each line came from in the
+    /// margin: the template's line and column, and the data paths printed
+    /// on it.
+    #[arg(long, conflicts_with = "format")]
+    annotate: bool,
     #[command(flatten)]
     turn: TurnArgs,
 }
@@ -440,6 +448,23 @@ fn parse_format(text: &str) -> Result<OutputFormat, String> {
         .map_err(|error: teleprompt::messages::UnknownFormat| error.to_string())
 }
 
+/// What `render --format` writes: a shape of the conversation, or its
+/// source map.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RenderFormat {
+    Shape(OutputFormat),
+    SourceMap,
+}
+
+fn parse_render_format(text: &str) -> Result<RenderFormat, String> {
+    match text {
+        "sourcemap" => Ok(RenderFormat::SourceMap),
+        _ => parse_format(text)
+            .map(RenderFormat::Shape)
+            .map_err(|error| error.replacen("\"tokens\"", "\"tokens\", \"sourcemap\"", 1)),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -518,7 +543,8 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
         Ok(prompt) => prompt,
         Err(error) => return Ok(fail(&report::labelled(error, labels))),
     };
-    let rendered = match render_turn(&prompt, &args.turn) {
+    let mapped = args.annotate || args.format == RenderFormat::SourceMap;
+    let rendered = match render_turn(&prompt, &args.turn, mapped) {
         Ok(rendered) => rendered,
         Err(error) => return Ok(fail(&report::labelled(error, labels))),
     };
@@ -531,7 +557,28 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
             "note: printed the unrendered template, as the prompt sets `on_error: original`\n",
         )?;
     }
-    let output = match args.format {
+    let map = rendered.source_map().filter(|_| mapped);
+    let format = match (args.annotate, args.format, map) {
+        (true, _, Some(map)) => {
+            print_out(&annotate::annotate(map, &args.file.display().to_string()))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        (false, RenderFormat::SourceMap, Some(map)) => {
+            let mut json = serde_json::to_string_pretty(map).unwrap_or_default();
+            json.push('\n');
+            print_out(&json)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        (_, RenderFormat::Shape(format), _) if !mapped => format,
+        _ => {
+            let error = Error::new(
+                ErrorClass::Render,
+                "a turn whose budget cut its sections has no source map",
+            );
+            return Ok(fail(&report::labelled(error, labels)));
+        }
+    };
+    let output = match format {
         OutputFormat::Text => rendered.text().to_string(),
         format => match rendered.to_format(format) {
             Ok(value) => {
@@ -557,17 +604,26 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
 /// Renders one turn of `prompt` from the command line's data: a chat
 /// template gets exactly what transformers gives it (the data: messages,
 /// tools, …; no agent namespaces), any other prompt a turn's context.
-fn render_turn(prompt: &Prompt, args: &TurnArgs) -> Result<teleprompt::Rendered, Error> {
+/// With `source_map`, the render records one ([`teleprompt::Rendered::source_map`]).
+fn render_turn(
+    prompt: &Prompt,
+    args: &TurnArgs,
+    source_map: bool,
+) -> Result<teleprompt::Rendered, Error> {
     // Only what the prompt may read of the data file is built.
     let reads = |name: &str| prompt.reads(name);
     let keep: input::Keep<'_> = Some(&reads);
     if prompt.syntax() == Syntax::ChatTemplate {
         let (data, clock) = input::build_chat_data(args, keep)?;
-        let options = RenderOptions::new().with_clock(clock);
+        let options = RenderOptions::new()
+            .with_clock(clock)
+            .with_source_map(source_map);
         return prompt.render_with(data, &options);
     }
     let context = input::build_context(args, keep)?;
-    let mut options = RenderOptions::new().with_validate_history(!args.no_history_check);
+    let mut options = RenderOptions::new()
+        .with_validate_history(!args.no_history_check)
+        .with_source_map(source_map);
     options.context = input::read_render_context(args.context.as_deref(), args.max_data_bytes)?;
     prompt.render_turn_with(&context, &options)
 }

@@ -162,6 +162,8 @@ pub(crate) struct Printed<'a> {
 struct Piece {
     text: Range<usize>,
     chunk: usize,
+    /// Where it starts in the output.
+    out: usize,
 }
 
 /// The map of `conversation`, whose rendered messages' texts were cut
@@ -326,6 +328,7 @@ fn pieces(printed: &Printed<'_>) -> Vec<Piece> {
                     pieces.push(Piece {
                         text: from - removed..end - removed,
                         chunk: index,
+                        out: from,
                     });
                     from = end;
                 }
@@ -333,6 +336,7 @@ fn pieces(printed: &Printed<'_>) -> Vec<Piece> {
                     pieces.push(Piece {
                         text: from - removed..chunk.out.end - removed,
                         chunk: index,
+                        out: from,
                     });
                     from = chunk.out.end;
                 }
@@ -395,7 +399,12 @@ impl<'p, 'a> Spans<'p, 'a> {
                 });
             }
             if end > start {
-                segments.push(self.segment(piece.chunk, start - range.start..end - range.start));
+                let out = piece.out + (start - piece.text.start);
+                segments.push(self.segment(
+                    piece.chunk,
+                    start - range.start..end - range.start,
+                    out,
+                ));
             }
             at = end.max(at);
         }
@@ -411,7 +420,10 @@ impl<'p, 'a> Spans<'p, 'a> {
         segments
     }
 
-    fn segment(&mut self, chunk: usize, range: Range<usize>) -> Segment {
+    /// The segment of `range` of a part, `out` its start in the output.
+    /// Literal text written as it stands in the source gets the span of
+    /// its own bytes; anything else, its chunk's.
+    fn segment(&mut self, chunk: usize, range: Range<usize>, out: usize) -> Segment {
         let Some(chunk) = self.printed.trace.chunks.get(chunk) else {
             return Segment {
                 start: range.start,
@@ -425,7 +437,17 @@ impl<'p, 'a> Spans<'p, 'a> {
             Wrote::Text => (SegmentKind::Text, None),
             Wrote::Value(of_data) => (SegmentKind::Value, of_data),
         };
-        let span = self.place(chunk);
+        let span = match chunk.wrote {
+            Wrote::Text if chunk.span.len() == chunk.out.len() => {
+                let from = chunk.span.start + (out - chunk.out.start);
+                let exact = Chunk {
+                    span: from..from + range.len(),
+                    ..chunk.clone()
+                };
+                self.place(&exact)
+            }
+            _ => self.place(chunk),
+        };
         let path = of_data.and_then(|at| self.path_of(at));
         Segment {
             start: range.start,

@@ -29,6 +29,8 @@ fn mapped(name: &str, source: &str, data: Value) -> (SourceMap, String) {
     assert_eq!(map.messages.len(), conversation.len(), "{name}");
     let lines: Vec<&str> = source.split_inclusive('\n').collect();
     let mut annotated = String::new();
+    let mut exact = 0;
+    let mut texts = 0;
     for (message, entry) in map.messages.iter().zip(&conversation) {
         assert_eq!(message.role, entry.role());
         annotated.push_str(&format!("## {}\n", message.role.as_str()));
@@ -39,6 +41,7 @@ fn mapped(name: &str, source: &str, data: Value) -> (SourceMap, String) {
                 assert!(segment.end > segment.start, "{name}: no empty segment");
                 at = segment.end;
                 let text = &part.text[segment.start..segment.end];
+                texts += usize::from(segment.kind == SegmentKind::Text);
                 let origin = match (&segment.span, segment.kind) {
                     (Some(span), kind) => {
                         assert_eq!(span.file, name);
@@ -52,6 +55,8 @@ fn mapped(name: &str, source: &str, data: Value) -> (SourceMap, String) {
                             + from;
                         let written = &source[offset..offset + span.len];
                         if kind == SegmentKind::Text {
+                            // Byte for byte where the text stands as written.
+                            exact += usize::from(written == text);
                             assert!(
                                 written.contains(text),
                                 "{name}: {text:?} is not in {written:?}"
@@ -86,6 +91,7 @@ fn mapped(name: &str, source: &str, data: Value) -> (SourceMap, String) {
             assert_eq!(at, part.text.len(), "{name}: the part is covered whole");
         }
     }
+    assert_eq!(exact, texts, "{name}: every literal text has its own bytes' span");
     (map, annotated)
 }
 
@@ -216,7 +222,7 @@ fn handlebars_with_an_indented_partial() {
          Text 4:44 \"- \"\n\
          Value 4:46 issue.labels[1] \"ui\"\n\
          Text 4:54 \"\\n\"\n\
-         Text 7:15 \"That is all.\"\n\
+         Text 8:1 \"That is all.\"\n\
          ",
     );
 }

@@ -514,7 +514,14 @@ impl<'t> Lowerer<'t> {
     fn node(&self, node: &Node, scope: &mut Scope, out: &mut Vec<Instr>) -> Result<()> {
         match node {
             Node::Text(text) => {
-                push_text(out, &text.text, pspan(&text.span));
+                // The span of the text itself, where it stands as written
+                // inside its node's (standalone lines lose their spaces).
+                let written = self.src.get(text.span.clone()).unwrap_or_default();
+                let span = match written.find(text.text.as_str()) {
+                    Some(at) => text.span.start + at..text.span.start + at + text.text.len(),
+                    None => text.span.clone(),
+                };
+                push_text(out, &text.text, pspan(&span));
             }
             Node::Comment(_) | Node::Inline(_) => {}
             Node::Mustache(mustache) => {
