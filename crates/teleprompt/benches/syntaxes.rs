@@ -4,6 +4,8 @@
 //! and 200 documents. `bench/all/run.sh` compares the same renders with
 //! the other engines; this is teleprompt's side of each row, in criterion.
 //!
+//! Each syntax also renders recording a source map (`…/source_map`).
+//!
 //! Run: `cargo bench -p teleprompt --bench syntaxes`.
 
 use std::fmt::Write;
@@ -11,7 +13,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::Value;
-use teleprompt::{Data, LoadOptions, Prompt};
+use teleprompt::{Data, LoadOptions, Prompt, RenderOptions};
 
 const TEMPLATES: [(&str, &str, &str); 3] = [
     (
@@ -101,6 +103,16 @@ fn benches(c: &mut Criterion) {
             assert_eq!(text.text(), expected, "{syntax} renders the text");
             group.bench_function(syntax, |b| {
                 b.iter(|| black_box(prompt.render(black_box(&data)).expect("renders")))
+            });
+            // The same render recording its source map (and building it).
+            let mapped = RenderOptions::new().with_source_map(true);
+            group.bench_function(format!("{syntax}/source_map"), |b| {
+                b.iter(|| {
+                    let rendered = prompt
+                        .render_with(black_box(&data), &mapped)
+                        .expect("renders");
+                    black_box(rendered.source_map().map(|map| map.messages.len()))
+                })
             });
         }
         group.bench_function("by_hand", |b| {

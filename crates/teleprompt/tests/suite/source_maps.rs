@@ -91,7 +91,10 @@ fn mapped(name: &str, source: &str, data: Value) -> (SourceMap, String) {
             assert_eq!(at, part.text.len(), "{name}: the part is covered whole");
         }
     }
-    assert_eq!(exact, texts, "{name}: every literal text has its own bytes' span");
+    assert_eq!(
+        exact, texts,
+        "{name}: every literal text has its own bytes' span"
+    );
     (map, annotated)
 }
 
