@@ -3,7 +3,7 @@
 //! of its first stretch, and the data path of each value printed on it —
 //! for people reading a prompt they did not write.
 
-use teleprompt::{SegmentKind, SourceMap};
+use teleprompt::source_map::{MappedText, Segment, SegmentKind, SourceMap, SourceSpan};
 
 /// The widest the margin grows; longer origins are cut with `…`.
 const MARGIN: usize = 48;
@@ -57,7 +57,7 @@ pub(crate) fn annotate(map: &SourceMap, file: &str) -> String {
 /// stretch was written (`LINE:COL`; `NAME:LINE:COL` in another file, by
 /// its file name),
 /// then each value's data path (or its tag, without one).
-fn origins(part: &teleprompt::MappedText, range: std::ops::Range<usize>, file: &str) -> String {
+fn origins(part: &MappedText, range: std::ops::Range<usize>, file: &str) -> String {
     let mut words: Vec<String> = Vec::new();
     let touching = part
         .segments
@@ -103,9 +103,9 @@ fn origins(part: &teleprompt::MappedText, range: std::ops::Range<usize>, file: &
 /// template: inside literal text written as it stands (its span as long
 /// as it), the place of that byte; else where the segment starts.
 fn line_start(
-    part: &teleprompt::MappedText,
-    segment: &teleprompt::Segment,
-    span: &teleprompt::SourceSpan,
+    part: &MappedText,
+    segment: &Segment,
+    span: &SourceSpan,
     kind: SegmentKind,
     at: usize,
 ) -> (usize, usize) {

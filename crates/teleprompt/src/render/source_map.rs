@@ -25,7 +25,8 @@ use crate::syntax::Place;
 /// conversation as [`crate::Rendered::conversation`] gives it.
 ///
 /// ```
-/// use teleprompt::{LoadOptions, Prompt, RenderOptions, SegmentKind};
+/// use teleprompt::{LoadOptions, Prompt, RenderOptions};
+/// use teleprompt::source_map::SegmentKind;
 /// use serde_json::json;
 ///
 /// let prompt = Prompt::from_source(

@@ -4,7 +4,8 @@
 //! printed value of the data names its path.
 
 use serde_json::{json, Value};
-use teleprompt::{LoadOptions, Prompt, RenderOptions, SegmentKind, SourceMap};
+use teleprompt::source_map::{SegmentKind, SourceMap};
+use teleprompt::{LoadOptions, Prompt, RenderOptions};
 
 /// The map of `source` (file `name`) rendered over `data`, checked: each
 /// part covered whole, in order, without overlap; a literal text's bytes
