@@ -3,7 +3,7 @@
 //! of its first stretch, and the data path of each value printed on it —
 //! for people reading a prompt they did not write.
 
-use teleprompt::source_map::{MappedText, Segment, SegmentKind, SourceMap, SourceSpan};
+use teleprompt::messages::{MappedText, Segment, SegmentKind, SourceMap, SourceSpan};
 
 /// The widest the margin grows; longer origins are cut with `…`.
 const MARGIN: usize = 48;

@@ -46,13 +46,6 @@ mod scope;
 mod syntax;
 pub mod tokens;
 
-/// Source maps: which template span and which data path wrote each byte
-/// of a render ([`Rendered::source_map`]).
-pub mod source_map {
-    pub use crate::render::source_map::{
-        MappedMessage, MappedText, Segment, SegmentKind, SourceMap, SourceSpan,
-    };
-}
 #[cfg(feature = "unstable")]
 #[doc(hidden)]
 pub mod unstable;
@@ -71,7 +64,6 @@ pub use crate::options::{CancelToken, RenderOptions};
 pub use crate::options::{JinjaOptions, LoadOptions, MessageReader, OnError, Strictness, Syntax};
 pub use crate::prompt::Prompt;
 pub use crate::render::rendered::Rendered;
-pub use crate::render::source_map::SourceMap;
 pub use crate::request::{RenderRequest, RequestError};
 
 /// The README's Rust examples, compiled and run as doctests.

@@ -33,6 +33,11 @@ pub(crate) use self::markers::{Item, Markers, SectionSpan, SectionSpec, Setting,
 pub(crate) use self::markers::{SplitError, CLOSE, OPEN};
 pub(crate) use self::shapes::shape_marked;
 pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
+/// Source maps: which template span and which data path wrote each byte
+/// of a message ([`crate::Rendered::source_map`]).
+pub use crate::render::source_map::{
+    MappedMessage, MappedText, Segment, SegmentKind, SourceMap, SourceSpan,
+};
 
 /// Who speaks a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

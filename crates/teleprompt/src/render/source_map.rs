@@ -26,7 +26,7 @@ use crate::syntax::Place;
 ///
 /// ```
 /// use teleprompt::{LoadOptions, Prompt, RenderOptions};
-/// use teleprompt::source_map::SegmentKind;
+/// use teleprompt::messages::SegmentKind;
 /// use serde_json::json;
 ///
 /// let prompt = Prompt::from_source(

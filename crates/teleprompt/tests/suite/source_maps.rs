@@ -4,7 +4,7 @@
 //! printed value of the data names its path.
 
 use serde_json::{json, Value};
-use teleprompt::source_map::{SegmentKind, SourceMap};
+use teleprompt::messages::{SegmentKind, SourceMap};
 use teleprompt::{LoadOptions, Prompt, RenderOptions};
 
 /// The map of `source` (file `name`) rendered over `data`, checked: each
