@@ -24,7 +24,7 @@ pub(crate) fn annotate(map: &SourceMap, file: &str) -> String {
             let mut start = 0;
             for line in part.text.split_inclusive('\n') {
                 let end = start + line.len();
-                let origins = origins(part, start..end, file);
+                let origins = origins(map, part, start..end, file);
                 rows.push((origins, line.trim_end_matches('\n').to_string()));
                 start = end;
             }
@@ -57,7 +57,12 @@ pub(crate) fn annotate(map: &SourceMap, file: &str) -> String {
 /// stretch was written (`LINE:COL`; `NAME:LINE:COL` in another file, by
 /// its file name),
 /// then each value's data path (or its tag, without one).
-fn origins(part: &MappedText, range: std::ops::Range<usize>, file: &str) -> String {
+fn origins(
+    map: &SourceMap,
+    part: &MappedText,
+    range: std::ops::Range<usize>,
+    file: &str,
+) -> String {
     let mut words: Vec<String> = Vec::new();
     let touching = part
         .segments
@@ -65,7 +70,7 @@ fn origins(part: &MappedText, range: std::ops::Range<usize>, file: &str) -> Stri
         .filter(|segment| segment.end > range.start && segment.start < range.end);
     for (i, segment) in touching.enumerate() {
         if i == 0 {
-            words.push(match (&segment.span, segment.kind) {
+            words.push(match (map.span_of(segment), segment.kind) {
                 (Some(span), kind) => {
                     let (line, column) = line_start(part, segment, span, kind, range.start);
                     match span.file == file {
@@ -84,8 +89,8 @@ fn origins(part: &MappedText, range: std::ops::Range<usize>, file: &str) -> Stri
                 (None, _) => "(fixed)".to_string(),
             });
         }
-        match (&segment.path, segment.kind, &segment.span) {
-            (Some(path), _, _) => words.push(path.clone()),
+        match (map.path_of(segment), segment.kind, map.span_of(segment)) {
+            (Some(path), _, _) => words.push(path.to_string()),
             (None, SegmentKind::Value, Some(span)) => {
                 if let Some(source) = &span.source {
                     words.push(source.split_whitespace().collect::<Vec<_>>().join(" "));

@@ -4,7 +4,8 @@
 //! and 200 documents. `bench/all/run.sh` compares the same renders with
 //! the other engines; this is teleprompt's side of each row, in criterion.
 //!
-//! Each syntax also renders recording a source map (`…/source_map`).
+//! Each syntax also renders recording a source map (`…/source_map`), and
+//! recording and building it (`…/source_map_built`).
 //!
 //! Run: `cargo bench -p teleprompt --bench syntaxes`.
 
@@ -104,9 +105,18 @@ fn benches(c: &mut Criterion) {
             group.bench_function(syntax, |b| {
                 b.iter(|| black_box(prompt.render(black_box(&data)).expect("renders")))
             });
-            // The same render recording its source map (and building it).
+            // The same render recording its source map; then building it too.
             let mapped = RenderOptions::new().with_source_map(true);
             group.bench_function(format!("{syntax}/source_map"), |b| {
+                b.iter(|| {
+                    black_box(
+                        prompt
+                            .render_with(black_box(&data), &mapped)
+                            .expect("renders"),
+                    )
+                })
+            });
+            group.bench_function(format!("{syntax}/source_map_built"), |b| {
                 b.iter(|| {
                     let rendered = prompt
                         .render_with(black_box(&data), &mapped)

@@ -4,6 +4,7 @@
 //! both; the work is theirs.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -22,7 +23,8 @@ use crate::schema::InputSchema;
 /// A `Prompt` is immutable and `Send + Sync`; renders borrow their data.
 #[derive(Debug)]
 pub struct Prompt {
-    compiled: Compiled,
+    /// Shared with the renders that keep a source map to build.
+    compiled: Arc<Compiled>,
 }
 
 impl Prompt {
@@ -68,7 +70,9 @@ impl Prompt {
     fn loaded((compiled, found): load::Loaded) -> Result<Prompt, Error> {
         match found {
             Some(error) => Err(error.with_warnings(load::warnings::warnings(&compiled))),
-            None => Ok(Prompt { compiled }),
+            None => Ok(Prompt {
+                compiled: Arc::new(compiled),
+            }),
         }
     }
 

@@ -77,6 +77,17 @@ pub(crate) struct Compiled {
     pub budget: Option<crate::tokens::BudgetSettings>,
 }
 
+impl Compiled {
+    /// The document and template a render runs: the `tool_use` template
+    /// when `tool_use` and the prompt has one, else its own.
+    pub(crate) fn template_for(&self, tool_use: bool) -> (&Document, &Template) {
+        match &self.tool_use {
+            Some(pair) if tool_use => (&pair.0, &pair.1),
+            _ => (&self.document, &self.template),
+        }
+    }
+}
+
 /// A compiled prompt, and the errors its front end went on past (unknown
 /// names, wrong argument counts: the first carries the others). With
 /// those, the template compiled for its warnings only: the prompt does

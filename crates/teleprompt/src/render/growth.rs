@@ -27,7 +27,7 @@ use crate::options::{RenderOptions, Syntax};
 /// across turns, and a turn cannot be rendered by its new text alone.
 /// Placed on the file, with the witness: the kind of turns, the lengths,
 /// and both outputs where they part.
-pub(crate) fn rewrite_warning(compiled: &Compiled) -> Option<Error> {
+pub(crate) fn rewrite_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Error> {
     if compiled.syntax != Syntax::ChatTemplate {
         return None;
     }
@@ -76,7 +76,7 @@ pub(crate) struct Rewrite {
 
 /// The first rewrite of the first kind of conversation that shows one;
 /// `None` when every kind the template takes only appends.
-pub(crate) fn first_rewrite(compiled: &Compiled) -> Option<Rewrite> {
+pub(crate) fn first_rewrite(compiled: &std::sync::Arc<Compiled>) -> Option<Rewrite> {
     let body = &compiled.document.body;
     let reads = |word: &str| {
         body.contains(word)

@@ -42,7 +42,7 @@ struct Turn {
 
 /// Renders `compiled` against plain data, the prompt's defaults under it.
 pub(crate) fn render(
-    compiled: &Compiled,
+    compiled: &Arc<Compiled>,
     data: Data,
     options: &RenderOptions,
 ) -> Result<Rendered, Error> {
@@ -87,7 +87,7 @@ fn with_tokenizer(mut rendered: Rendered, options: &RenderOptions) -> Rendered {
 /// Renders one turn of a conversation from `context`; every error
 /// carries the context's labels.
 pub(crate) fn render_turn(
-    compiled: &Compiled,
+    compiled: &Arc<Compiled>,
     context: &PromptContext,
     options: &RenderOptions,
 ) -> Result<Rendered, Error> {
@@ -117,7 +117,7 @@ pub(crate) fn render_turn(
 
 /// One turn's render, the context checked already.
 fn render_context(
-    compiled: &Compiled,
+    compiled: &Arc<Compiled>,
     context: &PromptContext,
     options: &RenderOptions,
 ) -> Result<Rendered, Error> {
@@ -135,7 +135,7 @@ fn render_context(
     render_data(compiled, &data, turn).map(|rendered| with_tokenizer(rendered, options))
 }
 
-fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rendered, Error> {
+fn render_data(compiled: &Arc<Compiled>, data: &Data, mut turn: Turn) -> Result<Rendered, Error> {
     check_required(compiled, data)?;
     check_schema(compiled, data)?;
     if let Some(thread) = thread_history(compiled, data)? {
@@ -157,17 +157,12 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
     let now = turn
         .now
         .unwrap_or_else(|| jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC));
-    let (document, template) = match &compiled.tool_use {
-        Some(tool_use)
-            if data
-                .root()
-                .get("tools")
-                .is_some_and(|t| !t.value().is_null()) =>
-        {
-            (&tool_use.0, &tool_use.1)
-        }
-        _ => (&compiled.document, &compiled.template),
-    };
+    let tool_use = compiled.tool_use.is_some()
+        && data
+            .root()
+            .get("tools")
+            .is_some_and(|t| !t.value().is_null());
+    let (document, template) = compiled.template_for(tool_use);
     // The thread input is the conversation, not the template's data (in
     // Prompty the template sees a placeholder in its place): without it,
     // its name cannot hide the `history` call its print became.
@@ -255,24 +250,17 @@ fn render_data(compiled: &Compiled, data: &Data, mut turn: Turn) -> Result<Rende
         printed,
         source_map: None,
     };
-    if let Some((trace, marker_ranges)) = mapped {
-        let conversation = rendered.conversation();
-        let map = match fixed {
-            true => source_map::fixed(&conversation),
-            false => source_map::build(
-                source_map::Printed {
-                    trace: *trace,
-                    markers: marker_ranges,
-                    text: &rendered.text,
-                    template,
-                    document,
-                    data,
-                },
-                &conversation,
-            ),
-        };
-        rendered.source_map = Some(Arc::new(map));
-    }
+    // The map is built when the host first asks for it.
+    rendered.source_map = mapped.map(|(trace, markers)| {
+        Arc::new(source_map::Lazy::new(source_map::Recorded {
+            trace: *trace,
+            markers,
+            fixed,
+            compiled: Arc::clone(compiled),
+            tool_use,
+            data: data.clone(),
+        }))
+    });
     Ok(rendered)
 }
 

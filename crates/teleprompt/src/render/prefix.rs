@@ -29,7 +29,7 @@ const PROBE_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A warning where the first message prints the clock or the turn
 /// number before fixed text, with the line that changes.
-pub(crate) fn per_turn_warning(compiled: &Compiled) -> Option<Error> {
+pub(crate) fn per_turn_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Error> {
     if compiled.syntax == Syntax::ChatTemplate {
         return None;
     }

@@ -33,7 +33,7 @@ pub struct Rendered {
     /// The output as printed, while a budget may still cut its sections.
     pub(super) printed: Option<Arc<super::Printed>>,
     /// Where each byte came from, when the render was asked for it.
-    pub(super) source_map: Option<Arc<super::source_map::SourceMap>>,
+    pub(super) source_map: Option<Arc<super::source_map::Lazy>>,
 }
 
 impl Rendered {
@@ -191,8 +191,12 @@ impl Rendered {
     /// render was asked for it ([`crate::RenderOptions::with_source_map`]);
     /// `None` otherwise (a render records nothing unless asked), and for
     /// a turn whose budget cut its sections (the cut text has no map yet).
+    ///
+    /// The render records what wrote each stretch of its output; the map
+    /// is built from that on the first call (and kept).
     pub fn source_map(&self) -> Option<&super::source_map::SourceMap> {
-        self.source_map.as_deref()
+        let lazy = self.source_map.as_deref()?;
+        Some(lazy.get(&self.text, &self.conversation()))
     }
 
     /// With `on_error: original`, the error that made the render fall back

@@ -41,8 +41,8 @@ use crate::syntax::Place;
 /// assert_eq!(user.text, "Hi, Ada!");
 /// let name = &user.segments[1];
 /// assert_eq!((name.start, name.end, name.kind), (4, 7, SegmentKind::Value));
-/// assert_eq!(name.path.as_deref(), Some("user.name"));
-/// let span = name.span.as_ref().unwrap();
+/// assert_eq!(map.path_of(name), Some("user.name"));
+/// let span = map.span_of(name).unwrap();
 /// assert_eq!((span.file.as_str(), span.line, span.column), ("greet.hbs", 2, 20));
 /// assert_eq!(span.source.as_deref(), Some("{{user.name}}"));
 /// # Ok::<(), teleprompt::Error>(())
@@ -51,6 +51,10 @@ use crate::syntax::Place;
 pub struct SourceMap {
     /// The messages of the conversation, in order.
     pub messages: Vec<MappedMessage>,
+    /// The template spans the segments name ([`Segment::span`]), each once.
+    pub spans: Vec<SourceSpan>,
+    /// The data paths the segments name ([`Segment::path`]), each once.
+    pub paths: Vec<String>,
 }
 
 /// One message of a [`SourceMap`].
@@ -84,17 +88,19 @@ pub struct Segment {
     pub end: usize,
     /// What kind of source wrote it.
     pub kind: SegmentKind,
-    /// The template span that wrote it: literal text, or the tag that
-    /// printed a value. `None` for a message of the history and for text
-    /// the prompt's rules wrote (a continuation's fallback).
+    /// The template span that wrote it, by its index in
+    /// [`SourceMap::spans`] ([`SourceMap::span_of`]): literal text, or
+    /// the tag that printed a value. `None` for a message of the history
+    /// and for text the prompt's rules wrote (a continuation's fallback).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub span: Option<SourceSpan>,
-    /// For a printed value of the data, its path there
-    /// (`issue.labels[1]`, `history[3].content`); `None` for values the
-    /// template made, and on Jinja's minijinja path, which does not say
-    /// where a value came from (the span's `source` shows the expression).
+    pub span: Option<usize>,
+    /// For a printed value of the data, its path there (`issue.labels[1]`,
+    /// `history[3].content`), by its index in [`SourceMap::paths`]
+    /// ([`SourceMap::path_of`]); `None` for values the template made, and
+    /// on Jinja's minijinja path, which does not say where a value came
+    /// from (the span's `source` shows the expression).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
+    pub path: Option<usize>,
 }
 
 /// What kind of source wrote a [`Segment`].
@@ -130,6 +136,16 @@ pub struct SourceSpan {
 }
 
 impl SourceMap {
+    /// The template span that wrote `segment`.
+    pub fn span_of(&self, segment: &Segment) -> Option<&SourceSpan> {
+        self.spans.get(segment.span?)
+    }
+
+    /// The data path of the value `segment` printed.
+    pub fn path_of(&self, segment: &Segment) -> Option<&str> {
+        self.paths.get(segment.path?).map(String::as_str)
+    }
+
     /// The segments of every message's text, with the message's index, the
     /// part's and the part's text (for reports that walk them all).
     pub fn segments(&self) -> impl Iterator<Item = (usize, &MappedText, &Segment)> {
@@ -143,6 +159,66 @@ impl SourceMap {
                         .map(move |segment| (index, part, segment))
                 })
             })
+    }
+}
+
+/// What a render recorded for its map, built on first use.
+pub(crate) struct Recorded {
+    pub trace: Trace,
+    /// Where the markers were in the output.
+    pub markers: Vec<Range<usize>>,
+    /// The text is a continuation's fallback, not the template's.
+    pub fixed: bool,
+    pub compiled: std::sync::Arc<crate::load::Compiled>,
+    /// Whether the render ran the prompt's `tool_use` template.
+    pub tool_use: bool,
+    pub data: Data,
+}
+
+/// A render's source map, built from what it recorded when first asked for.
+pub(crate) struct Lazy {
+    recorded: std::sync::Mutex<Option<Recorded>>,
+    map: std::sync::OnceLock<SourceMap>,
+}
+
+impl std::fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lazy")
+            .field("built", &self.map.get().is_some())
+            .finish()
+    }
+}
+
+impl Lazy {
+    pub(crate) fn new(recorded: Recorded) -> Lazy {
+        Lazy {
+            recorded: std::sync::Mutex::new(Some(recorded)),
+            map: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The map of the render whose text (markers removed) is `text` and
+    /// whose conversation is `conversation`.
+    pub(crate) fn get(&self, text: &str, conversation: &[Entry<'_>]) -> &SourceMap {
+        self.map.get_or_init(|| {
+            let recorded = match self.recorded.lock() {
+                Ok(mut recorded) => recorded.take(),
+                Err(poisoned) => poisoned.into_inner().take(),
+            };
+            let Some(recorded) = recorded else {
+                return build(None, conversation);
+            };
+            let (document, template) = recorded.compiled.template_for(recorded.tool_use);
+            let printed = (!recorded.fixed).then(|| Printed {
+                trace: recorded.trace,
+                markers: recorded.markers,
+                text,
+                template,
+                document,
+                data: &recorded.data,
+            });
+            build(printed, conversation)
+        })
     }
 }
 
@@ -168,23 +244,28 @@ struct Piece {
 }
 
 /// The map of `conversation`, whose rendered messages' texts were cut
-/// from `printed.text`.
-pub(crate) fn build(printed: Printed<'_>, conversation: &[Entry<'_>]) -> SourceMap {
-    let pieces = pieces(&printed);
-    let mut spans = Spans::new(&printed);
+/// from `printed.text`; without `printed` (a continuation's fallback,
+/// which the template did not write), each text is one `fixed` segment.
+pub(crate) fn build(printed: Option<Printed<'_>>, conversation: &[Entry<'_>]) -> SourceMap {
+    let pieces = printed.as_ref().map(pieces).unwrap_or_default();
+    let mut tables = Tables::new(printed.as_ref());
     let mut cursor = 0;
-    let messages = conversation
-        .iter()
-        .map(|entry| match entry {
+    let mut history = 0;
+    let mut messages = Vec::with_capacity(conversation.len());
+    for entry in conversation {
+        let message = match entry {
             Entry::Rendered(message) => MappedMessage {
                 role: message.role,
                 history: None,
                 parts: texts(&message.content)
                     .map(|text| {
-                        let segments = match find(printed.text, text, cursor) {
+                        let found = printed
+                            .as_ref()
+                            .and_then(|printed| find(printed.text, text, cursor));
+                        let segments = match found {
                             Some(at) => {
                                 cursor = at + text.len();
-                                spans.segments(&pieces, at..cursor)
+                                tables.segments(&pieces, at..cursor)
                             }
                             None => vec![whole(text, SegmentKind::Fixed, None)],
                         };
@@ -196,65 +277,30 @@ pub(crate) fn build(printed: Printed<'_>, conversation: &[Entry<'_>]) -> SourceM
                     .collect(),
             },
             Entry::History(message) => {
-                let index = spans.history_index();
-                MappedMessage {
-                    role: message.role,
-                    history: Some(index),
-                    parts: history_texts(message)
-                        .map(|(text, path)| MappedText {
-                            segments: vec![whole(
-                                &text,
-                                SegmentKind::History,
-                                Some(format!("history[{index}].{path}")),
-                            )],
-                            text,
-                        })
-                        .collect(),
-                }
-            }
-        })
-        .collect();
-    SourceMap { messages }
-}
-
-/// A map of a text the template did not write (a continuation's
-/// fallback): one segment of `kind` per message.
-pub(crate) fn fixed(conversation: &[Entry<'_>]) -> SourceMap {
-    let mut history = 0;
-    let messages = conversation
-        .iter()
-        .map(|entry| match entry {
-            Entry::Rendered(message) => MappedMessage {
-                role: message.role,
-                history: None,
-                parts: texts(&message.content)
-                    .map(|text| MappedText {
-                        segments: vec![whole(text, SegmentKind::Fixed, None)],
-                        text: text.to_string(),
-                    })
-                    .collect(),
-            },
-            Entry::History(message) => {
                 let index = history;
                 history += 1;
                 MappedMessage {
                     role: message.role,
                     history: Some(index),
                     parts: history_texts(message)
-                        .map(|(text, path)| MappedText {
-                            segments: vec![whole(
-                                &text,
-                                SegmentKind::History,
-                                Some(format!("history[{index}].{path}")),
-                            )],
-                            text,
+                        .map(|(text, path)| {
+                            let path = tables.add_path(format!("history[{index}].{path}"));
+                            MappedText {
+                                segments: vec![whole(&text, SegmentKind::History, Some(path))],
+                                text,
+                            }
                         })
                         .collect(),
                 }
             }
-        })
-        .collect();
-    SourceMap { messages }
+        };
+        messages.push(message);
+    }
+    SourceMap {
+        messages,
+        spans: tables.spans,
+        paths: tables.paths,
+    }
 }
 
 fn texts(content: &[ContentPart]) -> impl Iterator<Item = &str> {
@@ -283,7 +329,7 @@ fn history_texts(
     parts.into_iter()
 }
 
-fn whole(text: &str, kind: SegmentKind, path: Option<String>) -> Segment {
+fn whole(text: &str, kind: SegmentKind, path: Option<usize>) -> Segment {
     Segment {
         start: 0,
         end: text.len(),
@@ -295,12 +341,18 @@ fn whole(text: &str, kind: SegmentKind, path: Option<String>) -> Segment {
 
 /// Where `part` is in `text`, at or after `from`. A part is its stretch
 /// of the text trimmed, so the first match is it: what lies between
-/// `from` and it is whitespace, which a trimmed part does not start with.
+/// `from` and it is whitespace, which a trimmed part does not start with
+/// (most often it starts right there, or after that whitespace).
 fn find(text: &str, part: &str, from: usize) -> Option<usize> {
-    if part.is_empty() {
-        return Some(from.min(text.len()));
+    let rest = text.get(from..)?;
+    if rest.starts_with(part) {
+        return Some(from);
     }
-    text.get(from..)?.find(part).map(|at| from + at)
+    let skipped = rest.len() - rest.trim_start().len();
+    if rest.get(skipped..)?.starts_with(part) {
+        return Some(from + skipped);
+    }
+    rest.find(part).map(|at| from + at)
 }
 
 /// The trace's chunks on the text the markers left: each chunk's bytes
@@ -322,59 +374,93 @@ fn pieces(printed: &Printed<'_>) -> Vec<Piece> {
                 removed += m.len();
                 marker += 1;
             }
-            match markers.get(marker) {
-                Some(m) if m.start <= from => from = m.end.min(chunk.out.end).max(from + 1),
-                Some(m) => {
-                    let end = chunk.out.end.min(m.start);
-                    pieces.push(Piece {
-                        text: from - removed..end - removed,
-                        chunk: index,
-                        out: from,
-                    });
-                    from = end;
+            let end = match markers.get(marker) {
+                // Inside a marker: skip to its end.
+                Some(m) if m.start <= from => {
+                    from = m.end.min(chunk.out.end).max(from + 1);
+                    continue;
                 }
-                None => {
-                    pieces.push(Piece {
-                        text: from - removed..chunk.out.end - removed,
-                        chunk: index,
-                        out: from,
-                    });
-                    from = chunk.out.end;
-                }
-            }
+                Some(m) => chunk.out.end.min(m.start),
+                None => chunk.out.end,
+            };
+            pieces.push(Piece {
+                text: from - removed..end - removed,
+                chunk: index,
+                out: from,
+            });
+            from = end;
         }
     }
     pieces
 }
 
-/// A chunk's span as placed once: its template, its range, and whether
-/// it printed a value (a value's span carries its source).
-type SpanKey = (Option<std::sync::Arc<str>>, Range<usize>, bool);
+/// A multiplicative hasher for the maps below, whose keys are integers
+/// the render made (spans, addresses): no attacker picks them, and
+/// SipHash cost a fifth of building a map.
+#[derive(Default)]
+struct IntHasher(u64);
 
-/// Turns chunks into segments: places their spans (once each) and finds
-/// their data paths (one walk of the data, when a value asks).
-struct Spans<'p, 'a> {
-    printed: &'p Printed<'a>,
-    placed: HashMap<SpanKey, Option<SourceSpan>>,
-    paths: Option<HashMap<usize, String>>,
-    /// The history messages seen so far (the next one's index).
-    history_seen: usize,
-}
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
 
-impl<'p, 'a> Spans<'p, 'a> {
-    fn new(printed: &'p Printed<'a>) -> Self {
-        Spans {
-            printed,
-            placed: HashMap::new(),
-            paths: None,
-            history_seen: 0,
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
         }
     }
 
-    fn history_index(&mut self) -> usize {
-        let index = self.history_seen;
-        self.history_seen += 1;
-        index
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.write_u64(u64::from(value));
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
+    }
+
+    fn write_u8(&mut self, value: u8) {
+        self.write_u64(u64::from(value));
+    }
+}
+
+type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
+
+/// A chunk's span as placed once: its template (by address: the trace's
+/// names are shared), its range, and whether it printed a value (a
+/// value's span carries its source).
+type SpanKey = (usize, usize, usize, bool);
+
+/// Turns chunks into segments and fills the map's tables: each span
+/// placed once, data paths found by one walk of the data when a value
+/// asks for one.
+struct Tables<'p, 'a> {
+    printed: Option<&'p Printed<'a>>,
+    spans: Vec<SourceSpan>,
+    placed: IntMap<SpanKey, Option<usize>>,
+    paths: Vec<String>,
+    /// Each printed value's address → its path's index, once walked.
+    found: Option<IntMap<usize, usize>>,
+}
+
+impl<'p, 'a> Tables<'p, 'a> {
+    fn new(printed: Option<&'p Printed<'a>>) -> Self {
+        Tables {
+            printed,
+            spans: Vec::new(),
+            placed: IntMap::default(),
+            paths: Vec::new(),
+            found: None,
+        }
+    }
+
+    fn add_path(&mut self, path: String) -> usize {
+        self.paths.push(path);
+        self.paths.len() - 1
     }
 
     /// The segments of `range` of the text (offsets from its start).
@@ -382,6 +468,13 @@ impl<'p, 'a> Spans<'p, 'a> {
         let first = pieces.partition_point(|piece| piece.text.end <= range.start);
         let mut segments = Vec::new();
         let mut at = range.start;
+        let unknown = |from: usize, to: usize| Segment {
+            start: from - range.start,
+            end: to - range.start,
+            kind: SegmentKind::Fixed,
+            span: None,
+            path: None,
+        };
         for piece in pieces.get(first..).unwrap_or_default() {
             if piece.text.start >= range.end {
                 break;
@@ -391,13 +484,7 @@ impl<'p, 'a> Spans<'p, 'a> {
             if start > at {
                 // Nothing noted wrote these bytes (it cannot happen: the
                 // evaluators note all they print); said, not hidden.
-                segments.push(Segment {
-                    start: at - range.start,
-                    end: start - range.start,
-                    kind: SegmentKind::Fixed,
-                    span: None,
-                    path: None,
-                });
+                segments.push(unknown(at, start));
             }
             if end > start {
                 let out = piece.out + (start - piece.text.start);
@@ -410,13 +497,7 @@ impl<'p, 'a> Spans<'p, 'a> {
             at = end.max(at);
         }
         if at < range.end {
-            segments.push(Segment {
-                start: at - range.start,
-                end: range.end - range.start,
-                kind: SegmentKind::Fixed,
-                span: None,
-                path: None,
-            });
+            segments.push(unknown(at, range.end));
         }
         segments
     }
@@ -425,14 +506,11 @@ impl<'p, 'a> Spans<'p, 'a> {
     /// Literal text written as it stands in the source gets the span of
     /// its own bytes; anything else, its chunk's.
     fn segment(&mut self, chunk: usize, range: Range<usize>, out: usize) -> Segment {
-        let Some(chunk) = self.printed.trace.chunks.get(chunk) else {
-            return Segment {
-                start: range.start,
-                end: range.end,
-                kind: SegmentKind::Fixed,
-                span: None,
-                path: None,
-            };
+        let Some(chunk) = self
+            .printed
+            .and_then(|printed| printed.trace.chunks.get(chunk))
+        else {
+            return whole("", SegmentKind::Fixed, None);
         };
         let (kind, of_data) = match chunk.wrote {
             Wrote::Text => (SegmentKind::Text, None),
@@ -441,13 +519,9 @@ impl<'p, 'a> Spans<'p, 'a> {
         let span = match chunk.wrote {
             Wrote::Text if chunk.span.len() == chunk.out.len() => {
                 let from = chunk.span.start + (out - chunk.out.start);
-                let exact = Chunk {
-                    span: from..from + range.len(),
-                    ..chunk.clone()
-                };
-                self.place(&exact)
+                self.place(chunk, from..from + range.len())
             }
-            _ => self.place(chunk),
+            _ => self.place(chunk, chunk.span.clone()),
         };
         let path = of_data.and_then(|at| self.path_of(at));
         Segment {
@@ -459,23 +533,25 @@ impl<'p, 'a> Spans<'p, 'a> {
         }
     }
 
-    fn place(&mut self, chunk: &Chunk) -> Option<SourceSpan> {
+    /// The index of `span` of `chunk`'s template in the span table.
+    fn place(&mut self, chunk: &Chunk, span: Range<usize>) -> Option<usize> {
         let value = matches!(chunk.wrote, Wrote::Value(_));
-        let key = (chunk.file.clone(), chunk.span.clone(), value);
-        if let Some(placed) = self.placed.get(&key) {
-            return placed.clone();
+        let file = chunk.file.as_ref().map_or(0, |name| name.as_ptr() as usize);
+        let key = (file, span.start, span.end, value);
+        if let Some(&placed) = self.placed.get(&key) {
+            return placed;
         }
-        let printed = self.printed;
+        let printed = self.printed?;
         let placed = printed
             .template
-            .place_span(chunk.file.as_deref(), chunk.span.clone())
+            .place_span(chunk.file.as_deref(), span)
             .map(|place| {
                 let (document, range) = match place {
                     Place::Body(range) => (printed.document, range),
                     Place::File(document, range) => (document, range),
                 };
                 let at = document.location_of(range.start);
-                SourceSpan {
+                self.spans.push(SourceSpan {
                     file: document.origin.clone(),
                     line: at.line,
                     column: at.column,
@@ -483,18 +559,19 @@ impl<'p, 'a> Spans<'p, 'a> {
                     source: value
                         .then(|| document.body.get(range).map(str::to_string))
                         .flatten(),
-                }
+                });
+                self.spans.len() - 1
             });
-        self.placed.insert(key, placed.clone());
+        self.placed.insert(key, placed);
         placed
     }
 
-    /// The data path of the value at address `at` (a JSON value of the
-    /// data, or a byte inside one of its strings).
-    fn path_of(&mut self, at: usize) -> Option<String> {
-        if self.paths.is_none() {
-            let mut wanted: Vec<usize> = self
-                .printed
+    /// The index of the data path of the value at address `at` (a JSON
+    /// value of the data, or a byte inside one of its strings).
+    fn path_of(&mut self, at: usize) -> Option<usize> {
+        if self.found.is_none() {
+            let printed = self.printed?;
+            let mut wanted: Vec<usize> = printed
                 .trace
                 .chunks
                 .iter()
@@ -505,66 +582,105 @@ impl<'p, 'a> Spans<'p, 'a> {
                 .collect();
             wanted.sort_unstable();
             wanted.dedup();
-            let mut paths = HashMap::new();
-            for layer in self.printed.data.layers() {
-                walk(&layer.value, &mut String::new(), &wanted, &mut paths, 0);
+            let mut found = IntMap::default();
+            let mut walk = Walk {
+                wanted: &wanted,
+                steps: Vec::new(),
+                found: &mut found,
+                paths: &mut self.paths,
+            };
+            for layer in printed.data.layers() {
+                walk.value(&layer.value, 0);
             }
-            self.paths = Some(paths);
+            self.found = Some(found);
         }
-        self.paths.as_ref()?.get(&at).cloned()
+        self.found.as_ref()?.get(&at).copied()
     }
 }
 
-/// How deep [`walk`] goes (data nests less deep than this: the parsers
+/// How deep [`Walk`] goes (data nests less deep than this: the parsers
 /// bound it).
 const MAX_WALK_DEPTH: usize = 512;
 
-/// Notes the path of every value under `value` (at `path`) whose address,
-/// or an address inside whose text, is `wanted`.
-fn walk(
-    value: &Value,
-    path: &mut String,
-    wanted: &[usize],
-    paths: &mut HashMap<usize, String>,
-    depth: usize,
-) {
-    if depth > MAX_WALK_DEPTH || wanted.is_empty() {
-        return;
-    }
-    let address = std::ptr::from_ref(value) as usize;
-    if wanted.binary_search(&address).is_ok() {
-        paths.entry(address).or_insert_with(|| path.clone());
-    }
-    match value {
-        Value::String(text) => {
-            let start = text.as_ptr() as usize;
-            let from = wanted.partition_point(|&at| at < start);
-            for &at in wanted.get(from..).unwrap_or_default() {
-                if at >= start + text.len().max(1) {
-                    break;
+/// One walk of the data for the paths of the values printed: a value
+/// whose address, or an address inside whose text, is wanted gets its
+/// path (written only then).
+struct Walk<'w, 'v> {
+    wanted: &'w [usize],
+    steps: Vec<Step<'v>>,
+    found: &'w mut IntMap<usize, usize>,
+    paths: &'w mut Vec<String>,
+}
+
+/// A step of a path: a key, or an index.
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+impl<'v> Walk<'_, 'v> {
+    fn value(&mut self, value: &'v Value, depth: usize) {
+        if depth > MAX_WALK_DEPTH {
+            return;
+        }
+        let address = std::ptr::from_ref(value) as usize;
+        if self.wanted.binary_search(&address).is_ok() {
+            self.note(address);
+        }
+        match value {
+            Value::String(text) => {
+                let start = text.as_ptr() as usize;
+                let from = self.wanted.partition_point(|&at| at < start);
+                let end = start + text.len().max(1);
+                let inside: Vec<usize> = self
+                    .wanted
+                    .get(from..)
+                    .unwrap_or_default()
+                    .iter()
+                    .copied()
+                    .take_while(|&at| at < end)
+                    .collect();
+                for at in inside {
+                    self.note(at);
                 }
-                paths.entry(at).or_insert_with(|| path.clone());
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.steps.push(Step::Index(i));
+                    self.value(item, depth + 1);
+                    self.steps.pop();
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    self.steps.push(Step::Key(key));
+                    self.value(item, depth + 1);
+                    self.steps.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Notes the path walked so far as the path of `at` (the first
+    /// found: a lower layer's value under the same path is hidden).
+    fn note(&mut self, at: usize) {
+        if self.found.contains_key(&at) {
+            return;
+        }
+        let mut path = String::new();
+        for step in &self.steps {
+            match step {
+                Step::Key(key) => push_key(&mut path, key),
+                Step::Index(i) => {
+                    path.push('[');
+                    path.push_str(&i.to_string());
+                    path.push(']');
+                }
             }
         }
-        Value::Array(items) => {
-            let len = path.len();
-            for (i, item) in items.iter().enumerate() {
-                path.push('[');
-                path.push_str(&i.to_string());
-                path.push(']');
-                walk(item, path, wanted, paths, depth + 1);
-                path.truncate(len);
-            }
-        }
-        Value::Object(map) => {
-            let len = path.len();
-            for (key, item) in map {
-                push_key(path, key);
-                walk(item, path, wanted, paths, depth + 1);
-                path.truncate(len);
-            }
-        }
-        _ => {}
+        self.paths.push(path);
+        self.found.insert(at, self.paths.len() - 1);
     }
 }
 

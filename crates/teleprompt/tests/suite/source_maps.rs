@@ -43,7 +43,7 @@ fn mapped(name: &str, source: &str, data: Value) -> (SourceMap, String) {
                 at = segment.end;
                 let text = &part.text[segment.start..segment.end];
                 texts += usize::from(segment.kind == SegmentKind::Text);
-                let origin = match (&segment.span, segment.kind) {
+                let origin = match (map.span_of(segment), segment.kind) {
                     (Some(span), kind) => {
                         assert_eq!(span.file, name);
                         let line = lines[span.line - 1];
@@ -69,7 +69,7 @@ fn mapped(name: &str, source: &str, data: Value) -> (SourceMap, String) {
                     }
                     (None, kind) => format!("{kind:?}"),
                 };
-                let path = match &segment.path {
+                let path = match map.path_of(segment) {
                     Some(path) => {
                         if segment.kind == SegmentKind::Value {
                             let value =
@@ -253,7 +253,7 @@ fn history_messages_are_their_own() {
             (
                 message.and_then(|m| m.history),
                 segment.kind,
-                segment.path.as_deref(),
+                map.path_of(segment),
             )
         })
         .collect();
