@@ -187,19 +187,36 @@ impl RenderScope {
 #[derive(Debug, Default)]
 pub(crate) struct Trace {
     pub(crate) chunks: Vec<Chunk>,
+    /// The templates chunks of a render on minijinja name besides the
+    /// one rendered (its includes), by [`Chunk::file`].
+    pub(crate) files: Vec<std::sync::Arc<str>>,
+    /// The output passed 4 GiB, past what a chunk can say: the chunks
+    /// stop there.
+    pub(crate) cut: bool,
 }
 
-/// One stretch of the output and what wrote it.
+/// One stretch of the output and what wrote it (offsets kept in 32 bits:
+/// a render notes thousands).
 #[derive(Clone, Debug)]
 pub(crate) struct Chunk {
-    /// Its bytes in the output.
-    pub(crate) out: std::ops::Range<usize>,
-    /// The bytes of the template's source that wrote it.
-    pub(crate) span: std::ops::Range<usize>,
-    /// The template it is in, for a render on minijinja (`None`: the
-    /// template rendered; else an included one, by name).
-    pub(crate) file: Option<std::sync::Arc<str>>,
+    out: [u32; 2],
+    span: [u32; 2],
+    /// The template it is in: 0 for the template rendered, else an
+    /// included one (a render on minijinja), `Trace::files[file - 1]`.
+    pub(crate) file: u32,
     pub(crate) wrote: Wrote,
+}
+
+impl Chunk {
+    /// Its bytes in the output.
+    pub(crate) fn out(&self) -> std::ops::Range<usize> {
+        self.out[0] as usize..self.out[1] as usize
+    }
+
+    /// The bytes of the template's source that wrote it.
+    pub(crate) fn span(&self) -> std::ops::Range<usize> {
+        self.span[0] as usize..self.span[1] as usize
+    }
 }
 
 /// What kind of source wrote a chunk.
@@ -208,9 +225,17 @@ pub(crate) enum Wrote {
     /// Literal text of the template.
     Text,
     /// A printed value, with where it is in the data when the value
-    /// printed is the data's own (a JSON value, or text inside one of the
-    /// data's strings, by address).
-    Value(Option<usize>),
+    /// printed is the data's own.
+    Value(Option<DataAt>),
+}
+
+/// Where a printed value is in the data, by address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DataAt {
+    /// A JSON value of the data.
+    Node(usize),
+    /// Text inside one of the data's strings.
+    Text(usize),
 }
 
 impl Trace {
@@ -238,7 +263,8 @@ impl Trace {
         let chunks = self.chunks.split_off(first);
         let mut indents = inserted.iter().peekable();
         for chunk in chunks {
-            let start = moved(chunk.out.start, false);
+            let (out, chunk_span) = (chunk.out(), chunk.span());
+            let start = moved(out.start, false);
             while let Some(&&(_, at)) = indents.peek() {
                 if at >= start {
                     break;
@@ -246,19 +272,19 @@ impl Trace {
                 self.push(at..at + len, span.clone(), Wrote::Text);
                 indents.next();
             }
-            let end = moved(chunk.out.end, true);
+            let end = moved(out.end, true);
             // A chunk with line breaks inside is cut at its indentations.
             let mut from = start;
             while let Some(&&(_, at)) = indents.peek() {
                 if at >= end {
                     break;
                 }
-                self.push(from..at, chunk.span.clone(), chunk.wrote);
+                self.push(from..at, chunk_span.clone(), chunk.wrote);
                 self.push(at..at + len, span.clone(), Wrote::Text);
                 from = at + len;
                 indents.next();
             }
-            self.push(from..end, chunk.span, chunk.wrote);
+            self.push(from..end, chunk_span, chunk.wrote);
         }
         for &(_, at) in indents {
             self.push(at..at + len, span.clone(), Wrote::Text);
@@ -283,15 +309,35 @@ impl Trace {
         span: std::ops::Range<usize>,
         wrote: Wrote,
     ) {
-        if out.is_empty() {
+        if out.is_empty() || self.cut {
             return;
         }
+        let (Ok(start), Ok(end)) = (u32::try_from(out.start), u32::try_from(out.end)) else {
+            self.cut = true;
+            return;
+        };
+        let file = match file {
+            None => 0,
+            Some(name) => match self.files.iter().position(|known| *known == name) {
+                Some(at) => at + 1,
+                None => {
+                    self.files.push(name);
+                    self.files.len()
+                }
+            },
+        };
+        let narrow = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
         self.chunks.push(Chunk {
-            out,
-            span,
-            file,
+            out: [start, end],
+            span: [narrow(span.start), narrow(span.end)],
+            file: u32::try_from(file).unwrap_or(u32::MAX),
             wrote,
         });
+    }
+
+    /// The name of the template `chunk` is in (`None`: the one rendered).
+    pub(crate) fn file_of(&self, chunk: &Chunk) -> Option<&std::sync::Arc<str>> {
+        self.files.get((chunk.file as usize).checked_sub(1)?)
     }
 }
 

@@ -400,6 +400,30 @@ pub(super) fn json_path<'a>(from: &Value<'a>, keys: &[Key]) -> Option<&'a serde_
     Some(json)
 }
 
+/// The value of the data a path reads, through merged layers too (the
+/// winning value of each key): for a source map, which needs where a
+/// printed value is, not its value. `None` where the path leaves the data.
+pub(super) fn data_leaf<'a>(from: &Value<'a>, keys: &[Key]) -> Option<&'a serde_json::Value> {
+    let Value::Object(view) = from else {
+        return None;
+    };
+    let (last, keys) = keys.split_last()?;
+    let mut view = view.clone();
+    for key in keys {
+        match view.get(&key.name) {
+            Some(next) => view = next,
+            None => {
+                let json = data::child(view.value(), &key.name)?;
+                return data::child(json, &last.name);
+            }
+        }
+    }
+    match view.get(&last.name) {
+        Some(leaf) => Some(leaf.value()),
+        None => data::child(view.value(), &last.name),
+    }
+}
+
 /// The array index a Handlebars key names: digits in JavaScript's canonical
 /// form (`0`, `12`; not `01` or `-1`), as handlebars.js reads `list.[1]`.
 pub(super) fn array_index(name: &str) -> Option<usize> {

@@ -15,7 +15,7 @@ use super::program::{Block, Const, Expr, Func, Instr, LoopField, PartialContent,
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::limits::Exceeded;
-use crate::scope::{RenderScope, Wrote};
+use crate::scope::{DataAt, RenderScope, Wrote};
 use crate::{data::Data, options::Strictness};
 
 /// Errors are boxed while rendering: a result stays small (a value, or a
@@ -189,7 +189,7 @@ impl<'a> Renderer<'a> {
                 let mut of_data = None;
                 if let Some(json) = self.json_of(expr, dot) {
                     // A value of the data: printed from where it is.
-                    of_data = Some(std::ptr::from_ref(json) as usize);
+                    of_data = Some(DataAt::Node(std::ptr::from_ref(json) as usize));
                     self.print_json(json, *span)?;
                 } else if let Some(&Value::Int(i)) = self.var_of(expr) {
                     // A loop's @index, mostly: no copy of the variable.
@@ -204,12 +204,12 @@ impl<'a> Renderer<'a> {
                 } else {
                     let value = self.eval(expr, dot, false)?;
                     if let Value::Str(text) = value {
-                        of_data = Some(text.as_ptr() as usize);
+                        of_data = Some(DataAt::Text(text.as_ptr() as usize));
                     }
                     self.print(&value, *span)?;
                 }
                 if self.scope.trace.is_some() {
-                    self.trace_value(start, *span, of_data);
+                    self.trace_value(start, *span, of_data, (expr, dot));
                 }
                 self.check_output(Some(*span))?;
             }
@@ -694,8 +694,29 @@ impl<'a> Renderer<'a> {
     /// Notes a value printed at `start` of the output by the tag at `span`.
     #[cold]
     #[inline(never)]
-    fn trace_value(&mut self, start: usize, span: Span, of_data: Option<usize>) {
+    fn trace_value(
+        &mut self,
+        start: usize,
+        span: Span,
+        of_data: Option<DataAt>,
+        (expr, dot): (&'a Expr, &Value<'a>),
+    ) {
         let end = self.out.len();
+        // A path through merged layers (a namespace of the prompt
+        // context) read its value key by key: where it is, found again.
+        let of_data = of_data.or_else(|| {
+            let Expr::Path { base, keys, .. } = expr else {
+                return None;
+            };
+            let from = match &**base {
+                Expr::Dot => dot,
+                Expr::Var(slot) => self.vars.get(self.frame + *slot as usize)?,
+                Expr::Root => &self.root,
+                _ => return None,
+            };
+            let leaf = super::lookup::data_leaf(from, keys)?;
+            Some(DataAt::Node(std::ptr::from_ref(leaf) as usize))
+        });
         if let Some(trace) = self.scope.trace.as_deref_mut() {
             trace.push(start..end, span.range(), Wrote::Value(of_data));
         }

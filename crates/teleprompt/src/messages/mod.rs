@@ -35,6 +35,7 @@ pub(crate) use self::shapes::shape_marked;
 pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
 /// Source maps: which template span and which data path wrote each byte
 /// of a message ([`crate::Rendered::source_map`]).
+pub use crate::render::prefix::{PrefixChange, StablePrefix};
 pub use crate::render::source_map::{
     MappedMessage, MappedText, Segment, SegmentKind, SourceMap, SourceSpan,
 };

@@ -7,6 +7,11 @@
 //! an hour, a minute and a second later, then as the next turn; where the
 //! first message changes, the text after the change that is the same in
 //! both is what the cache loses.
+//!
+//! [`StablePrefix`] says the same of two turns a host rendered: how much
+//! of the previous turn's conversation the next keeps at its start, and
+//! where the first change is — with the template span and data path that
+//! wrote it, from the new turn's source map.
 
 use super::render_turn;
 use crate::context::{Clock, PromptContext};
@@ -110,4 +115,153 @@ pub(crate) fn per_turn_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Er
                 lines.join(" and ")
             ))),
     )
+}
+
+/// How much of a previous turn's conversation a turn keeps at its start
+/// ([`crate::Rendered::stable_prefix`]): what a provider's prompt cache
+/// (or an open-model server's KV cache) can reuse.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct StablePrefix {
+    /// Bytes of text kept: every text part of the messages kept whole,
+    /// then the same start of the first changed one.
+    pub bytes: usize,
+    /// Messages kept whole (a chat template's output is one).
+    pub messages: usize,
+    /// Whether the prefix kept reaches the end of the previous turn's
+    /// history (or, without one, where its history goes): all a cache
+    /// can keep from one turn to the next, when the turn appends to the
+    /// history. A prompt that prints what changes every turn before its
+    /// history is not.
+    pub through_history: bool,
+    /// The first change, if the turns differ.
+    pub change: Option<PrefixChange>,
+}
+
+/// Where a turn first differs from the previous one.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PrefixChange {
+    /// The message, from 0, in the conversation.
+    pub message: usize,
+    /// Its text part, from 0 (text parts only; a chat template's one).
+    pub part: usize,
+    /// The first changed byte of that part.
+    pub offset: usize,
+    /// Its line in the part, from 1.
+    pub line: usize,
+    /// The template span that wrote it, when the turn recorded a source
+    /// map ([`crate::RenderOptions::with_source_map`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span: Option<crate::messages::SourceSpan>,
+    /// The data path of the value printed there, when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// One message's texts as a cache compares them: its role, then its text
+/// parts (media and sections by what they name).
+pub(crate) fn compared<'e>(
+    entry: &Entry<'e>,
+) -> (crate::messages::Role, Vec<std::borrow::Cow<'e, str>>) {
+    use std::borrow::Cow;
+    let texts = match entry {
+        Entry::Rendered(message) => message
+            .content
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(Cow::Borrowed(text.as_str())),
+                ContentPart::Media { url, content_type } => {
+                    Some(Cow::Owned(format!("[{content_type}: {url}]")))
+                }
+                ContentPart::Section { name } => Some(Cow::Owned(format!("[section {name}]"))),
+                ContentPart::CacheBreakpoint => None,
+            })
+            .collect(),
+        Entry::History(message) => {
+            let mut text = match &message.content {
+                Some(serde_json::Value::String(text)) => text.clone(),
+                Some(serde_json::Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            for call in &message.tool_calls {
+                text.push_str(&format!(
+                    "\n[tool call {}({})]",
+                    call.function.name, call.function.arguments
+                ));
+            }
+            vec![Cow::Owned(text)]
+        }
+    };
+    (entry.role(), texts)
+}
+
+/// The first byte where `new` parts from `old` (their common length).
+fn common(old: &str, new: &str) -> usize {
+    old.char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(old.len().min(new.len()), |((at, _), _)| at)
+}
+
+/// [`StablePrefix`] of `new` against `old`, whose history ends at entry
+/// `history_end` of its conversation; `text`: a chat template's outputs,
+/// compared as one text each.
+pub(crate) fn stable_prefix(
+    old: &[Entry<'_>],
+    new: &[Entry<'_>],
+    history_end: usize,
+    text: Option<(&str, &str)>,
+) -> (StablePrefix, Option<(usize, usize, usize)>) {
+    if let Some((old, new)) = text {
+        let same = common(old, new);
+        let change = (old != new).then_some((0, 0, same));
+        let prefix = StablePrefix {
+            bytes: same,
+            messages: usize::from(old == new),
+            through_history: same == old.len(),
+            change: None,
+        };
+        return (prefix, change);
+    }
+    let mut bytes = 0;
+    for (index, (old_entry, new_entry)) in old.iter().zip(new).enumerate() {
+        let (old_role, old_texts) = compared(old_entry);
+        let (new_role, new_texts) = compared(new_entry);
+        if old_role == new_role && old_texts == new_texts {
+            bytes += old_texts.iter().map(|text| text.len()).sum::<usize>();
+            continue;
+        }
+        let mut change = (index, 0, 0);
+        if old_role == new_role {
+            for (part, (a, b)) in old_texts.iter().zip(&new_texts).enumerate() {
+                if a == b {
+                    bytes += a.len();
+                    continue;
+                }
+                let same = common(a, b);
+                bytes += same;
+                change = (index, part, same);
+                break;
+            }
+            if change == (index, 0, 0) && old_texts.len() != new_texts.len() {
+                let part = old_texts.len().min(new_texts.len());
+                change = (index, part, 0);
+            }
+        }
+        let prefix = StablePrefix {
+            bytes,
+            messages: index,
+            through_history: index >= history_end,
+            change: None,
+        };
+        return (prefix, Some(change));
+    }
+    let kept = old.len().min(new.len());
+    let change = (old.len() != new.len()).then_some((kept, 0, 0));
+    let prefix = StablePrefix {
+        bytes,
+        messages: kept,
+        through_history: kept >= history_end,
+        change: None,
+    };
+    (prefix, change)
 }

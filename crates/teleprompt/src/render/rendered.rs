@@ -199,6 +199,120 @@ impl Rendered {
         Some(lazy.get(&self.text, &self.conversation()))
     }
 
+    /// How much of `previous` (the turn before, of the same prompt) this
+    /// turn keeps at its start — what a provider's prompt cache can reuse
+    /// — and where it first changes. With a source map
+    /// ([`crate::RenderOptions::with_source_map`]), the change names the
+    /// template span and the data path that wrote it.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt, PromptContext, RenderOptions};
+    ///
+    /// let prompt = Prompt::from_source(
+    ///     "agent.md",
+    ///     "---\nsyntax: go\n---\n{{ role \"system\" }}Turn {{ .run.turn_number }}. Be brief.{{ history }}",
+    ///     &LoadOptions::default(),
+    /// )?;
+    /// let options = RenderOptions::new().with_source_map(true);
+    /// let first = prompt.render_turn_with(&PromptContext::new().turn(1), &options)?;
+    /// let second = prompt.render_turn_with(&PromptContext::new().turn(2), &options)?;
+    /// let prefix = second.stable_prefix(&first);
+    /// assert_eq!(prefix.bytes, 5); // "Turn "
+    /// assert!(!prefix.through_history);
+    /// let change = prefix.change.unwrap();
+    /// assert_eq!((change.message, change.offset), (0, 5));
+    /// assert_eq!(change.path.as_deref(), Some("run.turn_number"));
+    /// assert_eq!(change.span.unwrap().line, 4);
+    /// # Ok::<(), teleprompt::Error>(())
+    /// ```
+    pub fn stable_prefix(&self, previous: &Rendered) -> super::prefix::StablePrefix {
+        let (old, new) = (previous.conversation(), self.conversation());
+        let text = match (previous.chat_template, self.chat_template) {
+            (Some(_), Some(_)) => Some((previous.text.as_str(), self.text.as_str())),
+            _ => None,
+        };
+        let (mut prefix, change) =
+            super::prefix::stable_prefix(&old, &new, previous.history_end(), text);
+        prefix.change = change.map(|(message, part, offset)| {
+            let texts = new
+                .get(message)
+                .map(|entry| super::prefix::compared(entry).1)
+                .unwrap_or_default();
+            let line = texts
+                .get(part)
+                .and_then(|text| text.get(..offset))
+                .map_or(1, |head| head.matches('\n').count() + 1);
+            let (span, path) = self.origin_at(message, part, offset, text.is_some());
+            super::prefix::PrefixChange {
+                message,
+                part,
+                offset,
+                line,
+                span,
+                path,
+            }
+        });
+        prefix
+    }
+
+    /// Where the history ends in the conversation (where it goes, when
+    /// it is empty).
+    fn history_end(&self) -> usize {
+        let mut at = 0;
+        let mut placed = false;
+        for item in self.items() {
+            match item {
+                Item::Message(_) => at += 1,
+                Item::History => {
+                    placed = true;
+                    at += self.history.len();
+                    break;
+                }
+                Item::CacheBreakpoint => {}
+            }
+        }
+        match placed {
+            true => at,
+            false => at + self.history.len(),
+        }
+    }
+
+    /// The template span and data path that wrote byte `offset` of text
+    /// part `part` of message `message`, from the source map (`whole`: a
+    /// chat template, whose one message is its text trimmed).
+    fn origin_at(
+        &self,
+        message: usize,
+        part: usize,
+        offset: usize,
+        whole: bool,
+    ) -> (Option<super::source_map::SourceSpan>, Option<String>) {
+        let Some(map) = self.source_map() else {
+            return (None, None);
+        };
+        let offset = match whole {
+            true => offset.saturating_sub(self.text.len() - self.text.trim_start().len()),
+            false => offset,
+        };
+        let segment = map
+            .messages
+            .get(message)
+            .and_then(|mapped| mapped.parts.get(part))
+            .and_then(|text| {
+                text.segments
+                    .iter()
+                    .find(|segment| segment.end > offset)
+                    .or(text.segments.last())
+            });
+        match segment {
+            Some(segment) => (
+                map.span_of(segment).cloned(),
+                map.path_of(segment).map(str::to_string),
+            ),
+            None => (None, None),
+        }
+    }
+
     /// With `on_error: original`, the error that made the render fall back
     /// to the unrendered text. A host should log it.
     pub fn recovered_error(&self) -> Option<&Error> {

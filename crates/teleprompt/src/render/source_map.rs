@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::data::Data;
 use crate::messages::{ContentPart, Entry, Role};
-use crate::scope::{Chunk, Trace, Wrote};
+use crate::scope::{Chunk, DataAt, Trace, Wrote};
 use crate::syntax::Place;
 
 /// Where every byte of a render came from, message by message: the
@@ -209,7 +209,7 @@ impl Lazy {
                 return build(None, conversation);
             };
             let (document, template) = recorded.compiled.template_for(recorded.tool_use);
-            let printed = (!recorded.fixed).then(|| Printed {
+            let printed = (!recorded.fixed).then_some(Printed {
                 trace: recorded.trace,
                 markers: recorded.markers,
                 text,
@@ -364,8 +364,9 @@ fn pieces(printed: &Printed<'_>) -> Vec<Piece> {
     // Bytes of markers before the position reached.
     let mut removed = 0;
     for (index, chunk) in printed.trace.chunks.iter().enumerate() {
-        let mut from = chunk.out.start;
-        while from < chunk.out.end {
+        let out = chunk.out();
+        let mut from = out.start;
+        while from < out.end {
             // Skip the markers that end before `from`.
             while let Some(m) = markers.get(marker) {
                 if m.end > from {
@@ -377,11 +378,11 @@ fn pieces(printed: &Printed<'_>) -> Vec<Piece> {
             let end = match markers.get(marker) {
                 // Inside a marker: skip to its end.
                 Some(m) if m.start <= from => {
-                    from = m.end.min(chunk.out.end).max(from + 1);
+                    from = m.end.min(out.end).max(from + 1);
                     continue;
                 }
-                Some(m) => chunk.out.end.min(m.start),
-                None => chunk.out.end,
+                Some(m) => out.end.min(m.start),
+                None => out.end,
             };
             pieces.push(Piece {
                 text: from - removed..end - removed,
@@ -430,9 +431,9 @@ impl std::hash::Hasher for IntHasher {
 
 type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
 
-/// A chunk's span as placed once: its template (by address: the trace's
-/// names are shared), its range, and whether it printed a value (a
-/// value's span carries its source).
+/// A chunk's span as placed once: its template (`Chunk::file`), its
+/// range, and whether it printed a value (a value's span carries its
+/// source).
 type SpanKey = (usize, usize, usize, bool);
 
 /// Turns chunks into segments and fills the map's tables: each span
@@ -443,8 +444,9 @@ struct Tables<'p, 'a> {
     spans: Vec<SourceSpan>,
     placed: IntMap<SpanKey, Option<usize>>,
     paths: Vec<String>,
-    /// Each printed value's address → its path's index, once walked.
-    found: Option<IntMap<usize, usize>>,
+    /// Each printed value's address → its path's index (`usize::MAX`:
+    /// none), once walked: JSON values, and text inside strings.
+    found: Option<(IntMap<usize, usize>, IntMap<usize, usize>)>,
 }
 
 impl<'p, 'a> Tables<'p, 'a> {
@@ -517,11 +519,11 @@ impl<'p, 'a> Tables<'p, 'a> {
             Wrote::Value(of_data) => (SegmentKind::Value, of_data),
         };
         let span = match chunk.wrote {
-            Wrote::Text if chunk.span.len() == chunk.out.len() => {
-                let from = chunk.span.start + (out - chunk.out.start);
+            Wrote::Text if chunk.span().len() == chunk.out().len() => {
+                let from = chunk.span().start + (out - chunk.out().start);
                 self.place(chunk, from..from + range.len())
             }
-            _ => self.place(chunk, chunk.span.clone()),
+            _ => self.place(chunk, chunk.span()),
         };
         let path = of_data.and_then(|at| self.path_of(at));
         Segment {
@@ -536,15 +538,14 @@ impl<'p, 'a> Tables<'p, 'a> {
     /// The index of `span` of `chunk`'s template in the span table.
     fn place(&mut self, chunk: &Chunk, span: Range<usize>) -> Option<usize> {
         let value = matches!(chunk.wrote, Wrote::Value(_));
-        let file = chunk.file.as_ref().map_or(0, |name| name.as_ptr() as usize);
-        let key = (file, span.start, span.end, value);
+        let key = (chunk.file as usize, span.start, span.end, value);
         if let Some(&placed) = self.placed.get(&key) {
             return placed;
         }
         let printed = self.printed?;
         let placed = printed
             .template
-            .place_span(chunk.file.as_deref(), span)
+            .place_span(printed.trace.file_of(chunk).map(|name| &**name), span)
             .map(|place| {
                 let (document, range) = match place {
                     Place::Body(range) => (printed.document, range),
@@ -566,35 +567,44 @@ impl<'p, 'a> Tables<'p, 'a> {
         placed
     }
 
-    /// The index of the data path of the value at address `at` (a JSON
-    /// value of the data, or a byte inside one of its strings).
-    fn path_of(&mut self, at: usize) -> Option<usize> {
+    /// The index of the data path of the value printed from `at`.
+    fn path_of(&mut self, at: DataAt) -> Option<usize> {
         if self.found.is_none() {
             let printed = self.printed?;
-            let mut wanted: Vec<usize> = printed
-                .trace
-                .chunks
-                .iter()
-                .filter_map(|chunk| match chunk.wrote {
-                    Wrote::Value(of_data) => of_data,
-                    Wrote::Text => None,
-                })
-                .collect();
-            wanted.sort_unstable();
-            wanted.dedup();
-            let mut found = IntMap::default();
+            let mut nodes = IntMap::default();
+            let mut texts = Vec::new();
+            for chunk in &printed.trace.chunks {
+                match chunk.wrote {
+                    Wrote::Value(Some(DataAt::Node(at))) => {
+                        nodes.insert(at, usize::MAX);
+                    }
+                    Wrote::Value(Some(DataAt::Text(at))) => texts.push(at),
+                    _ => {}
+                }
+            }
+            texts.sort_unstable();
+            texts.dedup();
             let mut walk = Walk {
-                wanted: &wanted,
+                nodes,
+                texts: &texts,
+                found_texts: IntMap::default(),
                 steps: Vec::new(),
-                found: &mut found,
                 paths: &mut self.paths,
             };
             for layer in printed.data.layers() {
                 walk.value(&layer.value, 0);
             }
-            self.found = Some(found);
+            let Walk {
+                nodes, found_texts, ..
+            } = walk;
+            self.found = Some((nodes, found_texts));
         }
-        self.found.as_ref()?.get(&at).copied()
+        let (nodes, texts) = self.found.as_ref()?;
+        let index = match at {
+            DataAt::Node(at) => nodes.get(&at)?,
+            DataAt::Text(at) => texts.get(&at)?,
+        };
+        (*index != usize::MAX).then_some(*index)
     }
 }
 
@@ -603,12 +613,15 @@ impl<'p, 'a> Tables<'p, 'a> {
 const MAX_WALK_DEPTH: usize = 512;
 
 /// One walk of the data for the paths of the values printed: a value
-/// whose address, or an address inside whose text, is wanted gets its
-/// path (written only then).
+/// whose address is wanted (`nodes`), or a string with a wanted address
+/// inside its text (`texts`), gets its path (written only then).
 struct Walk<'w, 'v> {
-    wanted: &'w [usize],
+    /// The JSON values printed, by address → their path's index.
+    nodes: IntMap<usize, usize>,
+    /// Addresses inside the data's strings that were printed, sorted.
+    texts: &'w [usize],
+    found_texts: IntMap<usize, usize>,
     steps: Vec<Step<'v>>,
-    found: &'w mut IntMap<usize, usize>,
     paths: &'w mut Vec<String>,
 }
 
@@ -624,24 +637,28 @@ impl<'v> Walk<'_, 'v> {
             return;
         }
         let address = std::ptr::from_ref(value) as usize;
-        if self.wanted.binary_search(&address).is_ok() {
-            self.note(address);
+        if self.nodes.get(&address) == Some(&usize::MAX) {
+            let path = self.path();
+            self.nodes.insert(address, path);
         }
         match value {
-            Value::String(text) => {
+            Value::String(text) if !self.texts.is_empty() => {
                 let start = text.as_ptr() as usize;
-                let from = self.wanted.partition_point(|&at| at < start);
                 let end = start + text.len().max(1);
-                let inside: Vec<usize> = self
-                    .wanted
-                    .get(from..)
-                    .unwrap_or_default()
-                    .iter()
-                    .copied()
-                    .take_while(|&at| at < end)
-                    .collect();
-                for at in inside {
-                    self.note(at);
+                let from = self.texts.partition_point(|&at| at < start);
+                let mut path = None;
+                for &at in self.texts.get(from..).unwrap_or_default() {
+                    if at >= end {
+                        break;
+                    }
+                    if self.found_texts.contains_key(&at) {
+                        continue;
+                    }
+                    let index = match path {
+                        Some(index) => index,
+                        None => *path.insert(self.path()),
+                    };
+                    self.found_texts.insert(at, index);
                 }
             }
             Value::Array(items) => {
@@ -662,25 +679,20 @@ impl<'v> Walk<'_, 'v> {
         }
     }
 
-    /// Notes the path walked so far as the path of `at` (the first
-    /// found: a lower layer's value under the same path is hidden).
-    fn note(&mut self, at: usize) {
-        if self.found.contains_key(&at) {
-            return;
-        }
+    /// The path walked so far, written into the table: its index.
+    fn path(&mut self) -> usize {
         let mut path = String::new();
         for step in &self.steps {
             match step {
                 Step::Key(key) => push_key(&mut path, key),
                 Step::Index(i) => {
-                    path.push('[');
-                    path.push_str(&i.to_string());
-                    path.push(']');
+                    use std::fmt::Write;
+                    let _ = write!(path, "[{i}]");
                 }
             }
         }
         self.paths.push(path);
-        self.found.insert(at, self.paths.len() - 1);
+        self.paths.len() - 1
     }
 }
 

@@ -275,3 +275,96 @@ fn expect(actual: &str, expected: &str) {
     }
     assert_eq!(actual, expected);
 }
+
+/// Two turns of a conversation: the second a day and an hour later,
+/// with an exchange appended to the history.
+fn two_turns(prompt: &Prompt) -> (teleprompt::Rendered, teleprompt::Rendered) {
+    use teleprompt::context::Clock;
+    let message = |role: &str, content: &str| -> teleprompt::HistoryMessage {
+        serde_json::from_value(json!({"role": role, "content": content})).unwrap()
+    };
+    let mut history = vec![message("user", "Fix the crash.")];
+    let clock = |at: &str| Clock::parse(at).unwrap();
+    let options = RenderOptions::new().with_source_map(true);
+    let first = teleprompt::PromptContext::new()
+        .clock(clock("2026-01-05T09:00:00Z"))
+        .turn(1)
+        .with_history(history.clone());
+    let first = prompt.render_turn_with(&first, &options).unwrap();
+    history.push(message("assistant", "Looking at it."));
+    history.push(message("user", "Any news?"));
+    let second = teleprompt::PromptContext::new()
+        .clock(clock("2026-01-06T10:00:00Z"))
+        .turn(2)
+        .with_history(history);
+    let second = prompt.render_turn_with(&second, &options).unwrap();
+    (first, second)
+}
+
+#[test]
+fn the_stable_prefix_names_what_changed_first() {
+    // The clock first: the prefix is lost at the date, which the map
+    // places in the template and the data.
+    let source = "---\nsyntax: go\n---\n{{ role \"system\" }}Today is {{ .system.current_date }}.\nYou fix bugs in the inventory service. Read the failing test first.{{ history }}";
+    let prompt = Prompt::from_source("agent.md", source, &LoadOptions::default()).unwrap();
+    let (first, second) = two_turns(&prompt);
+    let prefix = second.stable_prefix(&first);
+    assert_eq!(prefix.bytes, "Today is 2026-01-0".len());
+    assert_eq!(prefix.messages, 0);
+    assert!(!prefix.through_history);
+    let change = prefix.change.expect("the turns differ");
+    assert_eq!((change.message, change.part, change.line), (0, 0, 1));
+    assert_eq!(change.path.as_deref(), Some("system.current_date"));
+    let span = change.span.expect("mapped");
+    assert_eq!((span.line, span.column), (4, 29));
+    assert_eq!(span.source.as_deref(), Some("{{ .system.current_date }}"));
+
+    // The clock after the fixed text, in the user's turn: everything up to
+    // the end of the history is kept.
+    let fixed = "---\nsyntax: go\n---\n{{ role \"system\" }}You fix bugs in the inventory service. Read the failing test first.{{ history }}{{ role \"user\" }}(It is {{ .system.current_date }}.)";
+    let prompt = Prompt::from_source("agent.md", fixed, &LoadOptions::default()).unwrap();
+    let (first, second) = two_turns(&prompt);
+    let prefix = second.stable_prefix(&first);
+    assert!(prefix.through_history, "{prefix:?}");
+    assert_eq!(
+        prefix.messages, 2,
+        "the system message and the history's first"
+    );
+    assert_eq!(prefix.change.as_ref().map(|change| change.message), Some(2));
+    // A turn against itself keeps all of it.
+    let same = second.stable_prefix(&second);
+    assert!(same.change.is_none() && same.through_history);
+    assert_eq!(same.messages, second.conversation().len());
+}
+
+#[test]
+fn a_chat_template_s_prefix_is_its_text() {
+    let template = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+    let prompt =
+        Prompt::from_source("chat_template.jinja", template, &LoadOptions::default()).unwrap();
+    let options = RenderOptions::new().with_source_map(true);
+    let turn = |messages: Value| {
+        prompt
+            .render_with(
+                json!({"messages": messages, "add_generation_prompt": true}),
+                &options,
+            )
+            .unwrap()
+    };
+    let first = turn(json!([{"role": "user", "content": "Hi"}]));
+    let second = turn(json!([
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Bye"},
+    ]));
+    let prefix = second.stable_prefix(&first);
+    assert_eq!(prefix.bytes, first.text().len());
+    assert!(prefix.through_history);
+    let change = prefix.change.expect("it grew");
+    assert_eq!(change.offset, first.text().len());
+    assert_eq!(
+        change.span.map(|span| span.column),
+        Some(43),
+        "the reply: `m.content`"
+    );
+}
