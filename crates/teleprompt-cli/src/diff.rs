@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
-use teleprompt::messages::{ContentPart, Entry};
+use teleprompt::messages::{ContentPart, Entry, StablePrefix};
 use teleprompt::{Error, ErrorClass, Prompt, Rendered, Syntax};
 
 use crate::{fail, print_out, render_turn, report, TurnArgs, WriteFailed};
@@ -45,16 +45,6 @@ struct Side {
     messages: Vec<(String, String)>,
 }
 
-/// Where the two renders part.
-#[derive(Debug, PartialEq)]
-struct Prefix {
-    /// Bytes of message text that stay the same at the start.
-    bytes: usize,
-    /// The first message that changed (0-based) and the line in it
-    /// (1-based); `None` when nothing changed.
-    first_change: Option<(usize, usize)>,
-}
-
 pub fn diff(args: &DiffArgs) -> Result<ExitCode, WriteFailed> {
     let labels = &args.turn.labels;
     if args.turn.data.as_deref() == Some("-") {
@@ -64,12 +54,14 @@ pub fn diff(args: &DiffArgs) -> Result<ExitCode, WriteFailed> {
         );
         return Ok(fail(&report::labelled(error, labels)));
     }
-    let sides = load(&args.old, &args.turn).and_then(|old| Ok((old, load(&args.new, &args.turn)?)));
+    let sides = load(&args.old, &args.turn, false)
+        .and_then(|old| Ok((old, load(&args.new, &args.turn, true)?)));
     let (old, new) = match sides {
         Ok(sides) => sides,
         Err(error) => return Ok(fail(&report::labelled(error, labels))),
     };
-    let prefix = prefix(&old.messages, &new.messages);
+    // The new render's map names what wrote its first change.
+    let prefix = new.rendered.stable_prefix(&old.rendered);
     let tokens = tokens(&old, &new);
     let transcript = |side: &Side| {
         side.messages
@@ -108,8 +100,8 @@ pub fn diff(args: &DiffArgs) -> Result<ExitCode, WriteFailed> {
 }
 
 /// A prompt from a file, or from `REV:PATH` in git, rendered with the
-/// command line's data.
-fn load(spec: &str, args: &TurnArgs) -> Result<Side, Error> {
+/// command line's data (and a source map, when `mapped`).
+fn load(spec: &str, args: &TurnArgs, mapped: bool) -> Result<Side, Error> {
     let mut options = args.load.options();
     let (prompt, label) = match git_spec(spec) {
         None => (Prompt::from_file_with(spec, &options)?, spec.to_string()),
@@ -129,7 +121,7 @@ fn load(spec: &str, args: &TurnArgs) -> Result<Side, Error> {
             )
         }
     };
-    let rendered = render_turn(&prompt, args, false)?;
+    let rendered = render_turn(&prompt, args, mapped)?;
     let messages = sent(&prompt, &rendered);
     Ok(Side {
         label,
@@ -256,41 +248,6 @@ fn sent(prompt: &Prompt, rendered: &Rendered) -> Vec<(String, String)> {
         .collect()
 }
 
-/// How much of the start of `old` is in `new` unchanged.
-fn prefix(old: &[(String, String)], new: &[(String, String)]) -> Prefix {
-    let mut bytes = 0;
-    for (index, pair) in old.iter().zip(new).enumerate() {
-        let ((old_role, old_text), (new_role, new_text)) = pair;
-        if old_role == new_role && old_text == new_text {
-            bytes += old_text.len();
-            continue;
-        }
-        let same = match old_role == new_role {
-            true => old_text
-                .char_indices()
-                .zip(new_text.chars())
-                .find(|((_, a), b)| a != b)
-                .map_or(old_text.len().min(new_text.len()), |((at, _), _)| at),
-            false => 0,
-        };
-        let line = new_text
-            .get(..same)
-            .unwrap_or_default()
-            .matches('\n')
-            .count()
-            + 1;
-        return Prefix {
-            bytes: bytes + same,
-            first_change: Some((index, line)),
-        };
-    }
-    let first_change = (old.len() != new.len()).then(|| (old.len().min(new.len()), 1));
-    Prefix {
-        bytes,
-        first_change,
-    }
-}
-
 /// Both renders' tokens, where both prompts have a tokenizer: the totals
 /// and how many at the start the new one keeps.
 struct TokenDelta {
@@ -320,13 +277,13 @@ fn tokens(old: &Side, new: &Side) -> Option<TokenDelta> {
 struct Summary<'a> {
     old: &'a Side,
     new: &'a Side,
-    prefix: &'a Prefix,
+    prefix: &'a StablePrefix,
     tokens: Option<&'a TokenDelta>,
 }
 
 impl Summary<'_> {
     fn same(&self) -> bool {
-        self.prefix.first_change.is_none()
+        self.prefix.change.is_none()
     }
 
     /// "the first N bytes (M tokens) stay the same; the change starts in
@@ -336,25 +293,37 @@ impl Summary<'_> {
             .tokens
             .map(|tokens| format!(" ({} tokens)", group(tokens.kept)))
             .unwrap_or_default();
-        match self.prefix.first_change {
-            None => "nothing changed".to_string(),
-            Some((index, line)) => {
-                let role = self
-                    .new
-                    .messages
-                    .get(index)
-                    .or_else(|| self.old.messages.get(index))
-                    .map_or("", |(role, _)| role.as_str());
-                let kept = match self.prefix.bytes {
-                    0 => "nothing at the start stays the same".to_string(),
-                    bytes => format!("the first {} bytes{tokens} stay the same", group(bytes)),
-                };
-                format!(
-                    "{kept}; the change starts in message {} ({role}), line {line}",
-                    index + 1
-                )
+        let Some(change) = &self.prefix.change else {
+            return "nothing changed".to_string();
+        };
+        let index = change.message;
+        let role = self
+            .new
+            .messages
+            .get(index)
+            .or_else(|| self.old.messages.get(index))
+            .map_or("", |(role, _)| role.as_str());
+        let kept = match self.prefix.bytes {
+            0 => "nothing at the start stays the same".to_string(),
+            bytes => format!("the first {} bytes{tokens} stay the same", group(bytes)),
+        };
+        let mut sentence = format!(
+            "{kept}; the change starts in message {} ({role}), line {}",
+            index + 1,
+            change.line
+        );
+        if let Some(span) = &change.span {
+            sentence.push_str(&format!(
+                ", written at {}:{}:{}",
+                span.file, span.line, span.column
+            ));
+            match (&change.path, &span.source) {
+                (Some(path), _) => sentence.push_str(&format!(" (`{path}`)")),
+                (None, Some(source)) => sentence.push_str(&format!(" (`{source}`)")),
+                (None, None) => {}
             }
         }
+        sentence
     }
 
     fn tokens_sentence(&self) -> Option<String> {
@@ -428,8 +397,10 @@ impl Summary<'_> {
             "prefix": {
                 "bytes": self.prefix.bytes,
                 "tokens": self.tokens.map(|tokens| tokens.kept),
-                "message": self.prefix.first_change.map(|(index, _)| index + 1),
-                "line": self.prefix.first_change.map(|(_, line)| line),
+                "message": self.prefix.change.as_ref().map(|change| change.message + 1),
+                "line": self.prefix.change.as_ref().map(|change| change.line),
+                "span": self.prefix.change.as_ref().and_then(|change| change.span.clone()),
+                "path": self.prefix.change.as_ref().and_then(|change| change.path.clone()),
             },
             "tokenizer": self.tokens.map(|tokens| tokens.tokenizer.clone()),
             "diff": unified,
@@ -461,50 +432,7 @@ fn signed(delta: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{group, prefix, signed, Prefix};
-
-    fn messages(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(role, text)| (role.to_string(), text.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn the_prefix_ends_where_the_texts_part() {
-        let old = messages(&[("system", "Be brief.\nToday is Monday."), ("user", "Hi")]);
-        let new = messages(&[("system", "Be brief.\nToday is Tuesday."), ("user", "Hi")]);
-        assert_eq!(
-            prefix(&old, &new),
-            Prefix {
-                bytes: 19,
-                first_change: Some((0, 2))
-            }
-        );
-        assert_eq!(
-            prefix(&old, &old),
-            Prefix {
-                bytes: 28,
-                first_change: None
-            }
-        );
-        // A message more: the change is the new message.
-        let longer = messages(&[
-            ("system", "Be brief.\nToday is Monday."),
-            ("user", "Hi"),
-            ("user", "Hello?"),
-        ]);
-        assert_eq!(prefix(&old, &longer).first_change, Some((2, 1)));
-        // Another role: nothing of that message is kept.
-        let other = messages(&[("developer", "Be brief.\nToday is Monday."), ("user", "Hi")]);
-        assert_eq!(
-            prefix(&old, &other),
-            Prefix {
-                bytes: 0,
-                first_change: Some((0, 1))
-            }
-        );
-    }
+    use super::{group, signed};
 
     #[test]
     fn numbers_read_as_numbers() {

@@ -87,6 +87,12 @@ struct TokensGuideDoctests;
 #[doc = include_str!("../../../docs/library.md")]
 struct LibraryGuideDoctests;
 
+/// The caching guide's Rust examples (`docs/caching-and-diffs.md`),
+/// compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/caching-and-diffs.md")]
+struct CachingGuideDoctests;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +103,6 @@ mod tests {
         assert_send_sync::<Prompt>();
         assert_send_sync::<Library>();
         assert_send_sync::<Data>();
+        assert_send_sync::<Rendered>();
     }
 }

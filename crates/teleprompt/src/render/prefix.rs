@@ -265,3 +265,61 @@ pub(crate) fn stable_prefix(
     };
     (prefix, change)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::stable_prefix;
+    use crate::messages::{ContentPart, Entry, Message, Role};
+
+    fn message(role: Role, text: &str) -> Message {
+        Message {
+            role,
+            content: vec![ContentPart::Text {
+                text: text.to_string(),
+            }],
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_prefix_ends_where_the_texts_part() {
+        let monday = [
+            message(Role::System, "Be brief.\nToday is Monday."),
+            message(Role::User, "Hi"),
+        ];
+        let tuesday = [
+            message(Role::System, "Be brief.\nToday is Tuesday."),
+            message(Role::User, "Hi"),
+        ];
+        fn entries(messages: &[Message]) -> Vec<Entry<'_>> {
+            messages.iter().map(Entry::Rendered).collect()
+        }
+        let (old, new) = (entries(&monday), entries(&tuesday));
+        let (prefix, change) = stable_prefix(&old, &new, 2, None);
+        assert_eq!((prefix.bytes, prefix.messages), (19, 0));
+        assert_eq!(change, Some((0, 0, 19)));
+        assert!(!prefix.through_history);
+        let (prefix, change) = stable_prefix(&old, &old, 2, None);
+        assert_eq!((prefix.bytes, prefix.messages, change), (28, 2, None));
+        assert!(prefix.through_history);
+        // A message more: the change is the new message, after all the
+        // old ones (the history, here, ends after the first).
+        let mut more = monday.to_vec();
+        more.push(message(Role::User, "Hello?"));
+        let longer = entries(&more);
+        let (prefix, change) = stable_prefix(&old, &longer, 1, None);
+        assert_eq!((prefix.messages, change), (2, Some((2, 0, 0))));
+        assert!(prefix.through_history);
+        // Another role: nothing of that message is kept.
+        let developer = [
+            message(Role::Developer, "Be brief.\nToday is Monday."),
+            message(Role::User, "Hi"),
+        ];
+        let (prefix, change) = stable_prefix(&old, &entries(&developer), 0, None);
+        assert_eq!((prefix.bytes, change), (0, Some((0, 0, 0))));
+        // A chat template's texts.
+        let (prefix, change) = stable_prefix(&[], &[], 0, Some(("<s>Hi", "<s>Hi there")));
+        assert_eq!((prefix.bytes, change), (5, Some((0, 0, 5))));
+        assert!(prefix.through_history);
+    }
+}
