@@ -81,6 +81,7 @@ pub const CASE_KEYS: &[&str] = &[
     "expect",
     "expect_messages",
     "expect_error",
+    "prefix_stable",
 ];
 
 /// The keys of `expect_error`.
@@ -127,6 +128,11 @@ pub struct TestCase {
     pub context: Option<Value>,
     /// What must come out.
     pub expect: Expectation,
+    /// `prefix_stable: true`: the next turn (the turn after, a day and an
+    /// hour later, the history an exchange longer) must keep this turn's
+    /// conversation unchanged up to the end of its history — what a
+    /// provider's prompt cache keeps ([`teleprompt::Rendered::stable_prefix`]).
+    pub prefix_stable: bool,
 }
 
 /// Where a case is written.
@@ -678,6 +684,19 @@ fn read_case(
         }
     };
     let expect = read_expectation(case, &fail)?;
+    let prefix_stable = match case.get("prefix_stable") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(stable)) => *stable,
+        Some(other) => {
+            return Err(fail(
+                format!(
+                    "`prefix_stable` must be true or false, found {}",
+                    describe(other)
+                ),
+                None,
+            ))
+        }
+    };
     Ok(TestCase {
         name,
         origin,
@@ -691,6 +710,7 @@ fn read_case(
         history_value,
         context,
         expect,
+        prefix_stable,
     })
 }
 

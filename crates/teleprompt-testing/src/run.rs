@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use teleprompt::messages::{ContentPart, Entry};
+use teleprompt::context::Clock;
+use teleprompt::messages::{ContentPart, Entry, StablePrefix};
 use teleprompt::{Error, ErrorClass, Prompt, PromptContext, RenderOptions, Rendered};
 
 use crate::{Expectation, ExpectedError, ExpectedMessage, TestCase};
@@ -80,6 +81,9 @@ pub enum Mismatch {
         /// The error.
         actual: Error,
     },
+    /// `prefix_stable: true`, and the next turn changes the prompt before
+    /// the end of this turn's history.
+    Prefix(StablePrefix),
 }
 
 impl Mismatch {
@@ -120,8 +124,39 @@ impl Mismatch {
                 describe_expected(expected),
                 indent(&actual.report())
             ),
+            Mismatch::Prefix(prefix) => prefix_report(prefix),
         }
     }
+}
+
+/// Why a case's prompt is not prefix-stable, in words.
+fn prefix_report(prefix: &StablePrefix) -> String {
+    let mut out = String::from(
+        "the next turn (a day and an hour later, the history an exchange longer) changes the prompt before the end of this turn's history",
+    );
+    if let Some(change) = &prefix.change {
+        out.push_str(&format!(
+            ": message {}, line {}",
+            change.message + 1,
+            change.line
+        ));
+        if let Some(span) = &change.span {
+            out.push_str(&format!(
+                ", written at {}:{}:{}",
+                span.file, span.line, span.column
+            ));
+            match (&change.path, &span.source) {
+                (Some(path), _) => out.push_str(&format!(" (`{path}`)")),
+                (None, Some(source)) => out.push_str(&format!(" (`{source}`)")),
+                (None, None) => {}
+            }
+        }
+    }
+    out.push_str(&format!(
+        "; a provider's prompt cache keeps only the first {} bytes\n    help: print what changes every turn after the history, or in the last message\n",
+        prefix.bytes
+    ));
+    out
 }
 
 fn describe_expected(expected: &ExpectedError) -> String {
@@ -176,7 +211,12 @@ pub fn run_case<'a>(prompt: Result<&Prompt, &Error>, case: &'a TestCase) -> Case
         Ok(prompt) => render(prompt, case),
         Err(error) => Err(error.clone()),
     };
-    let (outcome, actual) = judge(case, rendered);
+    let (mut outcome, actual) = judge(case, rendered);
+    if let (Outcome::Pass, Ok(prompt), true) = (&outcome, prompt, case.prefix_stable) {
+        if let Err(mismatch) = prefix_stable(prompt, case) {
+            outcome = Outcome::Fail(mismatch);
+        }
+    }
     CaseResult {
         case,
         outcome,
@@ -184,7 +224,67 @@ pub fn run_case<'a>(prompt: Result<&Prompt, &Error>, case: &'a TestCase) -> Case
     }
 }
 
+/// `prefix_stable: true`: the case's turn and the next one, rendered with
+/// source maps; the next must keep the case's conversation up to the end
+/// of its history.
+fn prefix_stable(prompt: &Prompt, case: &TestCase) -> Result<(), Mismatch> {
+    let options = RenderOptions::new().with_source_map(true);
+    // One clock for both turns when the case gives none.
+    let now = case.now.unwrap_or(Clock::Fixed(Clock::System.now()));
+    let this = TestCase {
+        now: Some(now),
+        ..case.clone()
+    };
+    let later = now
+        .now()
+        .checked_add(std::time::Duration::from_secs(86_400 + 3_600 + 61))
+        .map_err(|error| Mismatch::Error(Error::new(ErrorClass::Input, error.to_string())))?;
+    let reply = |role: &str, content: &str| serde_json::json!({"role": role, "content": content});
+    let exchange = [
+        reply("assistant", "(the assistant's reply)"),
+        reply("user", "(the user's next message)"),
+    ];
+    let mut history_value = match &case.history_value {
+        Some(Value::Object(object)) => object.get("messages").cloned().unwrap_or(Value::Null),
+        Some(other) => other.clone(),
+        // A chat template's conversation may be in its data.
+        None if TestCase::is_chat_template(prompt) => case
+            .data
+            .get("messages")
+            .cloned()
+            .unwrap_or(Value::Array(Vec::new())),
+        None => Value::Array(Vec::new()),
+    };
+    if let Value::Array(messages) = &mut history_value {
+        messages.extend(exchange.iter().cloned());
+    }
+    let history = teleprompt::messages::history_from_value(history_value.clone())
+        .map_err(|error| Mismatch::Error(Error::new(ErrorClass::Input, error.to_string())))?;
+    let chat = TestCase::is_chat_template(prompt);
+    let next = TestCase {
+        // A chat template has no turn number (its data is all it reads).
+        turn: (!chat).then(|| case.turn.unwrap_or(1).saturating_add(1)),
+        now: Some(Clock::Fixed(later)),
+        history: Some(history),
+        history_value: Some(history_value),
+        ..case.clone()
+    };
+    let first = render_with(prompt, &this, &options).map_err(Mismatch::Error)?;
+    let second = render_with(prompt, &next, &options).map_err(Mismatch::Error)?;
+    let prefix = second.stable_prefix(&first);
+    match prefix.through_history {
+        true => Ok(()),
+        false => Err(Mismatch::Prefix(prefix)),
+    }
+}
+
 fn render(prompt: &Prompt, case: &TestCase) -> Result<Rendered, Error> {
+    render_with(prompt, case, &RenderOptions::new())
+}
+
+/// Renders `case` with `base` options (the case's clock and context set
+/// on them).
+fn render_with(prompt: &Prompt, case: &TestCase, base: &RenderOptions) -> Result<Rendered, Error> {
     if TestCase::is_chat_template(prompt) {
         // What transformers gives a chat template: the data and the clock.
         let unused = [
@@ -204,7 +304,7 @@ fn render(prompt: &Prompt, case: &TestCase) -> Result<Rendered, Error> {
             )
             .with_file(prompt.origin()));
         }
-        let options = RenderOptions::new().with_clock(case.now.unwrap_or_default());
+        let options = base.clone().with_clock(case.now.unwrap_or_default());
         return prompt.render_with(case.chat_data(), &options);
     }
     let mut context = PromptContext::new().data(case.data.clone())?;
@@ -226,7 +326,7 @@ fn render(prompt: &Prompt, case: &TestCase) -> Result<Rendered, Error> {
     if let Some(history) = &case.history {
         context = context.with_history(history.clone());
     }
-    let mut options = RenderOptions::new();
+    let mut options = base.clone();
     options.context = case.context.clone().map(Arc::new);
     prompt.render_turn_with(&context, &options)
 }

@@ -622,3 +622,74 @@ fn test_data_paths_stay_inside_the_prompt_folder() {
     assert!(shown.contains("bad.json"), "{shown}");
     assert!(!shown.contains("SECRET-INSIDE"), "{shown}");
 }
+
+#[test]
+fn prefix_stable_cases_render_the_next_turn() {
+    // The date before the fixed instructions: the next turn changes the
+    // system message, and the report says where the template wrote it.
+    let source = "---
+syntax: go
+tests:
+  - name: clock first
+    now: 2026-01-05T09:00:00Z
+    history: [{role: user, content: Fix the crash.}]
+    prefix_stable: true
+    expect_messages:
+      - {role: system, content: \"Today is 2026-01-05.\\nYou fix bugs. Read the failing test first.\"}
+      - {role: user, content: Fix the crash.}
+---
+{{ role \"system\" }}Today is {{ .system.current_date }}.
+You fix bugs. Read the failing test first.{{ history }}";
+    let results = run("agent.md", source);
+    let (_, Outcome::Fail(mismatch), _) = &results[0] else {
+        panic!("not prefix-stable: {:?}", results[0].1);
+    };
+    assert!(matches!(mismatch, Mismatch::Prefix(_)));
+    let report = mismatch.report();
+    assert!(
+        report.contains("message 1, line 1, written at agent.md:12:29 (`system.current_date`)"),
+        "{report}"
+    );
+    assert!(report.contains("keeps only the first 18 bytes"), "{report}");
+
+    // The date after the history, in the last message: stable.
+    let fixed = "---
+syntax: go
+tests:
+  - name: clock last
+    now: 2026-01-05T09:00:00Z
+    history: [{role: user, content: Fix the crash.}]
+    prefix_stable: true
+    expect_messages:
+      - {role: system, content: You fix bugs. Read the failing test first.}
+      - {role: user, content: Fix the crash.}
+      - {role: user, content: (Today is 2026-01-05.)}
+---
+{{ role \"system\" }}You fix bugs. Read the failing test first.{{ history }}{{ role \"user\" }}(Today is {{ .system.current_date }}.)";
+    let results = run("agent.md", fixed);
+    assert!(matches!(results[0].1, Outcome::Pass), "{:?}", results[0].1);
+
+    // A chat template that only appends is stable, its messages in its data.
+    let chat = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+    let tests = "- data: {messages: [{role: user, content: Hi}], add_generation_prompt: true}\n  prefix_stable: true\n  expect: \"<|user|>Hi<|end|><|assistant|>\"\n";
+    let dir = tempdir("prefix-stable-chat");
+    std::fs::write(dir.join("chat_template.jinja"), chat).unwrap();
+    std::fs::write(dir.join("chat_template.tests.yaml"), tests).unwrap();
+    let path = dir.join("chat_template.jinja");
+    let cases = PromptTests::read(&path, &options()).expect("read");
+    let prompt = Prompt::from_file_with(&path, &options());
+    let results = cases.run(prompt.as_ref());
+    assert!(results[0].passed(), "{:?}", results[0].outcome);
+}
+
+#[test]
+fn prefix_stable_must_be_a_bool() {
+    let error = document_error("---\ntests:\n  - prefix_stable: yes please\n    expect: x\n---\nx");
+    assert!(
+        error
+            .message()
+            .contains("`prefix_stable` must be true or false"),
+        "{}",
+        error.message()
+    );
+}
