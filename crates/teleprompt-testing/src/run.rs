@@ -83,7 +83,7 @@ pub enum Mismatch {
     },
     /// `prefix_stable: true`, and the next turn changes the prompt before
     /// the end of this turn's history.
-    Prefix(StablePrefix),
+    Prefix(Box<StablePrefix>),
 }
 
 impl Mismatch {
@@ -274,7 +274,7 @@ fn prefix_stable(prompt: &Prompt, case: &TestCase) -> Result<(), Mismatch> {
     let prefix = second.stable_prefix(&first);
     match prefix.through_history {
         true => Ok(()),
-        false => Err(Mismatch::Prefix(prefix)),
+        false => Err(Mismatch::Prefix(Box::new(prefix))),
     }
 }
 
