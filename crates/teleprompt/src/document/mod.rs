@@ -77,6 +77,8 @@ pub struct Metadata {
     /// limit; the template's sections and the history's oldest exchanges
     /// are cut to fit (see [`crate::tokens::Budget`]).
     pub budget: Option<crate::tokens::BudgetSettings>,
+    /// `cache`: what the output shapes say to a provider's prompt cache.
+    pub cache: CacheSettings,
     /// `limits`: render bounds this prompt lowers for itself, by their
     /// names in [`crate::limits::Limits`], in the order written.
     pub limits: Vec<(String, u64)>,
@@ -84,6 +86,42 @@ pub struct Metadata {
     /// thread`): its value is the history, placed where the template
     /// prints it.
     pub thread: Option<String>,
+}
+
+/// Front matter `cache`: what the output shapes tell a provider's prompt
+/// cache.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheSettings {
+    /// `key`: the OpenAI shape's `prompt_cache_key` (`true`: the prompt's
+    /// name and a hash of its source, so a changed prompt gets a new key).
+    pub key: Option<CacheKey>,
+    /// `breakpoints: auto`: cache breakpoints placed where the template
+    /// placed none — after the messages before the history, and after the
+    /// history.
+    pub auto: bool,
+    /// `min_tokens`: an automatic breakpoint is placed only after at least
+    /// this many tokens (about four bytes each); default 1024, the least
+    /// Anthropic caches for most models.
+    pub min_tokens: u64,
+}
+
+impl Default for CacheSettings {
+    fn default() -> Self {
+        CacheSettings {
+            key: None,
+            auto: false,
+            min_tokens: 1024,
+        }
+    }
+}
+
+/// Where a prompt's `prompt_cache_key` comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheKey {
+    /// `key: true`: the prompt's name and a hash of its source.
+    Derived,
+    /// `key: TEXT`: that text.
+    Named(String),
 }
 
 impl Document {
@@ -374,6 +412,7 @@ impl Document {
         // Checked where the prompt loads, which resolves a file beside it.
         let tokenizer = text(key::TOKENIZER)?;
         let budget = self.budget()?;
+        let cache = self.cache()?;
         Ok(Metadata {
             name: text(key::NAME)?,
             description: text(key::DESCRIPTION)?,
@@ -390,7 +429,56 @@ impl Document {
             thread: None,
             tokenizer,
             budget,
+            cache,
         })
+    }
+
+    /// `cache: {key: true | NAME, breakpoints: auto, min_tokens: N}`.
+    fn cache(&self) -> Result<CacheSettings, Error> {
+        let mut settings = CacheSettings::default();
+        let section = match self.front_matter.get(key::CACHE) {
+            None | Some(Value::Null) => return Ok(settings),
+            Some(Value::Object(section)) => section,
+            Some(other) => return Err(self.key_error(
+                key::CACHE,
+                format!(
+                    "`cache` must be a mapping of `key`, `breakpoints` and `min_tokens`, found {}",
+                    describe(other)
+                ),
+            )),
+        };
+        for (name, value) in section {
+            match (name.as_str(), value) {
+                (_, Value::Null) => {}
+                ("key", Value::Bool(on)) => settings.key = on.then_some(CacheKey::Derived),
+                ("key", Value::String(text)) if !text.trim().is_empty() => {
+                    settings.key = Some(CacheKey::Named(text.clone()));
+                }
+                ("breakpoints", Value::String(text)) if text == "auto" => settings.auto = true,
+                ("breakpoints", Value::String(text)) if text == "manual" => settings.auto = false,
+                ("min_tokens", Value::Number(number)) if number.as_u64().is_some() => {
+                    settings.min_tokens = number.as_u64().unwrap_or(0);
+                }
+                ("key" | "breakpoints" | "min_tokens", other) => {
+                    let want = match name.as_str() {
+                        "key" => "true, false or a key of text",
+                        "breakpoints" => "`auto` or `manual`",
+                        _ => "a whole number of tokens",
+                    };
+                    return Err(self.key_error(
+                        key::CACHE,
+                        format!("`cache.{name}` must be {want}, found {}", describe(other)),
+                    ));
+                }
+                (other, _) => {
+                    return Err(self.key_error(
+                        key::CACHE,
+                        format!("`cache.{other}` is not a cache key: the keys are `key`, `breakpoints` and `min_tokens`"),
+                    ))
+                }
+            }
+        }
+        Ok(settings)
     }
 
     /// `budget: N`, or `budget: {total: N, history: {priority: P,
@@ -718,6 +806,9 @@ pub mod key {
     pub const TOKENIZER: &str = "tokenizer";
     /// `budget` (`total`: the most tokens a turn may be)
     pub const BUDGET: &str = "budget";
+    /// `cache` (`key`: the OpenAI shape's `prompt_cache_key`;
+    /// `breakpoints: auto`; `min_tokens`)
+    pub const CACHE: &str = "cache";
 
     /// Every key teleprompt reads.
     pub const ALL: &[&str] = &[
@@ -735,6 +826,7 @@ pub mod key {
         TESTS,
         TOKENIZER,
         BUDGET,
+        CACHE,
     ];
 
     /// Keys other prompt formats put in front matter, kept as metadata

@@ -75,6 +75,12 @@ pub(crate) struct Compiled {
     /// Front matter `budget`: the most tokens a turn may be, and the
     /// history's part in it.
     pub budget: Option<crate::tokens::BudgetSettings>,
+    /// Front matter `cache.key`, made: the OpenAI shape's
+    /// `prompt_cache_key`.
+    pub cache_key: Option<Arc<str>>,
+    /// Front matter `cache.breakpoints: auto`: the least tokens (about
+    /// four bytes each) before an automatic breakpoint.
+    pub auto_breakpoints: Option<u64>,
 }
 
 impl Compiled {
@@ -328,8 +334,14 @@ fn load(
         && std::iter::once(&document)
             .chain(tool_use.as_deref().map(|(document, _)| document))
             .any(|document| crate::syntax::has_generation_blocks(&document.body));
+    let name = metadata.name.unwrap_or_else(|| document::file_stem(path));
+    let source_hash = include_root::content_hash(source.as_bytes());
+    let cache_key = metadata.cache.key.map(|key| match key {
+        document::CacheKey::Named(key) => Arc::from(key),
+        document::CacheKey::Derived => Arc::from(format!("{name}@{:08x}", source_hash as u32)),
+    });
     let compiled = Compiled {
-        name: metadata.name.unwrap_or_else(|| document::file_stem(path)),
+        name,
         description: metadata.description,
         kind,
         syntax,
@@ -347,11 +359,13 @@ fn load(
         dotprompt,
         role_lines,
         thread: metadata.thread.clone(),
-        source_hash: include_root::content_hash(source.as_bytes()),
+        source_hash,
         dependencies: looked_at.map(|i| i.looked_at()).unwrap_or_default(),
         tokenizer,
         generation_blocks,
         budget: metadata.budget,
+        cache_key,
+        auto_breakpoints: metadata.cache.auto.then_some(metadata.cache.min_tokens),
     };
     Ok((compiled, found))
 }

@@ -222,6 +222,12 @@ fn render_data(compiled: &Arc<Compiled>, data: &Data, mut turn: Turn) -> Result<
         }
         false => (split, false),
     };
+    let split = match (compiled.auto_breakpoints, fixed) {
+        (Some(min_tokens), false) => {
+            auto_breakpoints(split, compiled.default_role, &turn.history, min_tokens)
+        }
+        _ => split,
+    };
     let mapped = trace.map(|trace| {
         let printed = output.as_deref().unwrap_or(&split.text);
         (trace, markers.ranges_in(printed))
@@ -249,6 +255,7 @@ fn render_data(compiled: &Arc<Compiled>, data: &Data, mut turn: Turn) -> Result<
         budget: None,
         printed,
         source_map: None,
+        cache_key: compiled.cache_key.clone(),
     };
     // The map is built when the host first asks for it.
     rendered.source_map = mapped.map(|(trace, markers)| {
@@ -471,4 +478,73 @@ fn check_schema(compiled: &Compiled, data: &Data) -> Result<(), Error> {
     Err(compiled
         .document
         .place_on_key(Error::new(ErrorClass::Input, message), document::key::INPUT))
+}
+
+/// Front matter `cache.breakpoints: auto`: where the template placed no
+/// cache breakpoint, one at the end of the last message before the
+/// history (the prompt's fixed start) and one after the history (the
+/// conversation so far), each only past `min_tokens` of text (about four
+/// bytes a token).
+fn auto_breakpoints(
+    mut split: RenderOutput,
+    default_role: crate::messages::Role,
+    history: &[HistoryMessage],
+    min_tokens: u64,
+) -> RenderOutput {
+    use crate::messages::{ContentPart, Item};
+    let mut items = split
+        .items
+        .take()
+        .unwrap_or_else(|| rendered::plain_items(&split.text, default_role));
+    let placed = items.iter().any(|item| match item {
+        Item::Message(message) => message.content.contains(&ContentPart::CacheBreakpoint),
+        Item::CacheBreakpoint => true,
+        Item::History => false,
+    });
+    if placed {
+        split.items = Some(items);
+        return split;
+    }
+    let tokens = |bytes: usize| (bytes / 4) as u64;
+    let text_of = |item: &Item| match item {
+        Item::Message(message) => message
+            .content
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => text.len(),
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
+    };
+    let at = items
+        .iter()
+        .position(|item| matches!(item, Item::History))
+        .unwrap_or(items.len());
+    let before: usize = items[..at].iter().map(text_of).sum();
+    let history_bytes: usize = history
+        .iter()
+        .map(|message| match &message.content {
+            Some(Value::String(text)) => text.len(),
+            Some(other) => other.to_string().len(),
+            None => 0,
+        })
+        .sum();
+    if !history.is_empty() && tokens(before + history_bytes) >= min_tokens {
+        if at == items.len() {
+            items.push(Item::History);
+        }
+        items.insert(at + 1, Item::CacheBreakpoint);
+    }
+    if tokens(before) >= min_tokens {
+        if let Some(Item::Message(message)) = items[..at]
+            .iter_mut()
+            .rev()
+            .find(|item| matches!(item, Item::Message(_)))
+        {
+            message.content.push(ContentPart::CacheBreakpoint);
+        }
+    }
+    split.items = Some(items);
+    split
 }

@@ -34,6 +34,8 @@ pub struct Rendered {
     pub(super) printed: Option<Arc<super::Printed>>,
     /// Where each byte came from, when the render was asked for it.
     pub(super) source_map: Option<Arc<super::source_map::Lazy>>,
+    /// Front matter `cache.key`: the OpenAI shape's `prompt_cache_key`.
+    pub(super) cache_key: Option<Arc<str>>,
 }
 
 impl Rendered {
@@ -95,7 +97,8 @@ impl Rendered {
     }
 
     /// The result in an output shape: `text`, teleprompt's `messages`,
-    /// OpenAI chat, or Anthropic (system lifted to the top).
+    /// OpenAI chat (with `prompt_cache_key` when the front matter sets
+    /// `cache.key`), Anthropic (system lifted to the top), Bedrock, tokens.
     pub fn to_format(&self, format: OutputFormat) -> Result<serde_json::Value, Error> {
         if format == OutputFormat::Tokens {
             return self
@@ -103,8 +106,14 @@ impl Rendered {
                 .map(|tokens| serde_json::to_value(tokens).unwrap_or(serde_json::Value::Null));
         }
         let (entries, marks) = assemble_marked(self.items(), &self.history);
-        shape_marked(format, &self.text, &entries, &marks)
-            .map_err(|error| Error::new(ErrorClass::Render, error.to_string()))
+        let mut shaped = shape_marked(format, &self.text, &entries, &marks)
+            .map_err(|error| Error::new(ErrorClass::Render, error.to_string()))?;
+        if let (OutputFormat::OpenAi, Some(key), serde_json::Value::Object(body)) =
+            (format, &self.cache_key, &mut shaped)
+        {
+            body.insert("prompt_cache_key".into(), serde_json::Value::from(&**key));
+        }
+        Ok(shaped)
     }
 
     /// The tokens of each message of the conversation (the history where
@@ -356,7 +365,7 @@ impl From<Split> for RenderOutput {
 }
 
 /// `text` as one message of `role` (none if it is only whitespace).
-fn plain_items(text: &str, role: Role) -> Vec<Item> {
+pub(super) fn plain_items(text: &str, role: Role) -> Vec<Item> {
     let content = text.trim();
     if content.is_empty() {
         return Vec::new();

@@ -394,3 +394,154 @@ fn a_prompty_file_cannot_place_a_breakpoint() {
         "{error}"
     );
 }
+
+/// A system prompt of about 1,200 tokens (4,800 bytes), then the history.
+fn long_rules() -> String {
+    "Follow the house rules for every answer you give.\n".repeat(96)
+}
+
+#[test]
+fn cache_key_names_the_prompt_and_its_version() {
+    let source = |rules: &str| {
+        format!("---\nname: support\ncache:\n  key: true\n---\n{{{{ role(\"system\") }}}}{rules}{{{{ role(\"user\") }}}}Hi")
+    };
+    let openai = |source: &str| {
+        load("support.j2", source)
+            .render(json!({}))
+            .unwrap()
+            .to_format(OutputFormat::OpenAi)
+            .unwrap()
+    };
+    let first = openai(&source("Be brief."));
+    let key = first["prompt_cache_key"]
+        .as_str()
+        .expect("a key")
+        .to_string();
+    assert!(key.starts_with("support@"), "{key}");
+    assert_eq!(
+        openai(&source("Be brief."))["prompt_cache_key"],
+        key.as_str(),
+        "stable"
+    );
+    assert_ne!(
+        openai(&source("Be briefer."))["prompt_cache_key"],
+        key.as_str(),
+        "a new version, a new key"
+    );
+    // Named, and absent without `cache.key` (the OpenAI shape of existing
+    // prompts does not change), and in no other shape.
+    let named = "---\ncache: {key: support-v2}\n---\nHi";
+    assert_eq!(openai(named)["prompt_cache_key"], "support-v2");
+    assert!(openai("Hi").get("prompt_cache_key").is_none());
+    let anthropic = load("support.j2", named)
+        .render(json!({}))
+        .unwrap()
+        .to_format(OutputFormat::Anthropic)
+        .unwrap();
+    assert!(anthropic.get("prompt_cache_key").is_none());
+}
+
+#[test]
+fn automatic_breakpoints_end_the_fixed_start_and_the_history() {
+    let source = format!(
+        "---\ncache:\n  breakpoints: auto\n---\n{{{{ role(\"system\") }}}}{}{{{{ history() }}}}{{{{ role(\"user\") }}}}Now, {{{{ question }}}}",
+        long_rules()
+    );
+    let prompt = load("support.j2", &source);
+    let history: Vec<teleprompt::HistoryMessage> = serde_json::from_value(json!([
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+    ]))
+    .unwrap();
+    let context = PromptContext::new()
+        .data(json!({"question": "reset?"}))
+        .unwrap()
+        .with_history(history);
+    let rendered = prompt.render_turn(&context).unwrap();
+    let body = rendered.to_format(OutputFormat::Anthropic).unwrap();
+    // The system prompt's block, and the history's last message.
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[1]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"}),
+        "{body:#}"
+    );
+    assert!(
+        messages[2]["content"].is_string()
+            || messages[2]["content"][0].get("cache_control").is_none()
+    );
+    // The text is what it was.
+    let plain = load(
+        "support.j2",
+        &source.replace("breakpoints: auto", "breakpoints: manual"),
+    );
+    assert_eq!(plain.render_turn(&context).unwrap().text(), rendered.text());
+
+    // Too short to cache: none placed.
+    let short =
+        "---\ncache: {breakpoints: auto}\n---\n{{ role(\"system\") }}Be brief.{{ history() }}";
+    let body = load("short.j2", short)
+        .render_turn(&context)
+        .unwrap()
+        .to_format(OutputFormat::Anthropic)
+        .unwrap();
+    assert!(!body.to_string().contains("cache_control"), "{body}");
+    // A lower bound places them.
+    let low = short.replace("{breakpoints: auto}", "{breakpoints: auto, min_tokens: 1}");
+    let body = load("short.j2", &low)
+        .render_turn(&context)
+        .unwrap()
+        .to_format(OutputFormat::Anthropic)
+        .unwrap();
+    assert_eq!(
+        body.to_string().matches("cache_control").count(),
+        2,
+        "{body}"
+    );
+
+    // The template's own breakpoints win: no automatic ones.
+    let own = "---\ncache: {breakpoints: auto, min_tokens: 1}\n---\n{{ role(\"system\") }}Be brief.{{ cache_breakpoint() }} Today.{{ history() }}";
+    let body = load("own.j2", own)
+        .render_turn(&context)
+        .unwrap()
+        .to_format(OutputFormat::Anthropic)
+        .unwrap();
+    assert_eq!(
+        body.to_string().matches("cache_control").count(),
+        1,
+        "{body}"
+    );
+}
+
+#[test]
+fn cache_settings_are_checked() {
+    for (front, message) in [
+        ("cache: yes", "`cache` must be a mapping"),
+        (
+            "cache: {key: 3}",
+            "`cache.key` must be true, false or a key of text",
+        ),
+        (
+            "cache: {breakpoints: always}",
+            "`cache.breakpoints` must be `auto` or `manual`",
+        ),
+        (
+            "cache: {min_tokens: -1}",
+            "`cache.min_tokens` must be a whole number",
+        ),
+        ("cache: {keys: true}", "`cache.keys` is not a cache key"),
+    ] {
+        let source = format!("---\n{front}\n---\nHi");
+        let error = Prompt::from_source("p.j2", &source, &LoadOptions::default()).unwrap_err();
+        assert_eq!(error.class(), ErrorClass::Document, "{front}");
+        assert!(
+            error.message().contains(message),
+            "{front}: {}",
+            error.message()
+        );
+    }
+}
