@@ -398,17 +398,22 @@ impl PyPrompt {
     /// history, clock, turn and attempt.
     /// `timeout` (seconds) stops a render that runs longer: a
     /// `RenderError` of rule `render/timeout`.
-    #[pyo3(signature = (context, *, validate_history = true, timeout = None))]
+    /// `source_map=True` records where each byte came from
+    /// (`Rendered.source_map()`).
+    #[pyo3(signature = (context, *, validate_history = true, timeout = None, source_map = false))]
     fn render_turn(
         &self,
         py: Python<'_>,
         context: &PromptContext,
         validate_history: bool,
         timeout: Option<f64>,
+        source_map: bool,
     ) -> PyResult<Rendered> {
         let prompt = &self.inner;
         let context = &context.snapshot();
-        let mut options = RenderOptions::new().with_validate_history(validate_history);
+        let mut options = RenderOptions::new()
+            .with_validate_history(validate_history)
+            .with_source_map(source_map);
         if let Some(timeout) = seconds(py, timeout)? {
             options = options.with_deadline(std::time::Instant::now() + timeout);
         }
@@ -709,6 +714,34 @@ impl Rendered {
     /// them; boto3 wants them decoded (`base64.b64decode`).
     fn to_bedrock<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.shape(py, OutputFormat::Bedrock)
+    }
+
+    /// Where each byte of the conversation came from, for a turn rendered
+    /// with `source_map=True` (else `None`): `{"messages": [{"role",
+    /// "parts": [{"text", "segments": [{"start", "end", "kind", "span",
+    /// "path"}]}]}], "spans": [{"file", "line", "column", "len",
+    /// "source"}], "paths": [...]}` — a segment's `span` and `path` index
+    /// `spans` and `paths`.
+    fn source_map<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(map) = py.detach(|| self.inner.source_map().cloned()) else {
+            return Ok(None);
+        };
+        let value = serde_json::to_value(&map).unwrap_or(serde_json::Value::Null);
+        convert::to_python(py, &value).map(Some)
+    }
+
+    /// How much of `previous` (the turn before) this turn keeps at its
+    /// start: `{"bytes", "messages", "through_history", "change": {"message",
+    /// "part", "offset", "line", "span", "path"} or None}` (the change's
+    /// span and path when this turn has a source map).
+    fn stable_prefix<'py>(
+        &self,
+        py: Python<'py>,
+        previous: &Rendered,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let prefix = py.detach(|| self.inner.stable_prefix(&previous.inner));
+        let value = serde_json::to_value(&prefix).unwrap_or(serde_json::Value::Null);
+        convert::to_python(py, &value)
     }
 
     /// The tokens of each message, by the prompt's tokenizer (front matter

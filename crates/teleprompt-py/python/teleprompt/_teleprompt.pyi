@@ -32,6 +32,11 @@ class Rendered:
         """An Anthropic Messages body: ``{"system": ..., "messages": [...]}``."""
     def to_bedrock(self) -> Dict[str, Any]:
         """An Amazon Bedrock Converse body: ``{"system": [...], "messages": [...]}``."""
+    def source_map(self) -> Optional[Dict[str, Any]]:
+        """Where each byte came from (a turn rendered with ``source_map=True``):
+        ``{"messages", "spans", "paths"}``; None otherwise."""
+    def stable_prefix(self, previous: "Rendered") -> Dict[str, Any]:
+        """How much of ``previous`` this turn keeps at its start, and its first change."""
     def tokens(self, cache: Optional["TokenCache"] = None) -> Dict[str, Any]:
         """Each message's token count and ids, by the prompt's tokenizer; with
         ``cache``, only what changed since the previous turn is encoded."""
@@ -112,6 +117,7 @@ class Prompt:
         *,
         validate_history: bool = True,
         timeout: Optional[float] = None,
+        source_map: bool = False,
     ) -> Rendered:
         """Renders one turn of a conversation; `timeout` (seconds) stops a longer render."""
     @overload

@@ -439,13 +439,15 @@ impl Document {
         let section = match self.front_matter.get(key::CACHE) {
             None | Some(Value::Null) => return Ok(settings),
             Some(Value::Object(section)) => section,
-            Some(other) => return Err(self.key_error(
-                key::CACHE,
-                format!(
+            Some(other) => {
+                return Err(self.key_error(
+                    key::CACHE,
+                    format!(
                     "`cache` must be a mapping of `key`, `breakpoints` and `min_tokens`, found {}",
                     describe(other)
                 ),
-            )),
+                ))
+            }
         };
         for (name, value) in section {
             match (name.as_str(), value) {

@@ -18,6 +18,7 @@
 mod bedrock;
 mod history;
 mod markers;
+mod provenance;
 mod shapes;
 
 use serde::{Deserialize, Serialize};
@@ -31,14 +32,12 @@ pub use self::history::{
 pub(crate) use self::markers::{Item, Markers, SectionSpan, SectionSpec, Setting, Split};
 #[cfg(test)]
 pub(crate) use self::markers::{SplitError, CLOSE, OPEN};
+pub use self::provenance::{
+    MappedMessage, MappedText, PrefixChange, Segment, SegmentKind, SourceMap, SourceSpan,
+    StablePrefix,
+};
 pub(crate) use self::shapes::shape_marked;
 pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
-/// Source maps: which template span and which data path wrote each byte
-/// of a message ([`crate::Rendered::source_map`]).
-pub use crate::render::prefix::{PrefixChange, StablePrefix};
-pub use crate::render::source_map::{
-    MappedMessage, MappedText, Segment, SegmentKind, SourceMap, SourceSpan,
-};
 
 /// Who speaks a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ use super::render_turn;
 use crate::context::{Clock, PromptContext};
 use crate::diagnostics::{Error, ErrorClass};
 use crate::load::Compiled;
-use crate::messages::{ContentPart, Entry};
+use crate::messages::{ContentPart, Entry, StablePrefix};
 use crate::options::{RenderOptions, Syntax};
 
 /// Monday 2026-01-05 09:00:00 UTC, and a day, an hour, a minute and a
@@ -115,46 +115,6 @@ pub(crate) fn per_turn_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Er
                 lines.join(" and ")
             ))),
     )
-}
-
-/// How much of a previous turn's conversation a turn keeps at its start
-/// ([`crate::Rendered::stable_prefix`]): what a provider's prompt cache
-/// (or an open-model server's KV cache) can reuse.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct StablePrefix {
-    /// Bytes of text kept: every text part of the messages kept whole,
-    /// then the same start of the first changed one.
-    pub bytes: usize,
-    /// Messages kept whole (a chat template's output is one).
-    pub messages: usize,
-    /// Whether the prefix kept reaches the end of the previous turn's
-    /// history (or, without one, where its history goes): all a cache
-    /// can keep from one turn to the next, when the turn appends to the
-    /// history. A prompt that prints what changes every turn before its
-    /// history is not.
-    pub through_history: bool,
-    /// The first change, if the turns differ.
-    pub change: Option<PrefixChange>,
-}
-
-/// Where a turn first differs from the previous one.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct PrefixChange {
-    /// The message, from 0, in the conversation.
-    pub message: usize,
-    /// Its text part, from 0 (text parts only; a chat template's one).
-    pub part: usize,
-    /// The first changed byte of that part.
-    pub offset: usize,
-    /// Its line in the part, from 1.
-    pub line: usize,
-    /// The template span that wrote it, when the turn recorded a source
-    /// map ([`crate::RenderOptions::with_source_map`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub span: Option<crate::messages::SourceSpan>,
-    /// The data path of the value printed there, when it is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
 }
 
 /// One message's texts as a cache compares them: its role, then its text

@@ -203,7 +203,7 @@ impl Rendered {
     ///
     /// The render records what wrote each stretch of its output; the map
     /// is built from that on the first call (and kept).
-    pub fn source_map(&self) -> Option<&super::source_map::SourceMap> {
+    pub fn source_map(&self) -> Option<&crate::messages::SourceMap> {
         let lazy = self.source_map.as_deref()?;
         Some(lazy.get(&self.text, &self.conversation()))
     }
@@ -234,7 +234,7 @@ impl Rendered {
     /// assert_eq!(change.span.unwrap().line, 4);
     /// # Ok::<(), teleprompt::Error>(())
     /// ```
-    pub fn stable_prefix(&self, previous: &Rendered) -> super::prefix::StablePrefix {
+    pub fn stable_prefix(&self, previous: &Rendered) -> crate::messages::StablePrefix {
         let (old, new) = (previous.conversation(), self.conversation());
         let text = match (previous.chat_template, self.chat_template) {
             (Some(_), Some(_)) => Some((previous.text.as_str(), self.text.as_str())),
@@ -252,7 +252,7 @@ impl Rendered {
                 .and_then(|text| text.get(..offset))
                 .map_or(1, |head| head.matches('\n').count() + 1);
             let (span, path) = self.origin_at(message, part, offset, text.is_some());
-            super::prefix::PrefixChange {
+            crate::messages::PrefixChange {
                 message,
                 part,
                 offset,
@@ -295,7 +295,7 @@ impl Rendered {
         part: usize,
         offset: usize,
         whole: bool,
-    ) -> (Option<super::source_map::SourceSpan>, Option<String>) {
+    ) -> (Option<crate::messages::SourceSpan>, Option<String>) {
         let Some(map) = self.source_map() else {
             return (None, None);
         };
