@@ -34,7 +34,7 @@ def test_a_turn_maps_every_byte_to_its_template_span_and_data_path():
     ]
     assert values == [("2", "run.turn_number"), ("Crash on start", "issue.title")]
     span = source_map["spans"][part["segments"][1]["span"]]
-    assert (span["file"], span["line"], span["column"]) == ("agent.md", 4, 24)
+    assert (span["file"], span["line"], span["column"]) == ("agent.md", 4, 25)
     assert span["source"] == "{{ .run.turn_number }}"
     # Not asked for: none.
     assert turn(prompt, 2, source_map=False).source_map() is None
