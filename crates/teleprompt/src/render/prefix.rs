@@ -38,8 +38,11 @@ pub(crate) fn per_turn_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Er
     if compiled.syntax == Syntax::ChatTemplate {
         return None;
     }
-    let options = RenderOptions::new().with_deadline(std::time::Instant::now() + PROBE_TIME);
-    let first = |second: i64, turn: u32| -> Option<(String, String)> {
+    // With source maps: the warning names where the change is written.
+    let options = RenderOptions::new()
+        .with_deadline(std::time::Instant::now() + PROBE_TIME)
+        .with_source_map(true);
+    let first = |second: i64, turn: u32| -> Option<(String, String, crate::Rendered)> {
         let clock = Clock::Fixed(jiff::Timestamp::from_second(second).ok()?);
         let context = PromptContext::new().clock(clock).turn(turn);
         let rendered = render_turn(compiled, &context, &options).ok()?;
@@ -55,9 +58,11 @@ pub(crate) fn per_turn_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Er
                 _ => None,
             })
             .collect::<String>();
-        Some((message.role.as_str().to_string(), text))
+        let role = message.role.as_str().to_string();
+        drop(conversation);
+        Some((role, text, rendered))
     };
-    let (role, base) = first(BASE, 1)?;
+    let (role, base, base_rendered) = first(BASE, 1)?;
     // Each per-turn value that changes the message early: its name, the
     // bytes after its change that stay the same, and the line it changes.
     let mut found: Vec<(&str, usize, String)> = Vec::new();
@@ -65,10 +70,22 @@ pub(crate) fn per_turn_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Er
         ("the clock", first(LATER, 1)),
         ("the turn number", first(BASE, 2)),
     ] {
-        let Some((_, other)) = other else { continue };
+        let Some((_, other, other_rendered)) = other else {
+            continue;
+        };
         if other == base {
             continue;
         }
+        // Where the template writes the change (the lenient probe's map).
+        let written = other_rendered
+            .stable_prefix(&base_rendered)
+            .change
+            .and_then(|change| {
+                let span = change.span?;
+                let what = change.path.or(span.source).unwrap_or_default();
+                Some(format!(" (written at {}:{}:{}: `{what}`)", span.file, span.line, span.column))
+            })
+            .unwrap_or_default();
         let start = base
             .bytes()
             .zip(other.bytes())
@@ -94,7 +111,7 @@ pub(crate) fn per_turn_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Er
             .and_then(|tail| tail.find('\n'))
             .map_or(base.len(), |at| start + at);
         let line = base.get(line_start..line_end).unwrap_or_default().trim();
-        found.push((what, lost.len(), format!("{line:?}")));
+        found.push((what, lost.len(), format!("{line:?}{written}")));
     }
     let (_, lost, _) = found.iter().max_by_key(|(_, lost, _)| *lost)?;
     let names: Vec<&str> = found.iter().map(|(what, _, _)| *what).collect();
