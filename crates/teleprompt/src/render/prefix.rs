@@ -83,7 +83,10 @@ pub(crate) fn per_turn_warning(compiled: &std::sync::Arc<Compiled>) -> Option<Er
             .and_then(|change| {
                 let span = change.span?;
                 let what = change.path.or(span.source).unwrap_or_default();
-                Some(format!(" (written at {}:{}:{}: `{what}`)", span.file, span.line, span.column))
+                Some(format!(
+                    " (written at {}:{}:{}: `{what}`)",
+                    span.file, span.line, span.column
+                ))
             })
             .unwrap_or_default();
         let start = base
