@@ -312,16 +312,8 @@ impl Summary<'_> {
             index + 1,
             change.line
         );
-        if let Some(span) = &change.span {
-            sentence.push_str(&format!(
-                ", written at {}:{}:{}",
-                span.file, span.line, span.column
-            ));
-            match (&change.path, &span.source) {
-                (Some(path), _) => sentence.push_str(&format!(" (`{path}`)")),
-                (None, Some(source)) => sentence.push_str(&format!(" (`{source}`)")),
-                (None, None) => {}
-            }
+        if let Some(place) = change.written_at() {
+            sentence.push_str(&format!(", written at {place}"));
         }
         sentence
     }

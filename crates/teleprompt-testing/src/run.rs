@@ -140,16 +140,8 @@ fn prefix_report(prefix: &StablePrefix) -> String {
             change.message + 1,
             change.line
         ));
-        if let Some(span) = &change.span {
-            out.push_str(&format!(
-                ", written at {}:{}:{}",
-                span.file, span.line, span.column
-            ));
-            match (&change.path, &span.source) {
-                (Some(path), _) => out.push_str(&format!(" (`{path}`)")),
-                (None, Some(source)) => out.push_str(&format!(" (`{source}`)")),
-                (None, None) => {}
-            }
+        if let Some(place) = change.written_at() {
+            out.push_str(&format!(", written at {place}"));
         }
     }
     out.push_str(&format!(

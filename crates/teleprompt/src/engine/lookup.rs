@@ -25,13 +25,23 @@ impl<'a> Renderer<'a> {
             // A message's keys read as a chat template reads them.
             return None;
         }
-        let from = match &**base {
-            Expr::Dot => dot,
-            Expr::Var(slot) => self.vars.get(self.frame + *slot as usize)?,
-            Expr::Root => &self.root,
-            _ => return None,
-        };
-        json_path(from, keys)
+        json_path(self.path_base(base, dot)?, keys)
+    }
+
+    /// The value a path starts from when it starts from dot, a variable
+    /// or the root (not from another expression's value).
+    #[inline]
+    pub(super) fn path_base<'s>(
+        &'s self,
+        base: &Expr,
+        dot: &'s Value<'a>,
+    ) -> Option<&'s Value<'a>> {
+        match base {
+            Expr::Dot => Some(dot),
+            Expr::Var(slot) => self.vars.get(self.frame + *slot as usize),
+            Expr::Root => Some(&self.root),
+            _ => None,
+        }
     }
 
     /// The variable `expr` reads, if it is one.

@@ -708,13 +708,7 @@ impl<'a> Renderer<'a> {
             let Expr::Path { base, keys, .. } = expr else {
                 return None;
             };
-            let from = match &**base {
-                Expr::Dot => dot,
-                Expr::Var(slot) => self.vars.get(self.frame + *slot as usize)?,
-                Expr::Root => &self.root,
-                _ => return None,
-            };
-            let leaf = super::lookup::data_leaf(from, keys)?;
+            let leaf = super::lookup::data_leaf(self.path_base(base, dot)?, keys)?;
             Some(DataAt::Node(std::ptr::from_ref(leaf) as usize))
         });
         if let Some(trace) = self.scope.trace.as_deref_mut() {

@@ -188,3 +188,17 @@ pub struct PrefixChange {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
+
+impl PrefixChange {
+    /// Where the change is written, for people: `FILE:LINE:COL`, then the
+    /// data path of the value printed there or the tag that printed it
+    /// (`` (`system.current_date`) ``); `None` without a source map.
+    pub fn written_at(&self) -> Option<String> {
+        let span = self.span.as_ref()?;
+        let mut place = format!("{}:{}:{}", span.file, span.line, span.column);
+        if let Some(what) = self.path.as_ref().or(span.source.as_ref()) {
+            place.push_str(&format!(" (`{what}`)"));
+        }
+        Some(place)
+    }
+}

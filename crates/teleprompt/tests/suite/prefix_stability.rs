@@ -72,6 +72,22 @@ fn the_suggested_fix_keeps_the_whole_system_prompt_cached() {
     assert!(before.iter().all(|&kept| kept < 20), "{before:?}");
     // Clock last: every turn keeps at least the fixed rules.
     let after = kept(&last);
+    // The report bench/README quotes (`-- --nocapture`).
+    let spread = |kept: &[usize]| {
+        let mut sorted = kept.to_vec();
+        sorted.sort_unstable();
+        let median = sorted[sorted.len() / 2];
+        format!(
+            "min {} median {median} max {}",
+            sorted[0],
+            sorted[sorted.len() - 1]
+        )
+    };
+    println!(
+        "100 turns, the rules {rules} tokens; tokens kept a turn: clock first {}; clock last {}",
+        spread(&before),
+        spread(&after)
+    );
     assert!(
         after.iter().all(|&kept| kept >= rules),
         "{rules}: {after:?}"
