@@ -395,6 +395,7 @@ impl State {
         }
         output.push_str(&printed.output[at..]);
         let (split, _) = super::split_output(compiled, &printed.markers, output)?;
+        let split = super::with_auto_breakpoints(compiled, split, &self.base.history);
         let mut turn = self.base.clone();
         turn.text = split.text;
         turn.items = split

@@ -222,11 +222,9 @@ fn render_data(compiled: &Arc<Compiled>, data: &Data, mut turn: Turn) -> Result<
         }
         false => (split, false),
     };
-    let split = match (compiled.auto_breakpoints, fixed) {
-        (Some(min_tokens), false) => {
-            auto_breakpoints(split, compiled.default_role, &turn.history, min_tokens)
-        }
-        _ => split,
+    let split = match fixed {
+        false => with_auto_breakpoints(compiled, split, &turn.history),
+        true => split,
     };
     let mapped = trace.map(|trace| {
         let printed = output.as_deref().unwrap_or(&split.text);
@@ -478,6 +476,19 @@ fn check_schema(compiled: &Compiled, data: &Data) -> Result<(), Error> {
     Err(compiled
         .document
         .place_on_key(Error::new(ErrorClass::Input, message), document::key::INPUT))
+}
+
+/// `split` with the automatic breakpoints of front matter
+/// `cache.breakpoints: auto`, if the prompt asks for them.
+pub(super) fn with_auto_breakpoints(
+    compiled: &Compiled,
+    split: RenderOutput,
+    history: &[HistoryMessage],
+) -> RenderOutput {
+    match compiled.auto_breakpoints {
+        Some(min_tokens) => auto_breakpoints(split, compiled.default_role, history, min_tokens),
+        None => split,
+    }
 }
 
 /// Front matter `cache.breakpoints: auto`: where the template placed no

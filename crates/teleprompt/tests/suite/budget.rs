@@ -168,3 +168,32 @@ fn twenty_thousand_sections_are_cut_in_one_pass() {
     let took = started.elapsed();
     assert!(took < std::time::Duration::from_secs(30), "{took:?}");
 }
+
+/// Automatic cache breakpoints stay on a turn whose budget cut a section
+/// (the cut is split again, and the breakpoints placed again).
+#[test]
+fn automatic_breakpoints_survive_a_cut() {
+    let source =
+        "---\ntokenizer: o200k_base\nbudget: 20\ncache: {breakpoints: auto, min_tokens: 1}\n---\n\
+        {{ role('system') }}Be brief.{% section 'docs', priority=1 %} Lorem ipsum dolor sit amet, \
+        consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna \
+        aliqua.{% endsection %}{{ history() }}{{ role('user') }}Go on.";
+    let prompt =
+        teleprompt::Prompt::from_source("p.j2", source, &teleprompt::LoadOptions::default())
+            .expect("loads");
+    let history: Vec<teleprompt::HistoryMessage> =
+        serde_json::from_value(serde_json::json!([{"role": "user", "content": "Hi"}])).unwrap();
+    let rendered = prompt
+        .render_turn(&teleprompt::PromptContext::new().with_history(history))
+        .expect("fits");
+    let budget = rendered.budget().expect("a budget");
+    assert!(!budget.cuts.is_empty(), "the docs are cut: {budget:?}");
+    let body = rendered
+        .to_format(teleprompt::OutputFormat::Anthropic)
+        .unwrap();
+    assert_eq!(
+        body.to_string().matches("cache_control").count(),
+        2,
+        "{body}"
+    );
+}
