@@ -183,7 +183,7 @@ impl RenderScope {
 /// What wrote each stretch of a render's output, in output order: the
 /// evaluator notes every text and value it prints (a render on
 /// minijinja: the spans minijinja records). Turned into a
-/// [`crate::SourceMap`] after the render.
+/// [`crate::messages::SourceMap`] after the render.
 #[derive(Debug, Default)]
 pub(crate) struct Trace {
     pub(crate) chunks: Vec<Chunk>,
