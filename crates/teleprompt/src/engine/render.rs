@@ -60,6 +60,7 @@ pub(crate) fn render(
         partial_blocks: Vec::new(),
         partial_level: 0,
         messages: None,
+        tracing: scope.trace.is_some(),
         scope,
     };
     if program.flavor.reads_messages() {
@@ -97,6 +98,9 @@ pub(super) struct Renderer<'a> {
     pub(super) messages: Option<std::ops::Range<*const serde_json::Value>>,
     /// The render's scope: its budget and its markers.
     pub(super) scope: &'a mut RenderScope,
+    /// Whether the render records a source map (`scope.trace`), read
+    /// where every text and value is printed.
+    tracing: bool,
 }
 
 /// A Handlebars partial block being called.
@@ -177,19 +181,16 @@ impl<'a> Renderer<'a> {
     fn exec(&mut self, instr: &'a Instr, dot: &Value<'a>) -> Result<Flow> {
         match instr {
             Instr::Text(text, from) => {
-                let start = self.out.len();
-                self.out.push_str(text);
-                if self.scope.trace.is_some() {
-                    self.trace_text(start, from);
+                if self.tracing {
+                    self.trace_text(self.out.len(), from);
                 }
+                self.out.push_str(text);
                 self.check_output(None)?;
             }
+            Instr::Print { expr, span } if self.tracing => self.print_traced(expr, *span, dot)?,
             Instr::Print { expr, span } => {
-                let start = self.out.len();
-                let mut of_data = None;
                 if let Some(json) = self.json_of(expr, dot) {
                     // A value of the data: printed from where it is.
-                    of_data = Some(DataAt::Node(std::ptr::from_ref(json) as usize));
                     self.print_json(json, *span)?;
                 } else if let Some(&Value::Int(i)) = self.var_of(expr) {
                     // A loop's @index, mostly: no copy of the variable.
@@ -203,13 +204,7 @@ impl<'a> Renderer<'a> {
                     self.print_call(*func, args, *call_span, dot)?;
                 } else {
                     let value = self.eval(expr, dot, false)?;
-                    if let Value::Str(text) = value {
-                        of_data = Some(DataAt::Text(text.as_ptr() as usize));
-                    }
                     self.print(&value, *span)?;
-                }
-                if self.scope.trace.is_some() {
-                    self.trace_value(start, *span, of_data, (expr, dot));
                 }
                 self.check_output(Some(*span))?;
             }
@@ -664,7 +659,7 @@ impl<'a> Renderer<'a> {
             if line.is_empty() && lines.peek().is_none() {
                 break;
             }
-            if self.scope.trace.is_some() {
+            if self.tracing {
                 inserted.push((start + read, self.out.len()));
             }
             self.out.push_str(indent);
@@ -691,9 +686,37 @@ impl<'a> Renderer<'a> {
         }
     }
 
-    /// Notes a value printed at `start` of the output by the tag at `span`.
+    /// [`Instr::Print`] in a render that records a source map: the same
+    /// printing, with what it printed noted (and, when the value is the
+    /// data's own, where it is).
     #[cold]
     #[inline(never)]
+    fn print_traced(&mut self, expr: &'a Expr, span: Span, dot: &Value<'a>) -> Result<()> {
+        let start = self.out.len();
+        let of_data = if let Some(json) = self.json_of(expr, dot) {
+            self.print_json(json, span)?;
+            Some(DataAt::Node(std::ptr::from_ref(json) as usize))
+        } else if let Expr::Call {
+            func: func @ (Func::Printf | Func::Print | Func::Println),
+            args,
+            span: call_span,
+        } = expr
+        {
+            self.print_call(*func, args, *call_span, dot)?;
+            None
+        } else {
+            let value = self.eval(expr, dot, false)?;
+            self.print(&value, span)?;
+            match value {
+                Value::Str(text) => Some(DataAt::Text(text.as_ptr() as usize)),
+                _ => None,
+            }
+        };
+        self.trace_value(start, span, of_data, (expr, dot));
+        self.check_output(Some(span))
+    }
+
+    /// Notes a value printed at `start` of the output by the tag at `span`.
     fn trace_value(
         &mut self,
         start: usize,
