@@ -190,8 +190,8 @@ pub(crate) struct Trace {
     /// The templates chunks of a render on minijinja name besides the
     /// one rendered (its includes), by [`Chunk::file`].
     pub(crate) files: Vec<std::sync::Arc<str>>,
-    /// The output passed 4 GiB, past what a chunk can say: the chunks
-    /// stop there.
+    /// The output passed 4 GiB, past what a chunk can say, or the render
+    /// noted [`Trace::MAX_CHUNKS`]: the chunks stop there.
     pub(crate) cut: bool,
 }
 
@@ -239,6 +239,12 @@ pub(crate) enum DataAt {
 }
 
 impl Trace {
+    /// The most chunks a render notes (about 40 MB of them): an output of
+    /// millions of one-byte values would otherwise make a trace many times
+    /// its own size. Past it the map says nothing of the rest (`fixed`
+    /// segments without a span).
+    pub(crate) const MAX_CHUNKS: usize = 1 << 20;
+
     /// Moves the chunks from `first` on past the indentation a standalone
     /// Handlebars partial added (`inserted`: each indentation's place in
     /// the output before and after, `len` bytes each), and notes the
@@ -310,6 +316,10 @@ impl Trace {
         wrote: Wrote,
     ) {
         if out.is_empty() || self.cut {
+            return;
+        }
+        if self.chunks.len() >= Trace::MAX_CHUNKS {
+            self.cut = true;
             return;
         }
         let (Ok(start), Ok(end)) = (u32::try_from(out.start), u32::try_from(out.end)) else {

@@ -688,7 +688,10 @@ impl<'a> Renderer<'a> {
 
     /// [`Instr::Print`] in a render that records a source map: the same
     /// printing, with what it printed noted (and, when the value is the
-    /// data's own, where it is).
+    /// data's own, where it is). It mirrors the plain arm in `exec` (kept
+    /// apart so a render without a map does no bookkeeping): a change to
+    /// one is a change to both, and `tests/suite/source_maps.rs` compares
+    /// their texts.
     #[cold]
     #[inline(never)]
     fn print_traced(&mut self, expr: &'a Expr, span: Span, dot: &Value<'a>) -> Result<()> {

@@ -368,3 +368,29 @@ fn a_chat_template_s_prefix_is_its_text() {
         "the reply: `m.content`"
     );
 }
+
+#[test]
+fn millions_of_one_byte_values_keep_the_trace_bounded() {
+    // 1,100,000 values of one byte each: the trace stops at its bound, and
+    // the map still covers the text (the rest without a span).
+    let source = "---\nsyntax: go\n---\n{{ range .items }}{{ . }}{{ end }}";
+    let prompt = Prompt::from_source("many.md", source, &LoadOptions::default()).unwrap();
+    let items: Vec<&str> = std::iter::repeat_n("x", 1_100_000).collect();
+    let rendered = prompt
+        .render_with(
+            json!({"items": items}),
+            &RenderOptions::new().with_source_map(true),
+        )
+        .unwrap();
+    let map = rendered.source_map().unwrap();
+    let part = &map.messages[0].parts[0];
+    assert_eq!(part.text.len(), 1_100_000);
+    let last = part.segments.last().unwrap();
+    assert_eq!(last.end, 1_100_000, "covered whole");
+    assert_eq!(
+        (last.kind, last.span),
+        (SegmentKind::Fixed, None),
+        "the rest past the bound"
+    );
+    assert!(part.segments.len() <= (1 << 20) + 1);
+}
