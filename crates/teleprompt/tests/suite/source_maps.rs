@@ -394,3 +394,20 @@ fn millions_of_one_byte_values_keep_the_trace_bounded() {
     );
     assert!(part.segments.len() <= (1 << 20) + 1);
 }
+
+#[test]
+fn a_long_output_on_minijinja_is_the_whole_template_s() {
+    // Past the trace's bound in bytes, minijinja's spans are not asked
+    // for (it notes them without a bound): one segment, the template's.
+    let source = "{% macro x() %}{{ 'y' * 1000 }}{% endmacro %}{% for i in range(1200) %}{{ x() }}{% endfor %}";
+    let prompt = Prompt::from_source("long.j2", source, &LoadOptions::default()).unwrap();
+    let rendered = prompt
+        .render_with(json!({}), &RenderOptions::new().with_source_map(true))
+        .unwrap();
+    let map = rendered.source_map().unwrap();
+    let part = &map.messages[0].parts[0];
+    assert_eq!(part.text.len(), 1_200_000);
+    assert_eq!(part.segments.len(), 1);
+    let span = map.span_of(&part.segments[0]).unwrap();
+    assert_eq!((span.line, span.column, span.len), (1, 1, source.len()));
+}

@@ -440,6 +440,14 @@ impl JinjaTemplate {
         self.render_on_minijinja(data, scope, last_len)
     }
 
+    /// The length of the text minijinja runs (the body, rewritten).
+    fn ran_len(&self) -> usize {
+        match self.source.is_unchanged() {
+            true => self.body.len(),
+            false => self.source.text.len(),
+        }
+    }
+
     /// Where `span` of the text minijinja ran is: of the body (`file`
     /// `None`, or the body's own name), or of a file it includes.
     pub(crate) fn place_span(
@@ -517,7 +525,8 @@ impl JinjaTemplate {
     /// first render was held to the bounds, so this one, the same, is
     /// too), its filters spending from `budget` again and its markers
     /// counted once. Output that came out different (a host function
-    /// that answers differently) is noted as the whole template's.
+    /// that answers differently), or longer than the trace's bound in
+    /// bytes, is noted as the whole template's.
     #[cold]
     #[inline(never)]
     fn trace_on_minijinja(
@@ -527,6 +536,15 @@ impl JinjaTemplate {
         (scope, budget): (&mut RenderScope, crate::scope::Budget),
         out: &str,
     ) {
+        // minijinja notes a span per stretch it writes, unbounded: past
+        // the trace's bound in bytes, the output is the whole template's.
+        if out.len() > crate::scope::Trace::MAX_CHUNKS {
+            if let Some(trace) = scope.trace.as_deref_mut() {
+                trace.chunks.clear();
+                trace.push(0..out.len(), 0..self.ran_len(), crate::scope::Wrote::Text);
+            }
+            return;
+        }
         let spent = scope.budget;
         let made = scope.markers().made();
         scope.budget = budget;
@@ -548,11 +566,7 @@ impl JinjaTemplate {
                     trace.push_in(file, span.output_range(), span.source_range(), wrote);
                 }
             }
-            _ => trace.push(
-                0..out.len(),
-                0..self.source.text.len(),
-                crate::scope::Wrote::Text,
-            ),
+            _ => trace.push(0..out.len(), 0..self.ran_len(), crate::scope::Wrote::Text),
         }
     }
 }
