@@ -223,8 +223,12 @@ fn prefix_stable(prompt: &Prompt, case: &TestCase) -> Result<(), Mismatch> {
     let options = RenderOptions::new().with_source_map(true);
     // One clock for both turns when the case gives none.
     let now = case.now.unwrap_or(Clock::Fixed(Clock::System.now()));
+    let chat = TestCase::is_chat_template(prompt);
+    // A turn number in both (a chat template has none: its data is all
+    // it reads), so the two differ by one turn, not by having one.
     let this = TestCase {
         now: Some(now),
+        turn: (!chat).then(|| case.turn.unwrap_or(1)),
         ..case.clone()
     };
     let later = now
@@ -240,7 +244,7 @@ fn prefix_stable(prompt: &Prompt, case: &TestCase) -> Result<(), Mismatch> {
         Some(Value::Object(object)) => object.get("messages").cloned().unwrap_or(Value::Null),
         Some(other) => other.clone(),
         // A chat template's conversation may be in its data.
-        None if TestCase::is_chat_template(prompt) => case
+        None if chat => case
             .data
             .get("messages")
             .cloned()
@@ -252,9 +256,7 @@ fn prefix_stable(prompt: &Prompt, case: &TestCase) -> Result<(), Mismatch> {
     }
     let history = teleprompt::messages::history_from_value(history_value.clone())
         .map_err(|error| Mismatch::Error(Error::new(ErrorClass::Input, error.to_string())))?;
-    let chat = TestCase::is_chat_template(prompt);
     let next = TestCase {
-        // A chat template has no turn number (its data is all it reads).
         turn: (!chat).then(|| case.turn.unwrap_or(1).saturating_add(1)),
         now: Some(Clock::Fixed(later)),
         history: Some(history),

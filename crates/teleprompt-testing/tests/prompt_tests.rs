@@ -693,3 +693,18 @@ fn prefix_stable_must_be_a_bool() {
         error.message()
     );
 }
+
+#[test]
+fn prefix_stable_compares_two_turns_of_a_case_without_a_turn() {
+    // A case without `turn` renders turns 1 and 2: the `run` namespace is
+    // there in both, so a template that only tests for it is stable.
+    let source = "---
+tests:
+  - now: 2026-01-05T09:00:00Z
+    prefix_stable: true
+    expect: Rules.
+---
+{{ role('system') }}Rules.{% if run is defined %} (an agent){% endif %}{{ history() }}";
+    let results = run("agent.j2", source);
+    assert!(matches!(results[0].1, Outcome::Pass), "{:?}", results[0].1);
+}
