@@ -495,3 +495,39 @@ fn diff_reads_the_old_version_from_a_git_revision() {
         text(&output.stderr)
     );
 }
+
+/// `render --annotate` of a long text with many lines and values costs
+/// its length: 40,000 lines, each a value and a line break, and one
+/// literal text of 40,000 lines (a pass per line over every segment, or
+/// over a long segment's start, took minutes).
+#[test]
+fn annotate_is_linear_in_lines_and_segments() {
+    let dir = tempdir("annotate-linear");
+    let mut body = String::from("---\nsyntax: go\n---\n");
+    body.push_str(&"fixed line\n".repeat(40_000));
+    body.push_str("{{ range .items }}{{ . }}\n{{ end }}");
+    std::fs::write(dir.join("long.md"), body).unwrap();
+    let items: Vec<String> = (0..40_000).map(|i| format!("item {i}")).collect();
+    std::fs::write(
+        dir.join("data.json"),
+        serde_json::json!({ "items": items }).to_string(),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_teleprompt"))
+        .args(["render", "long.md", "--data", "data.json", "--annotate"])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    let elapsed = started.elapsed();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let out = text(&output.stdout);
+    assert_eq!(out.lines().count(), 1 + 80_000, "a heading and every line");
+    assert!(out.contains("\n40003:1 "), "the last fixed line is placed");
+    assert!(
+        out.contains(" items[39999] │ item 39999\n"),
+        "and the last value"
+    );
+    assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
+}
