@@ -199,20 +199,21 @@ fn whole(text: &str, kind: SegmentKind, path: Option<usize>) -> Segment {
     }
 }
 
-/// Where `part` is in `text`, at or after `from`. A part is its stretch
-/// of the text trimmed, so the first match is it: what lies between
-/// `from` and it is whitespace, which a trimmed part does not start with
-/// (most often it starts right there, or after that whitespace).
+/// Where `part` is in `text`, at or after `from`: a part is its stretch
+/// of the text as printed or trimmed, so it starts in the whitespace at
+/// `from` or right after it (the text between two parts is whitespace
+/// and markers, and the markers are gone): it is looked for there only,
+/// so finding every part costs the text's length once. `None` for a part
+/// the split rewrote (Prompty's lines joined by `\n`): it is not in the
+/// text.
 fn find(text: &str, part: &str, from: usize) -> Option<usize> {
     let rest = text.get(from..)?;
-    if rest.starts_with(part) {
-        return Some(from);
-    }
     let skipped = rest.len() - rest.trim_start().len();
-    if rest.get(skipped..)?.starts_with(part) {
-        return Some(from + skipped);
+    let mut end = (skipped + part.len()).min(rest.len());
+    while !rest.is_char_boundary(end) {
+        end += 1;
     }
-    rest.find(part).map(|at| from + at)
+    rest.get(..end)?.find(part).map(|at| from + at)
 }
 
 /// The trace's chunks on the text the markers left: each chunk's bytes

@@ -411,3 +411,16 @@ fn a_long_output_on_minijinja_is_the_whole_template_s() {
     let span = map.span_of(&part.segments[0]).unwrap();
     assert_eq!((span.line, span.column, span.len), (1, 1, source.len()));
 }
+
+#[test]
+fn dotprompt_parts_kept_as_printed_are_found() {
+    // Dotprompt keeps a part's whitespace as printed: the user's text
+    // starts with a line break after blank lines the split dropped.
+    let source = "---\ninput:\n  schema:\n    question: string\n---\n{{role \"system\"}}\nBe brief.\n\n\n{{role \"user\"}}\n\n\n{{question}}\n";
+    let (map, annotated) = mapped("ask.prompt", source, json!({"question": "Why?"}));
+    assert!(
+        map.segments()
+            .all(|(_, _, segment)| segment.kind != SegmentKind::Fixed),
+        "{annotated}"
+    );
+}
