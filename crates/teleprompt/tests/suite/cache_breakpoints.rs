@@ -395,6 +395,17 @@ fn a_prompty_file_cannot_place_a_breakpoint() {
     );
 }
 
+/// The Anthropic body of `prompt`'s turn in `context`.
+fn anthropic(prompt: &Prompt, context: &PromptContext) -> Value {
+    let rendered = prompt.render_turn(context).unwrap();
+    rendered.to_format(OutputFormat::Anthropic).unwrap()
+}
+
+/// How many blocks `body` marks `cache_control`.
+fn marks(body: &Value) -> usize {
+    body.to_string().matches("cache_control").count()
+}
+
 /// A system prompt of about 1,200 tokens (4,800 bytes), then the history.
 fn long_rules() -> String {
     "Follow the house rules for every answer you give.\n".repeat(96)
@@ -484,37 +495,17 @@ fn automatic_breakpoints_end_the_fixed_start_and_the_history() {
     // Too short to cache: none placed.
     let short =
         "---\ncache: {breakpoints: auto}\n---\n{{ role(\"system\") }}Be brief.{{ history() }}";
-    let body = load("short.j2", short)
-        .render_turn(&context)
-        .unwrap()
-        .to_format(OutputFormat::Anthropic)
-        .unwrap();
-    assert!(!body.to_string().contains("cache_control"), "{body}");
+    let body = anthropic(&load("short.j2", short), &context);
+    assert_eq!(marks(&body), 0, "{body}");
     // A lower bound places them.
     let low = short.replace("{breakpoints: auto}", "{breakpoints: auto, min_tokens: 1}");
-    let body = load("short.j2", &low)
-        .render_turn(&context)
-        .unwrap()
-        .to_format(OutputFormat::Anthropic)
-        .unwrap();
-    assert_eq!(
-        body.to_string().matches("cache_control").count(),
-        2,
-        "{body}"
-    );
+    let body = anthropic(&load("short.j2", &low), &context);
+    assert_eq!(marks(&body), 2, "{body}");
 
     // The template's own breakpoints win: no automatic ones.
     let own = "---\ncache: {breakpoints: auto, min_tokens: 1}\n---\n{{ role(\"system\") }}Be brief.{{ cache_breakpoint() }} Today.{{ history() }}";
-    let body = load("own.j2", own)
-        .render_turn(&context)
-        .unwrap()
-        .to_format(OutputFormat::Anthropic)
-        .unwrap();
-    assert_eq!(
-        body.to_string().matches("cache_control").count(),
-        1,
-        "{body}"
-    );
+    let body = anthropic(&load("own.j2", own), &context);
+    assert_eq!(marks(&body), 1, "{body}");
 }
 
 #[test]
