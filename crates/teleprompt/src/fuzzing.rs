@@ -12,6 +12,8 @@ pub struct Both {
     pub minijinja: Result<String, String>,
     /// Whether the direct path rendered (did not give up).
     pub rendered_directly: bool,
+    /// Why the template is not lowered, if it is not.
+    pub not_lowered: Option<String>,
 }
 
 /// Renders `body` as a plain Jinja template (a chat template with `chat`)
@@ -30,5 +32,6 @@ pub fn jinja_both(
         direct: both.direct,
         minijinja: both.minijinja,
         rendered_directly: both.rendered_directly,
+        not_lowered: both.not_lowered,
     })
 }

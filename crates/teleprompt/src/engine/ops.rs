@@ -139,6 +139,10 @@ impl<'a> Renderer<'a> {
                 self.built(Func::Jinja(op), text, span)
             }
             JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
+            JinjaOp::SetOr => match self.arg(args, 0, span, dot)? {
+                Value::Missing => self.arg(args, 1, span, dot),
+                value => Ok(value),
+            },
             JinjaOp::Slice => {
                 let list = self.arg(args, 0, span, dot)?;
                 let Value::Array(items) = list else {
@@ -211,6 +215,20 @@ impl<'a> Renderer<'a> {
         span: Span,
         dot: &Value<'a>,
     ) -> Result<Option<Value<'a>>> {
+        if let Expr::Call {
+            func: Func::Jinja(JinjaOp::SetOr),
+            args,
+            ..
+        } = expr
+        {
+            let [set, data] = &**args else {
+                return Err(internal(span));
+            };
+            return match self.eval(set, dot, false)? {
+                Value::Missing => self.defined(data, span, dot),
+                value => Ok(Some(value)),
+            };
+        }
         let Expr::Path { base, keys, .. } = expr else {
             return match self.eval(expr, dot, false)? {
                 Value::Missing => Err(not_jinja(span, "test", &Value::Missing)),

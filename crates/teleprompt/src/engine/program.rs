@@ -458,6 +458,10 @@ pub(crate) enum JinjaOp {
     /// `raise_exception(…)`: a render that reaches it fails, on minijinja,
     /// with the template's message.
     Raise,
+    /// A name a template's `set` assigns inside an `if`: the variable
+    /// (first argument) where that `set` ran, else the data's value of the
+    /// name (second).
+    SetOr,
 }
 
 impl Func {
@@ -526,6 +530,7 @@ impl Func {
                     JinjaOp::Cond => "if",
                     JinjaOp::Slice => "[:]",
                     JinjaOp::Raise => "raise_exception",
+                    JinjaOp::SetOr => "set",
                 },
                 _ => "?",
             },

@@ -99,8 +99,9 @@ pub(crate) struct JinjaTemplate {
     /// The length of the last output, to size the next one's buffer.
     last_len: std::sync::atomic::AtomicUsize,
     /// The template on teleprompt's own evaluator, where it lowers
-    /// (`lower`): tried first, minijinja renders when it declines.
-    direct: Option<lower::Direct>,
+    /// (`lower`): tried first, minijinja renders when it declines. Else
+    /// why it does not lower.
+    direct: Result<lower::Direct, String>,
     /// A chat template's unknown filters, tests and functions, placed on
     /// the body: warnings, and render errors only where the code runs.
     deferred: Vec<TemplateError>,
@@ -340,17 +341,23 @@ impl JinjaTemplate {
         // and pongo2's autoescape spellings (not lowered).
         // A chat template only without `{% generation %}` blocks
         // (rewritten for minijinja).
-        let flavor = Flavor::of(dialect).filter(|_| untranslated);
-        let direct = flavor
-            .filter(|_| !walks && files.is_none() && found.errors.is_empty())
-            .and_then(|flavor| match source.is_unchanged() {
+        let direct = match Flavor::of(dialect) {
+            None => Err("a Django template".into()),
+            Some(_) if !untranslated => Err("`{% generation %}` blocks".into()),
+            Some(_) if files.is_some() => Err("other files (include, import, extends)".into()),
+            Some(_) if !found.errors.is_empty() => Err("errors found at load".into()),
+            Some(_) if walks => Err(
+                "loops that may run longer than the data (macros, `range`, lists it builds…)"
+                    .into(),
+            ),
+            Some(flavor) => match source.is_unchanged() {
                 true => lower::lower(&parsed, (body, &compiled), limits, &functions, flavor),
-                false => {
-                    let ast = machinery::parse(body, TEMPLATE_NAME, syntax.clone()).ok()?;
-                    lower::lower(&ast, (body, body), limits, &functions, flavor)
-                }
-            })
-            .map(lower::Direct::new);
+                false => machinery::parse(body, TEMPLATE_NAME, syntax.clone())
+                    .map_err(|error| error.to_string())
+                    .and_then(|ast| lower::lower(&ast, (body, body), limits, &functions, flavor)),
+            },
+        }
+        .map(lower::Direct::new);
         drop(parsed);
         sources.insert(TEMPLATE_NAME.to_string(), compiled);
         let sources = Arc::new(sources);
@@ -420,6 +427,7 @@ impl JinjaTemplate {
         if let Some(out) = self
             .direct
             .as_ref()
+            .ok()
             .and_then(|direct| direct.render(data, expect, scope))
         {
             self.last_len
@@ -646,6 +654,8 @@ pub(crate) struct Both {
     pub(crate) minijinja: Result<String, String>,
     /// Whether the direct path rendered (did not give up).
     pub(crate) rendered_directly: bool,
+    /// Why the template is not lowered, if it is not.
+    pub(crate) not_lowered: Option<String>,
 }
 
 /// Renders `body` (plain Jinja, or a chat template with `chat`) over
@@ -684,11 +694,12 @@ pub(crate) fn both(
     let rendered = template
         .direct
         .as_ref()
-        .is_some_and(lower::Direct::has_rendered);
+        .is_ok_and(lower::Direct::has_rendered);
     Some(Both {
         direct: with_direct,
         minijinja: on_minijinja,
         rendered_directly: rendered,
+        not_lowered: template.direct.as_ref().err().cloned(),
     })
 }
 
