@@ -5,7 +5,7 @@ use super::budget::text_bytes;
 use super::fail::{func_error, internal};
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
-use super::program::{Expr, Func, JinjaOp, Span};
+use super::program::{Arith, Expr, Func, JinjaOp, Span};
 use super::render::{Renderer, Result};
 use super::value::Value;
 
@@ -139,6 +139,7 @@ impl<'a> Renderer<'a> {
                 self.built(Func::Jinja(op), text, span)
             }
             JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
+            JinjaOp::Arith(arith) => self.arith(arith, args, span, dot),
             JinjaOp::SetOr => match self.arg(args, 0, span, dot)? {
                 Value::Missing => self.arg(args, 1, span, dot),
                 value => Ok(value),
@@ -204,6 +205,53 @@ impl<'a> Renderer<'a> {
                 Ok(Value::Bool(found))
             }
         }
+    }
+
+    /// Integer arithmetic ([`JinjaOp::Arith`]): Python's, on integers
+    /// that are not booleans; anything else (a float, a string repeated,
+    /// a result past 64 bits, a division by zero) is minijinja's.
+    #[inline(never)]
+    fn arith(
+        &mut self,
+        op: Arith,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let a = match self.arg(args, 0, span, dot)? {
+            Value::Int(a) => a,
+            other => return Err(not_jinja(span, "compute with", &other)),
+        };
+        if op == Arith::Neg {
+            return a
+                .checked_neg()
+                .map(Value::Int)
+                .ok_or_else(|| not_jinja(span, "negate", &Value::Int(a)));
+        }
+        let b = match self.arg(args, 1, span, dot)? {
+            Value::Int(b) => b,
+            other => return Err(not_jinja(span, "compute with", &other)),
+        };
+        // Floor division and its remainder: the remainder has the sign of
+        // the divisor.
+        let floored = || {
+            let (q, r) = (a.checked_div(b)?, a.checked_rem(b)?);
+            match r != 0 && (r < 0) != (b < 0) {
+                true => Some((q - 1, r + b)),
+                false => Some((q, r)),
+            }
+        };
+        let result = match op {
+            Arith::Sub => a.checked_sub(b),
+            Arith::Mul => a.checked_mul(b),
+            Arith::FloorDiv => floored().map(|(q, _)| q),
+            Arith::Rem => floored().map(|(_, r)| r),
+            Arith::Pow => u32::try_from(b).ok().and_then(|b| a.checked_pow(b)),
+            Arith::Neg => None,
+        };
+        result
+            .map(Value::Int)
+            .ok_or_else(|| not_jinja(span, "compute with", &Value::Int(b)))
     }
 
     /// The value of a path whose last key may be missing (`None`), for

@@ -458,10 +458,38 @@ pub(crate) enum JinjaOp {
     /// `raise_exception(…)`: a render that reaches it fails, on minijinja,
     /// with the template's message.
     Raise,
+    /// Integer arithmetic as Python does it (`-`, `*`, `//`, `%` rounding
+    /// toward negative infinity, `**` with an exponent of at least 0, and
+    /// `-x`): integers only (not booleans), within 64 bits.
+    Arith(Arith),
     /// A name a template's `set` assigns inside an `if`: the variable
     /// (first argument) where that `set` ran, else the data's value of the
     /// name (second).
     SetOr,
+}
+
+/// An integer operator of [`JinjaOp::Arith`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Arith {
+    Sub,
+    Mul,
+    FloorDiv,
+    Rem,
+    Pow,
+    /// `-x` (one argument).
+    Neg,
+}
+
+impl Arith {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Arith::Sub | Arith::Neg => "-",
+            Arith::Mul => "*",
+            Arith::FloorDiv => "//",
+            Arith::Rem => "%",
+            Arith::Pow => "**",
+        }
+    }
 }
 
 impl Func {
@@ -531,6 +559,7 @@ impl Func {
                     JinjaOp::Slice => "[:]",
                     JinjaOp::Raise => "raise_exception",
                     JinjaOp::SetOr => "set",
+                    JinjaOp::Arith(op) => op.name(),
                 },
                 _ => "?",
             },
@@ -556,6 +585,7 @@ impl Func {
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),
+            Func::Jinja(JinjaOp::Arith(Arith::Neg)) => (1, Some(1)),
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(_) => (2, Some(2)),
             Func::Eq => (2, None),

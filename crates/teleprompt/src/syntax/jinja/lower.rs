@@ -57,12 +57,13 @@
 use minijinja::machinery::{self, ast};
 use minijinja::value::ValueKind;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use crate::data::Data;
 use crate::engine::program::{
-    push_text, Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program, Span,
+    push_text, Arith, Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program,
+    Span,
     Template,
 };
 use crate::limits::Limits;
@@ -92,6 +93,7 @@ pub(super) fn lower(
         max_slots: 1,
         frames: vec![Frame::new(std::slice::from_ref(template), 0, false)],
         maybe_unset: HashSet::new(),
+        namespaces: HashMap::new(),
         refused: Default::default(),
     };
     let Some(body) = lowerer.stmts(std::slice::from_ref(template)) else {
@@ -186,6 +188,9 @@ struct Lowerer<'a, 'g> {
     max_slots: u32,
     /// The template's scope, then each enclosing loop body's, innermost last.
     frames: Vec<Frame<'a>>,
+    /// The namespaces bound where the lowering is, by the slot of their
+    /// name (which holds nothing): each attribute's slot.
+    namespaces: HashMap<u32, Vec<(&'a str, u32)>>,
     /// The template's slots a `set` inside an `if` assigns: they may hold
     /// no value (see [`JinjaOp::SetOr`]).
     maybe_unset: HashSet<u32>,
@@ -256,6 +261,10 @@ impl<'a> Lowerer<'a, '_> {
 
     fn slots(&mut self, count: u32) -> u32 {
         let first = self.next_slot;
+        // A slot a namespace held before (in a loop that ended) is free.
+        for slot in first..first + count {
+            self.namespaces.remove(&slot);
+        }
         self.next_slot += count;
         self.max_slots = self.max_slots.max(self.next_slot);
         first
@@ -277,6 +286,61 @@ impl<'a> Lowerer<'a, '_> {
             end = frame.names_from;
         }
         Some(None)
+    }
+
+    /// Whether `expr` names the environment's function `name` (not
+    /// hidden by a name of the template).
+    fn is_global(&self, expr: &ast::Expr<'a>, name: &str) -> bool {
+        matches!(expr, ast::Expr::Var(var) if var.id == name
+            && self.globals.contains(name) && self.read(name) == Some(None))
+    }
+
+    /// `set name = namespace(key=value, …)`: each attribute is a slot of
+    /// the scope that assigns `name`, which `set name.key = …` writes
+    /// wherever it is (a namespace is the one value a loop's body can
+    /// change for the passes after it and after the loop).
+    fn namespace(
+        &mut self,
+        name: &'a str,
+        args: &[ast::CallArg<'a>],
+        into: &mut Vec<Instr>,
+    ) -> Option<()> {
+        let mut values = Vec::with_capacity(args.len());
+        for arg in args {
+            match arg {
+                ast::CallArg::Kwarg(key, value) => values.push((*key, self.expr(value)?)),
+                _ => return self.no(|| "`namespace` with other than named arguments".into()),
+            }
+        }
+        let bound_here = self.frames.last().map_or(0, |frame| frame.names_from);
+        let fresh = !self.names[bound_here..].iter().any(|(bound, _)| *bound == name);
+        if !fresh || self.frames.last()?.conditional > 0 {
+            return self.no(|| format!("namespace `{name}` assigned again or inside an `if`"));
+        }
+        let handle = self.assign(name)?;
+        let first = self.slots(u32::try_from(values.len()).ok()?);
+        let mut attributes = Vec::with_capacity(values.len());
+        for (slot, (key, expr)) in (first..).zip(values) {
+            attributes.push((key, slot));
+            into.push(Instr::Set { slot, expr });
+        }
+        self.namespaces.insert(handle, attributes);
+        Some(())
+    }
+
+    /// The slot of `name.key`, where `name` is a namespace that has `key`.
+    fn attribute(&self, name: &str, key: &str) -> Option<u32> {
+        let attributes = match self.read_or_refuse(name)? {
+            Some(handle) => self.namespaces.get(&handle),
+            None => None,
+        };
+        let Some(attributes) = attributes else {
+            return self.no(|| format!("`set {name}.{key}` where `{name}` is not a namespace"));
+        };
+        match attributes.iter().find(|(attribute, _)| *attribute == key) {
+            Some((_, slot)) => Some(*slot),
+            None => self.no(|| format!("namespace attribute `{name}.{key}` not given at first")),
+        }
     }
 
     /// [`Lowerer::read`], refusing a name read before its loop's `set`.
@@ -385,15 +449,32 @@ impl<'a> Lowerer<'a, '_> {
                     span: span(for_loop.iter.span()),
                 });
             }
-            ast::Stmt::Set(set) => {
-                let ast::Expr::Var(target) = &set.target else {
-                    return self.no(|| "`set` of an attribute or several names".into());
-                };
-                // The value first: `set x = x | lower` reads the data's `x`.
-                let expr = self.expr(&set.expr)?;
-                let slot = self.assign(target.id)?;
-                into.push(Instr::Set { slot, expr });
-            }
+            ast::Stmt::Set(set) => match &set.target {
+                ast::Expr::Var(target) => {
+                    if let ast::Expr::Call(called) = &set.expr {
+                        if self.is_global(&called.expr, "namespace") {
+                            return self.namespace(target.id, &called.args, into);
+                        }
+                    }
+                    // The value first: `set x = x | lower` reads the data's `x`.
+                    let expr = self.expr(&set.expr)?;
+                    let slot = self.assign(target.id)?;
+                    if self.namespaces.contains_key(&slot) {
+                        return self.no(|| format!("namespace `{}` assigned again", target.id));
+                    }
+                    into.push(Instr::Set { slot, expr });
+                }
+                // `set ns.attr = value`: the attribute's own slot.
+                ast::Expr::GetAttr(attr) => {
+                    let slot = match &attr.expr {
+                        ast::Expr::Var(name) => self.attribute(name.id, attr.name)?,
+                        _ => return self.no(|| "`set` of an attribute of a value".into()),
+                    };
+                    let expr = self.expr(&set.expr)?;
+                    into.push(Instr::Set { slot, expr });
+                }
+                _ => return self.no(|| "`set` of several names".into()),
+            },
             ast::Stmt::Continue(_) if !self.loops.is_empty() => into.push(Instr::Continue),
             ast::Stmt::Break(_) if !self.loops.is_empty() => into.push(Instr::Break),
             other => return self.no(|| format!("`{}`", statement_name(other))),
@@ -409,6 +490,9 @@ impl<'a> Lowerer<'a, '_> {
                     [Expr::Var(slot), path(Expr::Root, var.id, expr.span())],
                     expr.span(),
                 ),
+                Some(slot) if self.namespaces.contains_key(&slot) => {
+                    return self.no(|| format!("namespace `{}` used whole", var.id))
+                }
                 Some(slot) => Expr::Var(slot),
                 // `loop` alone (passed on, printed) is minijinja's object.
                 None if var.id == "loop" && !self.loops.is_empty() => {
@@ -493,7 +577,11 @@ impl<'a> Lowerer<'a, '_> {
                         Const::Int(i) => Expr::Const(Const::Int(i.checked_neg()?)),
                         _ => return self.no(|| "`-` of a constant other than an integer".into()),
                     },
-                    _ => return self.no(|| "`-` of a value".into()),
+                    operand => call(
+                        Func::Jinja(JinjaOp::Arith(Arith::Neg)),
+                        [self.expr(operand)?],
+                        expr.span(),
+                    ),
                 },
             },
             ast::Expr::BinOp(op) => {
@@ -509,12 +597,13 @@ impl<'a> Lowerer<'a, '_> {
                     ast::BinOpKind::Concat => Func::Jinja(JinjaOp::Concat),
                     ast::BinOpKind::Add => Func::Jinja(JinjaOp::Add),
                     ast::BinOpKind::In => Func::Jinja(JinjaOp::In),
-                    ast::BinOpKind::Sub => return self.no(|| "operator `-`".into()),
-                    ast::BinOpKind::Mul => return self.no(|| "operator `*`".into()),
+                    ast::BinOpKind::Sub => Func::Jinja(JinjaOp::Arith(Arith::Sub)),
+                    ast::BinOpKind::Mul => Func::Jinja(JinjaOp::Arith(Arith::Mul)),
+                    ast::BinOpKind::FloorDiv => Func::Jinja(JinjaOp::Arith(Arith::FloorDiv)),
+                    ast::BinOpKind::Rem => Func::Jinja(JinjaOp::Arith(Arith::Rem)),
+                    ast::BinOpKind::Pow => Func::Jinja(JinjaOp::Arith(Arith::Pow)),
+                    // Always a float.
                     ast::BinOpKind::Div => return self.no(|| "operator `/`".into()),
-                    ast::BinOpKind::FloorDiv => return self.no(|| "operator `//`".into()),
-                    ast::BinOpKind::Rem => return self.no(|| "operator `%`".into()),
-                    ast::BinOpKind::Pow => return self.no(|| "operator `**`".into()),
                 };
                 call(
                     func,
@@ -626,6 +715,10 @@ impl<'a> Lowerer<'a, '_> {
     /// `base.name` / `base["name"]`: `loop.index` and the like, or a key.
     fn key(&self, base: &ast::Expr<'a>, name: &str, at: machinery::Span) -> Option<Expr> {
         if let ast::Expr::Var(var) = base {
+            let bound = self.read(var.id).flatten();
+            if bound.is_some_and(|handle| self.namespaces.contains_key(&handle)) {
+                return Some(Expr::Var(self.attribute(var.id, name)?));
+            }
             if var.id == "loop" && self.read("loop")?.is_none() {
                 if let Some(&pass) = self.loops.last() {
                     let field = LoopField::named(name)?;
@@ -807,6 +900,13 @@ mod tests {
             // A `set` in an `if`: the data's value where it did not run.
             "{% if user %}{% set x = 1 %}{% endif %}{{ x }}",
             "{% for d in docs %}{% else %}{% set x = 1 %}{% endfor %}",
+            // Namespaces: a slot per attribute, written from loops.
+            "{% set ns = namespace(found=false, n=0) %}{% for d in docs %}{% if d.pinned %}{% set ns.found = true %}{% endif %}{% set ns.n = ns.n + d.year %}{% endfor %}{{ ns.found }} {{ ns.n }} {{ ns['n'] }}",
+            "{% for d in docs %}{% set inner = namespace(t='') %}{% for g in d.tags %}{% set inner.t = inner.t ~ g %}{% endfor %}{{ inner.t }};{% endfor %}{% set inner = 1 %}{{ inner }}",
+            "{% set ns = namespace(last=ids | length - 1) %}{% for i in ids %}{% if loop.index0 == ns.last %}{{ i }}{% endif %}{% endfor %}{{ ns.last is defined }}",
+            // Integer arithmetic, Python's.
+            "{{ user.age - 40 }} {{ user.age * 2 }} {{ -user.age }} {{ user.age // 5 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ 2 ** 10 }} {{ user.age % 5 == 1 }}",
+            "{% for d in docs %}{% if loop.index0 % 2 == 0 %}even{% endif %}{{ loop.length - loop.index }}{% endfor %}",
             "{% if user.age > 99 %}{% set word = 'old' %}{% elif user.premium %}{% set ids = 'none' %}{% endif %}{{ word }} {{ ids }} {{ word is defined }}",
             "{% for d in docs %}{{ d.title }}{% endfor %}{% if not user.premium %}{% set d = 'x' %}{% endif %}{{ d | default('no d') }} {{ d is defined }}",
             "{% if user.premium %}{% set tier = 'gold' %}{% endif %}{% for d in docs %}{{ tier }}{% set tier2 = tier ~ d.title %}{{ tier2 }}{% endfor %}{% set tier = tier | upper %}{{ tier }}",
@@ -846,6 +946,14 @@ mod tests {
             "{{ user.name | default(fa + lse) }}",
             "{{ user.name | default(user.nope.deeper) }}",
             "{% if user.age > 99 %}{% set tier = 'old' %}{% endif %}{{ tier }}",
+            "{{ 1 // 0 }}",
+            "{{ user.age % 0 }}",
+            "{{ user.premium - 1 }}",
+            "{{ user.name * 2 }}",
+            "{{ 2 ** -1 }}",
+            "{{ 2 ** 70 }}",
+            "{{ -(ids | join) }}",
+            "{{ 9223372036854775807 * 2 }}",
             "{% if user.premium %}{% set tier = 'x' %}{% endif %}{% if not user.premium %}{% set nope = 'x' %}{% endif %}{{ nope }}",
         ];
         for body in declined {
@@ -868,6 +976,14 @@ mod tests {
             "{% for d in docs %}{% set x = x ~ d.title %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% endif %}{{ x }}{% endfor %}",
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
+            "{{ user.age / 2 }}",
+            "{% set ns = namespace() %}{{ ns }}",
+            "{% set ns = namespace(a=1) %}{% set ns.b = 2 %}{{ ns.b }}",
+            "{% set ns = namespace(a=1) %}{{ ns.b }}",
+            "{% set ns = namespace(a=1) %}{% set ns = 3 %}{{ ns }}",
+            "{% set ns = namespace({'a': 1}) %}{{ ns.a }}",
+            "{% if user %}{% set ns = namespace(a=1) %}{% endif %}{{ ns.a }}",
+            "{% set ns = 1 %}{% set ns.a = 2 %}",
             "{% for d in docs %}{% set t = d.title %}{% for g in d.tags %}{% set t = t ~ g %}{% endfor %}{{ t }}{% endfor %}",
         ] {
             assert!(!agree(body, &data, Strictness::Semi), "direct: {body}");
