@@ -365,7 +365,11 @@ impl<'a> Lowerer<'a, '_> {
             return Some(slot);
         }
         if frame.is_loop {
-            return self.no(|| format!("`set {name}` first inside an `if` in a loop"));
+            // A loop's name first assigned in an `if`: bound for the rest
+            // of that block only (read after it, it is refused).
+            let slot = self.slots(1);
+            self.names.push((name, slot));
+            return Some(slot);
         }
         // The template's name, first assigned in an `if`: reads take the
         // data's value where the `set` did not run, which a slot no loop
@@ -387,10 +391,15 @@ impl<'a> Lowerer<'a, '_> {
     }
 
     /// A block that may or may not run: an `if`'s, a `for`'s `else`.
+    /// In a loop's body, the names it first assigns are unbound after it.
     fn conditional(&mut self, stmts: &[ast::Stmt<'a>]) -> Option<Block> {
+        let (in_loop, names) = (self.frames.last()?.is_loop, self.names.len());
         self.frames.last_mut()?.conditional += 1;
         let block = self.stmts(stmts);
         self.frames.last_mut()?.conditional -= 1;
+        if in_loop {
+            self.names.truncate(names);
+        }
         block
     }
 
@@ -900,6 +909,7 @@ mod tests {
             // A `set` in an `if`: the data's value where it did not run.
             "{% if user %}{% set x = 1 %}{% endif %}{{ x }}",
             "{% for d in docs %}{% else %}{% set x = 1 %}{% endfor %}",
+            "{% for d in docs %}{% if d.pinned %}{% set x = d.title %}{% if 'O' in x %}{% set x = x | lower %}{% endif %}{{ x }}{% else %}{% set x = 'no' %}{{ x }}{% endif %}{% set x = 'after' %}{{ x }}{% endfor %}",
             // Namespaces: a slot per attribute, written from loops.
             "{% set ns = namespace(found=false, n=0) %}{% for d in docs %}{% if d.pinned %}{% set ns.found = true %}{% endif %}{% set ns.n = ns.n + d.year %}{% endfor %}{{ ns.found }} {{ ns.n }} {{ ns['n'] }}",
             "{% for d in docs %}{% set inner = namespace(t='') %}{% for g in d.tags %}{% set inner.t = inner.t ~ g %}{% endfor %}{{ inner.t }};{% endfor %}{% set inner = 1 %}{{ inner }}",
@@ -975,6 +985,7 @@ mod tests {
             "{% for d in docs %}{{ x }}{% set x = d.title %}{% endfor %}",
             "{% for d in docs %}{% set x = x ~ d.title %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% endif %}{{ x }}{% endfor %}",
+            "{% for d in docs %}{% if d.pinned %}{% if d.tags %}{% set x = 1 %}{% endif %}{{ x }}{% endif %}{% endfor %}",
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{{ user.age / 2 }}",
             "{% set ns = namespace() %}{{ ns }}",
