@@ -5,7 +5,7 @@ use super::budget::text_bytes;
 use super::fail::{func_error, internal};
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
-use super::program::{Arith, Expr, Func, JinjaOp, Span};
+use super::program::{Arith, Expr, Func, IsKind, JinjaOp, Span};
 use super::render::{Renderer, Result};
 use super::value::Value;
 
@@ -140,6 +140,10 @@ impl<'a> Renderer<'a> {
             }
             JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
             JinjaOp::Arith(arith) => self.arith(arith, args, span, dot),
+            JinjaOp::Is(test) => {
+                let value = self.arg(args, 0, span, dot)?;
+                is_kind(test, &value, span).map(Value::Bool)
+            }
             JinjaOp::SetOr => match self.arg(args, 0, span, dot)? {
                 Value::Missing => self.arg(args, 1, span, dot),
                 value => Ok(value),
@@ -298,6 +302,37 @@ impl<'a> Renderer<'a> {
             other => Err(not_jinja(span, "test", other)),
         }
     }
+}
+
+/// `value is KIND` ([`JinjaOp::Is`]); a float's integer test is
+/// minijinja's.
+fn is_kind(test: IsKind, value: &Value<'_>, span: Span) -> Result<bool> {
+    let json = match value {
+        Value::Json(json) => Some(&**json),
+        _ => None,
+    };
+    let (map, list) = (
+        matches!(value, Value::Object(_)) || json.is_some_and(|j| j.is_object()),
+        matches!(value, Value::Array(_)) || json.is_some_and(|j| j.is_array()),
+    );
+    let string = matches!(value, Value::Str(_) | Value::String(_));
+    Ok(match test {
+        IsKind::String => string,
+        IsKind::Mapping => map,
+        IsKind::Sequence => list,
+        IsKind::Iterable => map || list || string,
+        IsKind::Number => matches!(
+            value,
+            Value::Int(_) | Value::UInt(_) | Value::Float(_) | Value::Bool(_)
+        ),
+        IsKind::Integer => match value {
+            Value::Float(_) | Value::Missing => return Err(not_jinja(span, "test", value)),
+            other => matches!(other, Value::Int(_) | Value::UInt(_)),
+        },
+        IsKind::Boolean => matches!(value, Value::Bool(_)),
+        IsKind::True => matches!(value, Value::Bool(true)),
+        IsKind::False => matches!(value, Value::Bool(false)),
+    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -462,10 +462,45 @@ pub(crate) enum JinjaOp {
     /// toward negative infinity, `**` with an exponent of at least 0, and
     /// `-x`): integers only (not booleans), within 64 bits.
     Arith(Arith),
+    /// `x is KIND`: a test of the value's kind, as minijinja's built-in
+    /// tests (and teleprompt's `iterable`) answer it.
+    Is(IsKind),
     /// A name a template's `set` assigns inside an `if`: the variable
     /// (first argument) where that `set` ran, else the data's value of the
     /// name (second).
     SetOr,
+}
+
+/// The kind [`JinjaOp::Is`] tests for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IsKind {
+    String,
+    Mapping,
+    Sequence,
+    Iterable,
+    Number,
+    Integer,
+    Boolean,
+    True,
+    False,
+}
+
+impl IsKind {
+    /// The test `is NAME`, if it is one of these.
+    pub(crate) fn named(name: &str) -> Option<IsKind> {
+        Some(match name {
+            "string" => IsKind::String,
+            "mapping" => IsKind::Mapping,
+            "sequence" => IsKind::Sequence,
+            "iterable" => IsKind::Iterable,
+            "number" => IsKind::Number,
+            "integer" => IsKind::Integer,
+            "boolean" => IsKind::Boolean,
+            "true" => IsKind::True,
+            "false" => IsKind::False,
+            _ => return None,
+        })
+    }
 }
 
 /// An integer operator of [`JinjaOp::Arith`].
@@ -560,6 +595,7 @@ impl Func {
                     JinjaOp::Raise => "raise_exception",
                     JinjaOp::SetOr => "set",
                     JinjaOp::Arith(op) => op.name(),
+                    JinjaOp::Is(_) => "is",
                 },
                 _ => "?",
             },
@@ -585,7 +621,7 @@ impl Func {
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),
-            Func::Jinja(JinjaOp::Arith(Arith::Neg)) => (1, Some(1)),
+            Func::Jinja(JinjaOp::Arith(Arith::Neg) | JinjaOp::Is(_)) => (1, Some(1)),
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(_) => (2, Some(2)),
             Func::Eq => (2, None),

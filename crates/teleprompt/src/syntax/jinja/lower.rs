@@ -62,9 +62,8 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use crate::data::Data;
 use crate::engine::program::{
-    push_text, Arith, Block, Const, Expr, Flavor, Func, Instr, JinjaOp, Key, LoopField, Program,
-    Span,
-    Template,
+    push_text, Arith, Block, Const, Expr, Flavor, Func, Instr, IsKind, JinjaOp, Key, LoopField,
+    Program, Span, Template,
 };
 use crate::limits::Limits;
 use crate::options::Strictness;
@@ -313,7 +312,9 @@ impl<'a> Lowerer<'a, '_> {
             }
         }
         let bound_here = self.frames.last().map_or(0, |frame| frame.names_from);
-        let fresh = !self.names[bound_here..].iter().any(|(bound, _)| *bound == name);
+        let fresh = !self.names[bound_here..]
+            .iter()
+            .any(|(bound, _)| *bound == name);
         if !fresh || self.frames.last()?.conditional > 0 {
             return self.no(|| format!("namespace `{name}` assigned again or inside an `if`"));
         }
@@ -541,7 +542,14 @@ impl<'a> Lowerer<'a, '_> {
                         [self.expr(&test.expr)?, Expr::Const(Const::Null)],
                         expr.span(),
                     ),
-                    other => return self.no(|| format!("test `{other}`")),
+                    other => match IsKind::named(other) {
+                        Some(kind) => call(
+                            Func::Jinja(JinjaOp::Is(kind)),
+                            [self.expr(&test.expr)?],
+                            expr.span(),
+                        ),
+                        None => return self.no(|| format!("test `{other}`")),
+                    },
                 }
             }
             ast::Expr::IfExpr(cond) => call(
@@ -914,6 +922,10 @@ mod tests {
             "{% set ns = namespace(found=false, n=0) %}{% for d in docs %}{% if d.pinned %}{% set ns.found = true %}{% endif %}{% set ns.n = ns.n + d.year %}{% endfor %}{{ ns.found }} {{ ns.n }} {{ ns['n'] }}",
             "{% for d in docs %}{% set inner = namespace(t='') %}{% for g in d.tags %}{% set inner.t = inner.t ~ g %}{% endfor %}{{ inner.t }};{% endfor %}{% set inner = 1 %}{{ inner }}",
             "{% set ns = namespace(last=ids | length - 1) %}{% for i in ids %}{% if loop.index0 == ns.last %}{{ i }}{% endif %}{% endfor %}{{ ns.last is defined }}",
+            // Tests of kinds.
+            "{{ user is mapping }}{{ docs is mapping }}{{ docs is sequence }}{{ word is sequence }}{{ word is string }}{{ user.age is string }}{{ user.age is number }}{{ user.premium is number }}{{ user.age is integer }}{{ user.premium is integer }}",
+            "{{ user.premium is boolean }}{{ user.age is boolean }}{{ user.premium is true }}{{ user.premium is false }}{{ 1 is true }}{{ word is iterable }}{{ user is iterable }}{{ ids is iterable }}{{ 3 is iterable }}{{ none is iterable }}{{ none is string }}",
+            "{% for d in docs %}{% if d.tags is not string and d.tags is iterable %}{{ d.tags | length }}{% endif %}{% endfor %}",
             // Integer arithmetic, Python's.
             "{{ user.age - 40 }} {{ user.age * 2 }} {{ -user.age }} {{ user.age // 5 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ 2 ** 10 }} {{ user.age % 5 == 1 }}",
             "{% for d in docs %}{% if loop.index0 % 2 == 0 %}even{% endif %}{{ loop.length - loop.index }}{% endfor %}",
@@ -981,7 +993,7 @@ mod tests {
             "{{ namespace | default('x') }}",
             "{{ user.name | default('x', true) }}",
             "{{ 'x' if user.premium }}",
-            "{{ user.name is string }}",
+            "{{ user.name is divisibleby(3) }}",
             "{% for d in docs %}{{ x }}{% set x = d.title %}{% endfor %}",
             "{% for d in docs %}{% set x = x ~ d.title %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% endif %}{{ x }}{% endfor %}",
