@@ -5,7 +5,7 @@ use super::budget::text_bytes;
 use super::fail::{func_error, internal};
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
-use super::program::{Arith, Expr, Func, IsKind, JinjaOp, Span};
+use super::program::{Arith, Const, Expr, Func, IsKind, JinjaOp, Span};
 use super::render::{Renderer, Result};
 use super::value::Value;
 
@@ -140,6 +140,7 @@ impl<'a> Renderer<'a> {
             }
             JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
             JinjaOp::Arith(arith) => self.arith(arith, args, span, dot),
+            JinjaOp::ToJson => self.python_tojson(args, span, dot),
             JinjaOp::Is(test) => {
                 let value = self.arg(args, 0, span, dot)?;
                 is_kind(test, &value, span).map(Value::Bool)
@@ -209,6 +210,64 @@ impl<'a> Renderer<'a> {
                 Ok(Value::Bool(found))
             }
         }
+    }
+
+    /// `tojson` ([`JinjaOp::ToJson`]), written by the Jinja front end's
+    /// Python ([`super::program::Program::python`]). A chat template's
+    /// messages are minijinja's to write (their null keys are absent).
+    #[inline(never)]
+    fn python_tojson(
+        &mut self,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        use super::flavor::jinja::{Indent, JsonOptions, JsonRef};
+        let value = self.arg(args, 0, span, dot)?;
+        let constant = |n: usize| match args.get(n) {
+            Some(Expr::Const(constant)) => Some(constant),
+            _ => None,
+        };
+        let flag = |n: usize| matches!(constant(n), Some(Const::Bool(true)));
+        let options = JsonOptions {
+            ensure_ascii: flag(1),
+            indent: match constant(2) {
+                Some(Const::Int(count)) => Some(Indent::Spaces(*count)),
+                Some(Const::Str(text)) => Some(Indent::Text(text)),
+                _ => None,
+            },
+            sort_keys: flag(3),
+        };
+        let messages = self.messages.clone();
+        let holds_messages = |items: &[serde_json::Value]| {
+            let range = items.as_ptr_range();
+            messages.as_ref().is_some_and(|m| {
+                (range.start < m.end && m.start < range.end) || range.start == m.start
+            })
+        };
+        let owned;
+        let (json, items) = match &value {
+            Value::Array(items) if holds_messages(items) => {
+                return Err(not_jinja(span, "write", &value))
+            }
+            Value::Array(items) => (JsonRef::Items(items), items.len()),
+            Value::Object(view) if self.is_message(view) => {
+                return Err(not_jinja(span, "write", &value))
+            }
+            Value::Object(view) if !view.is_merged() => {
+                (JsonRef::Value(view.value()), view.len().unwrap_or(0))
+            }
+            Value::Json(json) => (JsonRef::Value(json), 0),
+            Value::Missing => return Err(not_jinja(span, "write", &value)),
+            other => {
+                owned = other.to_json();
+                (JsonRef::Value(&owned), 0)
+            }
+        };
+        let python = self.program.python.as_ref().ok_or_else(|| internal(span))?;
+        let text = (python.tojson)(json, &options).map_err(|_| not_jinja(span, "write", &value))?;
+        self.tick_work(items, text.len(), span)?;
+        self.built(Func::Jinja(JinjaOp::ToJson), text, span)
     }
 
     /// Integer arithmetic ([`JinjaOp::Arith`]): Python's, on integers

@@ -48,6 +48,8 @@ pub(crate) struct Program {
     pub hosts: Box<[Host]>,
     /// Which front end compiled it: printing and a few data rules differ.
     pub flavor: Flavor,
+    /// Python's printing, for a program lowered from Jinja.
+    pub python: Option<super::flavor::jinja::Python>,
 }
 
 /// A host function the program calls, with its name as templates write it.
@@ -465,6 +467,10 @@ pub(crate) enum JinjaOp {
     /// `x is KIND`: a test of the value's kind, as minijinja's built-in
     /// tests (and teleprompt's `iterable`) answer it.
     Is(IsKind),
+    /// `value | tojson(ensure_ascii, indent, sort_keys)` (constants, the
+    /// indent `none`, an integer or a string) as `transformers` prints it
+    /// ([`Program::python`]).
+    ToJson,
     /// A name a template's `set` assigns inside an `if`: the variable
     /// (first argument) where that `set` ran, else the data's value of the
     /// name (second).
@@ -596,6 +602,7 @@ impl Func {
                     JinjaOp::SetOr => "set",
                     JinjaOp::Arith(op) => op.name(),
                     JinjaOp::Is(_) => "is",
+                    JinjaOp::ToJson => "tojson",
                 },
                 _ => "?",
             },
@@ -623,6 +630,7 @@ impl Func {
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),
             Func::Jinja(JinjaOp::Arith(Arith::Neg) | JinjaOp::Is(_)) => (1, Some(1)),
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
+            Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
             Func::Jinja(_) => (2, Some(2)),
             Func::Eq => (2, None),
             Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join | Func::Lookup => {

@@ -103,3 +103,39 @@ pub(in crate::engine) fn messages(
         _ => None,
     }
 }
+
+/// A value of the data for Python's `json.dumps`: one value, or items of
+/// a list (a slice of one).
+pub(crate) enum JsonRef<'v> {
+    Value(&'v serde_json::Value),
+    Items(&'v [serde_json::Value]),
+}
+
+/// `tojson`'s options, as the template gave them (constants).
+pub(crate) struct JsonOptions<'o> {
+    pub ensure_ascii: bool,
+    /// A number of spaces, or a text; `None` for one line.
+    pub indent: Option<Indent<'o>>,
+    pub sort_keys: bool,
+}
+
+/// `tojson`'s `indent`.
+pub(crate) enum Indent<'o> {
+    Spaces(i64),
+    Text(&'o str),
+}
+
+/// What the Jinja front end computes for the engine as Python does,
+/// shared with the filters it gives minijinja (so both paths print the
+/// same text): the engine has no Python of its own.
+pub(crate) struct Python {
+    /// `tojson`: the JSON text, or why there is none (the render then
+    /// runs on minijinja, which gives its error).
+    pub tojson: fn(JsonRef<'_>, &JsonOptions<'_>) -> std::result::Result<String, String>,
+}
+
+impl std::fmt::Debug for Python {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Python")
+    }
+}

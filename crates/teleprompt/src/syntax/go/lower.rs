@@ -98,6 +98,7 @@ pub(crate) fn lower(
         limits,
         hosts: hosts.into_boxed_slice(),
         flavor: Flavor::Go,
+        python: None,
     };
     Ok((program, found))
 }

@@ -209,6 +209,7 @@ pub(crate) fn lower(
             Origin::SemanticKernel => Flavor::HandlebarsSk,
             _ => Flavor::Handlebars,
         },
+        python: None,
     };
     Ok((program, found))
 }

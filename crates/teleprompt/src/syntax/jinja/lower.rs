@@ -84,6 +84,7 @@ pub(super) fn lower(
 ) -> Result<Program, String> {
     let mut lowerer = Lowerer {
         globals,
+        flavor,
         source_at: parsed_from.as_ptr() as usize,
         names: Vec::new(),
         loops: Vec::new(),
@@ -99,6 +100,9 @@ pub(super) fn lower(
         let why = lowerer.refused.take();
         return Err(why.unwrap_or_else(|| "a construct it does not lower".into()));
     };
+    let python = crate::engine::flavor::jinja::Python {
+        tojson: super::python::json::tojson_data,
+    };
     Ok(Program {
         source: source.into(),
         main: Template {
@@ -111,6 +115,7 @@ pub(super) fn lower(
         limits,
         hosts: Box::new([]),
         flavor,
+        python: Some(python),
     })
 }
 
@@ -175,6 +180,8 @@ impl Direct {
 
 struct Lowerer<'a, 'g> {
     globals: &'g HashSet<String>,
+    /// Plain Jinja or a chat template (their `tojson` arguments differ).
+    flavor: Flavor,
     /// Where the source starts in memory: a raw text's span is where its
     /// slice of the source is.
     source_at: usize,
@@ -673,6 +680,7 @@ impl<'a> Lowerer<'a, '_> {
                             expr.span(),
                         ));
                     }
+                    "tojson" => return self.tojson(input, &filter.args, expr.span()),
                     "join" => {
                         let separator = match filter.args.as_slice() {
                             [] => Expr::Const(Const::Str("".into())),
@@ -690,6 +698,57 @@ impl<'a> Lowerer<'a, '_> {
             }
             other => return self.no(|| expression_name(other)),
         })
+    }
+
+    /// `value | tojson(…)` with constant options: `transformers`'
+    /// `(ensure_ascii, indent, separators, sort_keys)` in a chat template,
+    /// Jinja2's `(indent)` elsewhere, any of them by name (not
+    /// `separators`).
+    fn tojson(&self, input: Expr, args: &[ast::CallArg<'a>], at: machinery::Span) -> Option<Expr> {
+        let positions: &[&str] = match self.flavor {
+            Flavor::ChatTemplate => &["ensure_ascii", "indent", "separators", "sort_keys"],
+            _ => &["indent"],
+        };
+        // ensure_ascii, indent, sort_keys.
+        let mut given = [Const::Bool(false), Const::Null, Const::Bool(false)];
+        let mut seen = HashSet::new();
+        for (position, arg) in args.iter().enumerate() {
+            let (name, value) = match arg {
+                ast::CallArg::Pos(value) => (positions.get(position).copied(), value),
+                ast::CallArg::Kwarg(name, value) => (Some(*name), value),
+                _ => (None, value_of_splat(arg)),
+            };
+            let constant = match value {
+                ast::Expr::Const(constant) => constant_of(&constant.value),
+                _ => None,
+            };
+            let slot = match name {
+                // The default.
+                Some("separators") if matches!(constant, Some(Const::Null)) => continue,
+                Some("ensure_ascii") => 0,
+                Some("indent") => 1,
+                Some("sort_keys") => 2,
+                _ => return self.no(|| "`tojson` with `separators` or other arguments".into()),
+            };
+            let Some(constant) = constant.filter(|_| seen.insert(slot)) else {
+                return self.no(|| "`tojson` with arguments that are not constants".into());
+            };
+            let fits = match (slot, &constant) {
+                (1, Const::Null | Const::Int(_) | Const::Str(_)) => true,
+                (_, Const::Bool(_)) => slot != 1,
+                _ => false,
+            };
+            if !fits {
+                return self.no(|| "`tojson` with an argument of another type".into());
+            }
+            given[slot] = constant;
+        }
+        let [ensure_ascii, indent, sort_keys] = given.map(Expr::Const);
+        Some(call(
+            Func::Jinja(JinjaOp::ToJson),
+            [input, ensure_ascii, indent, sort_keys],
+            at,
+        ))
     }
 
     /// `expr is defined`.
@@ -802,6 +861,16 @@ fn constant_of(value: &minijinja::Value) -> Option<Const> {
         ValueKind::Number if value.is_integer() => Const::Int(value.as_i64()?),
         _ => return None,
     })
+}
+
+/// The value of a `*args` or `**kwargs` argument.
+fn value_of_splat<'e, 'a>(arg: &'e ast::CallArg<'a>) -> &'e ast::Expr<'a> {
+    match arg {
+        ast::CallArg::Pos(value)
+        | ast::CallArg::Kwarg(_, value)
+        | ast::CallArg::PosSplat(value)
+        | ast::CallArg::KwargSplat(value) => value,
+    }
 }
 
 /// A statement's name, for a refusal.
@@ -922,6 +991,9 @@ mod tests {
             "{% set ns = namespace(found=false, n=0) %}{% for d in docs %}{% if d.pinned %}{% set ns.found = true %}{% endif %}{% set ns.n = ns.n + d.year %}{% endfor %}{{ ns.found }} {{ ns.n }} {{ ns['n'] }}",
             "{% for d in docs %}{% set inner = namespace(t='') %}{% for g in d.tags %}{% set inner.t = inner.t ~ g %}{% endfor %}{{ inner.t }};{% endfor %}{% set inner = 1 %}{{ inner }}",
             "{% set ns = namespace(last=ids | length - 1) %}{% for i in ids %}{% if loop.index0 == ns.last %}{{ i }}{% endif %}{% endfor %}{{ ns.last is defined }}",
+            // `tojson`, Python's `json.dumps`.
+            "{{ user | tojson }} {{ docs | tojson }} {{ ids | tojson(indent=2) }} {{ word | tojson }} {{ docs[0] | tojson(sort_keys=true) }} {{ user.age | tojson }} {{ true | tojson }} {{ none | tojson }}",
+            "{{ docs | tojson(2) }}{{ docs[1:] | tojson(indent='--') }}{{ word | tojson(ensure_ascii=true) }}",
             // Tests of kinds.
             "{{ user is mapping }}{{ docs is mapping }}{{ docs is sequence }}{{ word is sequence }}{{ word is string }}{{ user.age is string }}{{ user.age is number }}{{ user.premium is number }}{{ user.age is integer }}{{ user.premium is integer }}",
             "{{ user.premium is boolean }}{{ user.age is boolean }}{{ user.premium is true }}{{ user.premium is false }}{{ 1 is true }}{{ word is iterable }}{{ user is iterable }}{{ ids is iterable }}{{ 3 is iterable }}{{ none is iterable }}{{ none is string }}",
@@ -1000,6 +1072,11 @@ mod tests {
             "{% for d in docs %}{% if d.pinned %}{% if d.tags %}{% set x = 1 %}{% endif %}{{ x }}{% endif %}{% endfor %}",
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{{ user.age / 2 }}",
+            "{{ docs | tojson(separators=(',', ':')) }}",
+            "{{ docs | tojson(indent=user.age) }}",
+            "{{ docs | tojson(indent=true) }}",
+            "{{ docs | tojson(2, indent=3) }}",
+            "{{ docs | tojson(2, 3) }}",
             "{% set ns = namespace() %}{{ ns }}",
             "{% set ns = namespace(a=1) %}{% set ns.b = 2 %}{{ ns.b }}",
             "{% set ns = namespace(a=1) %}{{ ns.b }}",
@@ -1153,6 +1230,7 @@ mod tests {
             "{% for m in messages %}{{ 'tool_calls' in m }}{{ m.tool_calls is defined }}{% if m %}+{% endif %}{{ not m }}{% endfor %}",
             "{{ messages[0].role }} {% for m in messages[1:3] %}{{ m.role }}{% endfor %} {% for m in messages[:-4] %}{{ m.content }}{% endfor %}",
             "{{ 'note' in meta }} {{ meta.note is defined }} {{ bos_token + messages[0].content }}",
+            "{{ meta | tojson }}{{ messages[0].content | tojson }}{{ meta | tojson(true, 2, none, true) }}",
             "{% set loop_messages = messages[1:4] %}{% for message in loop_messages %}{% set content = message.content | default('') | trim %}{% if message.role == 'tool' %}{% set content = '[' ~ content ~ ']' %}{% endif %}{{ content }}{% endfor %}",
         ];
         for body in direct {
@@ -1168,6 +1246,9 @@ mod tests {
             "{{ meta.note }}",
             "{% for m in messages %}{{ m }}{% endfor %}",
             "{{ messages[-1].content }}",
+            "{{ messages | tojson }}",
+            "{{ messages[1:] | tojson }}",
+            "{% for m in messages %}{{ m | tojson }}{% endfor %}",
         ] {
             for strictness in [Strictness::Lenient, Strictness::Strict] {
                 assert!(!agree_chat(body, &data, strictness), "direct: {body}");

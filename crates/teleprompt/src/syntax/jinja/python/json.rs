@@ -13,6 +13,7 @@ use minijinja::value::{Kwargs, Rest, ValueKind};
 use minijinja::{ErrorKind, Value as JValue};
 
 use super::{float_repr, nesting_error, Out, MAX_NESTING};
+use crate::engine::flavor::jinja::{Indent, JsonOptions, JsonRef};
 
 /// What `json.dumps` was asked for.
 #[derive(Debug)]
@@ -111,6 +112,32 @@ pub(super) fn tojson_jinja(
             &options(ensure_ascii, indent, separators, sort_keys)?,
         ),
     )
+}
+
+/// `tojson` of a value of the data, for the engine (the direct path):
+/// the same text as the filter, from the options the template gave.
+pub(in crate::syntax::jinja) fn tojson_data(
+    value: JsonRef<'_>,
+    given: &JsonOptions<'_>,
+) -> std::result::Result<String, String> {
+    // Read as a host function's result is (a copy: the values are small).
+    let value = super::super::value::json_value(match value {
+        JsonRef::Value(json) => json.clone(),
+        JsonRef::Items(items) => serde_json::Value::Array(items.to_vec()),
+    });
+    let indent = given.indent.as_ref().map(|indent| match indent {
+        Indent::Spaces(count) => JValue::from(*count),
+        Indent::Text(text) => JValue::from(*text),
+    });
+    let options = options(
+        Some(JValue::from(given.ensure_ascii)),
+        indent,
+        None,
+        Some(JValue::from(given.sort_keys)),
+    );
+    options
+        .and_then(|options| dumps(&value, &options))
+        .map_err(|error| error.to_string())
 }
 
 /// The JSON text made, its items and bytes counted as the work of

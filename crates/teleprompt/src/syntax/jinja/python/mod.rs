@@ -27,7 +27,7 @@
 
 pub(super) mod generator;
 mod indent;
-mod json;
+pub(super) mod json;
 pub(super) mod markup;
 pub(super) mod methods;
 mod strftime;
