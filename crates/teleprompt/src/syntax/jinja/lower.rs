@@ -219,6 +219,10 @@ struct Frame<'a> {
     /// would leave the name assigned or not, by the data).
     conditional: usize,
     is_loop: bool,
+    /// A loop's variable and its slot: a `set` of that name in the body
+    /// writes the slot (Jinja's loop variable and the body's names share
+    /// one scope), and reads it before the `set` read the item.
+    target: Option<(&'a str, u32)>,
 }
 
 impl<'a> Frame<'a> {
@@ -230,6 +234,7 @@ impl<'a> Frame<'a> {
             names_from,
             conditional: 0,
             is_loop,
+            target: None,
         }
     }
 }
@@ -286,8 +291,10 @@ impl<'a> Lowerer<'a, '_> {
             if let Some((_, slot)) = bound.iter().rev().find(|(bound, _)| *bound == name) {
                 return Some(Some(*slot));
             }
-            if frame.is_loop && frame.assigned.contains(name) {
-                return None;
+            match frame.target {
+                Some((target, slot)) if target == name => return Some(Some(slot)),
+                _ if frame.is_loop && frame.assigned.contains(name) => return None,
+                _ => {}
             }
             end = frame.names_from;
         }
@@ -363,6 +370,9 @@ impl<'a> Lowerer<'a, '_> {
     /// where the scope assigns it first outside any `if`.
     fn assign(&mut self, name: &'a str) -> Option<u32> {
         let frame = self.frames.last()?;
+        if let Some((_, slot)) = frame.target.filter(|(target, _)| *target == name) {
+            return Some(slot);
+        }
         let bound = self.names.get(frame.names_from..).unwrap_or_default();
         if let Some((_, slot)) = bound.iter().rev().find(|(bound, _)| *bound == name) {
             return Some(*slot);
@@ -452,6 +462,9 @@ impl<'a> Lowerer<'a, '_> {
                 self.loops.push(pass);
                 self.frames
                     .push(Frame::new(&for_loop.body, self.names.len(), true));
+                if let Some(frame) = self.frames.last_mut() {
+                    frame.target = Some((target.id, elem));
+                }
                 let body = self.stmts(&for_loop.body);
                 self.frames.pop();
                 self.loops.pop();
@@ -987,6 +1000,9 @@ mod tests {
             "{% if user %}{% set x = 1 %}{% endif %}{{ x }}",
             "{% for d in docs %}{% else %}{% set x = 1 %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = d.title %}{% if 'O' in x %}{% set x = x | lower %}{% endif %}{{ x }}{% else %}{% set x = 'no' %}{{ x }}{% endif %}{% set x = 'after' %}{{ x }}{% endfor %}",
+            // A loop's variable assigned in its body.
+            "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
+            "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
             // Namespaces: a slot per attribute, written from loops.
             "{% set ns = namespace(found=false, n=0) %}{% for d in docs %}{% if d.pinned %}{% set ns.found = true %}{% endif %}{% set ns.n = ns.n + d.year %}{% endfor %}{{ ns.found }} {{ ns.n }} {{ ns['n'] }}",
             "{% for d in docs %}{% set inner = namespace(t='') %}{% for g in d.tags %}{% set inner.t = inner.t ~ g %}{% endfor %}{{ inner.t }};{% endfor %}{% set inner = 1 %}{{ inner }}",
@@ -1070,7 +1086,6 @@ mod tests {
             "{% for d in docs %}{% set x = x ~ d.title %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% endif %}{{ x }}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% if d.tags %}{% set x = 1 %}{% endif %}{{ x }}{% endif %}{% endfor %}",
-            "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{{ user.age / 2 }}",
             "{{ docs | tojson(separators=(',', ':')) }}",
             "{{ docs | tojson(indent=user.age) }}",
