@@ -141,6 +141,7 @@ impl<'a> Renderer<'a> {
             JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
             JinjaOp::Arith(arith) => self.arith(arith, args, span, dot),
             JinjaOp::ToJson => self.python_tojson(args, span, dot),
+            JinjaOp::Item => self.item(args, span, dot),
             JinjaOp::Is(test) => {
                 let value = self.arg(args, 0, span, dot)?;
                 is_kind(test, &value, span).map(Value::Bool)
@@ -268,6 +269,43 @@ impl<'a> Renderer<'a> {
         let text = (python.tojson)(json, &options).map_err(|_| not_jinja(span, "write", &value))?;
         self.tick_work(items, text.len(), span)?;
         self.built(Func::Jinja(JinjaOp::ToJson), text, span)
+    }
+
+    /// `base[key]` ([`JinjaOp::Item`]).
+    #[inline(never)]
+    fn item(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let base = self.arg(args, 0, span, dot)?;
+        let key = self.arg(args, 1, span, dot)?;
+        let at = |len: usize, index: i64| {
+            let len = i64::try_from(len).ok()?;
+            let index = if index < 0 { index + len } else { index };
+            usize::try_from(index).ok()
+        };
+        let found = match (&base, &key) {
+            (Value::Array(items), Value::Int(index)) => at(items.len(), *index)
+                .and_then(|index| items.get(index))
+                .map(Value::from_json),
+            (Value::Object(view), Value::Str(_) | Value::String(_)) => {
+                let name = key.as_str().unwrap_or_default();
+                match self.is_message(view) {
+                    true => self.message_field(view, name, span)?,
+                    false => view.get(name),
+                }
+                .map(Value::from_view)
+            }
+            (Value::Json(json), _) => match (&**json, &key) {
+                (serde_json::Value::Array(items), Value::Int(index)) => at(items.len(), *index)
+                    .and_then(|index| items.get(index))
+                    .map(|item| Value::owned(item.clone())),
+                (serde_json::Value::Object(map), _) => key
+                    .as_str()
+                    .and_then(|name| map.get(name))
+                    .map(|item| Value::owned(item.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        found.ok_or_else(|| not_jinja(span, "read an item of", &base))
     }
 
     /// Integer arithmetic ([`JinjaOp::Arith`]): Python's, on integers

@@ -471,6 +471,9 @@ pub(crate) enum JinjaOp {
     /// indent `none`, an integer or a string) as `transformers` prints it
     /// ([`Program::python`]).
     ToJson,
+    /// `base[key]` with a computed key: an item of a list (from the end
+    /// where negative) or a key of a map; anything missing is minijinja's.
+    Item,
     /// A name a template's `set` assigns inside an `if`: the variable
     /// (first argument) where that `set` ran, else the data's value of the
     /// name (second).
@@ -603,6 +606,7 @@ impl Func {
                     JinjaOp::Arith(op) => op.name(),
                     JinjaOp::Is(_) => "is",
                     JinjaOp::ToJson => "tojson",
+                    JinjaOp::Item => "[]",
                 },
                 _ => "?",
             },

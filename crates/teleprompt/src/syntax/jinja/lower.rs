@@ -533,8 +533,15 @@ impl<'a> Lowerer<'a, '_> {
             ast::Expr::Const(constant) => Expr::Const(constant_of(&constant.value)?),
             ast::Expr::GetAttr(attr) => self.key(&attr.expr, attr.name, expr.span())?,
             ast::Expr::GetItem(item) => {
+                let computed = || {
+                    Some(call(
+                        Func::Jinja(JinjaOp::Item),
+                        [self.expr(&item.expr)?, self.expr(&item.subscript_expr)?],
+                        expr.span(),
+                    ))
+                };
                 let ast::Expr::Const(subscript) = &item.subscript_expr else {
-                    return self.no(|| "a computed index".into());
+                    return computed();
                 };
                 match constant_of(&subscript.value)? {
                     Const::Str(key) => self.key(&item.expr, &key, expr.span())?,
@@ -543,7 +550,8 @@ impl<'a> Lowerer<'a, '_> {
                         args: Box::new([self.expr(&item.expr)?, Expr::Const(Const::Int(index))]),
                         span: span(expr.span()),
                     },
-                    _ => return self.no(|| "a negative or non-integer index".into()),
+                    Const::Int(_) => return computed(),
+                    _ => return self.no(|| "an index that is not an integer".into()),
                 }
             }
             ast::Expr::Test(test) => {
@@ -1000,6 +1008,8 @@ mod tests {
             "{% if user %}{% set x = 1 %}{% endif %}{{ x }}",
             "{% for d in docs %}{% else %}{% set x = 1 %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = d.title %}{% if 'O' in x %}{% set x = x | lower %}{% endif %}{{ x }}{% else %}{% set x = 'no' %}{{ x }}{% endif %}{% set x = 'after' %}{{ x }}{% endfor %}",
+            // Computed indexes.
+            "{% for d in docs %}{{ docs[loop.index0].title }}{{ docs[-1 - loop.index0]['title'] }}{{ d[docs[0].title | lower if false else 'title'] }}{% endfor %}{{ ids[-1] }}{{ ids[ids[1]] }}{{ user['na' ~ 'me'] }}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
@@ -1035,6 +1045,12 @@ mod tests {
             "{% for k in user %}{{ k }}{% endfor %}",
             "{{ user.name[0] }}",
             "{{ docs[5] }}",
+            "{{ docs[-3] }}",
+            "{{ docs[user.age] }}",
+            "{{ user[docs[0].title] }}",
+            "{{ word[0] }}",
+            "{{ user[1] }}",
+            "{{ docs['x'] }}",
             "{{ user.age == '36' }}",
             "{{ docs | join(',') }}",
             "{{ user | length }}",
@@ -1087,6 +1103,7 @@ mod tests {
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% endif %}{{ x }}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% if d.tags %}{% set x = 1 %}{% endif %}{{ x }}{% endif %}{% endfor %}",
             "{{ user.age / 2 }}",
+            "{{ docs[0.5] }}",
             "{{ docs | tojson(separators=(',', ':')) }}",
             "{{ docs | tojson(indent=user.age) }}",
             "{{ docs | tojson(indent=true) }}",
@@ -1245,6 +1262,7 @@ mod tests {
             "{% for m in messages %}{{ 'tool_calls' in m }}{{ m.tool_calls is defined }}{% if m %}+{% endif %}{{ not m }}{% endfor %}",
             "{{ messages[0].role }} {% for m in messages[1:3] %}{{ m.role }}{% endfor %} {% for m in messages[:-4] %}{{ m.content }}{% endfor %}",
             "{{ 'note' in meta }} {{ meta.note is defined }} {{ bos_token + messages[0].content }}",
+            "{% for m in messages[:3] %}{{ messages[loop.index0]['role'] }}{{ messages[loop.index0 + 1].role }}{% endfor %}{{ messages[-2].content }}",
             "{{ meta | tojson }}{{ messages[0].content | tojson }}{{ meta | tojson(true, 2, none, true) }}",
             "{% set loop_messages = messages[1:4] %}{% for message in loop_messages %}{% set content = message.content | default('') | trim %}{% if message.role == 'tool' %}{% set content = '[' ~ content ~ ']' %}{% endif %}{{ content }}{% endfor %}",
         ];
@@ -1261,6 +1279,7 @@ mod tests {
             "{{ meta.note }}",
             "{% for m in messages %}{{ m }}{% endfor %}",
             "{{ messages[-1].content }}",
+            "{% for m in messages %}{{ messages[loop.index0]['content'] }}{% endfor %}",
             "{{ messages | tojson }}",
             "{{ messages[1:] | tojson }}",
             "{% for m in messages %}{{ m | tojson }}{% endfor %}",
