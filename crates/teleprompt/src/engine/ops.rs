@@ -5,7 +5,7 @@ use super::budget::text_bytes;
 use super::fail::{func_error, internal};
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
-use super::program::{Arith, Const, Expr, Func, IsKind, JinjaOp, Span};
+use super::program::{Arith, Const, Expr, Func, IsKind, JinjaOp, Method, Span};
 use super::render::{Renderer, Result};
 use super::value::Value;
 
@@ -142,6 +142,7 @@ impl<'a> Renderer<'a> {
             JinjaOp::Arith(arith) => self.arith(arith, args, span, dot),
             JinjaOp::ToJson => self.python_tojson(args, span, dot),
             JinjaOp::Item => self.item(args, span, dot),
+            JinjaOp::Method(method) => self.method(method, args, span, dot),
             JinjaOp::Is(test) => {
                 let value = self.arg(args, 0, span, dot)?;
                 is_kind(test, &value, span).map(Value::Bool)
@@ -306,6 +307,151 @@ impl<'a> Renderer<'a> {
             _ => None,
         };
         found.ok_or_else(|| not_jinja(span, "read an item of", &base))
+    }
+
+    /// `value.method(…)` ([`JinjaOp::Method`]): what minijinja's Python
+    /// compatibility computes (Rust's Unicode whitespace for `strip()`);
+    /// a value or an argument of another kind, an empty separator or
+    /// pattern are minijinja's.
+    #[inline(never)]
+    fn method(
+        &mut self,
+        method: Method,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let value = self.arg(args, 0, span, dot)?;
+        let mut given = Vec::with_capacity(args.len().saturating_sub(1));
+        for n in 1..args.len() {
+            given.push(self.arg(args, n, span, dot)?);
+        }
+        if method == Method::Get {
+            let (Value::Object(view), Some(key)) = (&value, given.first().and_then(Value::as_str))
+            else {
+                return Err(not_jinja(span, "call a method of", &value));
+            };
+            let found = match self.is_message(view) {
+                true => self.message_field(view, key, span)?,
+                false => view.get(key),
+            };
+            return Ok(match found {
+                Some(found) => Value::from_view(found),
+                None => given.get(1).cloned().unwrap_or(Value::Null),
+            });
+        }
+        let Some(text) = value.as_str() else {
+            return Err(not_jinja(span, "call a method of", &value));
+        };
+        self.tick_work(0, text.len(), span)?;
+        let decline = |what: &Value<'_>| Err(not_jinja(span, "call a method with", what));
+        // An optional text argument (`none` is its absence).
+        let optional = |n: usize| match given.get(n) {
+            None | Some(Value::Null) => Ok(None),
+            Some(found) => found.as_str().map(Some).ok_or_else(|| found.clone()),
+        };
+        let set = |chars: &str| chars.chars().collect::<Vec<char>>();
+        let stripped = match method {
+            Method::Strip => Some(match optional(0) {
+                Ok(None) => text.trim(),
+                Ok(Some(chars)) => text.trim_matches(&set(chars)[..]),
+                Err(other) => return decline(&other),
+            }),
+            Method::Lstrip => Some(match optional(0) {
+                Ok(None) => text.trim_start(),
+                Ok(Some(chars)) => text.trim_start_matches(&set(chars)[..]),
+                Err(other) => return decline(&other),
+            }),
+            Method::Rstrip => Some(match optional(0) {
+                Ok(None) => text.trim_end(),
+                Ok(Some(chars)) => text.trim_end_matches(&set(chars)[..]),
+                Err(other) => return decline(&other),
+            }),
+            _ => None,
+        };
+        if let Some(stripped) = stripped {
+            // A part of a borrowed text stays borrowed.
+            return Ok(match &value {
+                Value::Str(whole) => Value::Str(
+                    &whole[stripped.as_ptr() as usize - whole.as_ptr() as usize..]
+                        [..stripped.len()],
+                ),
+                _ => Value::string(stripped.to_string()),
+            });
+        }
+        match method {
+            Method::StartsWith | Method::EndsWith => {
+                let test = |affix: &str| match method {
+                    Method::StartsWith => text.starts_with(affix),
+                    _ => text.ends_with(affix),
+                };
+                let found = match given.first() {
+                    Some(affix) if affix.as_str().is_some() => test(affix.as_str().unwrap_or("")),
+                    Some(Value::Array(items)) if items.iter().all(|item| item.is_string()) => {
+                        items.iter().any(|item| test(item.as_str().unwrap_or("")))
+                    }
+                    other => return decline(other.unwrap_or(&Value::Missing)),
+                };
+                Ok(Value::Bool(found))
+            }
+            Method::Replace => {
+                let (Some(old), Some(new)) = (
+                    given
+                        .first()
+                        .and_then(Value::as_str)
+                        .filter(|old| !old.is_empty()),
+                    given.get(1).and_then(Value::as_str),
+                ) else {
+                    return decline(&given.first().cloned().unwrap_or(Value::Missing));
+                };
+                let count = match given.get(2) {
+                    None => None,
+                    Some(Value::Int(count)) if (0..=i64::from(i32::MAX)).contains(count) => {
+                        usize::try_from(*count).ok()
+                    }
+                    Some(Value::Int(count)) if (i64::from(i32::MIN)..0).contains(count) => None,
+                    Some(other) => return decline(other),
+                };
+                // What it may build, checked before it is built.
+                let matches = text.matches(old).count().min(count.unwrap_or(usize::MAX));
+                let len = text.len() - matches * old.len() + matches * new.len();
+                self.fits(Func::Jinja(JinjaOp::Method(method)), len, span)?;
+                let replaced = match count {
+                    Some(count) => text.replacen(old, new, count),
+                    None => text.replace(old, new),
+                };
+                self.built(Func::Jinja(JinjaOp::Method(method)), replaced, span)
+            }
+            Method::Split => {
+                let parts: Vec<serde_json::Value> = match optional(0) {
+                    Ok(None) => text
+                        .split_whitespace()
+                        .map(serde_json::Value::from)
+                        .collect(),
+                    Ok(Some(separator)) if !separator.is_empty() => {
+                        text.split(separator).map(serde_json::Value::from).collect()
+                    }
+                    Ok(Some(_)) => return decline(&Value::Str("")),
+                    Err(other) => return decline(&other),
+                };
+                self.tick_work(parts.len(), 0, span)?;
+                self.count_built(Func::Jinja(JinjaOp::Method(method)), text.len(), span)?;
+                Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
+                    parts,
+                ))))
+            }
+            Method::Lower => self.built(
+                Func::Jinja(JinjaOp::Method(method)),
+                text.to_lowercase(),
+                span,
+            ),
+            Method::Upper => self.built(
+                Func::Jinja(JinjaOp::Method(method)),
+                text.to_uppercase(),
+                span,
+            ),
+            _ => Err(internal(span)),
+        }
     }
 
     /// Integer arithmetic ([`JinjaOp::Arith`]): Python's, on integers

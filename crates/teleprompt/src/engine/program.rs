@@ -474,10 +474,59 @@ pub(crate) enum JinjaOp {
     /// `base[key]` with a computed key: an item of a list (from the end
     /// where negative) or a key of a map; anything missing is minijinja's.
     Item,
+    /// `value.method(args…)`: Python's methods as minijinja's Python
+    /// compatibility has them (the first argument is the value).
+    Method(Method),
     /// A name a template's `set` assigns inside an `if`: the variable
     /// (first argument) where that `set` ran, else the data's value of the
     /// name (second).
     SetOr,
+}
+
+/// A method of [`JinjaOp::Method`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method {
+    Strip,
+    Lstrip,
+    Rstrip,
+    StartsWith,
+    EndsWith,
+    Replace,
+    Split,
+    Lower,
+    Upper,
+    /// A map's `get(key, default=none)`.
+    Get,
+}
+
+impl Method {
+    /// The method `.NAME(…)`, if it is one of these.
+    pub(crate) fn named(name: &str) -> Option<Method> {
+        Some(match name {
+            "strip" => Method::Strip,
+            "lstrip" => Method::Lstrip,
+            "rstrip" => Method::Rstrip,
+            "startswith" => Method::StartsWith,
+            "endswith" => Method::EndsWith,
+            "replace" => Method::Replace,
+            "split" => Method::Split,
+            "lower" => Method::Lower,
+            "upper" => Method::Upper,
+            "get" => Method::Get,
+            _ => return None,
+        })
+    }
+
+    /// How many arguments it takes besides the value: (minimum, maximum).
+    pub(crate) fn arity(self) -> (usize, usize) {
+        match self {
+            Method::Strip | Method::Lstrip | Method::Rstrip | Method::Split => (0, 1),
+            Method::Lower | Method::Upper => (0, 0),
+            Method::StartsWith | Method::EndsWith => (1, 1),
+            Method::Replace => (2, 3),
+            Method::Get => (1, 2),
+        }
+    }
 }
 
 /// The kind [`JinjaOp::Is`] tests for.
@@ -607,6 +656,7 @@ impl Func {
                     JinjaOp::Is(_) => "is",
                     JinjaOp::ToJson => "tojson",
                     JinjaOp::Item => "[]",
+                    JinjaOp::Method(_) => "method",
                 },
                 _ => "?",
             },
@@ -635,6 +685,10 @@ impl Func {
             Func::Jinja(JinjaOp::Arith(Arith::Neg) | JinjaOp::Is(_)) => (1, Some(1)),
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
+            Func::Jinja(JinjaOp::Method(method)) => {
+                let (min, max) = method.arity();
+                (min + 1, Some(max + 1))
+            }
             Func::Jinja(_) => (2, Some(2)),
             Func::Eq => (2, None),
             Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Join | Func::Lookup => {

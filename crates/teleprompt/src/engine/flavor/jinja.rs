@@ -77,6 +77,7 @@ pub(in crate::engine) fn print(out: &mut String, value: &Value<'_>, span: Span) 
 pub(in crate::engine) fn length<'a>(value: &Value<'_>, span: Span) -> Result<Value<'a>> {
     let len = match value {
         Value::Array(items) => items.len(),
+        Value::Json(json) if json.is_array() => json.as_array().map_or(0, Vec::len),
         Value::Str(_) | Value::String(_) => value.as_str().unwrap_or("").chars().count(),
         other => return Err(not_jinja(span, "count", other)),
     };
@@ -87,9 +88,14 @@ pub(in crate::engine) fn length<'a>(value: &Value<'_>, span: Span) -> Result<Val
 /// here for strings and integers only.
 pub(in crate::engine) fn check_join(list: &Value<'_>, span: Span) -> Result<()> {
     let plain = |item: &serde_json::Value| item.is_string() || item.is_i64();
-    match list {
-        Value::Array(items) if items.iter().all(plain) => Ok(()),
-        other => Err(not_jinja(span, "join", other)),
+    let items = match list {
+        Value::Json(json) => json.as_array().map(Vec::as_slice),
+        Value::Array(items) => Some(*items),
+        _ => None,
+    };
+    match items {
+        Some(items) if items.iter().all(plain) => Ok(()),
+        _ => Err(not_jinja(span, "join", list)),
     }
 }
 

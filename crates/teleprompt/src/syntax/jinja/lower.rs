@@ -63,7 +63,7 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use crate::data::Data;
 use crate::engine::program::{
     push_text, Arith, Block, Const, Expr, Flavor, Func, Instr, IsKind, JinjaOp, Key, LoopField,
-    Program, Span, Template,
+    Method, Program, Span, Template,
 };
 use crate::limits::Limits;
 use crate::options::Strictness;
@@ -599,6 +599,34 @@ impl<'a> Lowerer<'a, '_> {
             {
                 call(Func::Jinja(JinjaOp::Raise), [], expr.span())
             }
+            // `value.method(…)`: Python's methods.
+            ast::Expr::Call(called) if matches!(&called.expr, ast::Expr::GetAttr(_)) => {
+                let ast::Expr::GetAttr(attr) = &called.expr else {
+                    return None;
+                };
+                let Some(method) = Method::named(attr.name) else {
+                    return self.no(|| format!("method `.{}()`", attr.name));
+                };
+                let (min, max) = method.arity();
+                let mut args = vec![self.expr(&attr.expr)?];
+                for arg in &called.args {
+                    match arg {
+                        ast::CallArg::Pos(value) => args.push(self.expr(value)?),
+                        _ => {
+                            return self
+                                .no(|| format!("method `.{}()` with named arguments", attr.name))
+                        }
+                    }
+                }
+                if !(min..=max).contains(&(args.len() - 1)) {
+                    return self.no(|| format!("method `.{}()` with other arguments", attr.name));
+                }
+                Expr::Call {
+                    func: Func::Jinja(JinjaOp::Method(method)),
+                    args: args.into_boxed_slice(),
+                    span: span(expr.span()),
+                }
+            }
             ast::Expr::Slice(slice) if slice.step.is_none() => {
                 let bound = |bound: &Option<ast::Expr<'a>>| match bound {
                     Some(bound) => self.expr(bound),
@@ -1010,6 +1038,11 @@ mod tests {
             "{% for d in docs %}{% if d.pinned %}{% set x = d.title %}{% if 'O' in x %}{% set x = x | lower %}{% endif %}{{ x }}{% else %}{% set x = 'no' %}{{ x }}{% endif %}{% set x = 'after' %}{{ x }}{% endfor %}",
             // Computed indexes.
             "{% for d in docs %}{{ docs[loop.index0].title }}{{ docs[-1 - loop.index0]['title'] }}{{ d[docs[0].title | lower if false else 'title'] }}{% endfor %}{{ ids[-1] }}{{ ids[ids[1]] }}{{ user['na' ~ 'me'] }}",
+            // Python's methods.
+            "{{ ('  ' ~ user.name ~ ' \n').strip() }}|{{ ' x '.lstrip() }}|{{ ' x '.rstrip() }}|{{ 'xxaxx'.strip('x') }}|{{ 'xya'.lstrip('yx') }}|{{ 'ayx'.rstrip('xy') }}|{{ 'a'.strip(none) }}",
+            "{{ word.startswith('ΣΊ') }} {{ word.endswith('ße') }} {{ word.startswith(docs[0].tags) }} {{ word.lower() }} {{ word.upper() }}",
+            "{{ word.replace('S', '$') }} {{ word.replace('S', '$', 1) }} {{ word.replace('S', '$', -1) }} {{ word.split(' ') | join('|') }} {{ word.split() | length }} {{ word.split('and')[-1].strip() }}",
+            "{{ user.get('name') }} {{ user.get('nick', 'none') }} {{ user.get('nick') is none }} {% for d in docs %}{{ d.get('title') }}{% endfor %}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
@@ -1051,6 +1084,16 @@ mod tests {
             "{{ word[0] }}",
             "{{ user[1] }}",
             "{{ docs['x'] }}",
+            "{{ word.split('') }}",
+            "{{ word.replace('', 'x') }}",
+            "{{ word.startswith(3) }}",
+            "{{ word.startswith(ids) }}",
+            "{{ user.age.strip() }}",
+            "{{ word.replace('S', 1) }}",
+            "{{ word.replace('S', 'x', 'y') }}",
+            "{{ docs.get('x') }}",
+            "{{ word.strip(1) }}",
+            "{{ word.split(none) }}",
             "{{ user.age == '36' }}",
             "{{ docs | join(',') }}",
             "{{ user | length }}",
@@ -1103,6 +1146,9 @@ mod tests {
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% endif %}{{ x }}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% if d.tags %}{% set x = 1 %}{% endif %}{{ x }}{% endif %}{% endfor %}",
             "{{ user.age / 2 }}",
+            "{{ word.title() }}",
+            "{{ word.split(' ', 1) }}",
+            "{{ word.strip(chars='x') }}",
             "{{ docs[0.5] }}",
             "{{ docs | tojson(separators=(',', ':')) }}",
             "{{ docs | tojson(indent=user.age) }}",
@@ -1262,6 +1308,7 @@ mod tests {
             "{% for m in messages %}{{ 'tool_calls' in m }}{{ m.tool_calls is defined }}{% if m %}+{% endif %}{{ not m }}{% endfor %}",
             "{{ messages[0].role }} {% for m in messages[1:3] %}{{ m.role }}{% endfor %} {% for m in messages[:-4] %}{{ m.content }}{% endfor %}",
             "{{ 'note' in meta }} {{ meta.note is defined }} {{ bos_token + messages[0].content }}",
+            "{% for m in messages %}{{ m.get('content', 'none') }}{{ m.get('tool_calls') is none }}{% endfor %}",
             "{% for m in messages[:3] %}{{ messages[loop.index0]['role'] }}{{ messages[loop.index0 + 1].role }}{% endfor %}{{ messages[-2].content }}",
             "{{ meta | tojson }}{{ messages[0].content | tojson }}{{ meta | tojson(true, 2, none, true) }}",
             "{% set loop_messages = messages[1:4] %}{% for message in loop_messages %}{% set content = message.content | default('') | trim %}{% if message.role == 'tool' %}{% set content = '[' ~ content ~ ']' %}{% endif %}{{ content }}{% endfor %}",
@@ -1279,6 +1326,7 @@ mod tests {
             "{{ meta.note }}",
             "{% for m in messages %}{{ m }}{% endfor %}",
             "{{ messages[-1].content }}",
+            "{% for m in messages %}{{ m.get('reasoning_content') }}{% endfor %}",
             "{% for m in messages %}{{ messages[loop.index0]['content'] }}{% endfor %}",
             "{{ messages | tojson }}",
             "{{ messages[1:] | tojson }}",
