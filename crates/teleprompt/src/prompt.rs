@@ -65,6 +65,12 @@ impl Prompt {
         Prompt::loaded(load::from_source(origin, source, options)?)
     }
 
+    /// The compiled template (for `unstable`'s hooks).
+    #[cfg(feature = "unstable")]
+    pub(crate) fn compiled_template(&self) -> &crate::syntax::Template {
+        &self.compiled.template
+    }
+
     /// The prompt a load compiled, unless its front end found errors: then
     /// the first of them, carrying the others and the template's warnings.
     fn loaded((compiled, found): load::Loaded) -> Result<Prompt, Error> {

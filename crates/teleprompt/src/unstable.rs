@@ -62,3 +62,16 @@ pub fn with_location(
 pub fn with_suggestion(error: Error, suggestion: Option<String>) -> Error {
     error.with_suggestion(suggestion)
 }
+
+/// A Jinja prompt's direct path (its template lowered onto teleprompt's
+/// own evaluator, tried first on every render): how many renders it gave
+/// and how many it gave up (minijinja rendered those), or why the template
+/// is not lowered (the first construct it refused). `None` for Go and
+/// Handlebars prompts, which always render on the evaluator. For the
+/// benchmarks that say which chat templates render directly.
+pub fn direct_path(prompt: &crate::Prompt) -> Option<Result<(u32, u32), String>> {
+    prompt
+        .compiled_template()
+        .direct_path()
+        .map(|found| found.map_err(str::to_string))
+}

@@ -264,6 +264,17 @@ impl Template {
             .collect()
     }
 
+    /// A Jinja template's direct path (`jinja::lower`): the renders it
+    /// gave and gave up, or why the template is not lowered; `None` for
+    /// the other syntaxes (always on the engine).
+    #[cfg(feature = "unstable")]
+    pub(crate) fn direct_path(&self) -> Option<Result<(u32, u32), &str>> {
+        match &self.compiled {
+            Compiled::Jinja(template) => Some(template.direct_path()),
+            _ => None,
+        }
+    }
+
     /// The bounds a render of the template is held to (the host's, as
     /// the front matter lowered them): a render's scope is made with them.
     pub(crate) fn limits(&self) -> crate::limits::Limits {

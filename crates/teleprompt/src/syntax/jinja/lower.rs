@@ -171,6 +171,12 @@ impl Direct {
         }
     }
 
+    /// The renders it gave, and those it gave up.
+    #[cfg(feature = "unstable")]
+    pub(super) fn counts(&self) -> (u32, u32) {
+        (self.rendered.load(Relaxed), self.declined.load(Relaxed))
+    }
+
     /// Whether it has rendered (for the tests that compare it).
     #[cfg(any(test, feature = "fuzzing"))]
     pub(super) fn has_rendered(&self) -> bool {

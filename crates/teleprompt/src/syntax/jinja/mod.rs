@@ -413,6 +413,16 @@ impl JinjaTemplate {
     }
 
     /// The bounds a render of the template is held to.
+    /// The renders the direct path gave and gave up, or why the template
+    /// is not lowered.
+    #[cfg(feature = "unstable")]
+    pub(crate) fn direct_path(&self) -> Result<(u32, u32), &str> {
+        match &self.direct {
+            Ok(direct) => Ok(direct.counts()),
+            Err(why) => Err(why),
+        }
+    }
+
     pub(crate) fn limits(&self) -> crate::limits::Limits {
         self.limits
     }
