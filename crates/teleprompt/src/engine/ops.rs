@@ -142,6 +142,17 @@ impl<'a> Renderer<'a> {
             JinjaOp::Arith(arith) => self.arith(arith, args, span, dot),
             JinjaOp::ToJson => self.python_tojson(args, span, dot),
             JinjaOp::Item => self.item(args, span, dot),
+            JinjaOp::Strftime => {
+                let format = self.arg(args, 0, span, dot)?;
+                let python = self.program.python.as_ref().ok_or_else(|| internal(span))?;
+                let text = format
+                    .as_str()
+                    .and_then(|format| (python.strftime)(self.scope.now(), format).ok());
+                match text {
+                    Some(text) => self.built(Func::Jinja(op), text, span),
+                    None => Err(not_jinja(span, "format", &format)),
+                }
+            }
             JinjaOp::Method(method) => self.method(method, args, span, dot),
             JinjaOp::Is(test) => {
                 let value = self.arg(args, 0, span, dot)?;

@@ -471,6 +471,8 @@ pub(crate) enum JinjaOp {
     /// indent `none`, an integer or a string) as `transformers` prints it
     /// ([`Program::python`]).
     ToJson,
+    /// `strftime_now(format)` ([`Program::python`]).
+    Strftime,
     /// `base[key]` with a computed key: an item of a list (from the end
     /// where negative) or a key of a map; anything missing is minijinja's.
     Item,
@@ -656,6 +658,7 @@ impl Func {
                     JinjaOp::Is(_) => "is",
                     JinjaOp::ToJson => "tojson",
                     JinjaOp::Item => "[]",
+                    JinjaOp::Strftime => "strftime_now",
                     JinjaOp::Method(_) => "method",
                 },
                 _ => "?",
@@ -682,7 +685,9 @@ impl Func {
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),
-            Func::Jinja(JinjaOp::Arith(Arith::Neg) | JinjaOp::Is(_)) => (1, Some(1)),
+            Func::Jinja(JinjaOp::Arith(Arith::Neg) | JinjaOp::Is(_) | JinjaOp::Strftime) => {
+                (1, Some(1))
+            }
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
             Func::Jinja(JinjaOp::Method(method)) => {

@@ -102,6 +102,15 @@ pub(super) fn lower(
     };
     let python = crate::engine::flavor::jinja::Python {
         tojson: super::python::json::tojson_data,
+        // `transformers` formats a naive `datetime.now()`: no time zone.
+        strftime: match flavor {
+            Flavor::ChatTemplate => |now, format| {
+                super::python::strftime(now, format, true).map_err(|error| error.to_string())
+            },
+            _ => |now, format| {
+                super::python::strftime(now, format, false).map_err(|error| error.to_string())
+            },
+        },
     };
     Ok(Program {
         source: source.into(),
@@ -605,6 +614,16 @@ impl<'a> Lowerer<'a, '_> {
             {
                 call(Func::Jinja(JinjaOp::Raise), [], expr.span())
             }
+            ast::Expr::Call(called) if self.is_global(&called.expr, "strftime_now") => {
+                let [ast::CallArg::Pos(format)] = called.args.as_slice() else {
+                    return self.no(|| "`strftime_now` with other arguments".into());
+                };
+                call(
+                    Func::Jinja(JinjaOp::Strftime),
+                    [self.expr(format)?],
+                    expr.span(),
+                )
+            }
             // `value.method(…)`: Python's methods.
             ast::Expr::Call(called) if matches!(&called.expr, ast::Expr::GetAttr(_)) => {
                 let ast::Expr::GetAttr(attr) = &called.expr else {
@@ -1049,6 +1068,7 @@ mod tests {
             "{{ word.startswith('ΣΊ') }} {{ word.endswith('ße') }} {{ word.startswith(docs[0].tags) }} {{ word.lower() }} {{ word.upper() }}",
             "{{ word.replace('S', '$') }} {{ word.replace('S', '$', 1) }} {{ word.replace('S', '$', -1) }} {{ word.split(' ') | join('|') }} {{ word.split() | length }} {{ word.split('and')[-1].strip() }}",
             "{{ user.get('name') }} {{ user.get('nick', 'none') }} {{ user.get('nick') is none }} {% for d in docs %}{{ d.get('title') }}{% endfor %}",
+            "{{ strftime_now('%Y-%m-%d %H:%M %A %b %d') }} {{ strftime_now('%Z|%z') }}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
@@ -1314,6 +1334,7 @@ mod tests {
             "{% for m in messages %}{{ 'tool_calls' in m }}{{ m.tool_calls is defined }}{% if m %}+{% endif %}{{ not m }}{% endfor %}",
             "{{ messages[0].role }} {% for m in messages[1:3] %}{{ m.role }}{% endfor %} {% for m in messages[:-4] %}{{ m.content }}{% endfor %}",
             "{{ 'note' in meta }} {{ meta.note is defined }} {{ bos_token + messages[0].content }}",
+            "{{ strftime_now('%d %b %Y') }} {{ strftime_now('%Z|%z') }}",
             "{% for m in messages %}{{ m.get('content', 'none') }}{{ m.get('tool_calls') is none }}{% endfor %}",
             "{% for m in messages[:3] %}{{ messages[loop.index0]['role'] }}{{ messages[loop.index0 + 1].role }}{% endfor %}{{ messages[-2].content }}",
             "{{ meta | tojson }}{{ messages[0].content | tojson }}{{ meta | tojson(true, 2, none, true) }}",
@@ -1336,6 +1357,7 @@ mod tests {
             "{% for m in messages %}{{ messages[loop.index0]['content'] }}{% endfor %}",
             "{{ messages | tojson }}",
             "{{ messages[1:] | tojson }}",
+            "{{ strftime_now(3) }}",
             "{% for m in messages %}{{ m | tojson }}{% endfor %}",
         ] {
             for strictness in [Strictness::Lenient, Strictness::Strict] {
