@@ -249,6 +249,8 @@ pub(crate) enum Instr {
         body: Block,
         otherwise: Block,
         span: Span,
+        /// `for x in list[::-1]`: the items from the last.
+        reverse: bool,
     },
     /// Leaves the innermost loop.
     Break,

@@ -339,7 +339,11 @@ impl<'a> Renderer<'a> {
                 body,
                 otherwise,
                 span,
-            } => return self.exec_for_list(value, (*elem, *pass), body, otherwise, *span, dot),
+                reverse,
+            } => {
+                let (slots, blocks) = ((*elem, *pass), (body, otherwise));
+                return self.exec_for_list(value, slots, blocks, (*span, *reverse), dot);
+            }
             Instr::Break => return Ok(Flow::Break),
             Instr::Continue => return Ok(Flow::Continue),
         }
@@ -488,28 +492,34 @@ impl<'a> Renderer<'a> {
         Ok(Flow::Normal)
     }
 
-    /// A Jinja `for` over a list of the data ([`Instr::ForList`]).
+    /// A Jinja `for` over a list ([`Instr::ForList`]): of the data, or
+    /// one a method made (its items copied out one by one).
     fn exec_for_list(
         &mut self,
         value: &'a Expr,
         (elem, pass): (u32, u32),
-        body: &'a Block,
-        otherwise: &'a Block,
-        span: Span,
+        (body, otherwise): (&'a Block, &'a Block),
+        (span, reverse): (Span, bool),
         dot: &Value<'a>,
     ) -> Result<Flow> {
-        let items = match self.eval(value, dot, false)? {
-            Value::Array(items) => items,
-            other => return Err(not_jinja(span, "iterate", &other)),
+        let list = self.eval(value, dot, false)?;
+        let (borrowed, made) = match &list {
+            Value::Array(items) => (*items, None),
+            Value::Json(json) if json.is_array() => (&[][..], json.as_array()),
+            other => return Err(not_jinja(span, "iterate", other)),
         };
-        if items.is_empty() {
+        let len = made.map_or(borrowed.len(), Vec::len);
+        if len == 0 {
             return self.exec_block(otherwise, dot);
         }
-        let length = Value::Int(i64::try_from(items.len()).unwrap_or(i64::MAX));
-        self.set(pass + 1, length);
-        for (i, item) in items.iter().enumerate() {
+        self.set(pass + 1, Value::Int(i64::try_from(len).unwrap_or(i64::MAX)));
+        for i in 0..len {
             self.set(pass, Value::Int(i as i64));
-            let item = Value::from_json(item);
+            let at = if reverse { len - 1 - i } else { i };
+            let item = match made {
+                Some(items) => Value::owned(items[at].clone()),
+                None => Value::from_json(&borrowed[at]),
+            };
             if self.iterate(span, (None, Value::Null), Some(elem), item, body)? {
                 break;
             }

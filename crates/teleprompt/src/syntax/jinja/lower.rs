@@ -467,7 +467,18 @@ impl<'a> Lowerer<'a, '_> {
                 if for_loop.filter_expr.is_some() {
                     return self.no(|| "a `for … if`".into());
                 }
-                let value = self.expr(&for_loop.iter)?;
+                // `for x in list[::-1]`: the list, walked from its end.
+                let reversed = match &for_loop.iter {
+                    ast::Expr::Slice(slice)
+                        if slice.start.is_none()
+                            && slice.stop.is_none()
+                            && slice.step.as_ref().is_some_and(is_minus_one) =>
+                    {
+                        Some(&slice.expr)
+                    }
+                    _ => None,
+                };
+                let value = self.expr(reversed.unwrap_or(&for_loop.iter))?;
                 // The else body runs outside the loop: no `loop`, no target.
                 let otherwise = self.conditional(&for_loop.else_body)?;
                 let (saved_slot, saved_names) = (self.next_slot, self.names.len());
@@ -492,6 +503,7 @@ impl<'a> Lowerer<'a, '_> {
                     body: body?,
                     otherwise,
                     span: span(for_loop.iter.span()),
+                    reverse: reversed.is_some(),
                 });
             }
             ast::Stmt::Set(set) => match &set.target {
@@ -937,6 +949,18 @@ fn constant_of(value: &minijinja::Value) -> Option<Const> {
     })
 }
 
+/// Whether `expr` is the constant `-1`.
+fn is_minus_one(expr: &ast::Expr<'_>) -> bool {
+    match expr {
+        ast::Expr::Const(constant) => constant.value.as_i64() == Some(-1),
+        ast::Expr::UnaryOp(op) => {
+            matches!(op.op, ast::UnaryOpKind::Neg)
+                && matches!(&op.expr, ast::Expr::Const(c) if c.value.as_i64() == Some(1))
+        }
+        _ => false,
+    }
+}
+
 /// The value of a `*args` or `**kwargs` argument.
 fn value_of_splat<'e, 'a>(arg: &'e ast::CallArg<'a>) -> &'e ast::Expr<'a> {
     match arg {
@@ -1069,6 +1093,7 @@ mod tests {
             "{{ word.replace('S', '$') }} {{ word.replace('S', '$', 1) }} {{ word.replace('S', '$', -1) }} {{ word.split(' ') | join('|') }} {{ word.split() | length }} {{ word.split('and')[-1].strip() }}",
             "{{ user.get('name') }} {{ user.get('nick', 'none') }} {{ user.get('nick') is none }} {% for d in docs %}{{ d.get('title') }}{% endfor %}",
             "{{ strftime_now('%Y-%m-%d %H:%M %A %b %d') }} {{ strftime_now('%Z|%z') }}",
+            "{% for d in docs[::-1] %}{{ loop.index0 }}{{ d.title }}{% if loop.first %}!{% endif %}{% endfor %}{% for i in ids[::-1] %}{{ i }}{% endfor %}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
