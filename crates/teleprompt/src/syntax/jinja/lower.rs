@@ -94,6 +94,7 @@ pub(super) fn lower(
         frames: vec![Frame::new(std::slice::from_ref(template), 0, false)],
         maybe_unset: HashSet::new(),
         namespaces: HashMap::new(),
+        pending: HashMap::new(),
         refused: Default::default(),
     };
     let Some(body) = lowerer.stmts(std::slice::from_ref(template)) else {
@@ -209,6 +210,9 @@ struct Lowerer<'a, 'g> {
     max_slots: u32,
     /// The template's scope, then each enclosing loop body's, innermost last.
     frames: Vec<Frame<'a>>,
+    /// Names every branch of the `if` being lowered assigns (in a loop's
+    /// body), with the slot they share.
+    pending: HashMap<&'a str, u32>,
     /// The namespaces bound where the lowering is, by the slot of their
     /// name (which holds nothing): each attribute's slot.
     namespaces: HashMap<u32, Vec<(&'a str, u32)>>,
@@ -252,6 +256,28 @@ impl<'a> Frame<'a> {
             target: None,
         }
     }
+}
+
+/// The names `stmts` assign whichever way they run: a `set`, or an `if`
+/// whose every branch assigns the name (not loops, which may not run).
+fn always_assigned<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
+    let mut names = HashSet::new();
+    for stmt in stmts {
+        match stmt {
+            ast::Stmt::Set(set) => {
+                if let ast::Expr::Var(target) = &set.target {
+                    names.insert(target.id);
+                }
+            }
+            ast::Stmt::IfCond(cond) => {
+                let then = always_assigned(&cond.true_body);
+                let otherwise = always_assigned(&cond.false_body);
+                names.extend(then.intersection(&otherwise));
+            }
+            _ => {}
+        }
+    }
+    names
 }
 
 /// The names `set` assigns in `stmts`, not inside loops.
@@ -399,8 +425,12 @@ impl<'a> Lowerer<'a, '_> {
         }
         if frame.is_loop {
             // A loop's name first assigned in an `if`: bound for the rest
-            // of that block only (read after it, it is refused).
-            let slot = self.slots(1);
+            // of that block only (read after it, it is refused), unless
+            // every branch assigns it (then the slot is the `if`'s).
+            let slot = match self.pending.get(name) {
+                Some(slot) => *slot,
+                None => self.slots(1),
+            };
             self.names.push((name, slot));
             return Some(slot);
         }
@@ -451,12 +481,39 @@ impl<'a> Lowerer<'a, '_> {
                 expr: self.expr(&emit.expr)?,
                 span: span(emit.expr.span()),
             }),
-            ast::Stmt::IfCond(cond) => into.push(Instr::If {
-                cond: self.expr(&cond.expr)?,
-                bind: None,
-                then: self.conditional(&cond.true_body)?,
-                otherwise: self.conditional(&cond.false_body)?,
-            }),
+            ast::Stmt::IfCond(cond) => {
+                // In a loop's body, a name that every branch assigns is
+                // bound after the `if`: one slot for all its `set`s.
+                let mut every = HashSet::new();
+                let frame = self.frames.last()?;
+                if frame.is_loop {
+                    every = always_assigned(std::slice::from_ref(stmt));
+                    let bound = &self.names[frame.names_from..];
+                    let pending = &self.pending;
+                    every.retain(|name| {
+                        !bound.iter().any(|(b, _)| b == name)
+                            && !pending.contains_key(name)
+                            && frame.target.is_none_or(|(target, _)| target != *name)
+                    });
+                }
+                let mut slots = Vec::with_capacity(every.len());
+                for name in every {
+                    let slot = self.slots(1);
+                    self.pending.insert(name, slot);
+                    slots.push((name, slot));
+                }
+                let instr = Instr::If {
+                    cond: self.expr(&cond.expr)?,
+                    bind: None,
+                    then: self.conditional(&cond.true_body)?,
+                    otherwise: self.conditional(&cond.false_body)?,
+                };
+                for (name, slot) in slots {
+                    self.pending.remove(name);
+                    self.names.push((name, slot));
+                }
+                into.push(instr);
+            }
             ast::Stmt::ForLoop(for_loop) => {
                 let ast::Expr::Var(target) = &for_loop.target else {
                     return self.no(|| "a `for` that unpacks".into());
@@ -1094,6 +1151,8 @@ mod tests {
             "{{ user.get('name') }} {{ user.get('nick', 'none') }} {{ user.get('nick') is none }} {% for d in docs %}{{ d.get('title') }}{% endfor %}",
             "{{ strftime_now('%Y-%m-%d %H:%M %A %b %d') }} {{ strftime_now('%Z|%z') }}",
             "{% for d in docs[::-1] %}{{ loop.index0 }}{{ d.title }}{% if loop.first %}!{% endif %}{% endfor %}{% for i in ids[::-1] %}{{ i }}{% endfor %}",
+            // A loop's name every branch of an `if` assigns.
+            "{% for d in docs %}{% if d.pinned %}{% set x = d.title %}{% elif d.year > 2015 %}{% if d.tags %}{% set x = 'tags' %}{% else %}{% set x = 'none' %}{% set y = 1 %}{% endif %}{% else %}{% set x = 'old' %}{% endif %}{{ x }};{% endfor %}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
@@ -1196,6 +1255,8 @@ mod tests {
             "{% for d in docs %}{% set x = x ~ d.title %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% endif %}{{ x }}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% if d.tags %}{% set x = 1 %}{% endif %}{{ x }}{% endif %}{% endfor %}",
+            "{% for d in docs %}{% if d.pinned %}{{ x }}{% set x = 1 %}{% else %}{% set x = 2 %}{% endif %}{% endfor %}",
+            "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% elif d.year %}{% set x = 2 %}{% endif %}{{ x }}{% endfor %}",
             "{{ user.age / 2 }}",
             "{{ word.title() }}",
             "{{ word.split(' ', 1) }}",
