@@ -30,8 +30,9 @@ pub fn read_json(path: &Path) -> Result<serde_json::Value, String> {
 /// Not registered: `tojson` (transformers' `json.dumps` override) and
 /// `strftime_now`. minijinja looks filters and functions up when they run,
 /// and the Llama templates call neither for a conversation without tools
-/// and with a `date_string`, so leaving them out changes no timed work.
-fn minijinja_env(source: &str) -> Result<Environment<'static>, Error> {
+/// and with a `date_string`, so leaving them out changes no timed work
+/// (`jinja/`'s fixtures mode adds both, in `jinja/src/fixtures.rs`).
+pub fn minijinja_env(source: &str) -> Result<Environment<'static>, Error> {
     let mut env = Environment::new();
     let syntax = minijinja::syntax::SyntaxConfig::builder()
         .trim_blocks(true)

@@ -1,6 +1,6 @@
 """The replica of transformers' `_compile_jinja_template`, shared by
-bench/jinja/compare.py (which checks it against transformers when
-transformers is installed) and bench/all/jinja2_bench.py."""
+bench/jinja/compare.py and bench/jinja/fixtures.py (which check it against
+transformers when transformers is installed) and bench/all/jinja2_bench.py."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import json
 from datetime import datetime
 
 
-def compile_replica(source: str):
+def compile_replica(source: str, now: datetime | None = None):
     """transformers' `_compile_jinja_template` (utils/chat_template_utils.py),
     reduced to what shapes rendering: the environment, the `{% generation %}`
     tag (a call block that returns its body), `tojson`, `raise_exception`,
-    `strftime_now`. transformers 5 also replaces the `dict` and `namespace`
-    globals with sandbox-hardened versions; the Llama templates use neither."""
+    `strftime_now` (at `now` if given, as the fixtures' fixed clock; else
+    the system clock's). transformers 5 also replaces the `dict` and
+    `namespace` globals with sandbox-hardened versions; the Llama templates
+    use neither."""
     import jinja2
     import jinja2.ext
     import jinja2.nodes
@@ -42,7 +44,7 @@ def compile_replica(source: str):
         )
 
     def strftime_now(format):
-        return datetime.now().strftime(format)
+        return (now or datetime.now()).strftime(format)
 
     env = ImmutableSandboxedEnvironment(
         trim_blocks=True,

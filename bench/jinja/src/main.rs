@@ -1,9 +1,13 @@
-//! teleprompt's `chat-template` syntax beside raw minijinja 3.0.5, on Hugging
-//! Face chat templates and one conversation (bench/data/), in one process.
-//! `bench/jinja/compare.py` runs this and Python's Jinja2 side by side.
+//! teleprompt's `chat-template` syntax beside raw minijinja 3.1, on Hugging
+//! Face chat templates, in one process: the Llama templates of bench/data/
+//! with one conversation, or (`--fixtures DIR`) every chat-template fixture.
+//! `bench/jinja/compare.py` and `bench/jinja/fixtures.py` run this and
+//! Python's Jinja2 side by side.
 //!
 //! Usage: `cargo run --release -- [--data DIR] [--conversation FILE]
-//! [--runs N] [--time-ms MS] [--out DIR] [--only ENGINE] NAME...`
+//! [--runs N] [--time-ms MS] [--out DIR] [--only ENGINE] NAME...`, or
+//! `cargo run --release -- --fixtures DIR [--check] [--runs N] [--time-ms MS]
+//! [--out DIR] [--only ENGINE] [NAME...]`.
 //!
 //! For each NAME: load `NAME_chat_template.jinja` into teleprompt (as
 //! `chat_template.jinja`, which selects the chat-template syntax) and into a
@@ -20,6 +24,12 @@
 //! interleaved so that machine noise hits both alike. `--only teleprompt`
 //! (or `minijinja`) times one engine, for profiling it under callgrind.
 //!
+//! With `--fixtures DIR` (`crates/teleprompt/tests/fixtures/chat-template`),
+//! each fixture file there (or each NAME: `DIR/NAME.txt`) is one scenario
+//! of one template, checked against the fixture's expected output before it
+//! is timed, with a JSON line per fixture on what came of it and the direct
+//! path's counts; `--check` stops after the check. See `src/fixtures.rs`.
+//!
 //! The two engines' setup, first render and race are in
 //! `bench/chat_template.rs`, which `bench/all` includes too.
 
@@ -31,6 +41,7 @@ use std::time::Duration;
 mod chat_template;
 #[path = "../../cli.rs"]
 mod cli;
+mod fixtures;
 #[path = "../../race.rs"]
 mod race;
 #[path = "../../timing.rs"]
@@ -45,10 +56,15 @@ struct Args {
     out: Option<PathBuf>,
     /// Time only this engine (for profiling one of them).
     only: Option<String>,
+    /// The chat-template fixtures' folder: the fixtures mode.
+    fixtures: Option<PathBuf>,
+    /// Fixtures mode: render and compare, no timing.
+    check: bool,
     names: Vec<String>,
 }
 
-const USAGE: &str = "usage: teleprompt-bench-jinja [--data DIR] [--conversation FILE] [--runs N] [--time-ms MS] [--out DIR] [--only ENGINE] NAME...";
+const USAGE: &str = "usage: teleprompt-bench-jinja [--data DIR] [--conversation FILE] [--runs N] [--time-ms MS] [--out DIR] [--only ENGINE] NAME...
+       teleprompt-bench-jinja --fixtures DIR [--check] [--runs N] [--time-ms MS] [--out DIR] [--only ENGINE] [NAME...]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -58,6 +74,8 @@ fn parse_args() -> Result<Args, String> {
         run_time: Duration::from_millis(200),
         out: None,
         only: None,
+        fixtures: None,
+        check: false,
         names: Vec::new(),
     };
     let mut flags = cli::Flags::from_env();
@@ -70,6 +88,8 @@ fn parse_args() -> Result<Args, String> {
                 engine @ ("teleprompt" | "minijinja") => args.only = Some(engine.to_string()),
                 other => return Err(format!("--only: unknown engine {other}")),
             },
+            "--fixtures" => args.fixtures = Some(flags.value()?.into()),
+            "--check" => args.check = true,
             "--runs" => args.runs = flags.parse()?,
             "--time-ms" => args.run_time = flags.millis()?,
             "-h" | "--help" => return Err(USAGE.into()),
@@ -77,7 +97,10 @@ fn parse_args() -> Result<Args, String> {
             _ => args.names.push(arg),
         }
     }
-    if args.names.is_empty() || args.runs == 0 {
+    if args.check && args.fixtures.is_none() {
+        return Err("--check goes with --fixtures".into());
+    }
+    if (args.names.is_empty() && args.fixtures.is_none()) || args.runs == 0 {
         return Err(USAGE.into());
     }
     Ok(args)
@@ -103,6 +126,20 @@ fn bench(name: &str, json: &serde_json::Value, args: &Args) -> Result<(), String
 
 fn main() -> ExitCode {
     cli::main(parse_args, |args| {
+        if let Some(dir) = &args.fixtures {
+            let options = fixtures::Options {
+                runs: args.runs,
+                run_time: args.run_time,
+                out: args.out.as_deref(),
+                only: args.only.as_deref(),
+                check: args.check,
+            };
+            for path in fixtures::files(dir, &args.names)? {
+                fixtures::bench(&path, &options)
+                    .map_err(|message| format!("{}: {message}", path.display()))?;
+            }
+            return Ok(());
+        }
         let json = chat_template::read_json(&args.data.join(&args.conversation))?;
         for name in &args.names {
             bench(name, &json, &args).map_err(|message| format!("{name}: {message}"))?;
