@@ -105,54 +105,13 @@ impl<'a> Renderer<'a> {
                 let branch = if self.truth(&test) { 1 } else { 2 };
                 self.arg(args, branch, span, dot)
             }
-            JinjaOp::Concat | JinjaOp::Add => {
-                let a = self.arg(args, 0, span, dot)?;
-                let b = self.arg(args, 1, span, dot)?;
-                if op == JinjaOp::Add {
-                    match (&a, &b) {
-                        (Value::Int(x), Value::Int(y)) => {
-                            return x
-                                .checked_add(*y)
-                                .map(Value::Int)
-                                .ok_or_else(|| not_jinja(span, "add", &b));
-                        }
-                        (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {}
-                        (other, _) => return Err(not_jinja(span, "add", other)),
-                    }
-                }
-                let mut text = String::new();
-                for value in [&a, &b] {
-                    match value {
-                        Value::Str(_) | Value::String(_) => {
-                            self.fits(
-                                Func::Jinja(op),
-                                text.len() + value.as_str().map_or(0, str::len),
-                                span,
-                            )?;
-                            text.push_str(value.as_str().unwrap_or(""));
-                        }
-                        Value::Int(i) => gofmt::write_int(&mut text, *i),
-                        Value::Bool(b) => text.push_str(if *b { "True" } else { "False" }),
-                        other => return Err(not_jinja(span, "join", other)),
-                    }
-                }
-                self.built(Func::Jinja(op), text, span)
-            }
+            JinjaOp::Concat | JinjaOp::Add => self.concat(op, args, span, dot),
             JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
             JinjaOp::Arith(arith) => self.arith(arith, args, span, dot),
             JinjaOp::ToJson => self.python_tojson(args, span, dot),
             JinjaOp::Item => self.item(args, span, dot),
-            JinjaOp::Strftime => {
-                let format = self.arg(args, 0, span, dot)?;
-                let python = self.program.python.as_ref().ok_or_else(|| internal(span))?;
-                let text = format
-                    .as_str()
-                    .and_then(|format| (python.strftime)(self.scope.now(), format).ok());
-                match text {
-                    Some(text) => self.built(Func::Jinja(op), text, span),
-                    None => Err(not_jinja(span, "format", &format)),
-                }
-            }
+            JinjaOp::Macro(template) => self.call_macro(template, args, span, dot),
+            JinjaOp::Strftime => self.strftime(op, args, span, dot),
             JinjaOp::Method(method) => self.method(method, args, span, dot),
             JinjaOp::Is(test) => {
                 let value = self.arg(args, 0, span, dot)?;
@@ -162,67 +121,134 @@ impl<'a> Renderer<'a> {
                 Value::Missing => self.arg(args, 1, span, dot),
                 value => Ok(value),
             },
-            JinjaOp::Slice => {
-                let list = self.arg(args, 0, span, dot)?;
-                let Value::Array(items) = list else {
-                    return Err(not_jinja(span, "slice", &list));
-                };
-                let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
-                let mut bound = |n: usize, default: i64| -> Result<usize> {
-                    let at = match self.arg(args, n, span, dot)? {
-                        Value::Null => default,
-                        Value::Int(i) if i < 0 => (i.saturating_add(len)).max(0),
-                        Value::Int(i) => i.min(len),
-                        other => return Err(not_jinja(span, "slice by", &other)),
-                    };
-                    Ok(usize::try_from(at).unwrap_or(0))
-                };
-                let (start, stop) = (bound(1, 0)?, bound(2, len)?);
-                Ok(Value::Array(
-                    items.get(start..stop.max(start)).unwrap_or(&[]),
-                ))
-            }
-            JinjaOp::In => {
-                let needle = self.arg(args, 0, span, dot)?;
-                let haystack = self.arg(args, 1, span, dot)?;
-                // What a search may walk: the text, or the list's items.
-                let walked = match &haystack {
-                    Value::Array(items) => items.len(),
-                    Value::Json(json) => json.as_array().map_or(0, Vec::len),
-                    _ => 0,
-                };
-                self.tick_work(walked, haystack.as_str().map_or(0, str::len), span)?;
-                let found = match (&haystack, needle.as_str()) {
-                    (Value::Str(_) | Value::String(_), Some(needle)) => {
-                        haystack.as_str().unwrap_or("").contains(needle)
-                    }
-                    (Value::Object(view), Some(key)) if self.is_message(view) => {
-                        self.message_field(view, key, span)?.is_some()
-                    }
-                    (Value::Object(view), Some(key)) => view.get(key).is_some(),
-                    (Value::Array(items), _) => {
-                        let mut found = false;
-                        for item in items.iter() {
-                            let item = Value::from_json(item);
-                            // Python's `==` across kinds (1 == 1.0, True == 1)
-                            // is not Go's: those are minijinja's to compare.
-                            if kind(&item) != kind(&needle) {
-                                return Err(not_jinja(span, "compare", &item));
-                            }
-                            if equal(&item, &needle)
-                                .map_err(|_| not_jinja(span, "compare", &item))?
-                            {
-                                found = true;
-                                break;
-                            }
-                        }
-                        found
-                    }
-                    (other, _) => return Err(not_jinja(span, "search", other)),
-                };
-                Ok(Value::Bool(found))
+            JinjaOp::Slice => self.jinja_slice(args, span, dot),
+            JinjaOp::In => self.contains(args, span, dot),
+        }
+    }
+    /// `a ~ b` and `a + b` of strings or integers.
+    #[inline(never)]
+    fn concat(
+        &mut self,
+        op: JinjaOp,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let a = self.arg(args, 0, span, dot)?;
+        let b = self.arg(args, 1, span, dot)?;
+        if op == JinjaOp::Add {
+            match (&a, &b) {
+                (Value::Int(x), Value::Int(y)) => {
+                    return x
+                        .checked_add(*y)
+                        .map(Value::Int)
+                        .ok_or_else(|| not_jinja(span, "add", &b));
+                }
+                (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {}
+                (other, _) => return Err(not_jinja(span, "add", other)),
             }
         }
+        let mut text = String::new();
+        for value in [&a, &b] {
+            match value {
+                Value::Str(_) | Value::String(_) => {
+                    self.fits(
+                        Func::Jinja(op),
+                        text.len() + value.as_str().map_or(0, str::len),
+                        span,
+                    )?;
+                    text.push_str(value.as_str().unwrap_or(""));
+                }
+                Value::Int(i) => gofmt::write_int(&mut text, *i),
+                Value::Bool(b) => text.push_str(if *b { "True" } else { "False" }),
+                other => return Err(not_jinja(span, "join", other)),
+            }
+        }
+        self.built(Func::Jinja(op), text, span)
+    }
+
+    /// `strftime_now(format)`.
+    #[inline(never)]
+    fn strftime(
+        &mut self,
+        op: JinjaOp,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let format = self.arg(args, 0, span, dot)?;
+        let python = self.program.python.as_ref().ok_or_else(|| internal(span))?;
+        let text = format
+            .as_str()
+            .and_then(|format| (python.strftime)(self.scope.now(), format).ok());
+        match text {
+            Some(text) => self.built(Func::Jinja(op), text, span),
+            None => Err(not_jinja(span, "format", &format)),
+        }
+    }
+
+    /// `list[a:b]`.
+    #[inline(never)]
+    fn jinja_slice(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let list = self.arg(args, 0, span, dot)?;
+        let Value::Array(items) = list else {
+            return Err(not_jinja(span, "slice", &list));
+        };
+        let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
+        let mut bound = |n: usize, default: i64| -> Result<usize> {
+            let at = match self.arg(args, n, span, dot)? {
+                Value::Null => default,
+                Value::Int(i) if i < 0 => (i.saturating_add(len)).max(0),
+                Value::Int(i) => i.min(len),
+                other => return Err(not_jinja(span, "slice by", &other)),
+            };
+            Ok(usize::try_from(at).unwrap_or(0))
+        };
+        let (start, stop) = (bound(1, 0)?, bound(2, len)?);
+        Ok(Value::Array(
+            items.get(start..stop.max(start)).unwrap_or(&[]),
+        ))
+    }
+
+    /// `a in b`.
+    #[inline(never)]
+    fn contains(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let needle = self.arg(args, 0, span, dot)?;
+        let haystack = self.arg(args, 1, span, dot)?;
+        // What a search may walk: the text, or the list's items.
+        let walked = match &haystack {
+            Value::Array(items) => items.len(),
+            Value::Json(json) => json.as_array().map_or(0, Vec::len),
+            _ => 0,
+        };
+        self.tick_work(walked, haystack.as_str().map_or(0, str::len), span)?;
+        let found = match (&haystack, needle.as_str()) {
+            (Value::Str(_) | Value::String(_), Some(needle)) => {
+                haystack.as_str().unwrap_or("").contains(needle)
+            }
+            (Value::Object(view), Some(key)) if self.is_message(view) => {
+                self.message_field(view, key, span)?.is_some()
+            }
+            (Value::Object(view), Some(key)) => view.get(key).is_some(),
+            (Value::Array(items), _) => {
+                let mut found = false;
+                for item in items.iter() {
+                    let item = Value::from_json(item);
+                    // Python's `==` across kinds (1 == 1.0, True == 1)
+                    // is not Go's: those are minijinja's to compare.
+                    if kind(&item) != kind(&needle) {
+                        return Err(not_jinja(span, "compare", &item));
+                    }
+                    if equal(&item, &needle).map_err(|_| not_jinja(span, "compare", &item))? {
+                        found = true;
+                        break;
+                    }
+                }
+                found
+            }
+            (other, _) => return Err(not_jinja(span, "search", other)),
+        };
+        Ok(Value::Bool(found))
     }
 
     /// `tojson` ([`JinjaOp::ToJson`]), written by the Jinja front end's
@@ -434,6 +460,17 @@ impl<'a> Renderer<'a> {
                 self.built(Func::Jinja(JinjaOp::Method(method)), replaced, span)
             }
             Method::Split => {
+                // More items than a list may hold: minijinja's error.
+                let count = match optional(0) {
+                    Ok(None) => text.split_whitespace().count(),
+                    Ok(Some(separator)) if !separator.is_empty() => {
+                        text.matches(separator).count() + 1
+                    }
+                    _ => 0,
+                };
+                if count > self.program.limits.max_items {
+                    return decline(&value);
+                }
                 let parts: Vec<serde_json::Value> = match optional(0) {
                     Ok(None) => text
                         .split_whitespace()

@@ -359,13 +359,15 @@ pub(crate) struct Key {
 }
 
 /// A literal value.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Const {
     Null,
     Bool(bool),
     Int(i64),
     Float(f64),
     Str(Box<str>),
+    /// A list of constants (Jinja's `['a', 1]`), read in place.
+    List(Box<[serde_json::Value]>),
 }
 
 /// A function, resolved at compile time: a built-in, or a host function
@@ -473,6 +475,9 @@ pub(crate) enum JinjaOp {
     /// indent `none`, an integer or a string) as `transformers` prints it
     /// ([`Program::python`]).
     ToJson,
+    /// A call of the template's macro whose body is template `N` of the
+    /// program: its text (the arguments are its parameters' values).
+    Macro(u32),
     /// `strftime_now(format)` ([`Program::python`]).
     Strftime,
     /// `base[key]` with a computed key: an item of a list (from the end
@@ -661,6 +666,7 @@ impl Func {
                     JinjaOp::ToJson => "tojson",
                     JinjaOp::Item => "[]",
                     JinjaOp::Strftime => "strftime_now",
+                    JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",
                 },
                 _ => "?",
@@ -692,6 +698,7 @@ impl Func {
             }
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
+            Func::Jinja(JinjaOp::Macro(_)) => (0, None),
             Func::Jinja(JinjaOp::Method(method)) => {
                 let (min, max) = method.arity();
                 (min + 1, Some(max + 1))

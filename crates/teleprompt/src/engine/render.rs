@@ -76,6 +76,9 @@ pub(crate) fn render(
     Ok(renderer.out)
 }
 
+/// How deep Jinja macros call one another on the engine.
+const MACRO_DEPTH: usize = 16;
+
 pub(super) struct Renderer<'a> {
     pub(super) program: &'a Program,
     pub(super) root: Value<'a>,
@@ -944,6 +947,68 @@ impl<'a> Renderer<'a> {
         })
     }
 
+    /// A Jinja macro's call ([`super::program::JinjaOp::Macro`]): its
+    /// body run in a frame of its own, its parameters in slots 1…, what it
+    /// prints made the call's value. A call counts as a step, and against
+    /// the depth of calls, as a template's does. A render that records a
+    /// source map leaves macros to minijinja (a macro's text is printed
+    /// later, elsewhere).
+    #[inline(never)]
+    pub(super) fn call_macro(
+        &mut self,
+        id: u32,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let program = self.program;
+        let Some(template) = program.templates.get(id as usize) else {
+            return Err(internal(span));
+        };
+        // Deeper calls are minijinja's (real templates nest a few: a
+        // schema's levels), which bounds its own recursion: each call here
+        // takes more of the stack than a template's.
+        if self.tracing || self.calls >= MACRO_DEPTH {
+            return Err(not_jinja(span, "call", &Value::Str("a macro")));
+        }
+        if self.calls >= program.limits.max_call_depth {
+            let over = Exceeded::CallDepth(program.limits.max_call_depth);
+            let name = &*template.name;
+            return fail(
+                span,
+                format!("{over}: does {name:?} call itself without end?"),
+            );
+        }
+        self.tick(span)?;
+        let mut values = Vec::with_capacity(args.len());
+        for arg in args {
+            values.push(self.eval(arg, dot, false)?);
+        }
+        self.calls += 1;
+        let base = self.vars.len();
+        self.vars
+            .resize(base + template.slots.max(1) as usize, Value::Missing);
+        if let Some(slots) = self.vars.get_mut(base + 1..base + 1 + values.len()) {
+            for (slot, value) in slots.iter_mut().zip(values) {
+                *slot = value;
+            }
+        }
+        let saved = std::mem::replace(&mut self.frame, base);
+        let outer = std::mem::take(&mut self.out);
+        let result = self.exec_block(&template.body, &Value::Null);
+        let text = std::mem::replace(&mut self.out, outer);
+        self.frame = saved;
+        self.vars.truncate(base);
+        self.calls -= 1;
+        result?;
+        self.count_built(
+            Func::Jinja(super::program::JinjaOp::Macro(id)),
+            text.len(),
+            span,
+        )?;
+        Ok(Value::string(text))
+    }
+
     /// Prints a value: strings and integers here, the rest in
     /// [`Renderer::print_other`].
     #[inline]
@@ -1004,6 +1069,7 @@ impl<'a> Renderer<'a> {
                 Const::Int(i) => Value::Int(*i),
                 Const::Float(f) => Value::Float(*f),
                 Const::Str(s) => Value::Str(s),
+                Const::List(items) => Value::Array(items),
             }),
             Expr::Path { .. } => match self.json_of(expr, dot) {
                 Some(json) => Ok(Value::from_json(json)),

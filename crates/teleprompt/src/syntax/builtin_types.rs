@@ -185,5 +185,6 @@ fn describe(value: &Const, text: Option<&str>) -> String {
         Const::Int(i) => format!("the number {}", shown(i.to_string())),
         Const::Float(f) => format!("the number {}", shown(f.to_string())),
         Const::Str(s) => format!("the string {}", shown(format!("{s:?}"))),
+        Const::List(_) => "a list".to_string(),
     }
 }

@@ -50,5 +50,6 @@ fn literal(expr: &Expr) -> Option<serde_json::Value> {
         Const::Float(f) => serde_json::Number::from_f64(*f)
             .map_or(serde_json::Value::Null, serde_json::Value::Number),
         Const::Str(s) => serde_json::Value::String(s.to_string()),
+        Const::List(items) => serde_json::Value::Array(items.to_vec()),
     })
 }

@@ -95,6 +95,10 @@ pub(super) fn lower(
         maybe_unset: HashSet::new(),
         namespaces: HashMap::new(),
         pending: HashMap::new(),
+        macros: Vec::new(),
+        templates: Vec::new(),
+        assigned_anywhere: assigned_anywhere(std::slice::from_ref(template)),
+        in_macro: false,
         refused: Default::default(),
     };
     let Some(body) = lowerer.stmts(std::slice::from_ref(template)) else {
@@ -120,7 +124,7 @@ pub(super) fn lower(
             body,
             slots: lowerer.max_slots,
         },
-        templates: Vec::new(),
+        templates: lowerer.templates,
         strictness: Strictness::Strict,
         limits,
         hosts: Box::new([]),
@@ -137,15 +141,20 @@ pub(super) struct Direct {
     declined: AtomicU32,
     /// Renders not tried since it last gave up.
     skipped: AtomicU32,
+    /// Whether minijinja runs the template with fuel (`max_steps`), which
+    /// counts its steps otherwise: then every render tries the direct
+    /// path first, so that which one renders depends on the data alone.
+    fueled: bool,
 }
 
 impl Direct {
-    pub(super) fn new(program: Program) -> Direct {
+    pub(super) fn new(program: Program, fueled: bool) -> Direct {
         Direct {
             program,
             rendered: AtomicU32::new(0),
             declined: AtomicU32::new(0),
             skipped: AtomicU32::new(0),
+            fueled,
         }
     }
 
@@ -160,7 +169,7 @@ impl Direct {
         scope: &mut RenderScope,
     ) -> Option<String> {
         let (rendered, declined) = (self.rendered.load(Relaxed), self.declined.load(Relaxed));
-        if declined > 16 && declined / 4 > rendered {
+        if !self.fueled && declined > 16 && declined / 4 > rendered {
             let skipped = self.skipped.fetch_add(1, Relaxed);
             if skipped % 64 != 63 {
                 return None;
@@ -219,8 +228,27 @@ struct Lowerer<'a, 'g> {
     /// The template's slots a `set` inside an `if` assigns: they may hold
     /// no value (see [`JinjaOp::SetOr`]).
     maybe_unset: HashSet<u32>,
+    /// The macros defined so far (a call reaches the last of a name).
+    macros: Vec<MacroDef<'a>>,
+    /// Their bodies, by [`MacroDef::template`].
+    templates: Vec<Template>,
+    /// Every name the template assigns anywhere (`set`, `for`): a macro's
+    /// body that reads one is not lowered (minijinja's closure and
+    /// Jinja2's context could give it different values).
+    assigned_anywhere: HashSet<&'a str>,
+    /// Whether a macro's body is being lowered.
+    in_macro: bool,
     /// Why the template is not lowered: the first construct refused.
     refused: std::cell::RefCell<Option<String>>,
+}
+
+/// A macro of the template: its body's index in the program's templates,
+/// its parameters and their defaults (constants).
+struct MacroDef<'a> {
+    name: &'a str,
+    template: u32,
+    params: Vec<&'a str>,
+    defaults: Vec<Option<Const>>,
 }
 
 /// A scope of `set`: the template, or a loop's body (Jinja's `set` inside
@@ -256,6 +284,46 @@ impl<'a> Frame<'a> {
             target: None,
         }
     }
+}
+
+/// Every name `stmts` assign, at any depth: `set` targets and loop
+/// variables.
+fn assigned_anywhere<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
+    fn walk<'a>(stmts: &[ast::Stmt<'a>], into: &mut HashSet<&'a str>) {
+        for stmt in stmts {
+            match stmt {
+                ast::Stmt::Template(template) => walk(&template.children, into),
+                ast::Stmt::Set(set) => {
+                    if let ast::Expr::Var(target) = &set.target {
+                        into.insert(target.id);
+                    }
+                }
+                ast::Stmt::SetBlock(set) => {
+                    if let ast::Expr::Var(target) = &set.target {
+                        into.insert(target.id);
+                    }
+                    walk(&set.body, into);
+                }
+                ast::Stmt::IfCond(cond) => {
+                    walk(&cond.true_body, into);
+                    walk(&cond.false_body, into);
+                }
+                ast::Stmt::ForLoop(for_loop) => {
+                    if let ast::Expr::Var(target) = &for_loop.target {
+                        into.insert(target.id);
+                    }
+                    walk(&for_loop.body, into);
+                    walk(&for_loop.else_body, into);
+                }
+                ast::Stmt::WithBlock(with) => walk(&with.body, into),
+                ast::Stmt::Macro(def) => walk(&def.body, into),
+                _ => {}
+            }
+        }
+    }
+    let mut names = HashSet::new();
+    walk(stmts, &mut names);
+    names
 }
 
 /// The names `stmts` assign whichever way they run: a `set`, or an `if`
@@ -340,6 +408,132 @@ impl<'a> Lowerer<'a, '_> {
             end = frame.names_from;
         }
         Some(None)
+    }
+
+    /// `{% macro name(params) %}…{% endmacro %}` at the template's top
+    /// (not in a block): its body becomes a template of the program,
+    /// lowered on its own (its parameters are its first slots; it reads
+    /// the data, its own names and the macros defined before it, or
+    /// itself). Defaults must be constants.
+    fn define_macro(&mut self, def: &ast::Macro<'a>) -> Option<()> {
+        let top = self.frames.len() == 1 && self.frames.first()?.conditional == 0;
+        if !top || self.in_macro {
+            return self.no(|| format!("macro `{}` inside a block or a macro", def.name));
+        }
+        if self.assigned_anywhere.contains(def.name) {
+            return self.no(|| format!("macro `{}` whose name is also assigned", def.name));
+        }
+        let mut params = Vec::with_capacity(def.args.len());
+        for arg in &def.args {
+            match arg {
+                ast::Expr::Var(param) => params.push(param.id),
+                _ => return self.no(|| format!("macro `{}` with unpacked parameters", def.name)),
+            }
+        }
+        let skipped = params.len().checked_sub(def.defaults.len())?;
+        let mut defaults = vec![None; skipped];
+        for default in &def.defaults {
+            let ast::Expr::Const(constant) = default else {
+                return self
+                    .no(|| format!("macro `{}` with a default that is not a constant", def.name));
+            };
+            defaults.push(Some(constant_of(&constant.value)?));
+        }
+        let template = u32::try_from(self.templates.len()).ok()?;
+        self.templates.push(Template {
+            name: def.name.into(),
+            body: Box::new([]),
+            slots: 1,
+        });
+        self.macros.push(MacroDef {
+            name: def.name,
+            template,
+            params: params.clone(),
+            defaults,
+        });
+        // The body on its own: the template's names, loops and slots put
+        // aside, the parameters in slots 1… (0 is the engine's `$`).
+        let count = u32::try_from(params.len()).ok()?;
+        let saved = (
+            std::mem::replace(&mut self.names, params.iter().copied().zip(1..).collect()),
+            std::mem::take(&mut self.loops),
+            std::mem::replace(&mut self.next_slot, 1 + count),
+            std::mem::replace(&mut self.max_slots, 1 + count),
+            std::mem::replace(&mut self.frames, vec![Frame::new(&def.body, 0, false)]),
+            std::mem::take(&mut self.pending),
+            std::mem::take(&mut self.namespaces),
+            std::mem::take(&mut self.maybe_unset),
+        );
+        self.in_macro = true;
+        let body = self.stmts(&def.body);
+        let slots = self.max_slots;
+        self.in_macro = false;
+        (
+            self.names,
+            self.loops,
+            self.next_slot,
+            self.max_slots,
+            self.frames,
+            self.pending,
+            self.namespaces,
+            self.maybe_unset,
+        ) = saved;
+        let lowered = self.templates.get_mut(template as usize)?;
+        lowered.body = body?;
+        lowered.slots = slots;
+        Some(())
+    }
+
+    /// A call of a macro defined before: each parameter's value, in order
+    /// (given by position or by name, else its default).
+    fn call_macro(
+        &self,
+        def: &MacroDef<'a>,
+        args: &[ast::CallArg<'a>],
+        at: machinery::Span,
+    ) -> Option<Expr> {
+        let mut values: Vec<Option<Expr>> = def.params.iter().map(|_| None).collect();
+        for (position, arg) in args.iter().enumerate() {
+            let (slot, value) = match arg {
+                ast::CallArg::Pos(value) => (Some(position), value),
+                ast::CallArg::Kwarg(name, value) => {
+                    (def.params.iter().position(|param| param == name), value)
+                }
+                _ => (None, value_of_splat(arg)),
+            };
+            match slot.and_then(|slot| values.get_mut(slot)) {
+                Some(place @ None) => *place = Some(self.expr(value)?),
+                _ => {
+                    return self
+                        .no(|| format!("a call of macro `{}` with other arguments", def.name))
+                }
+            }
+        }
+        let mut lowered = Vec::with_capacity(values.len());
+        for (value, default) in values.into_iter().zip(&def.defaults) {
+            match (value, default) {
+                (Some(value), _) => lowered.push(value),
+                (None, Some(default)) => lowered.push(Expr::Const(default.clone())),
+                (None, None) => {
+                    return self
+                        .no(|| format!("a call of macro `{}` without all its arguments", def.name))
+                }
+            }
+        }
+        Some(Expr::Call {
+            func: Func::Jinja(JinjaOp::Macro(def.template)),
+            args: lowered.into_boxed_slice(),
+            span: span(at),
+        })
+    }
+
+    /// The macro a call of `name` reaches, if `name` is one (not a name
+    /// the lowering has bound).
+    fn macro_named(&self, name: &str) -> Option<&MacroDef<'a>> {
+        if self.read(name) != Some(None) {
+            return None;
+        }
+        self.macros.iter().rev().find(|def| def.name == name)
     }
 
     /// Whether `expr` names the environment's function `name` (not
@@ -466,6 +660,133 @@ impl<'a> Lowerer<'a, '_> {
         block
     }
 
+    /// `if`/`elif`/`else`.
+    #[inline(never)]
+    fn if_stmt(
+        &mut self,
+        stmt: &ast::Stmt<'a>,
+        cond: &ast::IfCond<'a>,
+        into: &mut Vec<Instr>,
+    ) -> Option<()> {
+        // In a loop's body, a name that every branch assigns is
+        // bound after the `if`: one slot for all its `set`s.
+        let mut every = HashSet::new();
+        let frame = self.frames.last()?;
+        if frame.is_loop {
+            every = always_assigned(std::slice::from_ref(stmt));
+            let bound = &self.names[frame.names_from..];
+            let pending = &self.pending;
+            every.retain(|name| {
+                !bound.iter().any(|(b, _)| b == name)
+                    && !pending.contains_key(name)
+                    && frame.target.is_none_or(|(target, _)| target != *name)
+            });
+        }
+        let mut slots = Vec::with_capacity(every.len());
+        for name in every {
+            let slot = self.slots(1);
+            self.pending.insert(name, slot);
+            slots.push((name, slot));
+        }
+        let instr = Instr::If {
+            cond: self.expr(&cond.expr)?,
+            bind: None,
+            then: self.conditional(&cond.true_body)?,
+            otherwise: self.conditional(&cond.false_body)?,
+        };
+        for (name, slot) in slots {
+            self.pending.remove(name);
+            self.names.push((name, slot));
+        }
+        into.push(instr);
+        Some(())
+    }
+
+    /// `for NAME in list` (with `else`).
+    #[inline(never)]
+    fn for_stmt(&mut self, for_loop: &ast::ForLoop<'a>, into: &mut Vec<Instr>) -> Option<()> {
+        let ast::Expr::Var(target) = &for_loop.target else {
+            return self.no(|| "a `for` that unpacks".into());
+        };
+        if for_loop.recursive {
+            return self.no(|| "a recursive `for`".into());
+        }
+        if for_loop.filter_expr.is_some() {
+            return self.no(|| "a `for … if`".into());
+        }
+        // `for x in list[::-1]`: the list, walked from its end.
+        let reversed = match &for_loop.iter {
+            ast::Expr::Slice(slice)
+                if slice.start.is_none()
+                    && slice.stop.is_none()
+                    && slice.step.as_ref().is_some_and(is_minus_one) =>
+            {
+                Some(&slice.expr)
+            }
+            _ => None,
+        };
+        let value = self.expr(reversed.unwrap_or(&for_loop.iter))?;
+        // The else body runs outside the loop: no `loop`, no target.
+        let otherwise = self.conditional(&for_loop.else_body)?;
+        let (saved_slot, saved_names) = (self.next_slot, self.names.len());
+        let elem = self.slots(1);
+        let pass = self.slots(2);
+        self.names.push((target.id, elem));
+        self.loops.push(pass);
+        self.frames
+            .push(Frame::new(&for_loop.body, self.names.len(), true));
+        if let Some(frame) = self.frames.last_mut() {
+            frame.target = Some((target.id, elem));
+        }
+        let body = self.stmts(&for_loop.body);
+        self.frames.pop();
+        self.loops.pop();
+        self.names.truncate(saved_names);
+        self.next_slot = saved_slot;
+        into.push(Instr::ForList {
+            value,
+            elem,
+            pass,
+            body: body?,
+            otherwise,
+            span: span(for_loop.iter.span()),
+            reverse: reversed.is_some(),
+        });
+        Some(())
+    }
+
+    /// `set NAME = value`, `set ns.attr = value`.
+    #[inline(never)]
+    fn set_stmt(&mut self, set: &ast::Set<'a>, into: &mut Vec<Instr>) -> Option<()> {
+        match &set.target {
+            ast::Expr::Var(target) => {
+                if let ast::Expr::Call(called) = &set.expr {
+                    if self.is_global(&called.expr, "namespace") {
+                        return self.namespace(target.id, &called.args, into);
+                    }
+                }
+                // The value first: `set x = x | lower` reads the data's `x`.
+                let expr = self.expr(&set.expr)?;
+                let slot = self.assign(target.id)?;
+                if self.namespaces.contains_key(&slot) {
+                    return self.no(|| format!("namespace `{}` assigned again", target.id));
+                }
+                into.push(Instr::Set { slot, expr });
+            }
+            // `set ns.attr = value`: the attribute's own slot.
+            ast::Expr::GetAttr(attr) => {
+                let slot = match &attr.expr {
+                    ast::Expr::Var(name) => self.attribute(name.id, attr.name)?,
+                    _ => return self.no(|| "`set` of an attribute of a value".into()),
+                };
+                let expr = self.expr(&set.expr)?;
+                into.push(Instr::Set { slot, expr });
+            }
+            _ => return self.no(|| "`set` of several names".into()),
+        }
+        Some(())
+    }
+
     fn stmt(&mut self, stmt: &ast::Stmt<'a>, into: &mut Vec<Instr>) -> Option<()> {
         match stmt {
             ast::Stmt::Template(template) => {
@@ -481,114 +802,10 @@ impl<'a> Lowerer<'a, '_> {
                 expr: self.expr(&emit.expr)?,
                 span: span(emit.expr.span()),
             }),
-            ast::Stmt::IfCond(cond) => {
-                // In a loop's body, a name that every branch assigns is
-                // bound after the `if`: one slot for all its `set`s.
-                let mut every = HashSet::new();
-                let frame = self.frames.last()?;
-                if frame.is_loop {
-                    every = always_assigned(std::slice::from_ref(stmt));
-                    let bound = &self.names[frame.names_from..];
-                    let pending = &self.pending;
-                    every.retain(|name| {
-                        !bound.iter().any(|(b, _)| b == name)
-                            && !pending.contains_key(name)
-                            && frame.target.is_none_or(|(target, _)| target != *name)
-                    });
-                }
-                let mut slots = Vec::with_capacity(every.len());
-                for name in every {
-                    let slot = self.slots(1);
-                    self.pending.insert(name, slot);
-                    slots.push((name, slot));
-                }
-                let instr = Instr::If {
-                    cond: self.expr(&cond.expr)?,
-                    bind: None,
-                    then: self.conditional(&cond.true_body)?,
-                    otherwise: self.conditional(&cond.false_body)?,
-                };
-                for (name, slot) in slots {
-                    self.pending.remove(name);
-                    self.names.push((name, slot));
-                }
-                into.push(instr);
-            }
-            ast::Stmt::ForLoop(for_loop) => {
-                let ast::Expr::Var(target) = &for_loop.target else {
-                    return self.no(|| "a `for` that unpacks".into());
-                };
-                if for_loop.recursive {
-                    return self.no(|| "a recursive `for`".into());
-                }
-                if for_loop.filter_expr.is_some() {
-                    return self.no(|| "a `for … if`".into());
-                }
-                // `for x in list[::-1]`: the list, walked from its end.
-                let reversed = match &for_loop.iter {
-                    ast::Expr::Slice(slice)
-                        if slice.start.is_none()
-                            && slice.stop.is_none()
-                            && slice.step.as_ref().is_some_and(is_minus_one) =>
-                    {
-                        Some(&slice.expr)
-                    }
-                    _ => None,
-                };
-                let value = self.expr(reversed.unwrap_or(&for_loop.iter))?;
-                // The else body runs outside the loop: no `loop`, no target.
-                let otherwise = self.conditional(&for_loop.else_body)?;
-                let (saved_slot, saved_names) = (self.next_slot, self.names.len());
-                let elem = self.slots(1);
-                let pass = self.slots(2);
-                self.names.push((target.id, elem));
-                self.loops.push(pass);
-                self.frames
-                    .push(Frame::new(&for_loop.body, self.names.len(), true));
-                if let Some(frame) = self.frames.last_mut() {
-                    frame.target = Some((target.id, elem));
-                }
-                let body = self.stmts(&for_loop.body);
-                self.frames.pop();
-                self.loops.pop();
-                self.names.truncate(saved_names);
-                self.next_slot = saved_slot;
-                into.push(Instr::ForList {
-                    value,
-                    elem,
-                    pass,
-                    body: body?,
-                    otherwise,
-                    span: span(for_loop.iter.span()),
-                    reverse: reversed.is_some(),
-                });
-            }
-            ast::Stmt::Set(set) => match &set.target {
-                ast::Expr::Var(target) => {
-                    if let ast::Expr::Call(called) = &set.expr {
-                        if self.is_global(&called.expr, "namespace") {
-                            return self.namespace(target.id, &called.args, into);
-                        }
-                    }
-                    // The value first: `set x = x | lower` reads the data's `x`.
-                    let expr = self.expr(&set.expr)?;
-                    let slot = self.assign(target.id)?;
-                    if self.namespaces.contains_key(&slot) {
-                        return self.no(|| format!("namespace `{}` assigned again", target.id));
-                    }
-                    into.push(Instr::Set { slot, expr });
-                }
-                // `set ns.attr = value`: the attribute's own slot.
-                ast::Expr::GetAttr(attr) => {
-                    let slot = match &attr.expr {
-                        ast::Expr::Var(name) => self.attribute(name.id, attr.name)?,
-                        _ => return self.no(|| "`set` of an attribute of a value".into()),
-                    };
-                    let expr = self.expr(&set.expr)?;
-                    into.push(Instr::Set { slot, expr });
-                }
-                _ => return self.no(|| "`set` of several names".into()),
-            },
+            ast::Stmt::IfCond(cond) => self.if_stmt(stmt, cond, into)?,
+            ast::Stmt::ForLoop(for_loop) => self.for_stmt(for_loop, into)?,
+            ast::Stmt::Set(set) => self.set_stmt(set, into)?,
+            ast::Stmt::Macro(def) => self.define_macro(def)?,
             ast::Stmt::Continue(_) if !self.loops.is_empty() => into.push(Instr::Continue),
             ast::Stmt::Break(_) if !self.loops.is_empty() => into.push(Instr::Break),
             other => return self.no(|| format!("`{}`", statement_name(other))),
@@ -597,8 +814,45 @@ impl<'a> Lowerer<'a, '_> {
     }
 
     fn expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        // Each kind in a function of its own: the lowering recurses
+        // through here as deep as the template nests.
         Some(match expr {
+            ast::Expr::Const(constant) => Expr::Const(constant_of(&constant.value)?),
+            ast::Expr::GetAttr(attr) => self.key(&attr.expr, attr.name, expr.span())?,
+            ast::Expr::Var(_) => self.var_expr(expr)?,
+            ast::Expr::List(_) => self.list_expr(expr)?,
+            ast::Expr::GetItem(_) => self.item_expr(expr)?,
+            ast::Expr::Test(_) => self.test_expr(expr)?,
+            ast::Expr::BinOp(_)
+            | ast::Expr::Compare(_)
+            | ast::Expr::IfExpr(_)
+            | ast::Expr::Slice(_)
+            | ast::Expr::UnaryOp(_) => self.operator(expr)?,
+            ast::Expr::Call(_) => self.call_expr(expr)?,
+            ast::Expr::Filter(_) => self.filter_expr(expr)?,
+            other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// A name: a binding of the lowering, a macro, or the data's.
+    #[inline(never)]
+    fn var_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        Some(match expr {
+            ast::Expr::Var(var)
+                if self.in_macro
+                    && self.read(var.id) == Some(None)
+                    && (self.assigned_anywhere.contains(var.id)
+                        || ["varargs", "kwargs", "caller"].contains(&var.id)) =>
+            {
+                return self.no(|| format!("a macro that reads `{}` from outside", var.id))
+            }
+            ast::Expr::Var(var) if self.macro_named(var.id).is_some() => {
+                return self.no(|| format!("macro `{}` used as a value", var.id))
+            }
             ast::Expr::Var(var) => match self.read_or_refuse(var.id)? {
+                Some(slot) if self.in_macro && self.maybe_unset.contains(&slot) => {
+                    return self.no(|| format!("a macro's `set {}` inside an `if`", var.id))
+                }
                 Some(slot) if self.maybe_unset.contains(&slot) => call(
                     Func::Jinja(JinjaOp::SetOr),
                     [Expr::Var(slot), path(Expr::Root, var.id, expr.span())],
@@ -614,8 +868,40 @@ impl<'a> Lowerer<'a, '_> {
                 }
                 None => path(Expr::Root, var.id, expr.span()),
             },
-            ast::Expr::Const(constant) => Expr::Const(constant_of(&constant.value)?),
-            ast::Expr::GetAttr(attr) => self.key(&attr.expr, attr.name, expr.span())?,
+            other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// A list literal.
+    #[inline(never)]
+    fn list_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        Some(match expr {
+            // A list of constants: read in place.
+            ast::Expr::List(list) => {
+                let mut items = Vec::with_capacity(list.items.len());
+                for item in &list.items {
+                    let json = match item {
+                        ast::Expr::Const(constant) => match constant_of(&constant.value) {
+                            Some(Const::Null) => serde_json::Value::Null,
+                            Some(Const::Bool(b)) => serde_json::Value::Bool(b),
+                            Some(Const::Int(i)) => serde_json::Value::from(i),
+                            Some(Const::Str(s)) => serde_json::Value::String(s.into()),
+                            _ => None?,
+                        },
+                        _ => return self.no(|| "a list literal of other than constants".into()),
+                    };
+                    items.push(json);
+                }
+                Expr::Const(Const::List(items.into_boxed_slice()))
+            }
+            other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// `base[key]`.
+    #[inline(never)]
+    fn item_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        Some(match expr {
             ast::Expr::GetItem(item) => {
                 let computed = || {
                     Some(call(
@@ -638,6 +924,14 @@ impl<'a> Lowerer<'a, '_> {
                     _ => return self.no(|| "an index that is not an integer".into()),
                 }
             }
+            other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// `value is TEST`.
+    #[inline(never)]
+    fn test_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        Some(match expr {
             ast::Expr::Test(test) => {
                 if !test.args.is_empty() {
                     return self.no(|| format!("test `{}` with arguments", test.name));
@@ -664,6 +958,14 @@ impl<'a> Lowerer<'a, '_> {
                     },
                 }
             }
+            other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// Operators: `a if c else b`, slices, unary and binary operators, comparisons.
+    #[inline(never)]
+    fn operator(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        Some(match expr {
             ast::Expr::IfExpr(cond) => call(
                 Func::Jinja(JinjaOp::Cond),
                 [
@@ -676,51 +978,6 @@ impl<'a> Lowerer<'a, '_> {
                 ],
                 expr.span(),
             ),
-            // A chat template's error branch: minijinja raises it.
-            ast::Expr::Call(called)
-                if matches!(&called.expr, ast::Expr::Var(name) if name.id == "raise_exception"
-                    && self.read(name.id) == Some(None)) =>
-            {
-                call(Func::Jinja(JinjaOp::Raise), [], expr.span())
-            }
-            ast::Expr::Call(called) if self.is_global(&called.expr, "strftime_now") => {
-                let [ast::CallArg::Pos(format)] = called.args.as_slice() else {
-                    return self.no(|| "`strftime_now` with other arguments".into());
-                };
-                call(
-                    Func::Jinja(JinjaOp::Strftime),
-                    [self.expr(format)?],
-                    expr.span(),
-                )
-            }
-            // `value.method(…)`: Python's methods.
-            ast::Expr::Call(called) if matches!(&called.expr, ast::Expr::GetAttr(_)) => {
-                let ast::Expr::GetAttr(attr) = &called.expr else {
-                    return None;
-                };
-                let Some(method) = Method::named(attr.name) else {
-                    return self.no(|| format!("method `.{}()`", attr.name));
-                };
-                let (min, max) = method.arity();
-                let mut args = vec![self.expr(&attr.expr)?];
-                for arg in &called.args {
-                    match arg {
-                        ast::CallArg::Pos(value) => args.push(self.expr(value)?),
-                        _ => {
-                            return self
-                                .no(|| format!("method `.{}()` with named arguments", attr.name))
-                        }
-                    }
-                }
-                if !(min..=max).contains(&(args.len() - 1)) {
-                    return self.no(|| format!("method `.{}()` with other arguments", attr.name));
-                }
-                Expr::Call {
-                    func: Func::Jinja(JinjaOp::Method(method)),
-                    args: args.into_boxed_slice(),
-                    span: span(expr.span()),
-                }
-            }
             ast::Expr::Slice(slice) if slice.step.is_none() => {
                 let bound = |bound: &Option<ast::Expr<'a>>| match bound {
                     Some(bound) => self.expr(bound),
@@ -805,6 +1062,77 @@ impl<'a> Lowerer<'a, '_> {
                     expr.span(),
                 )
             }
+            other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// Calls: `raise_exception`, macros, `strftime_now`, methods.
+    #[inline(never)]
+    fn call_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        Some(match expr {
+            // A chat template's error branch: minijinja raises it.
+            ast::Expr::Call(called)
+                if matches!(&called.expr, ast::Expr::Var(name) if name.id == "raise_exception"
+                    && self.read(name.id) == Some(None)) =>
+            {
+                call(Func::Jinja(JinjaOp::Raise), [], expr.span())
+            }
+            ast::Expr::Call(called)
+                if matches!(&called.expr, ast::Expr::Var(name)
+                    if self.macro_named(name.id).is_some()) =>
+            {
+                let ast::Expr::Var(name) = &called.expr else {
+                    return None;
+                };
+                let def = self.macro_named(name.id)?;
+                self.call_macro(def, &called.args, expr.span())?
+            }
+            ast::Expr::Call(called) if self.is_global(&called.expr, "strftime_now") => {
+                let [ast::CallArg::Pos(format)] = called.args.as_slice() else {
+                    return self.no(|| "`strftime_now` with other arguments".into());
+                };
+                call(
+                    Func::Jinja(JinjaOp::Strftime),
+                    [self.expr(format)?],
+                    expr.span(),
+                )
+            }
+            // `value.method(…)`: Python's methods.
+            ast::Expr::Call(called) if matches!(&called.expr, ast::Expr::GetAttr(_)) => {
+                let ast::Expr::GetAttr(attr) = &called.expr else {
+                    return None;
+                };
+                let Some(method) = Method::named(attr.name) else {
+                    return self.no(|| format!("method `.{}()`", attr.name));
+                };
+                let (min, max) = method.arity();
+                let mut args = vec![self.expr(&attr.expr)?];
+                for arg in &called.args {
+                    match arg {
+                        ast::CallArg::Pos(value) => args.push(self.expr(value)?),
+                        _ => {
+                            return self
+                                .no(|| format!("method `.{}()` with named arguments", attr.name))
+                        }
+                    }
+                }
+                if !(min..=max).contains(&(args.len() - 1)) {
+                    return self.no(|| format!("method `.{}()` with other arguments", attr.name));
+                }
+                Expr::Call {
+                    func: Func::Jinja(JinjaOp::Method(method)),
+                    args: args.into_boxed_slice(),
+                    span: span(expr.span()),
+                }
+            }
+            other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// `value | filter(…)`.
+    #[inline(never)]
+    fn filter_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        Some(match expr {
             ast::Expr::Filter(filter) => {
                 let input = self.expr(filter.expr.as_ref()?)?;
                 let func = match filter.name {
@@ -1153,6 +1481,13 @@ mod tests {
             "{% for d in docs[::-1] %}{{ loop.index0 }}{{ d.title }}{% if loop.first %}!{% endif %}{% endfor %}{% for i in ids[::-1] %}{{ i }}{% endfor %}",
             // A loop's name every branch of an `if` assigns.
             "{% for d in docs %}{% if d.pinned %}{% set x = d.title %}{% elif d.year > 2015 %}{% if d.tags %}{% set x = 'tags' %}{% else %}{% set x = 'none' %}{% set y = 1 %}{% endif %}{% else %}{% set x = 'old' %}{% endif %}{{ x }};{% endfor %}",
+            // Macros.
+            "{% macro m() %}x{% endmacro %}{{ m() }}",
+            "{% macro item(d, mark='*', upper=false) %}{{ mark }} {{ d.title | upper if upper else d.title }}{% for t in d.tags %}[{{ t }}]{% endfor %}\n{% endmacro %}{% for d in docs %}{{ item(d) }}{{ item(d, upper=true, mark='-') | trim }}{% endfor %}{% set x = item(docs[0], '+') %}{{ x | length }}",
+            "{% macro fact(n) %}{% if n > 1 %}{{ n }}*{{ fact(n - 1) }}{% else %}1{% endif %}{% endmacro %}{{ fact(5) }}",
+            "{% macro a(x) %}<{{ x }}>{% endmacro %}{% macro b(y) %}{{ a(y ~ '!') }}{{ a(user.name) }}{% endmacro %}{{ b('hi') }}",
+            // Lists of constants.
+            "{% set keep = ['One', 'x'] %}{% for d in docs %}{% if d.title in keep %}{{ d.title }}{% endif %}{% endfor %}{{ keep | length }}{{ [] | length }}{% for k in ['a', 'b'] %}{{ k }}{{ loop.index }}{% endfor %}{{ 3 in [1, 3] }}{{ ['a', 3, true, none] | length }}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
@@ -1194,6 +1529,9 @@ mod tests {
             "{{ word[0] }}",
             "{{ user[1] }}",
             "{{ docs['x'] }}",
+            "{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}",
+            "{% macro m(d) %}{{ d }}{% endmacro %}{{ m(docs) }}",
+            "{{ [1, 'a'] }}",
             "{{ word.split('') }}",
             "{{ word.replace('', 'x') }}",
             "{{ word.startswith(3) }}",
@@ -1243,7 +1581,6 @@ mod tests {
         // Not lowered at all: the same result too.
         for body in [
             "{% for i in range(3) %}{{ i }}{% endfor %}",
-            "{% macro m() %}x{% endmacro %}{{ m() }}",
             "{{ loop }}",
             "{% for d in docs %}{{ loop.cycle('a', 'b') }}{% endfor %}",
             "{% for d in docs if d.pinned %}{{ d.title }}{% endfor %}",
@@ -1258,6 +1595,17 @@ mod tests {
             "{% for d in docs %}{% if d.pinned %}{{ x }}{% set x = 1 %}{% else %}{% set x = 2 %}{% endif %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% elif d.year %}{% set x = 2 %}{% endif %}{{ x }}{% endfor %}",
             "{{ user.age / 2 }}",
+            "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{{ m() }}",
+            "{% for d in docs %}{% macro m() %}{% endmacro %}{% endfor %}",
+            "{% macro m(a) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",
+            "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(b=1) }}",
+            "{% macro m(a) %}{{ a }}{% endmacro %}{{ m() }}",
+            "{% macro m(a, b=user) %}{{ a }}{% endmacro %}{{ m(1) }}",
+            "{% macro m() %}{% endmacro %}{{ m }}",
+            "{{ m() }}{% macro m() %}x{% endmacro %}",
+            "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}x{% endcall %}",
+            "{{ [user.name] }}",
+            "{{ [1.5] }}",
             "{{ word.title() }}",
             "{{ word.split(' ', 1) }}",
             "{{ word.strip(chars='x') }}",
@@ -1875,7 +2223,13 @@ mod tests {
         let item = |name: &str, n: i64| json!({"a": name, "n": n, "flag": n % 2 == 0, "items": [name, "z"]});
         let data = json!({"name": "Ada", "n": 5, "flag": true, "s": "data's s", "t": 0,
                           "items": [item("p", 1), item("q", 2), item("r", 3)]});
-        let (mut direct, cases) = (0, std::env::var("TELEPROMPT_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000));
+        let (mut direct, cases) = (
+            0,
+            std::env::var("TELEPROMPT_CASES")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(2000),
+        );
         for _ in 0..cases {
             let mut body = String::from("{% set ns = namespace(c=0, t='') %}");
             prompt_like(&mut rng, 0, None, &mut body);

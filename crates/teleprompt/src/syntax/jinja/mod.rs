@@ -346,10 +346,6 @@ impl JinjaTemplate {
             Some(_) if !untranslated => Err("`{% generation %}` blocks".into()),
             Some(_) if files.is_some() => Err("other files (include, import, extends)".into()),
             Some(_) if !found.errors.is_empty() => Err("errors found at load".into()),
-            Some(_) if walks => Err(
-                "loops that may run longer than the data (macros, `range`, lists it builds…)"
-                    .into(),
-            ),
             Some(flavor) => match source.is_unchanged() {
                 true => lower::lower(&parsed, (body, &compiled), limits, &functions, flavor),
                 false => machinery::parse(body, TEMPLATE_NAME, syntax.clone())
@@ -357,7 +353,7 @@ impl JinjaTemplate {
                     .and_then(|ast| lower::lower(&ast, (body, body), limits, &functions, flavor)),
             },
         }
-        .map(lower::Direct::new);
+        .map(|program| lower::Direct::new(program, walks));
         drop(parsed);
         sources.insert(TEMPLATE_NAME.to_string(), compiled);
         let sources = Arc::new(sources);
