@@ -84,9 +84,15 @@ fuzz_target!(|bytes: &[u8]| {
     if let Some(both) =
         teleprompt::fuzzing::jinja_both(body, data, (strictness, chat), jinja, limits)
     {
-        assert_eq!(
-            both.direct, both.minijinja,
-            "the direct path and minijinja differ"
-        );
+        // The two count `max_steps` in their own units (the engine loop
+        // passes and calls, minijinja instructions): a render that runs
+        // out on minijinja alone may end on the direct path.
+        let out_of_steps = matches!(&both.minijinja, Err(message) if message.contains("max_steps"));
+        if !(out_of_steps && both.direct.is_ok()) {
+            assert_eq!(
+                both.direct, both.minijinja,
+                "the direct path and minijinja differ"
+            );
+        }
     }
 });

@@ -198,6 +198,9 @@ impl<'a> Renderer<'a> {
             if let Some(found) = found {
                 return Ok(Value::from_view(found));
             }
+            if self.missing_ok(test) {
+                return Ok(Value::Missing);
+            }
             if self.is_message(view) {
                 return Err(not_jinja(span, "read", value));
             }
@@ -242,6 +245,8 @@ impl<'a> Renderer<'a> {
                     Err(no_entry(span, name, suggestion, path))
                 }
             },
+            // Jinja2 fails on a key of a missing value: minijinja's to say.
+            Value::Missing if self.program.flavor.is_jinja() => Err(not_jinja(span, "read", value)),
             Value::Missing => Ok(Value::Missing),
             Value::Json(json) => self.field_json(json, key, i, path, span, test),
             Value::Null => {

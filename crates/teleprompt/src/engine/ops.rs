@@ -51,6 +51,12 @@ impl<'a> Renderer<'a> {
             let first = self.arg(args, 0, span, dot)?;
             for expr in args.get(1..).unwrap_or(&[]) {
                 let other = self.eval(expr, dot, false)?;
+                if self.program.flavor.is_jinja() && kind(&first) != kind(&other) {
+                    if !jinja_unequal(&first, &other, span)? {
+                        return Ok(Value::Bool(true));
+                    }
+                    continue;
+                }
                 // Two strings are compared up to the shorter one's end.
                 let read = text_bytes(std::slice::from_ref(&first))
                     .min(text_bytes(std::slice::from_ref(&other)));
@@ -63,6 +69,9 @@ impl<'a> Renderer<'a> {
         }
         let a = self.arg(args, 0, span, dot)?;
         let b = self.arg(args, 1, span, dot)?;
+        if func == Func::Ne && self.program.flavor.is_jinja() && kind(&a) != kind(&b) {
+            return jinja_unequal(&a, &b, span).map(Value::Bool);
+        }
         let read = text_bytes(std::slice::from_ref(&a)).min(text_bytes(std::slice::from_ref(&b)));
         self.tick_work(0, read, span)?;
         let result = match func {
@@ -624,6 +633,22 @@ fn is_kind(test: IsKind, value: &Value<'_>, span: Span) -> Result<bool> {
         IsKind::True => matches!(value, Value::Bool(true)),
         IsKind::False => matches!(value, Value::Bool(false)),
     })
+}
+
+/// Python's `!=` of values of two kinds: true, but between numbers
+/// (`1 == True`, `1 == 1.0`: minijinja's to compare) and for a missing
+/// value (minijinja's).
+fn jinja_unequal(a: &Value<'_>, b: &Value<'_>, span: Span) -> Result<bool> {
+    let numeric = |value: &Value<'_>| matches!(kind(value), Kind::Int | Kind::Float | Kind::Bool);
+    for value in [a, b] {
+        if matches!(value, Value::Missing) {
+            return Err(not_jinja(span, "compare", value));
+        }
+    }
+    if numeric(a) && numeric(b) {
+        return Err(not_jinja(span, "compare", b));
+    }
+    Ok(true)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

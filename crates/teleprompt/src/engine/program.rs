@@ -52,6 +52,20 @@ pub(crate) struct Program {
     pub python: Option<super::flavor::jinja::Python>,
 }
 
+impl Program {
+    /// A program lowered from Jinja for a render that is not strict:
+    /// there a missing value an `if` tests is false, as on minijinja
+    /// (semi-strict, lenient; a chat template's lenient `Undefined`). Any
+    /// other missing value it leaves to minijinja still, as in a strict
+    /// render.
+    pub(crate) fn missing_in_tests(mut self, strictness: Strictness) -> Program {
+        if strictness != Strictness::Strict {
+            self.strictness = Strictness::Semi;
+        }
+        self
+    }
+}
+
 /// A host function the program calls, with its name as templates write it.
 pub(crate) struct Host {
     pub name: Box<str>,

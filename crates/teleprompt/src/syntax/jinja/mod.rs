@@ -347,10 +347,12 @@ impl JinjaTemplate {
             Some(_) if files.is_some() => Err("other files (include, import, extends)".into()),
             Some(_) if !found.errors.is_empty() => Err("errors found at load".into()),
             Some(flavor) => match source.is_unchanged() {
-                true => lower::lower(&parsed, (body, &compiled), limits, &functions, flavor),
+                true => lower::lower(&parsed, (body, &compiled), limits, &functions, flavor)
+                    .map(|program| program.missing_in_tests(options.strictness)),
                 false => machinery::parse(body, TEMPLATE_NAME, syntax.clone())
                     .map_err(|error| error.to_string())
-                    .and_then(|ast| lower::lower(&ast, (body, body), limits, &functions, flavor)),
+                    .and_then(|ast| lower::lower(&ast, (body, body), limits, &functions, flavor))
+                    .map(|program| program.missing_in_tests(options.strictness)),
             },
         }
         .map(|program| lower::Direct::new(program, walks));
@@ -662,6 +664,8 @@ pub(crate) struct Both {
     pub(crate) rendered_directly: bool,
     /// Why the template is not lowered, if it is not.
     pub(crate) not_lowered: Option<String>,
+    /// Why the direct path gave the render up, if it did.
+    pub(crate) declined: Option<String>,
 }
 
 /// Renders `body` (plain Jinja, or a chat template with `chat`) over
@@ -701,10 +705,17 @@ pub(crate) fn both(
         .direct
         .as_ref()
         .is_ok_and(lower::Direct::has_rendered);
+    let declined = match &template.direct {
+        Ok(direct) if !rendered => {
+            direct.why_declined(data, &mut RenderScope::at_epoch(template.limits))
+        }
+        _ => None,
+    };
     Some(Both {
         direct: with_direct,
         minijinja: on_minijinja,
         rendered_directly: rendered,
+        declined,
         not_lowered: template.direct.as_ref().err().cloned(),
     })
 }
