@@ -121,6 +121,13 @@ impl<'a> Renderer<'a> {
             JinjaOp::Item => self.item(args, span, dot),
             JinjaOp::Macro(template) => self.call_macro(template, args, span, dot),
             JinjaOp::Strftime => self.strftime(op, args, span, dot),
+            JinjaOp::String => match self.arg(args, 0, span, dot)? {
+                text @ (Value::Str(_) | Value::String(_)) => Ok(text),
+                Value::Int(i) => self.built(Func::Jinja(op), i.to_string(), span),
+                Value::Bool(b) => Ok(Value::Str(if b { "True" } else { "False" })),
+                Value::Null => Ok(Value::Str("None")),
+                other => Err(not_jinja(span, "write", &other)),
+            },
             JinjaOp::Method(method) => self.method(method, args, span, dot),
             JinjaOp::Is(test) => {
                 let value = self.arg(args, 0, span, dot)?;

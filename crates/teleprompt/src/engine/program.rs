@@ -265,6 +265,11 @@ pub(crate) enum Instr {
         span: Span,
         /// `for x in list[::-1]`: the items from the last.
         reverse: bool,
+        /// `for key, value in map.items()`: the value is a map of the
+        /// data (not merged, not a chat template's message), walked in its
+        /// order (true: `| dictsort`, by key whatever its case), each key
+        /// in this slot and its value in `elem`.
+        key: Option<(u32, bool)>,
     },
     /// Leaves the innermost loop.
     Break,
@@ -494,6 +499,9 @@ pub(crate) enum JinjaOp {
     Macro(u32),
     /// `strftime_now(format)` ([`Program::python`]).
     Strftime,
+    /// `value | string`: Python's `str()` of a string, an integer, a
+    /// boolean or `none`.
+    String,
     /// `base[key]` with a computed key: an item of a list (from the end
     /// where negative) or a key of a map; anything missing is minijinja's.
     Item,
@@ -680,6 +688,7 @@ impl Func {
                     JinjaOp::ToJson => "tojson",
                     JinjaOp::Item => "[]",
                     JinjaOp::Strftime => "strftime_now",
+                    JinjaOp::String => "string",
                     JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",
                 },
@@ -707,9 +716,9 @@ impl Func {
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),
-            Func::Jinja(JinjaOp::Arith(Arith::Neg) | JinjaOp::Is(_) | JinjaOp::Strftime) => {
-                (1, Some(1))
-            }
+            Func::Jinja(
+                JinjaOp::Arith(Arith::Neg) | JinjaOp::Is(_) | JinjaOp::Strftime | JinjaOp::String,
+            ) => (1, Some(1)),
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
             Func::Jinja(JinjaOp::Macro(_)) => (0, None),

@@ -343,8 +343,14 @@ impl<'a> Renderer<'a> {
                 otherwise,
                 span,
                 reverse,
+                key,
             } => {
-                let (slots, blocks) = ((*elem, *pass), (body, otherwise));
+                let blocks = (body, otherwise);
+                if let Some((key, sorted)) = key {
+                    let slots = (*key, *elem, *pass);
+                    return self.exec_for_items(value, slots, blocks, (*span, *sorted), dot);
+                }
+                let slots = (*elem, *pass);
                 return self.exec_for_list(value, slots, blocks, (*span, *reverse), dot);
             }
             Instr::Break => return Ok(Flow::Break),
@@ -524,6 +530,59 @@ impl<'a> Renderer<'a> {
                 None => Value::from_json(&borrowed[at]),
             };
             if self.iterate(span, (None, Value::Null), Some(elem), item, body)? {
+                break;
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// A Jinja `for key, value in map.items()` ([`Instr::ForList`] with a
+    /// key slot): over a map of the data, in its order.
+    #[inline(never)]
+    fn exec_for_items(
+        &mut self,
+        value: &'a Expr,
+        (key, elem, pass): (u32, u32, u32),
+        (body, otherwise): (&'a Block, &'a Block),
+        (span, sorted): (Span, bool),
+        dot: &Value<'a>,
+    ) -> Result<Flow> {
+        let map = match self.eval(value, dot, false)? {
+            Value::Object(view) if !view.is_merged() && !self.is_message(&view) => view.value(),
+            other => return Err(not_jinja(span, "iterate the items of", &other)),
+        };
+        let Some(entries) = map.as_object().filter(|entries| !entries.is_empty()) else {
+            return self.exec_block(otherwise, dot);
+        };
+        let len = entries.len();
+        self.tick_work(len, 0, span)?;
+        let mut entries: Vec<(&'a String, &'a serde_json::Value)> = entries.iter().collect();
+        if sorted {
+            // By key, ignoring case: keys that differ in case alone, or
+            // that are not ASCII, sort as minijinja says.
+            let folded = |key: &str| key.to_ascii_lowercase();
+            if entries.iter().any(|(key, _)| !key.is_ascii()) {
+                return Err(not_jinja(span, "sort", &Value::Str("keys")));
+            }
+            entries.sort_by_cached_key(|(key, _)| folded(key));
+            if entries
+                .windows(2)
+                .any(|pair| folded(pair[0].0) == folded(pair[1].0))
+            {
+                return Err(not_jinja(span, "sort", &Value::Str("keys")));
+            }
+        }
+        self.set(pass + 1, Value::Int(i64::try_from(len).unwrap_or(i64::MAX)));
+        for (i, (name, item)) in entries.into_iter().enumerate() {
+            self.set(pass, Value::Int(i as i64));
+            self.set(key, Value::Str(name));
+            if self.iterate(
+                span,
+                (None, Value::Null),
+                Some(elem),
+                Value::from_json(item),
+                body,
+            )? {
                 break;
             }
         }

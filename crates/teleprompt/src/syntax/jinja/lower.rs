@@ -118,12 +118,25 @@ pub(super) fn lower(
         maybe_unset: HashSet::new(),
         namespaces: HashMap::new(),
         pending: HashMap::new(),
-        macros: Vec::new(),
+        macros: macro_defs(template),
+        defined: 0,
+        current_macro: None,
+        calls: Default::default(),
         templates: Vec::new(),
         assigned_anywhere: assigned_anywhere(std::slice::from_ref(template)),
         in_macro: false,
+        gone: HashSet::new(),
         refused: Default::default(),
     };
+    lowerer.templates = lowerer
+        .macros
+        .iter()
+        .map(|def| Template {
+            name: def.as_ref().map_or("", |def| def.name).into(),
+            body: Box::new([]),
+            slots: 1,
+        })
+        .collect();
     let Some(body) = lowerer.stmts(std::slice::from_ref(template)) else {
         let why = lowerer.refused.take();
         return Err(why.unwrap_or_else(|| "a construct it does not lower".into()));
@@ -260,14 +273,26 @@ struct Lowerer<'a, 'g> {
     /// The template's slots a `set` inside an `if` assigns: they may hold
     /// no value (see [`JinjaOp::SetOr`]).
     maybe_unset: HashSet<u32>,
-    /// The macros defined so far (a call reaches the last of a name).
-    macros: Vec<MacroDef<'a>>,
+    /// The template's macros (those at its top), in order, read before
+    /// the lowering (or why one cannot be): a macro's body may call one
+    /// defined after it.
+    macros: Vec<Result<MacroDef<'a>, String>>,
+    /// How many of them the lowering has passed (defined, for a call from
+    /// the template's top).
+    defined: usize,
+    /// The macro whose body is being lowered.
+    current_macro: Option<usize>,
+    /// The macros each macro's body calls.
+    calls: std::cell::RefCell<HashMap<usize, HashSet<usize>>>,
     /// Their bodies, by [`MacroDef::template`].
     templates: Vec<Template>,
     /// Every name the template assigns anywhere (`set`, `for`): a macro's
     /// body that reads one is not lowered (minijinja's closure and
     /// Jinja2's context could give it different values).
     assigned_anywhere: HashSet<&'a str>,
+    /// Namespaces made in a block that may not have run, read nowhere
+    /// after it.
+    gone: HashSet<&'a str>,
     /// Whether a macro's body is being lowered.
     in_macro: bool,
     /// Why the template is not lowered: the first construct refused.
@@ -316,6 +341,56 @@ impl<'a> Frame<'a> {
             target: None,
         }
     }
+}
+
+/// The macros at the top of `template`, in order: each with its body's
+/// template index, parameters and constant defaults, or why it is not
+/// lowered (a name defined twice, unpacked parameters, a default that is
+/// not a constant).
+fn macro_defs<'a>(template: &ast::Stmt<'a>) -> Vec<Result<MacroDef<'a>, String>> {
+    let ast::Stmt::Template(template) = template else {
+        return Vec::new();
+    };
+    let defs: Vec<&ast::Macro<'a>> = template
+        .children
+        .iter()
+        .filter_map(|stmt| match stmt {
+            ast::Stmt::Macro(def) => Some(&**def),
+            _ => None,
+        })
+        .collect();
+    let read = |(index, def): (usize, &&ast::Macro<'a>)| -> Result<MacroDef<'a>, String> {
+        let name = def.name;
+        if defs.iter().filter(|other| other.name == name).count() > 1 {
+            return Err(format!("macro `{name}` defined twice"));
+        }
+        let mut params = Vec::with_capacity(def.args.len());
+        for arg in &def.args {
+            match arg {
+                ast::Expr::Var(param) => params.push(param.id),
+                _ => return Err(format!("macro `{name}` with unpacked parameters")),
+            }
+        }
+        let not_constant = || format!("macro `{name}` with a default that is not a constant");
+        let skipped = params
+            .len()
+            .checked_sub(def.defaults.len())
+            .ok_or_else(not_constant)?;
+        let mut defaults = vec![None; skipped];
+        for default in &def.defaults {
+            let ast::Expr::Const(constant) = default else {
+                return Err(not_constant());
+            };
+            defaults.push(Some(constant_of(&constant.value).ok_or_else(not_constant)?));
+        }
+        Ok(MacroDef {
+            name,
+            template: u32::try_from(index).map_err(|_| not_constant())?,
+            params,
+            defaults,
+        })
+    };
+    defs.iter().enumerate().map(read).collect()
 }
 
 /// Every name `stmts` assign, at any depth: `set` targets and loop
@@ -439,6 +514,9 @@ impl<'a> Lowerer<'a, '_> {
             }
             end = frame.names_from;
         }
+        if self.gone.contains(name) {
+            return None;
+        }
         Some(None)
     }
 
@@ -455,34 +533,19 @@ impl<'a> Lowerer<'a, '_> {
         if self.assigned_anywhere.contains(def.name) {
             return self.no(|| format!("macro `{}` whose name is also assigned", def.name));
         }
-        let mut params = Vec::with_capacity(def.args.len());
-        for arg in &def.args {
-            match arg {
-                ast::Expr::Var(param) => params.push(param.id),
-                _ => return self.no(|| format!("macro `{}` with unpacked parameters", def.name)),
-            }
-        }
-        let skipped = params.len().checked_sub(def.defaults.len())?;
-        let mut defaults = vec![None; skipped];
-        for default in &def.defaults {
-            let ast::Expr::Const(constant) = default else {
-                return self
-                    .no(|| format!("macro `{}` with a default that is not a constant", def.name));
+        // The macros were read before (`macro_defs`), in this order.
+        let index = self.defined;
+        let Some(Ok(found)) = self.macros.get(index) else {
+            let why = match self.macros.get(index) {
+                Some(Err(why)) => why.clone(),
+                _ => format!("macro `{}`", def.name),
             };
-            defaults.push(Some(constant_of(&constant.value)?));
+            return self.no(|| why);
+        };
+        if found.name != def.name {
+            return None;
         }
-        let template = u32::try_from(self.templates.len()).ok()?;
-        self.templates.push(Template {
-            name: def.name.into(),
-            body: Box::new([]),
-            slots: 1,
-        });
-        self.macros.push(MacroDef {
-            name: def.name,
-            template,
-            params: params.clone(),
-            defaults,
-        });
+        let (template, params) = (found.template, found.params.clone());
         // The body on its own: the template's names, loops and slots put
         // aside, the parameters in slots 1… (0 is the engine's `$`).
         let count = u32::try_from(params.len()).ok()?;
@@ -495,11 +558,15 @@ impl<'a> Lowerer<'a, '_> {
             std::mem::take(&mut self.pending),
             std::mem::take(&mut self.namespaces),
             std::mem::take(&mut self.maybe_unset),
+            std::mem::take(&mut self.gone),
         );
         self.in_macro = true;
+        self.current_macro = Some(index);
         let body = self.stmts(&def.body);
         let slots = self.max_slots;
         self.in_macro = false;
+        self.current_macro = None;
+        self.defined += 1;
         (
             self.names,
             self.loops,
@@ -509,6 +576,7 @@ impl<'a> Lowerer<'a, '_> {
             self.pending,
             self.namespaces,
             self.maybe_unset,
+            self.gone,
         ) = saved;
         let lowered = self.templates.get_mut(template as usize)?;
         lowered.body = body?;
@@ -560,12 +628,53 @@ impl<'a> Lowerer<'a, '_> {
     }
 
     /// The macro a call of `name` reaches, if `name` is one (not a name
-    /// the lowering has bound).
-    fn macro_named(&self, name: &str) -> Option<&MacroDef<'a>> {
+    /// the lowering has bound): in a macro's body any of the template's
+    /// (they are all defined before the template calls a macro, or the
+    /// call is refused), elsewhere one defined before.
+    fn macro_named(&self, name: &str) -> Option<usize> {
         if self.read(name) != Some(None) {
             return None;
         }
-        self.macros.iter().rev().find(|def| def.name == name)
+        let reach = if self.in_macro {
+            self.macros.len()
+        } else {
+            self.defined
+        };
+        self.macros[..reach]
+            .iter()
+            .rposition(|def| def.as_ref().is_ok_and(|def| def.name == name))
+    }
+
+    /// A call of macro `index` from here: in a macro's body, noted among
+    /// its calls; elsewhere only when every macro it may call, at any
+    /// depth, is defined already (else Jinja fails where the engine would
+    /// not).
+    fn reach_macro(&self, index: usize) -> Option<&MacroDef<'a>> {
+        if let Some(current) = self.current_macro {
+            self.calls
+                .borrow_mut()
+                .entry(current)
+                .or_default()
+                .insert(index);
+        } else {
+            let calls = self.calls.borrow();
+            let mut seen = HashSet::from([index]);
+            let mut next = vec![index];
+            while let Some(at) = next.pop() {
+                if at >= self.defined {
+                    let name = self.macros.get(at)?.as_ref().ok()?.name;
+                    return self.no(|| {
+                        format!("a call of a macro that calls `{name}` before it is defined")
+                    });
+                }
+                for &callee in calls.get(&at).into_iter().flatten() {
+                    if seen.insert(callee) {
+                        next.push(callee);
+                    }
+                }
+            }
+        }
+        self.macros.get(index)?.as_ref().ok()
     }
 
     /// Whether `expr` names the environment's function `name` (not
@@ -596,8 +705,8 @@ impl<'a> Lowerer<'a, '_> {
         let fresh = !self.names[bound_here..]
             .iter()
             .any(|(bound, _)| *bound == name);
-        if !fresh || self.frames.last()?.conditional > 0 {
-            return self.no(|| format!("namespace `{name}` assigned again or inside an `if`"));
+        if !fresh {
+            return self.no(|| format!("namespace `{name}` assigned again"));
         }
         let handle = self.assign(name)?;
         let first = self.slots(u32::try_from(values.len()).ok()?);
@@ -629,7 +738,7 @@ impl<'a> Lowerer<'a, '_> {
     fn read_or_refuse(&self, name: &str) -> Option<Option<u32>> {
         match self.read(name) {
             Some(found) => Some(found),
-            None => self.no(|| format!("`{name}` read in a loop before the loop's `set`")),
+            None => self.no(|| format!("`{name}` read where it may not be assigned")),
         }
     }
 
@@ -680,7 +789,9 @@ impl<'a> Lowerer<'a, '_> {
     }
 
     /// A block that may or may not run: an `if`'s, a `for`'s `else`.
-    /// In a loop's body, the names it first assigns are unbound after it.
+    /// In a loop's body, the names it first assigns are unbound after it;
+    /// elsewhere the namespaces it makes are (read after it, they are
+    /// refused: the block may not have run).
     fn conditional(&mut self, stmts: &[ast::Stmt<'a>]) -> Option<Block> {
         let (in_loop, names) = (self.frames.last()?.is_loop, self.names.len());
         self.frames.last_mut()?.conditional += 1;
@@ -688,6 +799,16 @@ impl<'a> Lowerer<'a, '_> {
         self.frames.last_mut()?.conditional -= 1;
         if in_loop {
             self.names.truncate(names);
+        } else {
+            let made = self.names.split_off(names);
+            for (name, slot) in made {
+                match self.namespaces.contains_key(&slot) {
+                    true => {
+                        self.gone.insert(name);
+                    }
+                    false => self.names.push((name, slot)),
+                }
+            }
         }
         block
     }
@@ -737,8 +858,18 @@ impl<'a> Lowerer<'a, '_> {
     /// `for NAME in list` (with `else`).
     #[inline(never)]
     fn for_stmt(&mut self, for_loop: &ast::ForLoop<'a>, into: &mut Vec<Instr>) -> Option<()> {
-        let ast::Expr::Var(target) = &for_loop.target else {
-            return self.no(|| "a `for` that unpacks".into());
+        // `for key, value in map.items()` (or `map | items`).
+        let (mut sorted, entries) = (false, entries_of(&for_loop.iter));
+        let (target, key_name, iter) = match (&for_loop.target, entries) {
+            (ast::Expr::Var(target), _) => (target.id, None, &for_loop.iter),
+            (ast::Expr::List(names), Some((map, by_key))) => match names.items.as_slice() {
+                [ast::Expr::Var(key), ast::Expr::Var(value)] => {
+                    sorted = by_key;
+                    (value.id, Some(key.id), map)
+                }
+                _ => return self.no(|| "a `for` that unpacks".into()),
+            },
+            _ => return self.no(|| "a `for` that unpacks".into()),
         };
         if for_loop.recursive {
             return self.no(|| "a recursive `for`".into());
@@ -747,7 +878,7 @@ impl<'a> Lowerer<'a, '_> {
             return self.no(|| "a `for … if`".into());
         }
         // `for x in list[::-1]`: the list, walked from its end.
-        let reversed = match &for_loop.iter {
+        let reversed = match iter {
             ast::Expr::Slice(slice)
                 if slice.start.is_none()
                     && slice.stop.is_none()
@@ -757,18 +888,22 @@ impl<'a> Lowerer<'a, '_> {
             }
             _ => None,
         };
-        let value = self.expr(reversed.unwrap_or(&for_loop.iter))?;
+        let value = self.expr(reversed.unwrap_or(iter))?;
         // The else body runs outside the loop: no `loop`, no target.
         let otherwise = self.conditional(&for_loop.else_body)?;
         let (saved_slot, saved_names) = (self.next_slot, self.names.len());
         let elem = self.slots(1);
         let pass = self.slots(2);
-        self.names.push((target.id, elem));
+        let key = key_name.map(|_| self.slots(1));
+        if let (Some(name), Some(slot)) = (key_name, key) {
+            self.names.push((name, slot));
+        }
+        self.names.push((target, elem));
         self.loops.push(pass);
         self.frames
             .push(Frame::new(&for_loop.body, self.names.len(), true));
         if let Some(frame) = self.frames.last_mut() {
-            frame.target = Some((target.id, elem));
+            frame.target = key_name.is_none().then_some((target, elem));
         }
         let body = self.stmts(&for_loop.body);
         self.frames.pop();
@@ -783,6 +918,7 @@ impl<'a> Lowerer<'a, '_> {
             otherwise,
             span: span(for_loop.iter.span()),
             reverse: reversed.is_some(),
+            key: key.map(|key| (key, sorted)),
         });
         Some(())
     }
@@ -1116,7 +1252,7 @@ impl<'a> Lowerer<'a, '_> {
                 let ast::Expr::Var(name) = &called.expr else {
                     return None;
                 };
-                let def = self.macro_named(name.id)?;
+                let def = self.reach_macro(self.macro_named(name.id)?)?;
                 self.call_macro(def, &called.args, expr.span())?
             }
             ast::Expr::Call(called) if self.is_global(&called.expr, "strftime_now") => {
@@ -1184,6 +1320,7 @@ impl<'a> Lowerer<'a, '_> {
                         ));
                     }
                     "tojson" => return self.tojson(input, &filter.args, expr.span()),
+                    "string" => Func::Jinja(JinjaOp::String),
                     "join" => {
                         let separator = match filter.args.as_slice() {
                             [] => Expr::Const(Const::Str("".into())),
@@ -1366,6 +1503,23 @@ fn constant_of(value: &minijinja::Value) -> Option<Const> {
     })
 }
 
+/// The map of `map.items()`, `map | items` or `map | dictsort` (true:
+/// by key, whatever its case).
+fn entries_of<'e, 'a>(expr: &'e ast::Expr<'a>) -> Option<(&'e ast::Expr<'a>, bool)> {
+    match expr {
+        ast::Expr::Call(called) if called.args.is_empty() => match &called.expr {
+            ast::Expr::GetAttr(attr) if attr.name == "items" => Some((&attr.expr, false)),
+            _ => None,
+        },
+        ast::Expr::Filter(filter) if filter.args.is_empty() => match filter.name {
+            "items" => Some((filter.expr.as_ref()?, false)),
+            "dictsort" => Some((filter.expr.as_ref()?, true)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Whether `expr` is the constant `-1`.
 fn is_minus_one(expr: &ast::Expr<'_>) -> bool {
     match expr {
@@ -1518,8 +1672,12 @@ mod tests {
             "{% macro item(d, mark='*', upper=false) %}{{ mark }} {{ d.title | upper if upper else d.title }}{% for t in d.tags %}[{{ t }}]{% endfor %}\n{% endmacro %}{% for d in docs %}{{ item(d) }}{{ item(d, upper=true, mark='-') | trim }}{% endfor %}{% set x = item(docs[0], '+') %}{{ x | length }}",
             "{% macro fact(n) %}{% if n > 1 %}{{ n }}*{{ fact(n - 1) }}{% else %}1{% endif %}{% endmacro %}{{ fact(5) }}",
             "{% macro a(x) %}<{{ x }}>{% endmacro %}{% macro b(y) %}{{ a(y ~ '!') }}{{ a(user.name) }}{% endmacro %}{{ b('hi') }}",
+            "{% macro first(x) %}[{{ second(x) }}]{% endmacro %}{% macro second(x) %}{{ x | upper }}{% endmacro %}{{ first('a') }}{{ second('b') }}",
             // Lists of constants.
             "{% set keep = ['One', 'x'] %}{% for d in docs %}{% if d.title in keep %}{{ d.title }}{% endif %}{% endfor %}{{ keep | length }}{{ [] | length }}{% for k in ['a', 'b'] %}{{ k }}{{ loop.index }}{% endfor %}{{ 3 in [1, 3] }}{{ ['a', 3, true, none] | length }}",
+            "{{ user.name | string }} {{ user.age | string }} {{ user.premium | string }} {{ none | string }} {{ (user.age | string) ~ '!' }}",
+            // A map's items.
+            "{% for k, v in user | dictsort %}{{ k }}{% endfor %}{% for k, v in docs[0] | dictsort %}{{ k }}{{ loop.index }}{% endfor %}{% for k, v in user.items() %}{{ loop.index }}{{ k }}={{ v }};{% endfor %}{% for k, v in docs[0] | items %}{{ k }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
             "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
@@ -1535,6 +1693,8 @@ mod tests {
             "{{ user is mapping }}{{ docs is mapping }}{{ docs is sequence }}{{ word is sequence }}{{ word is string }}{{ user.age is string }}{{ user.age is number }}{{ user.premium is number }}{{ user.age is integer }}{{ user.premium is integer }}",
             "{{ user.premium is boolean }}{{ user.age is boolean }}{{ user.premium is true }}{{ user.premium is false }}{{ 1 is true }}{{ word is iterable }}{{ user is iterable }}{{ ids is iterable }}{{ 3 is iterable }}{{ none is iterable }}{{ none is string }}",
             "{% for d in docs %}{% if d.tags is not string and d.tags is iterable %}{{ d.tags | length }}{% endif %}{% endfor %}",
+            "{% if user.premium %}{% set ns = namespace(t='') %}{% for d in docs %}{% set ns.t = ns.t ~ d.title %}{% endfor %}{{ ns.t }}{% else %}{% set ns = namespace(t='no') %}{{ ns.t }}{% endif %}{% set ns = namespace(t='after') %}{{ ns.t }}",
+            "{% for d in docs %}{% if d.pinned %}{% set ns = namespace(n=0) %}{% for t in d.tags %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}{% endif %}{% endfor %}",
             // Integer arithmetic, Python's.
             "{{ user.age - 40 }} {{ user.age * 2 }} {{ -user.age }} {{ user.age // 5 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ 2 ** 10 }} {{ user.age % 5 == 1 }}",
             "{% for d in docs %}{% if loop.index0 % 2 == 0 %}even{% endif %}{{ loop.length - loop.index }}{% endfor %}",
@@ -1562,6 +1722,10 @@ mod tests {
             "{{ word[0] }}",
             "{{ user[1] }}",
             "{{ docs['x'] }}",
+            "{% for k, v in docs.items() %}{{ k }}{% endfor %}",
+            "{{ docs | string }}",
+            "{{ 1.5 | string }}",
+            "{% for k, v in word | items %}{{ k }}{% endfor %}",
             "{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}",
             "{% macro m(d) %}{{ d }}{% endmacro %}{{ m(docs) }}",
             "{{ [1, 'a'] }}",
@@ -1628,6 +1792,9 @@ mod tests {
             "{% for d in docs %}{% if d.pinned %}{{ x }}{% set x = 1 %}{% else %}{% set x = 2 %}{% endif %}{% endfor %}",
             "{% for d in docs %}{% if d.pinned %}{% set x = 1 %}{% elif d.year %}{% set x = 2 %}{% endif %}{{ x }}{% endfor %}",
             "{{ user.age / 2 }}",
+            "{% for a, b in docs %}{% endfor %}",
+            "{% for a, b, c in user.items() %}{% endfor %}",
+            "{% for k, v in user | dictsort(true) %}{% endfor %}",
             "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{{ m() }}",
             "{% for d in docs %}{% macro m() %}{% endmacro %}{% endfor %}",
             "{% macro m(a) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",
@@ -1636,6 +1803,9 @@ mod tests {
             "{% macro m(a, b=user) %}{{ a }}{% endmacro %}{{ m(1) }}",
             "{% macro m() %}{% endmacro %}{{ m }}",
             "{{ m() }}{% macro m() %}x{% endmacro %}",
+            "{% macro first(x) %}[{{ second(x) }}]{% endmacro %}{{ first('a') }}{% macro second(x) %}{{ x }}{% endmacro %}",
+            "{% macro m() %}x{% endmacro %}{% macro m() %}y{% endmacro %}{{ m() }}",
+            "{% if user %}{% macro m() %}x{% endmacro %}{% endif %}{{ m() }}",
             "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}x{% endcall %}",
             "{{ [user.name] }}",
             "{{ [1.5] }}",
@@ -1652,8 +1822,8 @@ mod tests {
             "{% set ns = namespace(a=1) %}{% set ns.b = 2 %}{{ ns.b }}",
             "{% set ns = namespace(a=1) %}{{ ns.b }}",
             "{% set ns = namespace(a=1) %}{% set ns = 3 %}{{ ns }}",
+            "{% if user.premium %}{% set ns = namespace(a=1) %}{% endif %}{{ ns.a }}",
             "{% set ns = namespace({'a': 1}) %}{{ ns.a }}",
-            "{% if user %}{% set ns = namespace(a=1) %}{% endif %}{{ ns.a }}",
             "{% set ns = 1 %}{% set ns.a = 2 %}",
             "{% for d in docs %}{% set t = d.title %}{% for g in d.tags %}{% set t = t ~ g %}{% endfor %}{{ t }}{% endfor %}",
         ] {
