@@ -8,7 +8,7 @@ render call) in three engines, checks that all three texts are byte-identical
 template, the median microseconds per render and the ratio engine time /
 teleprompt time (above 1 means teleprompt is faster).
 
-- teleprompt and raw minijinja 3.0.5: the release binary of bench/jinja
+- teleprompt and raw minijinja 3.1.0: the release binary of bench/jinja
   (built here with `nice -n 10 cargo build --release`), the two engines' runs
   interleaved in one process; see src/main.rs and ../chat_template.rs for
   the minijinja setup.
