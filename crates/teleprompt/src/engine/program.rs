@@ -270,6 +270,9 @@ pub(crate) enum Instr {
         /// order (true: `| dictsort`, by key whatever its case), each key
         /// in this slot and its value in `elem`.
         key: Option<(u32, bool)>,
+        /// `for x in list if test`: the items the test (of `elem`) keeps,
+        /// counted by `loop.*` as the whole list.
+        filter: Option<Expr>,
     },
     /// Leaves the innermost loop.
     Break,

@@ -344,6 +344,7 @@ impl<'a> Renderer<'a> {
                 span,
                 reverse,
                 key,
+                filter,
             } => {
                 let blocks = (body, otherwise);
                 if let Some((key, sorted)) = key {
@@ -351,7 +352,8 @@ impl<'a> Renderer<'a> {
                     return self.exec_for_items(value, slots, blocks, (*span, *sorted), dot);
                 }
                 let slots = (*elem, *pass);
-                return self.exec_for_list(value, slots, blocks, (*span, *reverse), dot);
+                let how = (*span, *reverse, filter.as_ref());
+                return self.exec_for_list(value, slots, blocks, how, dot);
             }
             Instr::Break => return Ok(Flow::Break),
             Instr::Continue => return Ok(Flow::Continue),
@@ -508,7 +510,7 @@ impl<'a> Renderer<'a> {
         value: &'a Expr,
         (elem, pass): (u32, u32),
         (body, otherwise): (&'a Block, &'a Block),
-        (span, reverse): (Span, bool),
+        (span, reverse, filter): (Span, bool, Option<&'a Expr>),
         dot: &Value<'a>,
     ) -> Result<Flow> {
         let list = self.eval(value, dot, false)?;
@@ -517,23 +519,54 @@ impl<'a> Renderer<'a> {
             Value::Json(json) if json.is_array() => (&[][..], json.as_array()),
             other => return Err(not_jinja(span, "iterate", other)),
         };
-        let len = made.map_or(borrowed.len(), Vec::len);
+        let all = made.map_or(borrowed.len(), Vec::len);
+        let item = |at: usize| match made {
+            Some(items) => Value::owned(items[at].clone()),
+            None => Value::from_json(&borrowed[at]),
+        };
+        let nth = |i: usize| if reverse { all - 1 - i } else { i };
+        // With a filter, the items it keeps, in the loop's order.
+        let kept = match filter {
+            Some(test) => Some(self.kept_items(test, (elem, all), (&item, &nth), span, dot)?),
+            None => None,
+        };
+        let len = kept.as_ref().map_or(all, Vec::len);
         if len == 0 {
             return self.exec_block(otherwise, dot);
         }
         self.set(pass + 1, Value::Int(i64::try_from(len).unwrap_or(i64::MAX)));
         for i in 0..len {
             self.set(pass, Value::Int(i as i64));
-            let at = if reverse { len - 1 - i } else { i };
-            let item = match made {
-                Some(items) => Value::owned(items[at].clone()),
-                None => Value::from_json(&borrowed[at]),
-            };
-            if self.iterate(span, (None, Value::Null), Some(elem), item, body)? {
+            let at = kept.as_ref().map_or_else(|| nth(i), |kept| kept[i]);
+            if self.iterate(span, (None, Value::Null), Some(elem), item(at), body)? {
                 break;
             }
         }
         Ok(Flow::Normal)
+    }
+
+    /// The items of a loop (by place) that its filter keeps, each tested
+    /// in the loop variable's slot.
+    #[inline(never)]
+    fn kept_items(
+        &mut self,
+        test: &'a Expr,
+        (elem, all): (u32, usize),
+        (item, nth): (&dyn Fn(usize) -> Value<'a>, &dyn Fn(usize) -> usize),
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Vec<usize>> {
+        self.tick_work(all, 0, span)?;
+        let mut kept = Vec::with_capacity(all);
+        for i in 0..all {
+            let at = nth(i);
+            self.set(elem, item(at));
+            let found = self.eval(test, dot, true)?;
+            if self.truthy(&found) {
+                kept.push(at);
+            }
+        }
+        Ok(kept)
     }
 
     /// A Jinja `for key, value in map.items()` ([`Instr::ForList`] with a

@@ -125,6 +125,7 @@ pub(super) fn lower(
         templates: Vec::new(),
         assigned_anywhere: assigned_anywhere(std::slice::from_ref(template)),
         in_macro: false,
+        in_loop_filter: false,
         gone: HashSet::new(),
         refused: Default::default(),
     };
@@ -293,6 +294,8 @@ struct Lowerer<'a, 'g> {
     /// Namespaces made in a block that may not have run, read nowhere
     /// after it.
     gone: HashSet<&'a str>,
+    /// Whether a loop's filter (`for x in list if test`) is being lowered.
+    in_loop_filter: bool,
     /// Whether a macro's body is being lowered.
     in_macro: bool,
     /// Why the template is not lowered: the first construct refused.
@@ -874,8 +877,8 @@ impl<'a> Lowerer<'a, '_> {
         if for_loop.recursive {
             return self.no(|| "a recursive `for`".into());
         }
-        if for_loop.filter_expr.is_some() {
-            return self.no(|| "a `for … if`".into());
+        if for_loop.filter_expr.is_some() && key_name.is_some() {
+            return self.no(|| "a `for key, value … if`".into());
         }
         // `for x in list[::-1]`: the list, walked from its end.
         let reversed = match iter {
@@ -899,6 +902,22 @@ impl<'a> Lowerer<'a, '_> {
             self.names.push((name, slot));
         }
         self.names.push((target, elem));
+        // `for x in list if test`: the test sees the item, not `loop`.
+        let filter = match &for_loop.filter_expr {
+            Some(test) => {
+                self.in_loop_filter = true;
+                let lowered = self.expr(test);
+                self.in_loop_filter = false;
+                match lowered {
+                    Some(lowered) => Some(lowered),
+                    None => {
+                        self.names.truncate(saved_names);
+                        return None;
+                    }
+                }
+            }
+            None => None,
+        };
         self.loops.push(pass);
         self.frames
             .push(Frame::new(&for_loop.body, self.names.len(), true));
@@ -919,6 +938,7 @@ impl<'a> Lowerer<'a, '_> {
             span: span(for_loop.iter.span()),
             reverse: reversed.is_some(),
             key: key.map(|key| (key, sorted)),
+            filter,
         });
         Some(())
     }
@@ -967,7 +987,10 @@ impl<'a> Lowerer<'a, '_> {
                 push_text(into, raw.raw, Span::new(&(at..at + raw.raw.len())));
             }
             ast::Stmt::EmitExpr(emit) => into.push(Instr::Print {
-                expr: self.expr(&emit.expr)?,
+                // Printed whole, a value marked `| safe` prints alike (no
+                // autoescape here); elsewhere `| safe` is minijinja's (a
+                // `+` escapes the other operand of a safe string).
+                expr: self.expr(without_safe(&emit.expr))?,
                 span: span(emit.expr.span()),
             }),
             ast::Stmt::IfCond(cond) => self.if_stmt(stmt, cond, into)?,
@@ -1013,6 +1036,9 @@ impl<'a> Lowerer<'a, '_> {
                         || ["varargs", "kwargs", "caller"].contains(&var.id)) =>
             {
                 return self.no(|| format!("a macro that reads `{}` from outside", var.id))
+            }
+            ast::Expr::Var(var) if self.in_loop_filter && var.id == "loop" => {
+                return self.no(|| "`loop` in a loop's `if`".into())
             }
             ast::Expr::Var(var) if self.macro_named(var.id).is_some() => {
                 return self.no(|| format!("macro `{}` used as a value", var.id))
@@ -1197,9 +1223,17 @@ impl<'a> Lowerer<'a, '_> {
                     // Always a float.
                     ast::BinOpKind::Div => return self.no(|| "operator `/`".into()),
                 };
+                // `~` prints its operands: one marked `| safe` prints alike.
+                let operand = |side| match func {
+                    Func::Jinja(JinjaOp::Concat) => without_safe(side),
+                    _ => side,
+                };
                 call(
                     func,
-                    [self.expr(&op.left)?, self.expr(&op.right)?],
+                    [
+                        self.expr(operand(&op.left))?,
+                        self.expr(operand(&op.right))?,
+                    ],
                     expr.span(),
                 )
             }
@@ -1520,6 +1554,16 @@ fn entries_of<'e, 'a>(expr: &'e ast::Expr<'a>) -> Option<(&'e ast::Expr<'a>, boo
     }
 }
 
+/// `expr` without a last `| safe`.
+fn without_safe<'e, 'a>(expr: &'e ast::Expr<'a>) -> &'e ast::Expr<'a> {
+    match expr {
+        ast::Expr::Filter(filter) if filter.name == "safe" && filter.args.is_empty() => {
+            filter.expr.as_ref().map_or(expr, |inner| inner)
+        }
+        _ => expr,
+    }
+}
+
 /// Whether `expr` is the constant `-1`.
 fn is_minus_one(expr: &ast::Expr<'_>) -> bool {
     match expr {
@@ -1676,6 +1720,9 @@ mod tests {
             // Lists of constants.
             "{% set keep = ['One', 'x'] %}{% for d in docs %}{% if d.title in keep %}{{ d.title }}{% endif %}{% endfor %}{{ keep | length }}{{ [] | length }}{% for k in ['a', 'b'] %}{{ k }}{{ loop.index }}{% endfor %}{{ 3 in [1, 3] }}{{ ['a', 3, true, none] | length }}",
             "{{ user.name | string }} {{ user.age | string }} {{ user.premium | string }} {{ none | string }} {{ (user.age | string) ~ '!' }}",
+            "{{ user.name | safe }}{{ '<' ~ (docs | tojson | safe) ~ '>' }}{{ (user.age | safe) ~ 1 }}",
+            // A loop's filter.
+            "{% for d in docs if d.pinned %}{{ d.title }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for d in docs[::-1] if not d.pinned %}{{ d.title }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}{% for d in docs if d.year > 3000 %}{% else %}none{% endfor %}",
             // A map's items.
             "{% for k, v in user | dictsort %}{{ k }}{% endfor %}{% for k, v in docs[0] | dictsort %}{{ k }}{{ loop.index }}{% endfor %}{% for k, v in user.items() %}{{ loop.index }}{{ k }}={{ v }};{% endfor %}{% for k, v in docs[0] | items %}{{ k }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}",
             // A loop's variable assigned in its body.
@@ -1724,6 +1771,7 @@ mod tests {
             "{{ docs['x'] }}",
             "{% for k, v in docs.items() %}{{ k }}{% endfor %}",
             "{{ docs | string }}",
+            "{{ user.name | safe + '<' }}",
             "{{ 1.5 | string }}",
             "{% for k, v in word | items %}{{ k }}{% endfor %}",
             "{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}",
@@ -1780,7 +1828,6 @@ mod tests {
             "{% for i in range(3) %}{{ i }}{% endfor %}",
             "{{ loop }}",
             "{% for d in docs %}{{ loop.cycle('a', 'b') }}{% endfor %}",
-            "{% for d in docs if d.pinned %}{{ d.title }}{% endfor %}",
             "{{ namespace | default('x') }}",
             "{{ user.name | default('x', true) }}",
             "{{ 'x' if user.premium }}",
@@ -1794,6 +1841,8 @@ mod tests {
             "{{ user.age / 2 }}",
             "{% for a, b in docs %}{% endfor %}",
             "{% for a, b, c in user.items() %}{% endfor %}",
+            "{% for d in docs if loop.index > 1 %}{% endfor %}",
+            "{% for k, v in user.items() if v %}{% endfor %}",
             "{% for k, v in user | dictsort(true) %}{% endfor %}",
             "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{{ m() }}",
             "{% for d in docs %}{% macro m() %}{% endmacro %}{% endfor %}",
@@ -1978,6 +2027,7 @@ mod tests {
             "{{ strftime_now('%d %b %Y') }} {{ strftime_now('%Z|%z') }}",
             // Missing values an `if` tests are false, as in `transformers`.
             "{% if nothing %}x{% endif %}",
+            "{% for m in messages if m.tool_calls %}{{ m.role }}{{ loop.length }}{% endfor %}",
             "{% for m in messages %}{% if m.content %}{{ m.content is string }}{% endif %}{% if m.nope %}x{% endif %}{% if not m.tool_calls and m.role %}-{% endif %}{% endfor %}{% if enable_thinking or meta.gone %}t{% endif %}",
             // `==` and `!=` of two kinds, as Python compares them.
             "{{ messages[0].role != false }} {{ 'a' == 1 }} {{ none != 'x' }} {{ meta.note == 'x' }} {{ [1] == 'x' }} {{ messages[0] != 'x' }}",
