@@ -130,7 +130,9 @@ impl<'a> Renderer<'a> {
             },
             JinjaOp::Method(method) => self.method(method, args, span, dot),
             JinjaOp::Is(test) => {
-                let value = self.arg(args, 0, span, dot)?;
+                // A test of a missing value (in a render that is not strict).
+                let expr = args.first().ok_or_else(|| internal(span))?;
+                let value = self.eval(expr, dot, true)?;
                 is_kind(test, &value, span).map(Value::Bool)
             }
             JinjaOp::SetOr => match self.arg(args, 0, span, dot)? {
@@ -623,6 +625,14 @@ fn is_kind(test: IsKind, value: &Value<'_>, span: Span) -> Result<bool> {
         matches!(value, Value::Array(_)) || json.is_some_and(|j| j.is_array()),
     );
     let string = matches!(value, Value::Str(_) | Value::String(_));
+    if matches!(value, Value::Missing) {
+        // Jinja2's `Undefined` has a length and items, minijinja's
+        // iterates: those two tests are minijinja's to answer.
+        return match test {
+            IsKind::Sequence | IsKind::Iterable => Err(not_jinja(span, "test", value)),
+            _ => Ok(false),
+        };
+    }
     Ok(match test {
         IsKind::String => string,
         IsKind::Mapping => map,

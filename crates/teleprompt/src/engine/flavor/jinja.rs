@@ -45,19 +45,29 @@ impl<'a> Renderer<'a> {
         })
     }
 
-    /// A field of a chat template's message as `transformers` hands it
-    /// over: `None` where the key is absent or its value null; the
-    /// reasoning's aliases are minijinja's to read.
+    /// A field of a chat template's message as `transformers` (5.x)
+    /// hands it over: `None` where the key is absent or its value null;
+    /// the reasoning, under whichever of its names it came
+    /// (`reasoning_content`, `thinking`, `reasoning`), is also
+    /// `reasoning_content` and `thinking` (as the Jinja front end reads it
+    /// on minijinja).
     pub(in crate::engine) fn message_field<'v>(
         &self,
         view: &data::View<'v>,
         name: &str,
-        span: Span,
+        _span: Span,
     ) -> Result<Option<data::View<'v>>> {
-        if name == "reasoning_content" || name == "thinking" {
-            return Err(not_jinja(span, "read", &Value::Str("the reasoning")));
-        }
-        Ok(view.get(name).filter(|found| !found.value().is_null()))
+        let present = |key: &str| view.get(key).filter(|found| !found.value().is_null());
+        let reasoning = || {
+            ["reasoning_content", "thinking", "reasoning"]
+                .into_iter()
+                .find_map(present)
+        };
+        Ok(match name {
+            "reasoning_content" => reasoning(),
+            "thinking" => present("thinking").or_else(reasoning),
+            _ => present(name),
+        })
     }
 }
 

@@ -30,8 +30,8 @@
 //!   booleans) within 64 bits;
 //! - `is defined` and `default` read a path whose last key alone may be
 //!   missing, from a map of the data;
-//! - a chat template's messages written whole by `tojson`, their reasoning
-//!   read under any name, and macros past 16 calls deep.
+//! - a chat template's messages written whole by `tojson` or walked by
+//!   `items()`, and macros past 16 calls deep.
 //!
 //! What it lowers (anything else keeps the template on minijinja alone):
 //! - text; `{{ expr }}`; `if`/`elif`/`else`; `for NAME in expr` with
@@ -2006,7 +2006,8 @@ mod tests {
         let llama31 = include_str!("../../../../../bench/data/llama31_chat_template.jinja");
         agree_chat(llama31, &chat, Strictness::Lenient);
         // A message's null key is absent, as `transformers` hands it over;
-        // its reasoning aliases are minijinja's; other maps read as maps.
+        // its reasoning reads under each of its names; other maps read as
+        // maps.
         let data = json!({
             "messages": [
                 {"role": "system", "content": "Be brief."},
@@ -2027,6 +2028,9 @@ mod tests {
             "{{ strftime_now('%d %b %Y') }} {{ strftime_now('%Z|%z') }}",
             // Missing values an `if` tests are false, as in `transformers`.
             "{% if nothing %}x{% endif %}",
+            "{% for m in messages %}{{ m.nope is string }}{{ m.content is string }}{{ m.tool_calls is mapping }}{{ m.tool_calls is number }}{% endfor %}",
+            // The reasoning under any of its names.
+            "{% for m in messages %}{% if m.reasoning_content %}{{ m.reasoning_content }}{{ m.thinking }}{{ m.get('thinking') }}{% endif %}{{ m.thinking is defined }}{{ 'reasoning_content' in m }}{% endfor %}",
             "{% for m in messages if m.tool_calls %}{{ m.role }}{{ loop.length }}{% endfor %}",
             "{% for m in messages %}{% if m.content %}{{ m.content is string }}{% endif %}{% if m.nope %}x{% endif %}{% if not m.tool_calls and m.role %}-{% endif %}{% endfor %}{% if enable_thinking or meta.gone %}t{% endif %}",
             // `==` and `!=` of two kinds, as Python compares them.
@@ -2043,14 +2047,13 @@ mod tests {
             );
         }
         for body in [
-            "{% for m in messages %}{{ m.reasoning_content }}{% endfor %}",
-            "{% for m in messages %}{{ m.thinking is defined }}{% endfor %}",
             "{% for m in messages %}{{ m.content }}{% endfor %}",
             "{{ meta.note }}",
             "{% for m in messages %}{{ m }}{% endfor %}",
             "{{ messages[-1].content }}",
-            "{% for m in messages %}{{ m.get('reasoning_content') }}{% endfor %}",
             "{% if nothing.deeper %}x{% endif %}",
+            "{{ nothing is sequence }}",
+            "{{ messages[0].nope is iterable }}",
             "{% if messages[4].content.x %}x{% endif %}",
             "{{ 1 == true }}",
             "{{ 1 != 1.5 }}",
