@@ -121,6 +121,13 @@ impl<'a> Renderer<'a> {
             JinjaOp::Item => self.item(args, span, dot),
             JinjaOp::Macro(template) => self.call_macro(template, args, span, dot),
             JinjaOp::Strftime => self.strftime(op, args, span, dot),
+            JinjaOp::Select(select) => self.select(select, args, span, dot),
+            JinjaOp::MapAttr => self.map_attr(args, span, dot),
+            JinjaOp::List => match self.arg(args, 0, span, dot)? {
+                list @ Value::Array(_) => Ok(list),
+                Value::Json(json) if json.is_array() => Ok(Value::Json(json)),
+                other => Err(not_jinja(span, "list", &other)),
+            },
             JinjaOp::String => match self.arg(args, 0, span, dot)? {
                 text @ (Value::Str(_) | Value::String(_)) => Ok(text),
                 Value::Int(i) => self.built(Func::Jinja(op), i.to_string(), span),
@@ -325,6 +332,113 @@ impl<'a> Renderer<'a> {
         let text = (python.tojson)(json, &options).map_err(|_| not_jinja(span, "write", &value))?;
         self.tick_work(items, text.len(), span)?;
         self.built(Func::Jinja(JinjaOp::ToJson), text, span)
+    }
+
+    /// The items of a list for `selectattr` and `map`: maps of the data
+    /// (a chat template's messages, whose null keys are absent, and lists
+    /// a filter made are minijinja's).
+    fn map_items(&self, list: &Value<'a>, span: Span) -> Result<Vec<&'a serde_json::Value>> {
+        let Value::Array(items) = list else {
+            return Err(not_jinja(span, "filter", list));
+        };
+        let range = items.as_ptr_range();
+        let messages = self.messages.as_ref();
+        if messages.is_some_and(|m| range.start < m.end && m.start < range.end) {
+            return Err(not_jinja(span, "filter", list));
+        }
+        if !items.iter().all(serde_json::Value::is_object) {
+            return Err(not_jinja(span, "filter", list));
+        }
+        Ok(items.iter().collect())
+    }
+
+    /// `list | selectattr(key, test, value)` ([`JinjaOp::Select`]).
+    #[inline(never)]
+    fn select(
+        &mut self,
+        select: super::program::Select,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        use super::program::SelectTest;
+        let list = self.arg(args, 0, span, dot)?;
+        let key = self.arg(args, 1, span, dot)?;
+        let compared = match args.get(2) {
+            Some(_) => Some(self.arg(args, 2, span, dot)?),
+            None => None,
+        };
+        let Some(key) = key.as_str() else {
+            return Err(not_jinja(span, "filter by", &key));
+        };
+        let items = self.map_items(&list, span)?;
+        self.tick_work(items.len(), 0, span)?;
+        let mut kept = Vec::new();
+        for item in items {
+            let found = item.get(key).map(Value::from_json);
+            let passes = match (select.test, &found) {
+                (SelectTest::Defined, found) => found.is_some(),
+                (SelectTest::Undefined, found) => found.is_none(),
+                (SelectTest::None, found) => matches!(found, Some(Value::Null)),
+                (SelectTest::Truth, found) => found.as_ref().is_some_and(|found| self.truth(found)),
+                (SelectTest::Equal, None) => false,
+                (SelectTest::Equal, Some(found)) => {
+                    let compared = compared.as_ref().ok_or_else(|| internal(span))?;
+                    if kind(found) != kind(compared) {
+                        !jinja_unequal(found, compared, span)?
+                    } else {
+                        equal(found, compared).map_err(|_| not_jinja(span, "compare", found))?
+                    }
+                }
+            };
+            if passes != select.reject {
+                kept.push(item.clone());
+            }
+        }
+        let bytes = kept
+            .len()
+            .saturating_mul(std::mem::size_of::<serde_json::Value>());
+        self.count_built(Func::Jinja(JinjaOp::Select(select)), bytes, span)?;
+        Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
+            kept,
+        ))))
+    }
+
+    /// `list | map(attribute=key)` ([`JinjaOp::MapAttr`]).
+    #[inline(never)]
+    fn map_attr(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let list = self.arg(args, 0, span, dot)?;
+        let key = self.arg(args, 1, span, dot)?;
+        let Some(key) = key.as_str() else {
+            return Err(not_jinja(span, "map by", &key));
+        };
+        let mut values = Vec::new();
+        {
+            let made;
+            let items: Vec<&serde_json::Value> = match &list {
+                // A list `selectattr` made: its items are maps.
+                Value::Json(json) => {
+                    made = json.clone();
+                    match made.as_array() {
+                        Some(items) if items.iter().all(serde_json::Value::is_object) => {
+                            items.iter().collect()
+                        }
+                        _ => return Err(not_jinja(span, "map", &list)),
+                    }
+                }
+                other => self.map_items(other, span)?,
+            };
+            self.tick_work(items.len(), 0, span)?;
+            for item in items {
+                match item.get(key) {
+                    Some(found) => values.push(found.clone()),
+                    None => return Err(not_jinja(span, "map", &list)),
+                }
+            }
+        }
+        Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
+            values,
+        ))))
     }
 
     /// `base[key]` ([`JinjaOp::Item`]).

@@ -505,6 +505,15 @@ pub(crate) enum JinjaOp {
     /// `value | string`: Python's `str()` of a string, an integer, a
     /// boolean or `none`.
     String,
+    /// `list | selectattr(attr, …)` (`rejectattr` with `Select::reject`):
+    /// the items (maps of the data, not a chat template's messages) whose
+    /// key passes the test. Arguments: the list, the key, the compared
+    /// value for `equalto`.
+    Select(Select),
+    /// `list | map(attribute=key)`: each item's key (present in every item).
+    MapAttr,
+    /// `list | list`: the list itself.
+    List,
     /// `base[key]` with a computed key: an item of a list (from the end
     /// where negative) or a key of a map; anything missing is minijinja's.
     Item,
@@ -515,6 +524,25 @@ pub(crate) enum JinjaOp {
     /// (first argument) where that `set` ran, else the data's value of the
     /// name (second).
     SetOr,
+}
+
+/// The test of [`JinjaOp::Select`], and whether it rejects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Select {
+    pub test: SelectTest,
+    pub reject: bool,
+}
+
+/// What `selectattr` tests of an item's key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SelectTest {
+    /// No test: the key's truth.
+    Truth,
+    Defined,
+    Undefined,
+    None,
+    /// `equalto` (`eq`, `==`), with the third argument.
+    Equal,
 }
 
 /// A method of [`JinjaOp::Method`].
@@ -692,6 +720,10 @@ impl Func {
                     JinjaOp::Item => "[]",
                     JinjaOp::Strftime => "strftime_now",
                     JinjaOp::String => "string",
+                    JinjaOp::Select(select) if select.reject => "rejectattr",
+                    JinjaOp::Select(_) => "selectattr",
+                    JinjaOp::MapAttr => "map",
+                    JinjaOp::List => "list",
                     JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",
                 },
@@ -720,10 +752,15 @@ impl Func {
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
             Func::Jinja(JinjaOp::Raise) => (0, Some(0)),
             Func::Jinja(
-                JinjaOp::Arith(Arith::Neg) | JinjaOp::Is(_) | JinjaOp::Strftime | JinjaOp::String,
+                JinjaOp::Arith(Arith::Neg)
+                | JinjaOp::Is(_)
+                | JinjaOp::Strftime
+                | JinjaOp::String
+                | JinjaOp::List,
             ) => (1, Some(1)),
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
+            Func::Jinja(JinjaOp::Select(_)) => (2, Some(3)),
             Func::Jinja(JinjaOp::Macro(_)) => (0, None),
             Func::Jinja(JinjaOp::Method(method)) => {
                 let (min, max) = method.arity();

@@ -86,7 +86,7 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use crate::data::Data;
 use crate::engine::program::{
     push_text, Arith, Block, Const, Expr, Flavor, Func, Instr, IsKind, JinjaOp, Key, LoopField,
-    Method, Program, Span, Template,
+    Method, Program, Select, SelectTest, Span, Template,
 };
 use crate::limits::Limits;
 use crate::options::Strictness;
@@ -891,7 +891,7 @@ impl<'a> Lowerer<'a, '_> {
             }
             _ => None,
         };
-        let value = self.expr(reversed.unwrap_or(iter))?;
+        let value = self.generator_input(reversed.unwrap_or(iter))?;
         // The else body runs outside the loop: no `loop`, no target.
         let otherwise = self.conditional(&for_loop.else_body)?;
         let (saved_slot, saved_names) = (self.next_slot, self.names.len());
@@ -1336,7 +1336,10 @@ impl<'a> Lowerer<'a, '_> {
     fn filter_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
         Some(match expr {
             ast::Expr::Filter(filter) => {
-                let input = self.expr(filter.expr.as_ref()?)?;
+                let input = match filter.name {
+                    "list" | "join" => self.generator_input(filter.expr.as_ref()?)?,
+                    _ => self.expr(filter.expr.as_ref()?)?,
+                };
                 let func = match filter.name {
                     "lower" => Func::Lower,
                     "upper" => Func::Upper,
@@ -1355,6 +1358,14 @@ impl<'a> Lowerer<'a, '_> {
                     }
                     "tojson" => return self.tojson(input, &filter.args, expr.span()),
                     "string" => Func::Jinja(JinjaOp::String),
+                    "list" => Func::Jinja(JinjaOp::List),
+                    // A generator in Jinja2: only `list`, `join`, `map`
+                    // and a loop take one (`generator_input`).
+                    "selectattr" | "rejectattr" | "map" => {
+                        return self.no(|| {
+                            format!("`{}` used other than by list, join or a loop", filter.name)
+                        })
+                    }
                     "join" => {
                         let separator = match filter.args.as_slice() {
                             [] => Expr::Const(Const::Str("".into())),
@@ -1423,6 +1434,91 @@ impl<'a> Lowerer<'a, '_> {
             [input, ensure_ascii, indent, sort_keys],
             at,
         ))
+    }
+
+    /// What `list`, `join`, `map` and a loop take: an expression, or a
+    /// generator of Jinja2's (`selectattr`, `rejectattr`, `map`), which
+    /// anything else refuses (`tojson` of one fails in Jinja2).
+    fn generator_input(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        let ast::Expr::Filter(filter) = expr else {
+            return self.expr(expr);
+        };
+        match filter.name {
+            "selectattr" | "rejectattr" => {
+                let input = self.generator_input(filter.expr.as_ref()?)?;
+                let reject = filter.name == "rejectattr";
+                self.select(input, reject, &filter.args, expr.span())
+            }
+            "map" => {
+                let input = self.generator_input(filter.expr.as_ref()?)?;
+                let [ast::CallArg::Kwarg("attribute", ast::Expr::Const(key))] =
+                    filter.args.as_slice()
+                else {
+                    return self.no(|| "`map` other than of an attribute".into());
+                };
+                let Some(Const::Str(key)) = constant_of(&key.value) else {
+                    return self.no(|| "`map` of an attribute that is not a name".into());
+                };
+                Some(call(
+                    Func::Jinja(JinjaOp::MapAttr),
+                    [input, Expr::Const(Const::Str(key))],
+                    expr.span(),
+                ))
+            }
+            _ => self.expr(expr),
+        }
+    }
+
+    /// `list | selectattr("key")`, `selectattr("key", "defined")` (or
+    /// `undefined`, `none`), `selectattr("key", "equalto", value)`
+    /// (`eq`, `==`), and `rejectattr` alike: the key and test constants.
+    fn select(
+        &self,
+        input: Expr,
+        reject: bool,
+        args: &[ast::CallArg<'a>],
+        at: machinery::Span,
+    ) -> Option<Expr> {
+        let constant = |arg: &ast::CallArg<'a>| match arg {
+            ast::CallArg::Pos(ast::Expr::Const(constant)) => constant_of(&constant.value),
+            _ => None,
+        };
+        let name = |arg: &ast::CallArg<'a>| match constant(arg) {
+            Some(Const::Str(name)) => Some(name),
+            _ => None,
+        };
+        let (key, test, compared) = match args {
+            [key] => (name(key), Some(SelectTest::Truth), None),
+            [key, test] => {
+                let test = match name(test).as_deref() {
+                    Some("defined") => Some(SelectTest::Defined),
+                    Some("undefined") => Some(SelectTest::Undefined),
+                    Some("none") => Some(SelectTest::None),
+                    _ => None,
+                };
+                (name(key), test, None)
+            }
+            [key, test, value] => match name(test).as_deref() {
+                Some("equalto" | "eq" | "==") => {
+                    (name(key), Some(SelectTest::Equal), constant(value))
+                }
+                _ => (None, None, None),
+            },
+            _ => (None, None, None),
+        };
+        let (Some(key), Some(test)) = (key, test) else {
+            return self.no(|| "`selectattr` or `rejectattr` with other arguments".into());
+        };
+        if test == SelectTest::Equal && compared.is_none() {
+            return self.no(|| "`selectattr` comparing with a value that is not a constant".into());
+        }
+        let mut lowered = vec![input, Expr::Const(Const::Str(key))];
+        lowered.extend(compared.map(Expr::Const));
+        Some(Expr::Call {
+            func: Func::Jinja(JinjaOp::Select(Select { test, reject })),
+            args: lowered.into_boxed_slice(),
+            span: span(at),
+        })
     }
 
     /// `expr is defined`.
@@ -1721,6 +1817,8 @@ mod tests {
             "{% set keep = ['One', 'x'] %}{% for d in docs %}{% if d.title in keep %}{{ d.title }}{% endif %}{% endfor %}{{ keep | length }}{{ [] | length }}{% for k in ['a', 'b'] %}{{ k }}{{ loop.index }}{% endfor %}{{ 3 in [1, 3] }}{{ ['a', 3, true, none] | length }}",
             "{{ user.name | string }} {{ user.age | string }} {{ user.premium | string }} {{ none | string }} {{ (user.age | string) ~ '!' }}",
             "{{ user.name | safe }}{{ '<' ~ (docs | tojson | safe) ~ '>' }}{{ (user.age | safe) ~ 1 }}",
+            // selectattr, rejectattr, map(attribute=…), list.
+            "{{ docs | selectattr('pinned') | map(attribute='title') | join(',') }}|{{ docs | rejectattr('pinned') | list | length }}|{{ docs | selectattr('year', 'equalto', 2016) | map(attribute='title') | join }}|{{ docs | selectattr('nope', 'undefined') | list | length }}|{% for d in docs | selectattr('title', 'defined') %}{{ d.title }}{{ loop.index }}{% endfor %}|{{ docs | selectattr('title', '==', 3) | list | length }}|{{ docs | map(attribute='year') | join('-') }}",
             // A loop's filter.
             "{% for d in docs if d.pinned %}{{ d.title }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for d in docs[::-1] if not d.pinned %}{{ d.title }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}{% for d in docs if d.year > 3000 %}{% else %}none{% endfor %}",
             // A map's items.
@@ -1770,7 +1868,16 @@ mod tests {
             "{{ user[1] }}",
             "{{ docs['x'] }}",
             "{% for k, v in docs.items() %}{{ k }}{% endfor %}",
+            "{{ docs | map(attribute='nope') | join }}",
+            "{{ ids | selectattr('x') | list | length }}",
+            "{{ docs | selectattr('year', 'equalto', true) | list | length }}",
+            "{{ user | list }}",
             "{{ docs | string }}",
+            "{{ docs | selectattr('year', 'gt', 3) | list }}",
+            "{{ docs | map(attribute='title') | tojson }}",
+            "{{ docs | selectattr('pinned') | length }}",
+            "{{ docs | map('upper') }}",
+            "{{ docs | selectattr('year', 'equalto', user.age) | list }}",
             "{{ user.name | safe + '<' }}",
             "{{ 1.5 | string }}",
             "{% for k, v in word | items %}{{ k }}{% endfor %}",
@@ -2053,6 +2160,7 @@ mod tests {
             "{{ messages[-1].content }}",
             "{% if nothing.deeper %}x{% endif %}",
             "{{ nothing is sequence }}",
+            "{{ messages | selectattr('role', 'equalto', 'user') | list | length }}",
             "{{ messages[0].nope is iterable }}",
             "{% if messages[4].content.x %}x{% endif %}",
             "{{ 1 == true }}",

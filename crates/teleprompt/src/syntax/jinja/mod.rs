@@ -343,7 +343,10 @@ impl JinjaTemplate {
         // (rewritten for minijinja).
         let direct = match Flavor::of(dialect) {
             None => Err("a Django template".into()),
-            Some(_) if !untranslated => Err("`{% generation %}` blocks".into()),
+            Some(_) if !untranslated => Err(
+                "a body rewritten for minijinja (`{% generation %}` or budget `section` blocks, a newline after `{% raw %}`)"
+                    .into(),
+            ),
             Some(_) if files.is_some() => Err("other files (include, import, extends)".into()),
             Some(_) if !found.errors.is_empty() => Err("errors found at load".into()),
             Some(flavor) => match source.is_unchanged() {
