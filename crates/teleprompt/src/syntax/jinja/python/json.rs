@@ -120,11 +120,6 @@ pub(in crate::syntax::jinja) fn tojson_data(
     value: JsonRef<'_>,
     given: &JsonOptions<'_>,
 ) -> std::result::Result<String, String> {
-    // Read as a host function's result is (a copy: the values are small).
-    let value = super::super::value::json_value(match value {
-        JsonRef::Value(json) => json.clone(),
-        JsonRef::Items(items) => serde_json::Value::Array(items.to_vec()),
-    });
     let indent = given.indent.as_ref().map(|indent| match indent {
         Indent::Spaces(count) => JValue::from(*count),
         Indent::Text(text) => JValue::from(*text),
@@ -134,10 +129,103 @@ pub(in crate::syntax::jinja) fn tojson_data(
         indent,
         None,
         Some(JValue::from(given.sort_keys)),
-    );
-    options
-        .and_then(|options| dumps(&value, &options))
-        .map_err(|error| error.to_string())
+    )
+    .map_err(|error| error.to_string())?;
+    // The data as it is, written as `write_value` writes minijinja's.
+    let mut out = String::new();
+    match value {
+        JsonRef::Value(json) => write_json(&mut out, json, &options, 0)?,
+        JsonRef::Items(items) => write_items(&mut out, items, &options, 0)?,
+    }
+    Ok(out)
+}
+
+/// [`write_value`] of a value of the data.
+fn write_json(
+    out: &mut String,
+    value: &serde_json::Value,
+    options: &Dumps,
+    depth: usize,
+) -> std::result::Result<(), String> {
+    use serde_json::Value as Json;
+    match value {
+        Json::Null => out.push_str("null"),
+        Json::Bool(flag) => out.push_str(if *flag { "true" } else { "false" }),
+        Json::Number(number) => match (number.as_i64(), number.as_u64(), number.as_f64()) {
+            (Some(int), _, _) => out.push_str(&int.to_string()),
+            (None, Some(int), _) => out.push_str(&int.to_string()),
+            (None, None, Some(float)) if float.is_finite() => out.push_str(&float_repr(float)),
+            _ => return Err("a number Python's json cannot write".into()),
+        },
+        Json::String(text) => escape_json(out, text, options.ensure_ascii),
+        Json::Array(items) => write_items(out, items, options, depth)?,
+        Json::Object(map) => {
+            if depth >= MAX_NESTING {
+                return Err(nesting_error("tojson").to_string());
+            }
+            let mut keys: Vec<&String> = map.keys().collect();
+            if options.sort_keys {
+                keys.sort();
+            }
+            out.push('{');
+            for (index, key) in keys.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(&options.item_separator);
+                }
+                json_line(out, options, depth + 1);
+                escape_json(out, key, options.ensure_ascii);
+                out.push_str(&options.key_separator);
+                write_json(out, &map[key.as_str()], options, depth + 1)?;
+            }
+            if !keys.is_empty() {
+                json_line(out, options, depth);
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+/// A list of the data, as [`write_json`] writes one.
+fn write_items(
+    out: &mut String,
+    items: &[serde_json::Value],
+    options: &Dumps,
+    depth: usize,
+) -> std::result::Result<(), String> {
+    if depth >= MAX_NESTING {
+        return Err(nesting_error("tojson").to_string());
+    }
+    out.push('[');
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            out.push_str(&options.item_separator);
+        }
+        json_line(out, options, depth + 1);
+        write_json(out, item, options, depth + 1)?;
+    }
+    if !items.is_empty() {
+        json_line(out, options, depth);
+    }
+    out.push(']');
+    Ok(())
+}
+
+/// [`new_line`] for [`write_json`].
+fn json_line(out: &mut String, options: &Dumps, depth: usize) {
+    match &options.indent {
+        Some(Indention::Spaces(count)) => {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', count.saturating_mul(depth)));
+        }
+        Some(Indention::Text(text)) => {
+            out.push('\n');
+            for _ in 0..depth {
+                out.push_str(text);
+            }
+        }
+        None => {}
+    }
 }
 
 /// The JSON text made, its items and bytes counted as the work of
@@ -374,7 +462,14 @@ fn sort_keys(keys: &mut [JValue]) -> Result<(), minijinja::Error> {
 /// with `ensure_ascii` everything outside printable ASCII as `\uXXXX`
 /// (two, a surrogate pair, above U+FFFF).
 fn write_string(out: &mut Out, text: &str, options: &Dumps) -> Result<(), minijinja::Error> {
-    out.push('"')?;
+    let mut escaped = String::with_capacity(text.len() + 2);
+    escape_json(&mut escaped, text, options.ensure_ascii);
+    out.push_str(&escaped)
+}
+
+/// [`write_string`]'s text, into a `String`.
+fn escape_json(out: &mut String, text: &str, ensure_ascii: bool) {
+    out.push('"');
     let mut plain = 0;
     for (at, c) in text.char_indices() {
         let escape = match c {
@@ -386,7 +481,7 @@ fn write_string(out: &mut Out, text: &str, options: &Dumps) -> Result<(), miniji
             '\u{8}' => "\\b".to_string(),
             '\u{c}' => "\\f".to_string(),
             c if c < ' ' => format!("\\u{:04x}", u32::from(c)),
-            c if options.ensure_ascii && !(' '..='~').contains(&c) => {
+            c if ensure_ascii && !(' '..='~').contains(&c) => {
                 let mut units = [0u16; 2];
                 c.encode_utf16(&mut units)
                     .iter()
@@ -395,10 +490,10 @@ fn write_string(out: &mut Out, text: &str, options: &Dumps) -> Result<(), miniji
             }
             _ => continue,
         };
-        out.push_str(text.get(plain..at).unwrap_or_default())?;
-        out.push_str(&escape)?;
+        out.push_str(text.get(plain..at).unwrap_or_default());
+        out.push_str(&escape);
         plain = at + c.len_utf8();
     }
-    out.push_str(text.get(plain..).unwrap_or_default())?;
-    out.push('"')
+    out.push_str(text.get(plain..).unwrap_or_default());
+    out.push('"');
 }
