@@ -123,6 +123,7 @@ impl<'a> Renderer<'a> {
             JinjaOp::Strftime => self.strftime(op, args, span, dot),
             JinjaOp::Select(select) => self.select(select, args, span, dot),
             JinjaOp::MapAttr => self.map_attr(args, span, dot),
+            JinjaOp::MapFilter => self.map_filter(args, span, dot),
             JinjaOp::List => match self.arg(args, 0, span, dot)? {
                 list @ Value::Array(_) => Ok(list),
                 Value::Json(json) if json.is_array() => Ok(Value::Json(json)),
@@ -435,6 +436,33 @@ impl<'a> Renderer<'a> {
                     None => return Err(not_jinja(span, "map", &list)),
                 }
             }
+        }
+        Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
+            values,
+        ))))
+    }
+
+    /// `list | map('upper')` ([`JinjaOp::MapFilter`]): strings only.
+    #[inline(never)]
+    fn map_filter(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let list = self.arg(args, 0, span, dot)?;
+        let name = self.arg(args, 1, span, dot)?;
+        let items = match &list {
+            Value::Array(items) => *items,
+            Value::Json(json) => json.as_array().map_or(&[][..], Vec::as_slice),
+            other => return Err(not_jinja(span, "map", other)),
+        };
+        self.tick_work(items.len(), 0, span)?;
+        let mut values = Vec::with_capacity(items.len());
+        for item in items {
+            let Some(text) = item.as_str() else {
+                return Err(not_jinja(span, "map", &list));
+            };
+            values.push(serde_json::Value::String(match name.as_str() {
+                Some("upper") => crate::functions::upper(text),
+                Some("lower") => crate::functions::lower(text),
+                _ => crate::functions::trim(text),
+            }));
         }
         Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
             values,

@@ -512,6 +512,9 @@ pub(crate) enum JinjaOp {
     Select(Select),
     /// `list | map(attribute=key)`: each item's key (present in every item).
     MapAttr,
+    /// `list | map('upper')` (`lower`, `trim`): the filter of each item (a
+    /// string).
+    MapFilter,
     /// `list | list`: the list itself.
     List,
     /// `base[key]` with a computed key: an item of a list (from the end
@@ -722,7 +725,7 @@ impl Func {
                     JinjaOp::String => "string",
                     JinjaOp::Select(select) if select.reject => "rejectattr",
                     JinjaOp::Select(_) => "selectattr",
-                    JinjaOp::MapAttr => "map",
+                    JinjaOp::MapAttr | JinjaOp::MapFilter => "map",
                     JinjaOp::List => "list",
                     JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",

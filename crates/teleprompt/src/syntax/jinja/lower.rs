@@ -1451,19 +1451,31 @@ impl<'a> Lowerer<'a, '_> {
             }
             "map" => {
                 let input = self.generator_input(filter.expr.as_ref()?)?;
-                let [ast::CallArg::Kwarg("attribute", ast::Expr::Const(key))] =
-                    filter.args.as_slice()
-                else {
-                    return self.no(|| "`map` other than of an attribute".into());
+                let (op, name) = match filter.args.as_slice() {
+                    [ast::CallArg::Kwarg("attribute", ast::Expr::Const(key))] => {
+                        (JinjaOp::MapAttr, constant_of(&key.value))
+                    }
+                    // `map('upper')`: a filter of strings.
+                    [ast::CallArg::Pos(ast::Expr::Const(name))] => {
+                        (JinjaOp::MapFilter, constant_of(&name.value))
+                    }
+                    _ => (JinjaOp::MapAttr, None),
                 };
-                let Some(Const::Str(key)) = constant_of(&key.value) else {
-                    return self.no(|| "`map` of an attribute that is not a name".into());
-                };
-                Some(call(
-                    Func::Jinja(JinjaOp::MapAttr),
-                    [input, Expr::Const(Const::Str(key))],
-                    expr.span(),
-                ))
+                match name {
+                    Some(Const::Str(name))
+                        if op == JinjaOp::MapAttr
+                            || ["upper", "lower", "trim"].contains(&&*name) =>
+                    {
+                        Some(call(
+                            Func::Jinja(op),
+                            [input, Expr::Const(Const::Str(name))],
+                            expr.span(),
+                        ))
+                    }
+                    _ => self.no(|| {
+                        "`map` other than of an attribute or `upper`, `lower`, `trim`".into()
+                    }),
+                }
             }
             _ => self.expr(expr),
         }
@@ -1818,7 +1830,7 @@ mod tests {
             "{{ user.name | string }} {{ user.age | string }} {{ user.premium | string }} {{ none | string }} {{ (user.age | string) ~ '!' }}",
             "{{ user.name | safe }}{{ '<' ~ (docs | tojson | safe) ~ '>' }}{{ (user.age | safe) ~ 1 }}",
             // selectattr, rejectattr, map(attribute=…), list.
-            "{{ docs | selectattr('pinned') | map(attribute='title') | join(',') }}|{{ docs | rejectattr('pinned') | list | length }}|{{ docs | selectattr('year', 'equalto', 2016) | map(attribute='title') | join }}|{{ docs | selectattr('nope', 'undefined') | list | length }}|{% for d in docs | selectattr('title', 'defined') %}{{ d.title }}{{ loop.index }}{% endfor %}|{{ docs | selectattr('title', '==', 3) | list | length }}|{{ docs | map(attribute='year') | join('-') }}",
+            "{{ docs | selectattr('pinned') | map(attribute='title') | join(',') }}|{{ docs | rejectattr('pinned') | list | length }}|{{ docs | selectattr('year', 'equalto', 2016) | map(attribute='title') | join }}|{{ docs | selectattr('nope', 'undefined') | list | length }}|{% for d in docs | selectattr('title', 'defined') %}{{ d.title }}{{ loop.index }}{% endfor %}|{{ docs | selectattr('title', '==', 3) | list | length }}|{{ docs | map(attribute='year') | join('-') }}|{{ docs | map(attribute='title') | map('upper') | join }}{{ docs[0].tags | map('trim') | map('lower') | list | length }}",
             // A loop's filter.
             "{% for d in docs if d.pinned %}{{ d.title }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for d in docs[::-1] if not d.pinned %}{{ d.title }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}{% for d in docs if d.year > 3000 %}{% else %}none{% endfor %}",
             // A map's items.
@@ -1869,6 +1881,7 @@ mod tests {
             "{{ docs['x'] }}",
             "{% for k, v in docs.items() %}{{ k }}{% endfor %}",
             "{{ docs | map(attribute='nope') | join }}",
+            "{{ ids | map('upper') | join }}",
             "{{ ids | selectattr('x') | list | length }}",
             "{{ docs | selectattr('year', 'equalto', true) | list | length }}",
             "{{ user | list }}",
@@ -1877,6 +1890,7 @@ mod tests {
             "{{ docs | map(attribute='title') | tojson }}",
             "{{ docs | selectattr('pinned') | length }}",
             "{{ docs | map('upper') }}",
+            "{{ docs | map('title') | list }}",
             "{{ docs | selectattr('year', 'equalto', user.age) | list }}",
             "{{ user.name | safe + '<' }}",
             "{{ 1.5 | string }}",
