@@ -124,6 +124,7 @@ impl<'a> Renderer<'a> {
             JinjaOp::Select(select) => self.select(select, args, span, dot),
             JinjaOp::MapAttr => self.map_attr(args, span, dot),
             JinjaOp::MapFilter => self.map_filter(args, span, dot),
+            JinjaOp::Unset => Ok(Value::Missing),
             JinjaOp::List => match self.arg(args, 0, span, dot)? {
                 list @ Value::Array(_) => Ok(list),
                 Value::Json(json) if json.is_array() => Ok(Value::Json(json)),

@@ -517,6 +517,8 @@ pub(crate) enum JinjaOp {
     MapFilter,
     /// `list | list`: the list itself.
     List,
+    /// Nothing yet: a namespace's key a later `set` gives.
+    Unset,
     /// `base[key]` with a computed key: an item of a list (from the end
     /// where negative) or a key of a map; anything missing is minijinja's.
     Item,
@@ -727,6 +729,7 @@ impl Func {
                     JinjaOp::Select(_) => "selectattr",
                     JinjaOp::MapAttr | JinjaOp::MapFilter => "map",
                     JinjaOp::List => "list",
+                    JinjaOp::Unset => "namespace",
                     JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",
                 },
@@ -753,7 +756,7 @@ impl Func {
             Func::EndSection | Func::CacheBreakpoint => (0, Some(0)),
             Func::Hbs(helper) => helper.arity(),
             Func::Jinja(JinjaOp::Defined) => (1, Some(1)),
-            Func::Jinja(JinjaOp::Raise) => (0, Some(0)),
+            Func::Jinja(JinjaOp::Raise | JinjaOp::Unset) => (0, Some(0)),
             Func::Jinja(
                 JinjaOp::Arith(Arith::Neg)
                 | JinjaOp::Is(_)

@@ -117,6 +117,7 @@ pub(super) fn lower(
         frames: vec![Frame::new(std::slice::from_ref(template), 0, false)],
         maybe_unset: HashSet::new(),
         namespaces: HashMap::new(),
+        namespace_keys: namespace_keys(std::slice::from_ref(template)),
         pending: HashMap::new(),
         macros: macro_defs(template),
         defined: 0,
@@ -270,7 +271,9 @@ struct Lowerer<'a, 'g> {
     pending: HashMap<&'a str, u32>,
     /// The namespaces bound where the lowering is, by the slot of their
     /// name (which holds nothing): each attribute's slot.
-    namespaces: HashMap<u32, Vec<(&'a str, u32)>>,
+    namespaces: HashMap<u32, Vec<(&'a str, u32, bool)>>,
+    /// The keys `set NAME.key` gives, anywhere, by `NAME`.
+    namespace_keys: HashMap<&'a str, Vec<&'a str>>,
     /// The template's slots a `set` inside an `if` assigns: they may hold
     /// no value (see [`JinjaOp::SetOr`]).
     maybe_unset: HashSet<u32>,
@@ -394,6 +397,40 @@ fn macro_defs<'a>(template: &ast::Stmt<'a>) -> Vec<Result<MacroDef<'a>, String>>
         })
     };
     defs.iter().enumerate().map(read).collect()
+}
+
+/// The keys `set NAME.key` gives in `stmts`, at any depth, by `NAME`.
+fn namespace_keys<'a>(stmts: &[ast::Stmt<'a>]) -> HashMap<&'a str, Vec<&'a str>> {
+    fn walk<'a>(stmts: &[ast::Stmt<'a>], into: &mut HashMap<&'a str, Vec<&'a str>>) {
+        for stmt in stmts {
+            match stmt {
+                ast::Stmt::Template(template) => walk(&template.children, into),
+                ast::Stmt::Set(set) => {
+                    if let ast::Expr::GetAttr(attr) = &set.target {
+                        if let ast::Expr::Var(name) = &attr.expr {
+                            let keys = into.entry(name.id).or_default();
+                            if !keys.contains(&attr.name) {
+                                keys.push(attr.name);
+                            }
+                        }
+                    }
+                }
+                ast::Stmt::IfCond(cond) => {
+                    walk(&cond.true_body, into);
+                    walk(&cond.false_body, into);
+                }
+                ast::Stmt::ForLoop(for_loop) => {
+                    walk(&for_loop.body, into);
+                    walk(&for_loop.else_body, into);
+                }
+                ast::Stmt::Macro(def) => walk(&def.body, into),
+                _ => {}
+            }
+        }
+    }
+    let mut keys = HashMap::new();
+    walk(stmts, &mut keys);
+    keys
 }
 
 /// Every name `stmts` assign, at any depth: `set` targets and loop
@@ -712,18 +749,27 @@ impl<'a> Lowerer<'a, '_> {
             return self.no(|| format!("namespace `{name}` assigned again"));
         }
         let handle = self.assign(name)?;
-        let first = self.slots(u32::try_from(values.len()).ok()?);
+        // The attributes a `set name.key` gives later hold nothing until
+        // then (read before, they are minijinja's).
+        let mut later: Vec<&'a str> = self.namespace_keys.get(name).cloned().unwrap_or_default();
+        later.retain(|key| !values.iter().any(|(given, _)| given == key));
+        let count = u32::try_from(values.len() + later.len()).ok()?;
+        let first = self.slots(count);
         let mut attributes = Vec::with_capacity(values.len());
-        for (slot, (key, expr)) in (first..).zip(values) {
-            attributes.push((key, slot));
+        let unset = || call(Func::Jinja(JinjaOp::Unset), [], machinery::Span::default());
+        let values = values.into_iter().map(|(key, expr)| (key, expr, false));
+        let later = later.into_iter().map(|key| (key, unset(), true));
+        for (slot, (key, expr, late)) in (first..).zip(values.chain(later)) {
+            attributes.push((key, slot, late));
             into.push(Instr::Set { slot, expr });
         }
         self.namespaces.insert(handle, attributes);
         Some(())
     }
 
-    /// The slot of `name.key`, where `name` is a namespace that has `key`.
-    fn attribute(&self, name: &str, key: &str) -> Option<u32> {
+    /// The slot of `name.key`, where `name` is a namespace that has `key`,
+    /// and whether the key came after the namespace was made.
+    fn attribute(&self, name: &str, key: &str) -> Option<(u32, bool)> {
         let attributes = match self.read_or_refuse(name)? {
             Some(handle) => self.namespaces.get(&handle),
             None => None,
@@ -731,9 +777,9 @@ impl<'a> Lowerer<'a, '_> {
         let Some(attributes) = attributes else {
             return self.no(|| format!("`set {name}.{key}` where `{name}` is not a namespace"));
         };
-        match attributes.iter().find(|(attribute, _)| *attribute == key) {
-            Some((_, slot)) => Some(*slot),
-            None => self.no(|| format!("namespace attribute `{name}.{key}` not given at first")),
+        match attributes.iter().find(|(attribute, ..)| *attribute == key) {
+            Some((_, slot, late)) => Some((*slot, *late)),
+            None => self.no(|| format!("namespace attribute `{name}.{key}` never given")),
         }
     }
 
@@ -964,7 +1010,7 @@ impl<'a> Lowerer<'a, '_> {
             // `set ns.attr = value`: the attribute's own slot.
             ast::Expr::GetAttr(attr) => {
                 let slot = match &attr.expr {
-                    ast::Expr::Var(name) => self.attribute(name.id, attr.name)?,
+                    ast::Expr::Var(name) => self.attribute(name.id, attr.name)?.0,
                     _ => return self.no(|| "`set` of an attribute of a value".into()),
                 };
                 let expr = self.expr(&set.expr)?;
@@ -1575,7 +1621,15 @@ impl<'a> Lowerer<'a, '_> {
         if let ast::Expr::Var(var) = base {
             let bound = self.read(var.id).flatten();
             if bound.is_some_and(|handle| self.namespaces.contains_key(&handle)) {
-                return Some(Expr::Var(self.attribute(var.id, name)?));
+                return Some(match self.attribute(var.id, name)? {
+                    (slot, false) => Expr::Var(slot),
+                    // Read before its `set`, the key is minijinja's.
+                    (slot, true) => call(
+                        Func::Jinja(JinjaOp::SetOr),
+                        [Expr::Var(slot), call(Func::Jinja(JinjaOp::Raise), [], at)],
+                        at,
+                    ),
+                });
             }
             if var.id == "loop" && self.read("loop")?.is_none() {
                 if let Some(&pass) = self.loops.last() {
@@ -1852,6 +1906,7 @@ mod tests {
             "{% for d in docs %}{% if d.tags is not string and d.tags is iterable %}{{ d.tags | length }}{% endif %}{% endfor %}",
             "{% if user.premium %}{% set ns = namespace(t='') %}{% for d in docs %}{% set ns.t = ns.t ~ d.title %}{% endfor %}{{ ns.t }}{% else %}{% set ns = namespace(t='no') %}{{ ns.t }}{% endif %}{% set ns = namespace(t='after') %}{{ ns.t }}",
             "{% for d in docs %}{% if d.pinned %}{% set ns = namespace(n=0) %}{% for t in d.tags %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}{% endif %}{% endfor %}",
+            "{% set ns = namespace() %}{% set ns.i = 0 %}{% for d in docs %}{% set ns.i = ns.i + 1 %}{% endfor %}{{ ns.i }}{% set ns2 = namespace(a=1) %}{% if user.premium %}{% set ns2.b = 'b' %}{% endif %}{{ ns2.b }}",
             // Integer arithmetic, Python's.
             "{{ user.age - 40 }} {{ user.age * 2 }} {{ -user.age }} {{ user.age // 5 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ 2 ** 10 }} {{ user.age % 5 == 1 }}",
             "{% for d in docs %}{% if loop.index0 % 2 == 0 %}even{% endif %}{{ loop.length - loop.index }}{% endfor %}",
@@ -1934,6 +1989,7 @@ mod tests {
             "{{ user.premium - 1 }}",
             "{{ user.name * 2 }}",
             "{{ 2 ** -1 }}",
+            "{% set ns = namespace() %}{% if not user.premium %}{% set ns.b = 2 %}{% endif %}{{ ns.b }}",
             "{{ 2 ** 70 }}",
             "{{ -(ids | join) }}",
             "{{ 9223372036854775807 * 2 }}",
@@ -1989,7 +2045,6 @@ mod tests {
             "{{ docs | tojson(2, indent=3) }}",
             "{{ docs | tojson(2, 3) }}",
             "{% set ns = namespace() %}{{ ns }}",
-            "{% set ns = namespace(a=1) %}{% set ns.b = 2 %}{{ ns.b }}",
             "{% set ns = namespace(a=1) %}{{ ns.b }}",
             "{% set ns = namespace(a=1) %}{% set ns = 3 %}{{ ns }}",
             "{% if user.premium %}{% set ns = namespace(a=1) %}{% endif %}{{ ns.a }}",
