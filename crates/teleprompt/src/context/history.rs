@@ -167,21 +167,38 @@ impl RuleCheck {
     /// Checks a whole history (up to its first broken rule).
     pub(super) fn scan(messages: &History) -> RuleCheck {
         let mut check = RuleCheck::default();
-        for (index, message) in messages.iter().enumerate() {
-            match check.state {
-                State::Broken(_) => break,
-                // Most messages: outside any round, and opening none.
-                State::Clear
-                    if message.role != Role::Tool
-                        && (message.role != Role::Assistant || message.tool_calls.is_empty()) => {}
-                _ => {
-                    check.checked = index;
-                    check.check(messages, index, message);
-                }
+        // The base first, as a slice: a tight loop, which matters when a
+        // long history is set whole every turn.
+        let (base, appended) = messages.split();
+        for (index, message) in base.iter().enumerate() {
+            if !check.scan_one(messages, index, message) {
+                break;
+            }
+        }
+        for (index, message) in (base.len()..).zip(appended) {
+            if !check.scan_one(messages, index, message) {
+                break;
             }
         }
         check.checked = messages.len();
         check
+    }
+
+    /// One message of [`RuleCheck::scan`]; false once a rule is broken.
+    #[inline]
+    fn scan_one(&mut self, messages: &History, index: usize, message: &HistoryMessage) -> bool {
+        match self.state {
+            State::Broken(_) => return false,
+            // Most messages: outside any round, and opening none.
+            State::Clear
+                if message.role != Role::Tool
+                    && (message.role != Role::Assistant || message.tool_calls.is_empty()) => {}
+            _ => {
+                self.checked = index;
+                self.check(messages, index, message);
+            }
+        }
+        true
     }
 
     /// Checks the last of `messages`, the ones before it being checked.

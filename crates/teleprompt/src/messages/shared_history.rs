@@ -140,8 +140,16 @@ impl History {
             front: [].iter(),
             chunks: spine.get(..full).unwrap_or_default().iter(),
             back: back.iter(),
-            len: self.len,
         }
+    }
+
+    /// The messages it was made from (a slice), and an iterator over the
+    /// ones appended after them: a tight loop over the slice is faster
+    /// than the iterator over all of them.
+    pub(crate) fn split(&self) -> (&[HistoryMessage], HistoryIter<'_>) {
+        let mut appended = self.iter();
+        appended.base = [].iter();
+        (&self.base, appended)
     }
 
     /// The messages, copied into a `Vec`.
@@ -350,8 +358,6 @@ pub struct HistoryIter<'a> {
     /// The rest of the chunk taken from the back (at first the last
     /// chunk, up to the history's length).
     back: slice::Iter<'a, OnceLock<HistoryMessage>>,
-    /// How many messages are left.
-    len: usize,
 }
 
 /// The slots of a chunk pointer's chunk (every slot a history sees is set).
@@ -359,49 +365,67 @@ fn slots(pointer: &OnceLock<Arc<Chunk>>) -> slice::Iter<'_, OnceLock<HistoryMess
     pointer.get().map_or(&[][..], |chunk| &**chunk).iter()
 }
 
+impl<'a> HistoryIter<'a> {
+    /// The next appended message, the base's all taken.
+    fn next_appended(&mut self) -> Option<&'a HistoryMessage> {
+        loop {
+            if let Some(slot) = self.front.next() {
+                return slot.get();
+            }
+            match self.chunks.next() {
+                Some(pointer) => self.front = slots(pointer),
+                None => return self.back.next().and_then(OnceLock::get),
+            }
+        }
+    }
+}
+
 impl<'a> Iterator for HistoryIter<'a> {
     type Item = &'a HistoryMessage;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a HistoryMessage> {
-        let message = match self.base.next() {
+        match self.base.next() {
             Some(message) => Some(message),
-            None => loop {
-                if let Some(slot) = self.front.next() {
-                    break slot.get();
-                }
-                match self.chunks.next() {
-                    Some(pointer) => self.front = slots(pointer),
-                    None => break self.back.next().and_then(OnceLock::get),
-                }
-            },
-        };
-        self.len = self.len.saturating_sub(usize::from(message.is_some()));
-        message
+            None => self.next_appended(),
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.len, Some(self.len))
+        // Every chunk between the ends is full.
+        let len = self.base.len() + self.front.len() + self.chunks.len() * CHUNK + self.back.len();
+        (len, Some(len))
+    }
+
+    fn fold<B, F>(self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, &'a HistoryMessage) -> B,
+    {
+        let mut done = self.base.fold(init, &mut f);
+        done = self.front.filter_map(OnceLock::get).fold(done, &mut f);
+        for pointer in self.chunks {
+            done = slots(pointer).filter_map(OnceLock::get).fold(done, &mut f);
+        }
+        self.back.filter_map(OnceLock::get).fold(done, f)
     }
 }
 
 impl DoubleEndedIterator for HistoryIter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let message = loop {
+        loop {
             if let Some(slot) = self.back.next_back() {
-                break slot.get();
+                return slot.get();
             }
             match self.chunks.next_back() {
                 Some(pointer) => self.back = slots(pointer),
                 None => {
-                    break match self.front.next_back() {
+                    return match self.front.next_back() {
                         Some(slot) => slot.get(),
                         None => self.base.next_back(),
                     }
                 }
             }
-        };
-        self.len = self.len.saturating_sub(usize::from(message.is_some()));
-        message
+        }
     }
 }
 
@@ -474,6 +498,27 @@ mod tests {
                     assert!(std::ptr::eq(history.get(index).unwrap(), *message));
                 }
                 assert!(history.get(expected.len()).is_none());
+                // Internal iteration, whole and after some taken at each end.
+                let folded = history.iter().fold(Vec::new(), |mut all, m| {
+                    all.push(m as *const HistoryMessage);
+                    all
+                });
+                assert!(folded
+                    .iter()
+                    .zip(&forwards)
+                    .all(|(a, b)| std::ptr::eq(*a, *b)));
+                let mut partly = history.iter();
+                partly.nth(33);
+                partly.next_back();
+                let rest: Vec<&HistoryMessage> = partly.fold(Vec::new(), |mut all, m| {
+                    all.push(m);
+                    all
+                });
+                assert_eq!(rest.len(), expected.len().saturating_sub(35));
+                assert!(rest
+                    .iter()
+                    .zip(forwards.iter().skip(34))
+                    .all(|(a, b)| std::ptr::eq(*a, *b)));
                 assert_eq!(
                     history.last().map(|m| m as *const _),
                     forwards.last().map(|m| *m as *const _)
