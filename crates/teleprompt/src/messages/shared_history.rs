@@ -48,6 +48,10 @@ type Spine = [OnceLock<Arc<Chunk>>];
 /// a [`crate::PromptContext`] takes it with `with_history` and hands it
 /// out with `history`.
 ///
+/// Memory: appended messages live in chunks of 32 slots, allocated whole
+/// (about 7 KB). A message that a clone appended and then dropped stays in
+/// its chunk until no history holding that chunk is left.
+///
 /// ```
 /// use teleprompt::messages::{History, HistoryMessage, Role};
 ///
