@@ -4,7 +4,8 @@ to a `PromptContext`, render the turn, drop the result — what an agent
 loop does each turn — at 10, 1,000 and 10,000 messages of history. The
 goal: the same cost at every length (the turn neither re-reads nor copies
 the history). A second column keeps each turn's `Rendered` until after
-the next append (the history is then shared, and copied once a turn).
+the next append (the history is then shared; the append writes beside it
+without copying it).
 
 Run it in the venv `run.sh` makes: target/bench-venv/bin/python bench/python/turns.py
 """

@@ -16,20 +16,16 @@
 //!
 //! The race calls a closure per iteration and times whole runs, so the
 //! append engine resets its conversation inside the timed call, once per
-//! block, as cheaply as the API allows: the history is taken out of the
-//! context, which is its only holder, truncated back to LEN messages in
-//! place (no copy: the block's messages are dropped) and set back with
-//! `with_history`; a history set whole is checked against the tool-call
-//! rules once, which the reset does at once (`validate_history`, a scan of
-//! LEN messages) rather than leaving it to the block's first turn.
-//! Cloning a saved context of LEN messages instead would share its history,
-//! and the block's first append would copy all LEN messages. The reset's
-//! time is measured apart and printed as its own JSON line
+//! block: it takes a clone of the conversation saved at LEN messages. The
+//! clone shares the history, and the block's appends write beside it
+//! without copying it (`teleprompt::messages::History`); the saved
+//! conversation was checked against the tool-call rules once, before the
+//! race, and its clones share the verdict, so no reset scans the history.
+//! The reset's time is measured apart and printed as its own JSON line
 //! (`teleprompt-turn-append-reset-LEN`, `mean_ns`: reset time over all
 //! calls), for the table to show what part of the append time it is.
 
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -88,8 +84,8 @@ impl Reuse<'_> {
 /// set back to `len` messages every `block` turns.
 struct Append<'a> {
     prompt: &'a Prompt,
-    /// The conversation's context without a history, as the host keeps it.
-    host: PromptContext,
+    /// The conversation at `len` messages, its history checked.
+    saved: PromptContext,
     /// Taken out while a turn appends to it.
     conversation: Option<PromptContext>,
     len: usize,
@@ -105,14 +101,14 @@ struct Append<'a> {
 impl<'a> Append<'a> {
     fn new(prompt: &'a Prompt, host: PromptContext, len: usize) -> Append<'a> {
         let block = len.clamp(1, BLOCK);
-        // Room for a block's appends: the history never moves.
-        let mut messages = Vec::with_capacity(len + block);
-        messages.extend((0..len).map(|i| message(i, None)));
-        let conversation = host.clone().with_history(messages);
+        let saved = host.with_history((0..len).map(|i| message(i, None)).collect::<Vec<_>>());
+        // The check a history set whole gets once, here rather than in
+        // the first turn of every block.
+        saved.validate_history().expect("a valid history");
         Append {
             prompt,
-            host,
-            conversation: Some(conversation),
+            conversation: Some(saved.clone()),
+            saved,
             len,
             block,
             left: block,
@@ -138,8 +134,7 @@ impl<'a> Append<'a> {
         let next = conversation.history().len();
         let conversation = conversation.push_message(message(next, None));
         let context = turn_context(&conversation, self.turn);
-        // Dropped before the next append, as hosts do: held, it would make
-        // that append copy the history.
+        // Dropped before the next append, as hosts do.
         black_box(
             self.prompt
                 .render_turn(black_box(&context))
@@ -151,17 +146,7 @@ impl<'a> Append<'a> {
 
     /// Sets the conversation back to `len` messages without copying them.
     fn reset(&mut self) {
-        let conversation = self.conversation.take().expect("a conversation");
-        let mut messages = conversation.shared_history();
-        drop(conversation);
-        Arc::get_mut(&mut messages)
-            .expect("the conversation held the only other handle")
-            .truncate(self.len);
-        let conversation = self.host.clone().with_history(messages);
-        // The check a history set whole gets once, here rather than in the
-        // block's first turn.
-        conversation.validate_history().expect("a valid history");
-        self.conversation = Some(conversation);
+        self.conversation = Some(self.saved.clone());
     }
 }
 

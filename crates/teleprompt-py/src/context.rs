@@ -1,6 +1,6 @@
 //! `PromptContext`: what a host knows about a conversation and its turn.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -21,9 +21,10 @@ use crate::errors;
 /// `with_turn` and `with_history` make another context cheaply (the
 /// history and namespaces are shared, not copied). `append` and `extend`
 /// add the turn's messages to this one: only the new messages are checked
-/// against the tool-call rules, and the history is extended in place
-/// unless something else still holds it (another context made from this
-/// one, or a `Rendered` of it: then it is copied once).
+/// against the tool-call rules, and the history is extended in place,
+/// without copying it, even while something else still holds it (another
+/// context made from this one, or a `Rendered` of it, which keep the
+/// messages they had).
 #[pyclass(frozen, module = "teleprompt._teleprompt", name = "PromptContext")]
 pub(crate) struct PromptContext {
     inner: Mutex<teleprompt::PromptContext>,
@@ -201,7 +202,7 @@ impl PromptContext {
 
     /// The same context with another history.
     fn with_history(&self, py: Python<'_>, history: &Bound<'_, PyAny>) -> PyResult<PromptContext> {
-        let history = Arc::new(self::history(py, history)?);
+        let history = self::history(py, history)?;
         Ok(PromptContext::new_from(
             self.snapshot().with_history(history),
         ))

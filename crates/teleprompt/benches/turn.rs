@@ -18,8 +18,9 @@
 //!   the latest user message (the host sets none): appends keep it.
 //! - `turn_append_kept`: `turn_append` by a host that still holds the
 //!   previous turn's `Rendered` when it appends (it shares the history):
-//!   each append copies the history, so this one grows with it. Hosts
-//!   drop the `Rendered` first.
+//!   the append writes the new message beside the shared ones without
+//!   copying any (`teleprompt::messages::History`), so this one is flat
+//!   too.
 //! - `turn_new_history`: the host sets the history whole each turn
 //!   (`with_history` with a history the context did not hold), so the whole
 //!   history is checked each turn: it grows with the history, and hosts
@@ -93,11 +94,9 @@ fn appends(c: &mut Criterion, name: &str, host_language: bool, keep_rendered: bo
                 let mut done = 0;
                 while done < iters {
                     let count = (iters - done).min(block);
-                    // Untimed: a conversation of `len` messages that owns
-                    // its history, with room to grow (as a long one has
-                    // on average), checked and searched once by a turn.
-                    let mut messages = Vec::with_capacity(2 * len);
-                    messages.extend(base.iter().cloned());
+                    // Untimed: a conversation of `len` messages, a fresh
+                    // copy set whole, checked and searched once by a turn.
+                    let messages = base.clone();
                     let mut conversation = conversation(host_language).with_history(messages);
                     // And a turn rendered, so that the timed ones find
                     // the caches as a run of turns leaves them, not as

@@ -1,22 +1,22 @@
-//! The history a context holds: shared messages that grow by appending, and
-//! what a turn needs from them (the verdict of the tool-call rules, the
-//! latest user language), kept up to date message by message so that a turn
-//! never reads the whole history again.
+//! The history a context holds: the shared messages (a
+//! [`History`], grown by appending), and what a turn needs from them (the
+//! verdict of the tool-call rules, the latest user language), kept up to
+//! date message by message so that a turn never reads the whole history
+//! again.
 //!
-//! The messages are an `Arc<Vec<_>>`: a clone of the context shares them,
-//! and an append writes in place when nothing else holds them (the
-//! context's clones of earlier turns and their `Rendered` dropped), else
-//! copies them once, after which the context owns its copy again.
+//! A clone of the context shares the messages, and so does a render's
+//! [`crate::Rendered`]; an append writes the new message beside them
+//! without copying any (see [`History`]), whatever else still holds them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::messages::{HistoryError, HistoryMessage, Role};
+use crate::messages::{History, HistoryError, HistoryMessage, Role};
 
 /// The messages and what is known about them.
 #[derive(Clone, Default)]
-pub(super) struct History {
-    messages: Arc<Vec<HistoryMessage>>,
+pub(super) struct Tracked {
+    messages: History,
     known: Arc<Known>,
 }
 
@@ -30,7 +30,7 @@ struct Known {
     language: OnceLock<Option<Arc<str>>>,
 }
 
-impl std::fmt::Debug for History {
+impl std::fmt::Debug for Tracked {
     /// The length, not the messages: a context is printed in logs.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("History")
@@ -40,17 +40,17 @@ impl std::fmt::Debug for History {
     }
 }
 
-impl History {
+impl Tracked {
     /// A history set whole: nothing is known about it until asked.
-    pub(super) fn new(messages: Arc<Vec<HistoryMessage>>) -> History {
-        History {
+    pub(super) fn new(messages: History) -> Tracked {
+        Tracked {
             messages,
             known: Arc::default(),
         }
     }
 
     /// The shared messages.
-    pub(super) fn messages(&self) -> &Arc<Vec<HistoryMessage>> {
+    pub(super) fn messages(&self) -> &History {
         &self.messages
     }
 
@@ -58,20 +58,14 @@ impl History {
     /// (times the message's own tool calls).
     pub(super) fn push(&mut self, message: HistoryMessage) {
         let language = user_language(&message).map(Arc::<str>::from);
-        let messages = Arc::make_mut(&mut self.messages);
-        messages.push(message);
+        self.messages.push(message);
         let known = Arc::make_mut(&mut self.known);
         if let Some(rules) = known.rules.get_mut() {
-            rules.push(messages);
+            rules.push(&self.messages);
         }
         if let Some(language) = language {
             known.language = OnceLock::from(Some(language));
         }
-    }
-
-    /// Room for `additional` more messages (copying them now if shared).
-    pub(super) fn reserve(&mut self, additional: usize) {
-        Arc::make_mut(&mut self.messages).reserve(additional);
     }
 
     /// The verdict of the tool-call rules: the same as
@@ -103,7 +97,7 @@ fn user_language(message: &HistoryMessage) -> Option<&str> {
 }
 
 /// The `language` of the latest user message that has a non-empty one.
-pub(super) fn latest_user_language(messages: &[HistoryMessage]) -> Option<&str> {
+pub(super) fn latest_user_language(messages: &History) -> Option<&str> {
     messages.iter().rev().find_map(user_language)
 }
 
@@ -171,33 +165,57 @@ const LINEAR_CALLS: usize = 16;
 
 impl RuleCheck {
     /// Checks a whole history (up to its first broken rule).
-    pub(super) fn scan(messages: &[HistoryMessage]) -> RuleCheck {
+    pub(super) fn scan(messages: &History) -> RuleCheck {
         let mut check = RuleCheck::default();
-        for (index, message) in messages.iter().enumerate() {
-            match check.state {
-                State::Broken(_) => break,
-                // Most messages: outside any round, and opening none.
-                State::Clear
-                    if message.role != Role::Tool
-                        && (message.role != Role::Assistant || message.tool_calls.is_empty()) => {}
-                _ => {
-                    check.checked = index;
-                    check.push(messages.get(..=index).unwrap_or_default());
-                }
+        // The base first, as a slice: a tight loop, which matters when a
+        // long history is set whole every turn.
+        let (base, appended) = messages.split();
+        for (index, message) in base.iter().enumerate() {
+            if !check.scan_one(messages, index, message) {
+                break;
+            }
+        }
+        for (index, message) in (base.len()..).zip(appended) {
+            if !check.scan_one(messages, index, message) {
+                break;
             }
         }
         check.checked = messages.len();
         check
     }
 
+    /// One message of [`RuleCheck::scan`]; false once a rule is broken.
+    #[inline]
+    fn scan_one(&mut self, messages: &History, index: usize, message: &HistoryMessage) -> bool {
+        match self.state {
+            State::Broken(_) => return false,
+            // Most messages: outside any round, and opening none.
+            State::Clear
+                if message.role != Role::Tool
+                    && (message.role != Role::Assistant || message.tool_calls.is_empty()) => {}
+            _ => {
+                self.checked = index;
+                self.check(messages, index, message);
+            }
+        }
+        true
+    }
+
     /// Checks the last of `messages`, the ones before it being checked.
-    pub(super) fn push(&mut self, messages: &[HistoryMessage]) {
-        let Some((message, _)) = messages.split_last() else {
+    pub(super) fn push(&mut self, messages: &History) {
+        let Some(index) = messages.len().checked_sub(1) else {
             return;
         };
-        let index = messages.len() - 1;
+        if let Some(message) = messages.get(index) {
+            self.check(messages, index, message);
+        }
+    }
+
+    /// Checks `message`, at `index` of `messages`, the ones before it
+    /// being checked (the ones after it are not looked at).
+    fn check(&mut self, messages: &History, index: usize, message: &HistoryMessage) {
         debug_assert_eq!(self.checked, index, "messages checked out of order");
-        self.checked = messages.len();
+        self.checked = index + 1;
         let state = std::mem::take(&mut self.state);
         let open = match &state {
             State::Calls { call } => Some(*call),
@@ -220,7 +238,7 @@ impl RuleCheck {
                 if message.role == Role::Tool {
                     round.answer(calls, index, message);
                     State::Results(round)
-                } else if let Some(error) = round.error(messages.get(..index).unwrap_or_default()) {
+                } else if let Some(error) = round.error(messages, index) {
                     State::Broken(error)
                 } else if message.role != Role::Assistant {
                     State::Broken(HistoryError::after_results(
@@ -239,7 +257,7 @@ impl RuleCheck {
 
     /// What [`crate::messages::validate_history`] says of `messages`, the
     /// messages checked.
-    pub(super) fn verdict(&self, messages: &[HistoryMessage]) -> Result<(), HistoryError> {
+    pub(super) fn verdict(&self, messages: &History) -> Result<(), HistoryError> {
         debug_assert_eq!(self.checked, messages.len(), "verdict on other messages");
         match &self.state {
             State::Clear => Ok(()),
@@ -248,7 +266,7 @@ impl RuleCheck {
                 Some(calls) => Err(HistoryError::unanswered(*call, calls, None)),
                 None => Ok(()),
             },
-            State::Results(round) => match round.error(messages) {
+            State::Results(round) => match round.error(messages, messages.len()) {
                 Some(error) => Err(error),
                 None => Ok(()),
             },
@@ -327,9 +345,9 @@ impl Round {
         })
     }
 
-    /// The broken rule of the round when the history is `messages` (the
-    /// round's results last).
-    fn error(&self, messages: &[HistoryMessage]) -> Option<HistoryError> {
+    /// The broken rule of the round when the history is the first `end`
+    /// of `messages` (the round's results last).
+    fn error(&self, messages: &History, end: usize) -> Option<HistoryError> {
         let calls = messages.get(self.call)?;
         let id = |index: usize| {
             messages
@@ -346,7 +364,7 @@ impl Round {
             None => {
                 let mut missing = self.missing(calls).peekable();
                 missing.peek()?;
-                HistoryError::missing_results(self.call, missing, self.first..messages.len())
+                HistoryError::missing_results(self.call, missing, self.first..end)
             }
         })
     }
@@ -375,9 +393,14 @@ mod tests {
     fn latest_user_language_skips_empty_and_other_roles() {
         let mut assistant = user(Some("de"));
         assistant.role = Role::Assistant;
-        let history = vec![user(Some("fr")), user(Some("")), assistant, user(None)];
+        let history = History::from(vec![
+            user(Some("fr")),
+            user(Some("")),
+            assistant,
+            user(None),
+        ]);
         assert_eq!(latest_user_language(&history), Some("fr"));
-        assert_eq!(latest_user_language(&[]), None);
+        assert_eq!(latest_user_language(&History::new()), None);
     }
 
     #[test]
@@ -396,7 +419,7 @@ mod tests {
 
     #[test]
     fn an_append_keeps_what_is_known() {
-        let mut history = History::new(Arc::new(vec![user(Some("fr"))]));
+        let mut history = Tracked::new(History::from(vec![user(Some("fr"))]));
         assert_eq!(history.latest_language().map(|l| &**l), Some("fr"));
         assert_eq!(history.verdict(), Ok(()));
         history.push(user(None));

@@ -105,9 +105,9 @@ use serde_json::{Map, Value};
 
 use crate::data::Data;
 use crate::diagnostics::{Error, ErrorClass};
-use crate::messages::{HistoryError, HistoryMessage};
+use crate::messages::{History, HistoryError, HistoryMessage};
 
-use self::history::History;
+use self::history::Tracked;
 
 pub use self::clock::{system_values, Clock};
 pub use self::fields::RESERVED;
@@ -180,7 +180,7 @@ pub struct PromptContext {
     custom_rules: Option<Data>,
     data: Option<Data>,
     client_language: Option<Arc<str>>,
-    history: History,
+    history: Tracked,
     workspace: Option<Arc<Workspace>>,
     labels: Arc<Vec<(String, String)>>,
 }
@@ -398,8 +398,10 @@ impl PromptContext {
         self
     }
 
-    /// Sets the conversation history, whole. It is shared, never copied:
-    /// pass an `Arc` to keep a handle on it.
+    /// Sets the conversation history, whole: a [`History`], or the
+    /// messages as a `Vec` or an `Arc<Vec<_>>`. It is shared, never copied:
+    /// keep a clone (of the `History`, or of the `Arc`) to keep a handle on
+    /// it.
     ///
     /// A history set whole is checked against the tool-call rules, and
     /// searched for the latest user language, once (when first needed),
@@ -408,11 +410,12 @@ impl PromptContext {
     /// the whole history every turn. To add the turn's messages, append
     /// them instead ([`PromptContext::push_message`],
     /// [`PromptContext::extend_history`]). Setting the very history the
-    /// context holds (the same `Arc`) keeps what is known about it.
-    pub fn with_history(mut self, history: impl Into<Arc<Vec<HistoryMessage>>>) -> PromptContext {
+    /// context holds (a clone of [`PromptContext::history`], or the same
+    /// `Arc` again: [`History::ptr_eq`]) keeps what is known about it.
+    pub fn with_history(mut self, history: impl Into<History>) -> PromptContext {
         let history = history.into();
-        if !Arc::ptr_eq(self.history.messages(), &history) {
-            self.history = History::new(history);
+        if !History::ptr_eq(self.history.messages(), &history) {
+            self.history = Tracked::new(history);
         }
         self
     }
@@ -422,11 +425,9 @@ impl PromptContext {
     /// latest user language) follows the new message alone, so the next
     /// turn costs the same with 10 or 10,000 messages.
     ///
-    /// The messages are not copied when this context is their only holder:
-    /// drop the clones of the context made for earlier turns, and their
-    /// [`crate::Rendered`] results, before appending. Otherwise the
-    /// messages are copied once (the clones keep the history they had), and
-    /// this context owns its copy from then on.
+    /// No message is copied, also while the clones of the context made for
+    /// earlier turns, or their [`crate::Rendered`] results, still share the
+    /// history: they keep the history they had (see [`History::push`]).
     ///
     /// ```
     /// use teleprompt::context::PromptContext;
@@ -454,8 +455,6 @@ impl PromptContext {
         mut self,
         messages: impl IntoIterator<Item = HistoryMessage>,
     ) -> PromptContext {
-        let messages = messages.into_iter();
-        self.history.reserve(messages.size_hint().0);
         for message in messages {
             self.history.push(message);
         }
@@ -488,14 +487,10 @@ impl PromptContext {
         &self.labels
     }
 
-    /// The conversation history (empty until set).
-    pub fn history(&self) -> &[HistoryMessage] {
+    /// The conversation history (empty until set). Clone it to keep it:
+    /// a clone shares the messages.
+    pub fn history(&self) -> &History {
         self.history.messages()
-    }
-
-    /// The conversation history as the shared handle.
-    pub fn shared_history(&self) -> Arc<Vec<HistoryMessage>> {
-        self.history.messages().clone()
     }
 
     /// `run.turn_number`.

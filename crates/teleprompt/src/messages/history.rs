@@ -9,7 +9,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::markers::Item;
-use super::{HistoryMessage, Message, Role};
+use super::{History, HistoryMessage, Message, Role};
 use crate::diagnostics::closest;
 
 /// One of Rapida's four rules for the tool calls in a history.
@@ -225,8 +225,42 @@ fn json_error_text(error: &serde_json::Error) -> String {
 /// # Ok::<(), teleprompt::messages::HistoryParseError>(())
 /// ```
 pub fn validate_history(history: &[HistoryMessage]) -> Result<(), HistoryError> {
+    check(history)
+}
+
+/// Messages that the tool-call rules can be checked on: a slice, a
+/// [`History`].
+pub(crate) trait Messages {
+    /// How many messages.
+    fn count(&self) -> usize;
+    /// The message at `index`.
+    fn at(&self, index: usize) -> Option<&HistoryMessage>;
+}
+
+impl Messages for [HistoryMessage] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn at(&self, index: usize) -> Option<&HistoryMessage> {
+        self.get(index)
+    }
+}
+
+impl Messages for History {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn at(&self, index: usize) -> Option<&HistoryMessage> {
+        self.get(index)
+    }
+}
+
+/// [`validate_history`] of any messages.
+pub(crate) fn check<M: Messages + ?Sized>(history: &M) -> Result<(), HistoryError> {
     let mut index = 0;
-    while let Some(message) = history.get(index) {
+    while let Some(message) = history.at(index) {
         index = match message.role {
             Role::Assistant if !message.tool_calls.is_empty() => {
                 check_tool_round(history, index, message)?
@@ -240,25 +274,25 @@ pub fn validate_history(history: &[HistoryMessage]) -> Result<(), HistoryError> 
 
 /// Checks the tool results that follow the assistant message at `call_index`
 /// and the message after them; returns the index after the results.
-fn check_tool_round(
-    history: &[HistoryMessage],
+fn check_tool_round<M: Messages + ?Sized>(
+    history: &M,
     call_index: usize,
     call: &HistoryMessage,
 ) -> Result<usize, HistoryError> {
     let first = call_index + 1;
-    let results = history
-        .get(first..)
-        .unwrap_or_default()
-        .iter()
-        .take_while(|message| message.role == Role::Tool)
-        .count();
-    if results == 0 {
-        let next = history.get(first).map(|next| next.role);
+    let end = (first..history.count())
+        .find(|&index| {
+            history
+                .at(index)
+                .is_none_or(|message| message.role != Role::Tool)
+        })
+        .unwrap_or(history.count());
+    if end == first {
+        let next = history.at(first).map(|next| next.role);
         return Err(HistoryError::unanswered(call_index, call, next));
     }
-    let end = first + results;
     check_ids(history, call_index, call, first..end)?;
-    match history.get(end) {
+    match history.at(end) {
         Some(next) if next.role != Role::Assistant => {
             Err(HistoryError::after_results(end, next.role, first))
         }
@@ -266,24 +300,27 @@ fn check_tool_round(
     }
 }
 
-fn check_ids(
-    history: &[HistoryMessage],
+fn check_ids<M: Messages + ?Sized>(
+    history: &M,
     call_index: usize,
     call: &HistoryMessage,
     results: Range<usize>,
 ) -> Result<(), HistoryError> {
     let calls: Vec<&str> = call.tool_calls.iter().map(|c| c.id.as_str()).collect();
     let called: HashSet<&str> = calls.iter().copied().collect();
-    let round = history.get(results.clone()).unwrap_or_default();
-    let mut answered: HashSet<&str> = HashSet::with_capacity(round.len());
-    for (index, result) in results.clone().zip(round) {
+    let round = || {
+        results
+            .clone()
+            .filter_map(|index| Some((index, history.at(index)?)))
+    };
+    let mut answered: HashSet<&str> = HashSet::with_capacity(results.len());
+    for (index, result) in round() {
         let Some(id) = result.tool_call_id.as_deref() else {
             return Err(HistoryError::result_without_id(index, call_index, call));
         };
         if !called.contains(id) {
-            let answered: HashSet<&str> = round
-                .iter()
-                .filter_map(|message| message.tool_call_id.as_deref())
+            let answered: HashSet<&str> = round()
+                .filter_map(|(_, message)| message.tool_call_id.as_deref())
                 .collect();
             let missing = calls.iter().copied().filter(|id| !answered.contains(id));
             return Err(HistoryError::orphan_id(
@@ -472,7 +509,7 @@ impl Entry<'_> {
 /// The final conversation: the rendered messages, with the history spliced
 /// in where the template placed `history()`; without a placeholder, the
 /// rendered messages come first and the history after them (Rapida's rule).
-pub(crate) fn assemble<'a>(items: &'a [Item], history: &'a [HistoryMessage]) -> Vec<Entry<'a>> {
+pub(crate) fn assemble<'a>(items: &'a [Item], history: &'a History) -> Vec<Entry<'a>> {
     assemble_marked(items, history).0
 }
 
@@ -480,7 +517,7 @@ pub(crate) fn assemble<'a>(items: &'a [Item], history: &'a [HistoryMessage]) -> 
 /// entries are (after the history: one after the entry count given).
 pub(crate) fn assemble_marked<'a>(
     items: &'a [Item],
-    history: &'a [HistoryMessage],
+    history: &'a History,
 ) -> (Vec<Entry<'a>>, Vec<usize>) {
     let mut entries = Vec::with_capacity(items.len() + history.len());
     let mut marks = Vec::new();

@@ -10,7 +10,8 @@
 //!    history. Only markers with this render's secret count, so data can
 //!    never create, close or change a message (`markers.rs` says how).
 //! 3. [`parse_history`] reads the history, [`validate_history`] checks its
-//!    tool calls, and the history is spliced among the rendered messages
+//!    tool calls, and the history (a [`History`], shared and grown by
+//!    appending) is spliced among the rendered messages
 //!    ([`crate::Rendered::conversation`]).
 //! 4. [`shape`] writes the conversation as text, messages, an OpenAI or an
 //!    Anthropic request body.
@@ -20,6 +21,7 @@ mod history;
 mod markers;
 mod provenance;
 mod shapes;
+mod shared_history;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -38,6 +40,7 @@ pub use self::provenance::{
 };
 pub(crate) use self::shapes::shape_marked;
 pub use self::shapes::{shape, OutputFormat, ShapeError, UnknownFormat};
+pub use self::shared_history::{History, HistoryIter};
 
 /// Who speaks a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::{
-    assemble, parse_history, shape, validate_history, ContentPart, Entry, HistoryMessage,
+    assemble, parse_history, shape, validate_history, ContentPart, Entry, History, HistoryMessage,
     HistoryParseError, Item, Markers, Message, OutputFormat, Role, Split, SplitError, CLOSE, OPEN,
 };
 use serde_json::{json, Value};
@@ -437,8 +437,9 @@ fn without_a_placeholder_rendered_messages_go_before_the_history() {
         message(Role::System, vec![text("Rules")]),
         message(Role::User, vec![text("Now")]),
     ];
-    let history =
-        history(r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#);
+    let history = History::from(history(
+        r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#,
+    ));
     let entries = assemble(&items, &history);
     assert_eq!(roles(&entries), ["system", "user", "user", "assistant"]);
     assert!(matches!(entries.get(2), Some(Entry::History(_))));
@@ -452,8 +453,10 @@ fn a_system_message_goes_before_the_history() {
         extra: Default::default(),
     };
     let items = vec![Item::Message(system)];
-    let history: Vec<HistoryMessage> =
-        serde_json::from_str(r#"[{"role":"user","content":"hi"}]"#).unwrap();
+    let history: History =
+        serde_json::from_str::<Vec<HistoryMessage>>(r#"[{"role":"user","content":"hi"}]"#)
+            .unwrap()
+            .into();
     let roles: Vec<Role> = assemble(&items, &history).iter().map(Entry::role).collect();
     assert_eq!(roles, [Role::System, Role::User]);
 }
@@ -465,8 +468,9 @@ fn the_placeholder_places_the_history() {
         Item::History,
         message(Role::User, vec![text("Now")]),
     ];
-    let history =
-        history(r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#);
+    let history = History::from(history(
+        r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#,
+    ));
     let entries = assemble(&items, &history);
     assert_eq!(roles(&entries), ["system", "user", "assistant", "user"]);
     assert!(matches!(entries.last(), Some(Entry::Rendered(_))));
@@ -586,6 +590,8 @@ fn history_parse_errors_name_the_entry() {
 // ------------------------------------------------------------ shapes
 
 fn shaped(format: OutputFormat, items: &[Item], history: &[HistoryMessage]) -> Value {
+    let history = History::from(history);
+    let history = &history;
     match shape(format, "the text", &assemble(items, history)) {
         Ok(value) => value,
         Err(error) => panic!("shape failed: {error}"),
@@ -750,6 +756,7 @@ fn shape_errors_name_the_message() {
             {"role":"tool","tool_call_id":"c1","content":"r"}]"#,
     );
     let items = vec![message(Role::System, vec![text("S")])];
+    let history = History::from(history);
     let result = shape(OutputFormat::Anthropic, "", &assemble(&items, &history));
     let text_of_error = result.map_err(|e| e.to_string()).err().unwrap_or_default();
     assert!(
@@ -765,7 +772,8 @@ fn shape_errors_name_the_message() {
             content_type: "audio/mpeg".into(),
         }],
     )];
-    let entries = assemble(&items, &[]);
+    let history = History::new();
+    let entries = assemble(&items, &history);
     assert!(shape(OutputFormat::OpenAi, "", &entries).is_err());
     assert!(shape(OutputFormat::Anthropic, "", &entries).is_err());
 }
@@ -783,6 +791,7 @@ fn split_render_to_openai_end_to_end() {
     let split = split(&markers, &output);
     let history =
         history(r#"[{"role":"user","content":"earlier"},{"role":"assistant","content":"ok"}]"#);
+    let history = History::from(history);
     assert_eq!(
         shape(
             OutputFormat::OpenAi,

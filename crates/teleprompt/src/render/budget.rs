@@ -35,7 +35,7 @@ use std::sync::Arc;
 use crate::context::PromptContext;
 use crate::diagnostics::{Error, ErrorClass};
 use crate::load::Compiled;
-use crate::messages::{HistoryMessage, Role, SectionSpec};
+use crate::messages::{History, HistoryMessage, Role, SectionSpec};
 use crate::tokens::{Budget, BudgetSettings, Cut, SectionTokens, Tokenizer};
 
 use super::Rendered;
@@ -74,7 +74,7 @@ pub(super) fn fit(
         .map(|range| {
             range
                 .clone()
-                .filter(|&index| history[index].role != Role::System)
+                .filter(|&index| history.get(index).is_some_and(|m| m.role != Role::System))
                 .map(|index| counts.get(index).copied().unwrap_or(0))
                 .sum()
         })
@@ -109,7 +109,7 @@ pub(super) fn fit(
         let mut left: usize = exchange_tokens.iter().sum::<usize>()
             + exchanges.last().map_or(0, |last| {
                 (last.end..history.len())
-                    .filter(|&index| history[index].role != Role::System)
+                    .filter(|&index| history.get(index).is_some_and(|m| m.role != Role::System))
                     .map(|index| counts.get(index).copied().unwrap_or(0))
                     .sum()
             });
@@ -436,7 +436,7 @@ impl State {
     /// The cuts made, for the report.
     fn cuts(
         &self,
-        history: &[HistoryMessage],
+        history: &History,
         exchanges: &[Range<usize>],
         exchange_tokens: &[usize],
         total: usize,
@@ -547,7 +547,7 @@ fn with_report(
 /// The exchanges of `history` that may be cut, oldest first: from each
 /// user message (or the start) up to the next user message, the latest
 /// one left out. System messages inside one stay when it is cut.
-fn exchanges(history: &[HistoryMessage]) -> Vec<Range<usize>> {
+fn exchanges(history: &History) -> Vec<Range<usize>> {
     let mut starts: Vec<usize> = history
         .iter()
         .enumerate()
@@ -568,7 +568,7 @@ fn exchanges(history: &[HistoryMessage]) -> Vec<Range<usize>> {
 }
 
 /// `history` without the messages of `cut`, but for its system messages.
-fn kept_history(history: &[HistoryMessage], cut: &[Range<usize>]) -> Vec<HistoryMessage> {
+fn kept_history(history: &History, cut: &[Range<usize>]) -> Vec<HistoryMessage> {
     let end = cut.last().map_or(0, |range| range.end);
     history
         .iter()

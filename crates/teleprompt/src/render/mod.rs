@@ -19,7 +19,7 @@ use crate::diagnostics::{Error, ErrorClass};
 use crate::document;
 use crate::load::formats::dotprompt;
 use crate::load::Compiled;
-use crate::messages::HistoryMessage;
+use crate::messages::{History, HistoryMessage};
 use crate::options::RenderOptions;
 use crate::options::{OnError, Syntax};
 use crate::schema::MAX_VIOLATIONS;
@@ -31,7 +31,7 @@ use rendered::{RenderOutput, Rendered};
 struct Turn {
     /// The current time of the render.
     now: Option<jiff::Zoned>,
-    history: Arc<Vec<HistoryMessage>>,
+    history: History,
     continuation: bool,
     warnings: Vec<String>,
     /// When the host wants the render stopped.
@@ -125,7 +125,7 @@ fn render_context(
     let built = context.build_with_defaults(&reads, compiled.defaults.clone())?;
     let turn = Turn {
         now: Some(context.now()),
-        history: context.shared_history(),
+        history: context.history().clone(),
         continuation: context.is_continuation(),
         warnings: built.warnings,
         stop: Stop::new(options.deadline, options.cancel.clone()),
@@ -149,7 +149,7 @@ fn render_data(compiled: &Arc<Compiled>, data: &Data, mut turn: Turn) -> Result<
             )
             .with_file(compiled.origin()));
         }
-        turn.history = Arc::new(thread);
+        turn.history = History::from(thread);
     }
     if let Some(schema) = &compiled.schema {
         turn.warnings.extend(schema.near_misses(data.root()));
@@ -483,7 +483,7 @@ fn check_schema(compiled: &Compiled, data: &Data) -> Result<(), Error> {
 pub(super) fn with_auto_breakpoints(
     compiled: &Compiled,
     split: RenderOutput,
-    history: &[HistoryMessage],
+    history: &History,
 ) -> RenderOutput {
     match compiled.auto_breakpoints {
         Some(min_tokens) => auto_breakpoints(split, compiled.default_role, history, min_tokens),
@@ -499,7 +499,7 @@ pub(super) fn with_auto_breakpoints(
 fn auto_breakpoints(
     mut split: RenderOutput,
     default_role: crate::messages::Role,
-    history: &[HistoryMessage],
+    history: &History,
     min_tokens: u64,
 ) -> RenderOutput {
     use crate::messages::{ContentPart, Item};

@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::diagnostics::{Error, ErrorClass};
 use crate::messages::{
-    assemble, assemble_marked, shape_marked, ContentPart, Entry, HistoryMessage, Item, Message,
+    assemble, assemble_marked, shape_marked, ContentPart, Entry, History, Item, Message,
     OutputFormat, Role, Split,
 };
 
@@ -19,7 +19,7 @@ pub struct Rendered {
     /// The role of text outside any message marker.
     pub(super) default_role: Role,
     pub(super) generations: Vec<std::ops::Range<usize>>,
-    pub(super) history: Arc<Vec<HistoryMessage>>,
+    pub(super) history: History,
     pub(super) warnings: Vec<String>,
     pub(super) recovered: Option<Error>,
     /// The prompt's tokenizer, for [`Rendered::tokens`].

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use teleprompt::context::{Clock, PromptContext};
-use teleprompt::messages::{validate_history, HistoryError, HistoryMessage, Role, ToolCall};
+use teleprompt::messages::{
+    validate_history, History, HistoryError, HistoryMessage, Role, ToolCall,
+};
 use teleprompt::{LoadOptions, Prompt};
 
 fn message(role: Role) -> HistoryMessage {
@@ -77,7 +79,8 @@ fn parts(verdict: &Result<(), HistoryError>) -> Option<(usize, &'static str, Str
 /// says of its history, and so does a context given the same history whole.
 fn assert_same_verdict(context: &PromptContext) {
     let history = context.history();
-    let expected = validate_history(history);
+    let expected = validate_history(&history.to_vec());
+    assert_eq!(parts(&history.validate()), parts(&expected));
     let appended = context.validate_history();
     assert_eq!(
         parts(&appended),
@@ -97,7 +100,7 @@ fn assert_same_verdict(context: &PromptContext) {
 }
 
 /// A history in short form, for failure messages.
-fn describe(history: &[HistoryMessage]) -> String {
+fn describe(history: &History) -> String {
     let parts: Vec<String> = history
         .iter()
         .map(|message| match message.role {
@@ -237,7 +240,7 @@ fn appends_give_the_verdict_of_the_whole_history_for_long_generated_histories() 
             // Ask now and then: once asked, the verdict follows each append
             // whether or not anyone asks again.
             if index % 7 == 0 || random.chance(50) {
-                let expected = validate_history(context.history());
+                let expected = validate_history(&context.history().to_vec());
                 rules.extend(parts(&expected).map(|(_, rule, _)| rule));
                 assert_eq!(
                     parts(&context.validate_history()),
@@ -361,22 +364,53 @@ fn clones_append_independently() {
 }
 
 #[test]
-fn an_append_writes_in_place_unless_the_history_is_shared() {
-    let mut context = PromptContext::new().with_history(Vec::with_capacity(8));
-    let place = context.history().as_ptr();
-    for turn in 0..8 {
+fn an_append_copies_no_message_while_earlier_clones_hold_the_history() {
+    let mut context = PromptContext::new().with_history(vec![user(Some("fr"))]);
+    let first: *const HistoryMessage = &context.history()[0];
+    let mut held = Vec::new();
+    for turn in 0..100 {
         context = context.push_message(user(None));
-        // A turn's clone, dropped before the next append.
-        let turn = context.clone().turn(turn + 1);
-        assert_eq!(turn.history().as_ptr(), place);
+        // A turn's clone, still held at the next append.
+        held.push(context.clone().turn(turn + 1));
     }
-    assert_eq!(context.history().len(), 8);
-    // A clone still held: the append copies, the clone keeps its history.
-    let held = context.clone();
-    let context = context.push_message(user(None));
-    assert_ne!(context.history().as_ptr(), place);
-    assert_eq!(held.history().as_ptr(), place);
-    assert_eq!((held.history().len(), context.history().len()), (8, 9));
+    assert_eq!(context.history().len(), 101);
+    // Every clone sees its own length and the very same messages.
+    for (turn, clone) in held.iter().enumerate() {
+        assert_eq!(clone.history().len(), turn + 2);
+        assert!(std::ptr::eq(&clone.history()[0], first));
+        let last = clone.history().last().expect("a message");
+        assert!(std::ptr::eq(last, &context.history()[turn + 1]));
+        assert_same_verdict(clone);
+    }
+}
+
+#[test]
+fn clones_that_append_at_one_place_branch() {
+    // A base of a whole chunk and some: branches copy part of its last chunk.
+    let mut base = PromptContext::new();
+    for _ in 0..40 {
+        base = base.push_message(user(None));
+    }
+    let branches: Vec<PromptContext> = (0..20)
+        .map(|branch| {
+            let mut context = base.clone();
+            for step in 0..=branch {
+                context = context.push_message(user(Some(&format!("{branch}.{step}"))));
+            }
+            context
+        })
+        .collect();
+    assert_eq!(base.history().len(), 40);
+    for (branch, context) in branches.iter().enumerate() {
+        assert_eq!(context.history().len(), 41 + branch);
+        for (step, message) in context.history().iter().skip(40).enumerate() {
+            assert_eq!(message.extra["language"], json!(format!("{branch}.{step}")));
+        }
+        // The base's full chunk is shared by every branch.
+        assert!(std::ptr::eq(&context.history()[0], &base.history()[0]));
+        assert_eq!(language(context), json!(format!("{branch}.{branch}")));
+    }
+    assert_eq!(language(&base), json!(""));
 }
 
 #[test]
@@ -399,11 +433,46 @@ fn an_append_leaves_earlier_handles_and_renders_as_they_were() {
 }
 
 #[test]
+fn renders_held_across_appends_keep_their_turn_and_share_the_messages() {
+    let prompt = Prompt::from_source(
+        "chat.j2",
+        "{{ role('system') }}Hi.{{ history() }}",
+        &LoadOptions::default(),
+    )
+    .expect("compiles");
+    let mut context = PromptContext::new().with_history(vec![user(Some("fr"))]);
+    let mut renders = Vec::new();
+    // Past two chunks of appended messages, each render still held.
+    for turn in 1..=70 {
+        context = context.push_message(message(Role::Assistant));
+        let rendered = prompt
+            .render_turn(&context.clone().turn(turn))
+            .expect("renders");
+        renders.push(rendered);
+    }
+    for (turn, rendered) in renders.iter().enumerate() {
+        let conversation = rendered.conversation();
+        // The system message, the base message, and the turn's appends.
+        assert_eq!(conversation.len(), turn + 3);
+        for (entry, message) in conversation.iter().skip(1).zip(context.history()) {
+            match entry {
+                teleprompt::messages::Entry::History(entry) => {
+                    assert!(std::ptr::eq(*entry, message), "turn {turn}: a copy");
+                }
+                other => panic!("not a history message: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn setting_the_same_history_again_is_the_same_history() {
     let shared = Arc::new(vec![user(Some("fr")), message(Role::Assistant)]);
     let context = PromptContext::new().with_history(shared.clone());
     let same = context.clone().with_history(shared.clone());
-    assert!(Arc::ptr_eq(&same.shared_history(), &shared));
+    assert!(History::ptr_eq(same.history(), context.history()));
+    let again = same.clone().with_history(same.history().clone());
+    assert!(History::ptr_eq(again.history(), context.history()));
     assert_eq!(same.validate_history(), Ok(()));
     let other = context.with_history(vec![calls(&["a"])]);
     assert!(other.validate_history().is_err());
