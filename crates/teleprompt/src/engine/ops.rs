@@ -370,14 +370,28 @@ impl<'a> Renderer<'a> {
             Some(_) => Some(self.arg(args, 2, span, dot)?),
             None => None,
         };
-        let Some(key) = key.as_str() else {
-            return Err(not_jinja(span, "filter by", &key));
+        // A key of each item (`selectattr`), or the item (`select`).
+        let key = match &key {
+            Value::Null => None,
+            other => match other.as_str() {
+                Some(key) => Some(key),
+                None => return Err(not_jinja(span, "filter by", other)),
+            },
         };
-        let items = self.map_items(&list, span)?;
+        let items = match key {
+            Some(_) => self.map_items(&list, span)?,
+            None => match &list {
+                Value::Array(items) => items.iter().collect(),
+                other => return Err(not_jinja(span, "filter", other)),
+            },
+        };
         self.tick_work(items.len(), 0, span)?;
         let mut kept = Vec::new();
         for item in items {
-            let found = item.get(key).map(Value::from_json);
+            let found = match key {
+                Some(key) => item.get(key).map(Value::from_json),
+                None => Some(Value::from_json(item)),
+            };
             let passes = match (select.test, &found) {
                 (SelectTest::Defined, found) => found.is_some(),
                 (SelectTest::Undefined, found) => found.is_none(),

@@ -1493,7 +1493,16 @@ impl<'a> Lowerer<'a, '_> {
             "selectattr" | "rejectattr" => {
                 let input = self.generator_input(filter.expr.as_ref()?)?;
                 let reject = filter.name == "rejectattr";
-                self.select(input, reject, &filter.args, expr.span())
+                let Some((key, test)) = filter.args.split_first() else {
+                    return self.no(|| "`selectattr` without a key".into());
+                };
+                self.select(input, reject, (Some(key), test), expr.span())
+            }
+            // `select(test, value)`: the items themselves tested.
+            "select" | "reject" => {
+                let input = self.generator_input(filter.expr.as_ref()?)?;
+                let reject = filter.name == "reject";
+                self.select(input, reject, (None, &filter.args), expr.span())
             }
             "map" => {
                 let input = self.generator_input(filter.expr.as_ref()?)?;
@@ -1534,7 +1543,7 @@ impl<'a> Lowerer<'a, '_> {
         &self,
         input: Expr,
         reject: bool,
-        args: &[ast::CallArg<'a>],
+        (key, args): (Option<&ast::CallArg<'a>>, &[ast::CallArg<'a>]),
         at: machinery::Span,
     ) -> Option<Expr> {
         let constant = |arg: &ast::CallArg<'a>| match arg {
@@ -1545,21 +1554,24 @@ impl<'a> Lowerer<'a, '_> {
             Some(Const::Str(name)) => Some(name),
             _ => None,
         };
+        // A key, or none: `select` tests the items themselves.
+        let key = match key {
+            Some(key) => name(key).map(Const::Str),
+            None => Some(Const::Null),
+        };
         let (key, test, compared) = match args {
-            [key] => (name(key), Some(SelectTest::Truth), None),
-            [key, test] => {
+            [] => (key, Some(SelectTest::Truth), None),
+            [test] => {
                 let test = match name(test).as_deref() {
                     Some("defined") => Some(SelectTest::Defined),
                     Some("undefined") => Some(SelectTest::Undefined),
                     Some("none") => Some(SelectTest::None),
                     _ => None,
                 };
-                (name(key), test, None)
+                (key, test, None)
             }
-            [key, test, value] => match name(test).as_deref() {
-                Some("equalto" | "eq" | "==") => {
-                    (name(key), Some(SelectTest::Equal), constant(value))
-                }
+            [test, value] => match name(test).as_deref() {
+                Some("equalto" | "eq" | "==") => (key, Some(SelectTest::Equal), constant(value)),
                 _ => (None, None, None),
             },
             _ => (None, None, None),
@@ -1570,7 +1582,7 @@ impl<'a> Lowerer<'a, '_> {
         if test == SelectTest::Equal && compared.is_none() {
             return self.no(|| "`selectattr` comparing with a value that is not a constant".into());
         }
-        let mut lowered = vec![input, Expr::Const(Const::Str(key))];
+        let mut lowered = vec![input, Expr::Const(key)];
         lowered.extend(compared.map(Expr::Const));
         Some(Expr::Call {
             func: Func::Jinja(JinjaOp::Select(Select { test, reject })),
@@ -1884,7 +1896,7 @@ mod tests {
             "{{ user.name | string }} {{ user.age | string }} {{ user.premium | string }} {{ none | string }} {{ (user.age | string) ~ '!' }}",
             "{{ user.name | safe }}{{ '<' ~ (docs | tojson | safe) ~ '>' }}{{ (user.age | safe) ~ 1 }}",
             // selectattr, rejectattr, map(attribute=…), list.
-            "{{ docs | selectattr('pinned') | map(attribute='title') | join(',') }}|{{ docs | rejectattr('pinned') | list | length }}|{{ docs | selectattr('year', 'equalto', 2016) | map(attribute='title') | join }}|{{ docs | selectattr('nope', 'undefined') | list | length }}|{% for d in docs | selectattr('title', 'defined') %}{{ d.title }}{{ loop.index }}{% endfor %}|{{ docs | selectattr('title', '==', 3) | list | length }}|{{ docs | map(attribute='year') | join('-') }}|{{ docs | map(attribute='title') | map('upper') | join }}{{ docs[0].tags | map('trim') | map('lower') | list | length }}",
+            "{{ docs | selectattr('pinned') | map(attribute='title') | join(',') }}|{{ docs | rejectattr('pinned') | list | length }}|{{ docs | selectattr('year', 'equalto', 2016) | map(attribute='title') | join }}|{{ docs | selectattr('nope', 'undefined') | list | length }}|{% for d in docs | selectattr('title', 'defined') %}{{ d.title }}{{ loop.index }}{% endfor %}|{{ docs | selectattr('title', '==', 3) | list | length }}|{{ docs | map(attribute='year') | join('-') }}|{{ docs | map(attribute='title') | map('upper') | join }}|{{ docs[0].tags | reject('equalto', 'x') | join(', ') }}{{ ids | select | list | length }}{{ ['a', '', 'b'] | select | join }}{{ docs[0].tags | map('trim') | map('lower') | list | length }}",
             // A loop's filter.
             "{% for d in docs if d.pinned %}{{ d.title }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for d in docs[::-1] if not d.pinned %}{{ d.title }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}{% for d in docs if d.year > 3000 %}{% else %}none{% endfor %}",
             // A map's items.
