@@ -349,7 +349,8 @@ impl<'a> Renderer<'a> {
                 let blocks = (body, otherwise);
                 if let Some((key, sorted)) = key {
                     let slots = (*key, *elem, *pass);
-                    return self.exec_for_items(value, slots, blocks, (*span, *sorted), dot);
+                    let how = (*span, *sorted, filter.as_ref());
+                    return self.exec_for_items(value, slots, blocks, how, dot);
                 }
                 let slots = (*elem, *pass);
                 let how = (*span, *reverse, filter.as_ref());
@@ -577,7 +578,7 @@ impl<'a> Renderer<'a> {
         value: &'a Expr,
         (key, elem, pass): (u32, u32, u32),
         (body, otherwise): (&'a Block, &'a Block),
-        (span, sorted): (Span, bool),
+        (span, sorted, filter): (Span, bool, Option<&'a Expr>),
         dot: &Value<'a>,
     ) -> Result<Flow> {
         let map = match self.eval(value, dot, false)? {
@@ -605,6 +606,22 @@ impl<'a> Renderer<'a> {
                 return Err(not_jinja(span, "sort", &Value::Str("keys")));
             }
         }
+        if let Some(test) = filter {
+            let mut kept = Vec::with_capacity(entries.len());
+            for (name, item) in entries {
+                self.set(key, Value::Str(name));
+                self.set(elem, Value::from_json(item));
+                let found = self.eval(test, dot, true)?;
+                if self.truthy(&found) {
+                    kept.push((name, item));
+                }
+            }
+            entries = kept;
+            if entries.is_empty() {
+                return self.exec_block(otherwise, dot);
+            }
+        }
+        let len = entries.len();
         self.set(pass + 1, Value::Int(i64::try_from(len).unwrap_or(i64::MAX)));
         for (i, (name, item)) in entries.into_iter().enumerate() {
             self.set(pass, Value::Int(i as i64));

@@ -923,9 +923,6 @@ impl<'a> Lowerer<'a, '_> {
         if for_loop.recursive {
             return self.no(|| "a recursive `for`".into());
         }
-        if for_loop.filter_expr.is_some() && key_name.is_some() {
-            return self.no(|| "a `for key, value … if`".into());
-        }
         // `for x in list[::-1]`: the list, walked from its end.
         let reversed = match iter {
             ast::Expr::Slice(slice)
@@ -1900,6 +1897,7 @@ mod tests {
             // A loop's filter.
             "{% for d in docs if d.pinned %}{{ d.title }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for d in docs[::-1] if not d.pinned %}{{ d.title }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}{% for d in docs if d.year > 3000 %}{% else %}none{% endfor %}",
             // A map's items.
+            "{% for k, v in user.items() if k != 'age' and v %}{{ k }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for k, v in user | dictsort if k > 'b' %}{{ k }}{% else %}none{% endfor %}",
             "{% for k, v in user | dictsort %}{{ k }}{% endfor %}{% for k, v in docs[0] | dictsort %}{{ k }}{{ loop.index }}{% endfor %}{% for k, v in user.items() %}{{ loop.index }}{{ k }}={{ v }};{% endfor %}{% for k, v in docs[0] | items %}{{ k }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
@@ -2031,7 +2029,6 @@ mod tests {
             "{% for a, b in docs %}{% endfor %}",
             "{% for a, b, c in user.items() %}{% endfor %}",
             "{% for d in docs if loop.index > 1 %}{% endfor %}",
-            "{% for k, v in user.items() if v %}{% endfor %}",
             "{% for k, v in user | dictsort(true) %}{% endfor %}",
             "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{{ m() }}",
             "{% for d in docs %}{% macro m() %}{% endmacro %}{% endfor %}",
