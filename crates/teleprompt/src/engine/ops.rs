@@ -415,9 +415,7 @@ impl<'a> Renderer<'a> {
             .len()
             .saturating_mul(std::mem::size_of::<serde_json::Value>());
         self.count_built(Func::Jinja(JinjaOp::Select(select)), bytes, span)?;
-        Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
-            kept,
-        ))))
+        Ok(made_list(kept))
     }
 
     /// `list | map(attribute=key)` ([`JinjaOp::MapAttr`]).
@@ -452,9 +450,7 @@ impl<'a> Renderer<'a> {
                 }
             }
         }
-        Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
-            values,
-        ))))
+        Ok(made_list(values))
     }
 
     /// `list | map('upper')` ([`JinjaOp::MapFilter`]): strings only.
@@ -479,9 +475,7 @@ impl<'a> Renderer<'a> {
                 _ => crate::functions::trim(text),
             }));
         }
-        Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
-            values,
-        ))))
+        Ok(made_list(values))
     }
 
     /// `base[key]` ([`JinjaOp::Item`]).
@@ -659,9 +653,7 @@ impl<'a> Renderer<'a> {
                 };
                 self.tick_work(parts.len(), 0, span)?;
                 self.count_built(Func::Jinja(JinjaOp::Method(method)), text.len(), span)?;
-                Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Array(
-                    parts,
-                ))))
+                Ok(made_list(parts))
             }
             Method::Lower => self.built(
                 Func::Jinja(JinjaOp::Method(method)),
@@ -807,6 +799,11 @@ fn is_kind(test: IsKind, value: &Value<'_>, span: Span) -> Result<bool> {
         IsKind::True => matches!(value, Value::Bool(true)),
         IsKind::False => matches!(value, Value::Bool(false)),
     })
+}
+
+/// A list an operation made.
+fn made_list<'a>(items: Vec<serde_json::Value>) -> Value<'a> {
+    Value::Json(std::rc::Rc::new(serde_json::Value::Array(items)))
 }
 
 /// Python's `!=` of values of two kinds: true, but between numbers

@@ -1017,14 +1017,7 @@ impl<'a> Renderer<'a> {
         let Some(template) = program.templates.get(id as usize) else {
             return Err(internal(span));
         };
-        if self.calls >= program.limits.max_call_depth {
-            let over = Exceeded::CallDepth(program.limits.max_call_depth);
-            let name = &*template.name;
-            return fail(
-                span,
-                format!("{over}: does {name:?} call itself without end?"),
-            );
-        }
+        self.check_call_depth(template, span)?;
         // A call is a step: templates that each call the next several
         // times make work that grows exponentially without any loop.
         self.tick(span)?;
@@ -1056,6 +1049,19 @@ impl<'a> Renderer<'a> {
         })
     }
 
+    /// Fails a call of `template` past `max_call_depth`.
+    fn check_call_depth(&self, template: &super::program::Template, span: Span) -> Result<()> {
+        let max = self.program.limits.max_call_depth;
+        if self.calls < max {
+            return Ok(());
+        }
+        let (over, name) = (Exceeded::CallDepth(max), &*template.name);
+        fail(
+            span,
+            format!("{over}: does {name:?} call itself without end?"),
+        )
+    }
+
     /// A Jinja macro's call ([`super::program::JinjaOp::Macro`]): its
     /// body run in a frame of its own, its parameters in slots 1…, what it
     /// prints made the call's value. A call counts as a step, and against
@@ -1080,14 +1086,7 @@ impl<'a> Renderer<'a> {
         if self.tracing || self.calls >= MACRO_DEPTH {
             return Err(not_jinja(span, "call", &Value::Str("a macro")));
         }
-        if self.calls >= program.limits.max_call_depth {
-            let over = Exceeded::CallDepth(program.limits.max_call_depth);
-            let name = &*template.name;
-            return fail(
-                span,
-                format!("{over}: does {name:?} call itself without end?"),
-            );
-        }
+        self.check_call_depth(template, span)?;
         self.tick(span)?;
         let mut values = Vec::with_capacity(args.len());
         for arg in args {
