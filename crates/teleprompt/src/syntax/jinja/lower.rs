@@ -103,10 +103,11 @@ pub(super) fn lower(
     (source, parsed_from): (&str, &str),
     limits: Limits,
     globals: &HashSet<String>,
-    flavor: Flavor,
+    (flavor, strictness): (Flavor, Strictness),
 ) -> Result<Program, String> {
     let mut lowerer = Lowerer {
         globals,
+        lenient: strictness == Strictness::Lenient,
         flavor,
         source_at: parsed_from.as_ptr() as usize,
         names: Vec::new(),
@@ -168,7 +169,8 @@ pub(super) fn lower(
         hosts: Box::new([]),
         flavor,
         python: Some(python),
-    })
+    }
+    .missing_in_tests(strictness))
 }
 
 /// A template lowered onto the engine, tried first on every render.
@@ -252,6 +254,8 @@ impl Direct {
 
 struct Lowerer<'a, 'g> {
     globals: &'g HashSet<String>,
+    /// Whether the render is lenient: a missing value prints empty.
+    lenient: bool,
     /// Plain Jinja or a chat template (their `tojson` arguments differ).
     flavor: Flavor,
     /// Where the source starts in memory: a raw text's span is where its
@@ -290,9 +294,9 @@ struct Lowerer<'a, 'g> {
     calls: std::cell::RefCell<HashMap<usize, HashSet<usize>>>,
     /// Their bodies, by [`MacroDef::template`].
     templates: Vec<Template>,
-    /// Every name the template assigns anywhere (`set`, `for`): a macro's
-    /// body that reads one is not lowered (minijinja's closure and
-    /// Jinja2's context could give it different values).
+    /// Every name the template assigns outside its macros (`set`, `for`):
+    /// a macro's body that reads one is not lowered (minijinja's closure
+    /// and Jinja2's context could give it different values).
     assigned_anywhere: HashSet<&'a str>,
     /// Namespaces made in a block that may not have run, read nowhere
     /// after it.
@@ -433,8 +437,8 @@ fn namespace_keys<'a>(stmts: &[ast::Stmt<'a>]) -> HashMap<&'a str, Vec<&'a str>>
     keys
 }
 
-/// Every name `stmts` assign, at any depth: `set` targets and loop
-/// variables.
+/// Every name `stmts` assign, at any depth outside macros: `set`
+/// targets and loop variables.
 fn assigned_anywhere<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
     fn walk<'a>(stmts: &[ast::Stmt<'a>], into: &mut HashSet<&'a str>) {
         for stmt in stmts {
@@ -463,7 +467,7 @@ fn assigned_anywhere<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
                     walk(&for_loop.else_body, into);
                 }
                 ast::Stmt::WithBlock(with) => walk(&with.body, into),
-                ast::Stmt::Macro(def) => walk(&def.body, into),
+                // A macro's own names are its locals.
                 _ => {}
             }
         }
@@ -1029,6 +1033,25 @@ impl<'a> Lowerer<'a, '_> {
                 let at = (raw.raw.as_ptr() as usize).wrapping_sub(self.source_at);
                 push_text(into, raw.raw, Span::new(&(at..at + raw.raw.len())));
             }
+            // `{{ x if test }}` in a lenient render: nothing where the
+            // test fails (Jinja's undefined value prints empty).
+            ast::Stmt::EmitExpr(emit)
+                if self.lenient
+                    && matches!(&emit.expr, ast::Expr::IfExpr(cond) if cond.false_expr.is_none()) =>
+            {
+                let ast::Expr::IfExpr(cond) = &emit.expr else {
+                    return None;
+                };
+                into.push(Instr::If {
+                    cond: self.expr(&cond.test_expr)?,
+                    bind: None,
+                    then: Box::new([Instr::Print {
+                        expr: self.expr(without_safe(&cond.true_expr))?,
+                        span: span(cond.true_expr.span()),
+                    }]),
+                    otherwise: Box::new([]),
+                });
+            }
             ast::Stmt::EmitExpr(emit) => into.push(Instr::Print {
                 // Printed whole, a value marked `| safe` prints alike (no
                 // autoescape here); elsewhere `| safe` is minijinja's (a
@@ -1087,7 +1110,11 @@ impl<'a> Lowerer<'a, '_> {
                 return self.no(|| format!("macro `{}` used as a value", var.id))
             }
             ast::Expr::Var(var) => match self.read_or_refuse(var.id)? {
-                Some(slot) if self.in_macro && self.maybe_unset.contains(&slot) => {
+                Some(slot)
+                    if self.in_macro
+                        && self.maybe_unset.contains(&slot)
+                        && self.assigned_anywhere.contains(var.id) =>
+                {
                     return self.no(|| format!("a macro's `set {}` inside an `if`", var.id))
                 }
                 Some(slot) if self.maybe_unset.contains(&slot) => call(
@@ -1885,6 +1912,7 @@ mod tests {
             // Macros.
             "{% macro m() %}x{% endmacro %}{{ m() }}",
             "{% macro item(d, mark='*', upper=false) %}{{ mark }} {{ d.title | upper if upper else d.title }}{% for t in d.tags %}[{{ t }}]{% endfor %}\n{% endmacro %}{% for d in docs %}{{ item(d) }}{{ item(d, upper=true, mark='-') | trim }}{% endfor %}{% set x = item(docs[0], '+') %}{{ x | length }}",
+            "{% macro m(a) %}{% if a %}{% set y = 'set' %}{% endif %}{{ y | default('data') }}{% endmacro %}{{ m(true) }}{{ m(false) }}{% macro n() %}{% set y = 3 %}{{ y }}{% endmacro %}{{ n() }}",
             "{% macro fact(n) %}{% if n > 1 %}{{ n }}*{{ fact(n - 1) }}{% else %}1{% endif %}{% endmacro %}{{ fact(5) }}",
             "{% macro a(x) %}<{{ x }}>{% endmacro %}{% macro b(y) %}{{ a(y ~ '!') }}{{ a(user.name) }}{% endmacro %}{{ b('hi') }}",
             "{% macro first(x) %}[{{ second(x) }}]{% endmacro %}{% macro second(x) %}{{ x | upper }}{% endmacro %}{{ first('a') }}{{ second('b') }}",
@@ -2042,6 +2070,7 @@ mod tests {
             "{% macro m() %}x{% endmacro %}{% macro m() %}y{% endmacro %}{{ m() }}",
             "{% if user %}{% macro m() %}x{% endmacro %}{% endif %}{{ m() }}",
             "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}x{% endcall %}",
+            "{% set x = 1 %}{% macro m(a) %}{% if a %}{% set x = 2 %}{% endif %}{{ x }}{% endmacro %}{{ m(false) }}",
             "{{ [user.name] }}",
             "{{ [1.5] }}",
             "{{ word.title() }}",
@@ -2213,6 +2242,7 @@ mod tests {
             "{{ strftime_now('%d %b %Y') }} {{ strftime_now('%Z|%z') }}",
             // Missing values an `if` tests are false, as in `transformers`.
             "{% if nothing %}x{% endif %}",
+            "{% for m in messages[:4] %}{{ m.role }}{{ ',' if not loop.last }}{{ m.content if m.content }}{% endfor %}",
             "{% for m in messages %}{{ m.nope is string }}{{ m.content is string }}{{ m.tool_calls is mapping }}{{ m.tool_calls is number }}{% endfor %}",
             // The reasoning under any of its names.
             "{% for m in messages %}{% if m.reasoning_content %}{{ m.reasoning_content }}{{ m.thinking }}{{ m.get('thinking') }}{% endif %}{{ m.thinking is defined }}{{ 'reasoning_content' in m }}{% endfor %}",

@@ -350,12 +350,16 @@ impl JinjaTemplate {
             Some(_) if files.is_some() => Err("other files (include, import, extends)".into()),
             Some(_) if !found.errors.is_empty() => Err("errors found at load".into()),
             Some(flavor) => match source.is_unchanged() {
-                true => lower::lower(&parsed, (body, &compiled), limits, &functions, flavor)
-                    .map(|program| program.missing_in_tests(options.strictness)),
+                true => {
+                    let how = (flavor, options.strictness);
+                    lower::lower(&parsed, (body, &compiled), limits, &functions, how)
+                }
                 false => machinery::parse(body, TEMPLATE_NAME, syntax.clone())
                     .map_err(|error| error.to_string())
-                    .and_then(|ast| lower::lower(&ast, (body, body), limits, &functions, flavor))
-                    .map(|program| program.missing_in_tests(options.strictness)),
+                    .and_then(|ast| {
+                        let how = (flavor, options.strictness);
+                        lower::lower(&ast, (body, body), limits, &functions, how)
+                    }),
             },
         }
         .map(|program| lower::Direct::new(program, walks));
