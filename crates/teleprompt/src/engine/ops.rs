@@ -125,6 +125,7 @@ impl<'a> Renderer<'a> {
             JinjaOp::MapAttr => self.map_attr(args, span, dot),
             JinjaOp::MapFilter => self.map_filter(args, span, dot),
             JinjaOp::Unset => Ok(Value::Missing),
+            JinjaOp::Range => self.range(args, span, dot),
             JinjaOp::List => match self.arg(args, 0, span, dot)? {
                 list @ Value::Array(_) => Ok(list),
                 Value::Json(json) if json.is_array() => Ok(Value::Json(json)),
@@ -476,6 +477,42 @@ impl<'a> Renderer<'a> {
             }));
         }
         Ok(made_list(values))
+    }
+
+    /// `range(…)` ([`JinjaOp::Range`]) of integers.
+    #[inline(never)]
+    fn range(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let mut bounds = [0i64, 0, 1];
+        for n in 0..args.len() {
+            match self.arg(args, n, span, dot)? {
+                Value::Int(i) => bounds[if args.len() == 1 { 1 } else { n }] = i,
+                other => return Err(not_jinja(span, "count with", &other)),
+            }
+        }
+        let [start, stop, step] = bounds;
+        if step == 0 {
+            return Err(not_jinja(span, "count with", &Value::Int(0)));
+        }
+        let len = match step > 0 {
+            true => {
+                (i128::from(stop) - i128::from(start) + i128::from(step) - 1) / i128::from(step)
+            }
+            false => {
+                (i128::from(start) - i128::from(stop) - i128::from(step) - 1) / -i128::from(step)
+            }
+        }
+        .max(0);
+        if len > 10_000 {
+            return Err(not_jinja(span, "count to", &Value::Int(stop)));
+        }
+        self.tick_work(usize::try_from(len).unwrap_or(0), 0, span)?;
+        let mut items = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        for i in 0..len {
+            let item = i64::try_from(i128::from(start) + i * i128::from(step))
+                .map_err(|_| not_jinja(span, "count to", &Value::Int(stop)))?;
+            items.push(serde_json::Value::from(item));
+        }
+        Ok(made_list(items))
     }
 
     /// `base[key]` ([`JinjaOp::Item`]).

@@ -519,6 +519,9 @@ pub(crate) enum JinjaOp {
     List,
     /// Nothing yet: a namespace's key a later `set` gives.
     Unset,
+    /// `range(stop)`, `range(start, stop)`, `range(start, stop, step)` of
+    /// integers: the list (at most 10,000 items; more are minijinja's).
+    Range,
     /// `base[key]` with a computed key: an item of a list (from the end
     /// where negative) or a key of a map; anything missing is minijinja's.
     Item,
@@ -730,6 +733,7 @@ impl Func {
                     JinjaOp::MapAttr | JinjaOp::MapFilter => "map",
                     JinjaOp::List => "list",
                     JinjaOp::Unset => "namespace",
+                    JinjaOp::Range => "range",
                     JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",
                 },
@@ -767,6 +771,7 @@ impl Func {
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
             Func::Jinja(JinjaOp::Select(_)) => (2, Some(3)),
+            Func::Jinja(JinjaOp::Range) => (1, Some(3)),
             Func::Jinja(JinjaOp::Macro(_)) => (0, None),
             Func::Jinja(JinjaOp::Method(method)) => {
                 let (min, max) = method.arity();

@@ -1359,6 +1359,23 @@ impl<'a> Lowerer<'a, '_> {
                 let def = self.reach_macro(self.macro_named(name.id)?)?;
                 self.call_macro(def, &called.args, expr.span())?
             }
+            ast::Expr::Call(called) if self.is_global(&called.expr, "range") => {
+                let mut args = Vec::with_capacity(called.args.len());
+                for arg in &called.args {
+                    match arg {
+                        ast::CallArg::Pos(value) => args.push(self.expr(value)?),
+                        _ => return self.no(|| "`range` with named arguments".into()),
+                    }
+                }
+                if !(1..=3).contains(&args.len()) {
+                    return self.no(|| "`range` with other arguments".into());
+                }
+                Expr::Call {
+                    func: Func::Jinja(JinjaOp::Range),
+                    args: args.into_boxed_slice(),
+                    span: span(expr.span()),
+                }
+            }
             ast::Expr::Call(called) if self.is_global(&called.expr, "strftime_now") => {
                 let [ast::CallArg::Pos(format)] = called.args.as_slice() else {
                     return self.no(|| "`strftime_now` with other arguments".into());
@@ -1924,6 +1941,7 @@ mod tests {
             "{{ docs | selectattr('pinned') | map(attribute='title') | join(',') }}|{{ docs | rejectattr('pinned') | list | length }}|{{ docs | selectattr('year', 'equalto', 2016) | map(attribute='title') | join }}|{{ docs | selectattr('nope', 'undefined') | list | length }}|{% for d in docs | selectattr('title', 'defined') %}{{ d.title }}{{ loop.index }}{% endfor %}|{{ docs | selectattr('title', '==', 3) | list | length }}|{{ docs | map(attribute='year') | join('-') }}|{{ docs | map(attribute='title') | map('upper') | join }}|{{ docs[0].tags | reject('equalto', 'x') | join(', ') }}{{ ids | select | list | length }}{{ ['a', '', 'b'] | select | join }}{{ docs[0].tags | map('trim') | map('lower') | list | length }}",
             // A loop's filter.
             "{% for d in docs if d.pinned %}{{ d.title }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for d in docs[::-1] if not d.pinned %}{{ d.title }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}{% for d in docs if d.year > 3000 %}{% else %}none{% endfor %}",
+            "{% for i in range(3) %}{{ i }}{% endfor %}{% for i in range(1, user.age, 10) %}{{ i }},{% endfor %}{% for i in range(5, 0, -2) %}{{ i }}{% endfor %}{% for i in range(0) %}{% else %}none{% endfor %}{{ range(4) | length }}{{ range(2, -3, -1) | join(',') }}",
             // A map's items.
             "{% for k, v in user.items() if k != 'age' and v %}{{ k }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for k, v in user | dictsort if k > 'b' %}{{ k }}{% else %}none{% endfor %}",
             "{% for k, v in user | dictsort %}{{ k }}{% endfor %}{% for k, v in docs[0] | dictsort %}{{ k }}{{ loop.index }}{% endfor %}{% for k, v in user.items() %}{{ loop.index }}{{ k }}={{ v }};{% endfor %}{% for k, v in docs[0] | items %}{{ k }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}",
@@ -1979,6 +1997,9 @@ mod tests {
             "{{ docs | selectattr('year', 'equalto', true) | list | length }}",
             "{{ user | list }}",
             "{{ docs | string }}",
+            "{{ range(1, 2, 0) | list }}",
+            "{{ range(100000) | length }}",
+            "{{ range('a') | list }}",
             "{{ docs | selectattr('year', 'gt', 3) | list }}",
             "{{ docs | map(attribute='title') | tojson }}",
             "{{ docs | selectattr('pinned') | length }}",
@@ -2040,7 +2061,6 @@ mod tests {
         }
         // Not lowered at all: the same result too.
         for body in [
-            "{% for i in range(3) %}{{ i }}{% endfor %}",
             "{{ loop }}",
             "{% for d in docs %}{{ loop.cycle('a', 'b') }}{% endfor %}",
             "{{ namespace | default('x') }}",
