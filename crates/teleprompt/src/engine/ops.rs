@@ -515,6 +515,39 @@ impl<'a> Renderer<'a> {
         Ok(made_list(items))
     }
 
+    /// `base[key] is defined` (and `default`): the item, or `None` where a
+    /// map of the data lacks the key or a list is shorter; anything else
+    /// is minijinja's.
+    #[inline(never)]
+    fn item_defined(
+        &mut self,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Option<Value<'a>>> {
+        let base = self.arg(args, 0, span, dot)?;
+        let key = self.arg(args, 1, span, dot)?;
+        match (&base, &key) {
+            (Value::Object(view), Value::Str(_) | Value::String(_)) => {
+                let name = key.as_str().unwrap_or_default();
+                let found = match self.is_message(view) {
+                    true => self.message_field(view, name, span)?,
+                    false => view.get(name),
+                };
+                Ok(found.map(Value::from_view))
+            }
+            (Value::Array(items), Value::Int(index)) => {
+                let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
+                let at = if *index < 0 { index + len } else { *index };
+                Ok(usize::try_from(at)
+                    .ok()
+                    .and_then(|at| items.get(at))
+                    .map(Value::from_json))
+            }
+            _ => Err(not_jinja(span, "test", &base)),
+        }
+    }
+
     /// `base[key]` ([`JinjaOp::Item`]).
     #[inline(never)]
     fn item(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
@@ -775,6 +808,14 @@ impl<'a> Renderer<'a> {
                 Value::Missing => self.defined(data, span, dot),
                 value => Ok(Some(value)),
             };
+        }
+        if let Expr::Call {
+            func: Func::Jinja(JinjaOp::Item),
+            args,
+            ..
+        } = expr
+        {
+            return self.item_defined(args, span, dot);
         }
         let Expr::Path { base, keys, .. } = expr else {
             return match self.eval(expr, dot, false)? {

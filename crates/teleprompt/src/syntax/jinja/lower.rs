@@ -1656,7 +1656,7 @@ impl<'a> Lowerer<'a, '_> {
         match &lowered {
             Expr::Var(_)
             | Expr::Call {
-                func: Func::Jinja(JinjaOp::SetOr),
+                func: Func::Jinja(JinjaOp::SetOr | JinjaOp::Item),
                 ..
             } => Some(lowered),
             Expr::Path { base, keys, .. } => match (&**base, &**keys) {
@@ -1942,6 +1942,7 @@ mod tests {
             // A loop's filter.
             "{% for d in docs if d.pinned %}{{ d.title }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for d in docs[::-1] if not d.pinned %}{{ d.title }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}{% for d in docs if d.year > 3000 %}{% else %}none{% endfor %}",
             "{% for i in range(3) %}{{ i }}{% endfor %}{% for i in range(1, user.age, 10) %}{{ i }},{% endfor %}{% for i in range(5, 0, -2) %}{{ i }}{% endfor %}{% for i in range(0) %}{% else %}none{% endfor %}{{ range(4) | length }}{{ range(2, -3, -1) | join(',') }}",
+            "{% set k = 'title' %}{% set n = 1 %}{{ docs[0][k] is defined }}{{ docs[0]['no' ~ k] is defined }}{{ docs[0][k] | default('x') }}{{ docs[0][k ~ '!'] | default('none') }}{{ ids[user.age] is defined }}{{ ids[n - 1] is defined }}",
             // A map's items.
             "{% for k, v in user.items() if k != 'age' and v %}{{ k }}{{ loop.index }}/{{ loop.length }}{% endfor %}{% for k, v in user | dictsort if k > 'b' %}{{ k }}{% else %}none{% endfor %}",
             "{% for k, v in user | dictsort %}{{ k }}{% endfor %}{% for k, v in docs[0] | dictsort %}{{ k }}{{ loop.index }}{% endfor %}{% for k, v in user.items() %}{{ loop.index }}{{ k }}={{ v }};{% endfor %}{% for k, v in docs[0] | items %}{{ k }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}",
