@@ -43,6 +43,13 @@ pub(crate) fn render(
     expect: usize,
     scope: &mut RenderScope,
 ) -> Result<String> {
+    // A render the host stopped before it began (a cancelled token, a
+    // deadline passed) ends there, however short it would be.
+    if scope.stop.is_armed() {
+        if let Err(over) = scope.stop.check() {
+            return fail_unplaced(over.to_string());
+        }
+    }
     let root = Value::from_view(data.root());
     let capacity = expect
         .max(program.source.len() + program.source.len() / 2 + 64)

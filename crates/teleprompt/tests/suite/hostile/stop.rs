@@ -183,3 +183,24 @@ fn a_stopped_render_is_not_recovered_and_a_finished_one_is_kept() {
         .expect_err("late");
     assert_eq!(error.kind(), Some("timeout"));
 }
+
+#[test]
+fn a_token_cancelled_before_the_render_stops_even_a_short_one() {
+    // Every evaluator looks at the token when it starts, not only every
+    // few hundred steps: the Jinja direct path, Go, Handlebars.
+    for (syntax, template) in [
+        (Syntax::Jinja, "{% for i in range(3) %}{{ i }}{% endfor %}"),
+        (Syntax::Go, "{{range .xs}}{{.}}{{end}}"),
+        (Syntax::Handlebars, "{{#each xs}}{{this}}{{/each}}"),
+    ] {
+        let token = CancelToken::new();
+        token.cancel();
+        let error = load(syntax, template)
+            .render_with(
+                json!({"xs": [1, 2]}),
+                &RenderOptions::new().with_cancel(token),
+            )
+            .expect_err("cancelled");
+        assert_eq!(error.kind(), Some("cancelled"), "{syntax}: {error}");
+    }
+}
