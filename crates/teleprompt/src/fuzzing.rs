@@ -14,6 +14,8 @@ pub struct Both {
     pub rendered_directly: bool,
     /// Why the template is not lowered, if it is not.
     pub not_lowered: Option<String>,
+    /// Why the direct path gave the render up, if it did.
+    pub declined: Option<String>,
 }
 
 /// Renders `body` as a plain Jinja template (a chat template with `chat`)
@@ -33,5 +35,6 @@ pub fn jinja_both(
         minijinja: both.minijinja,
         rendered_directly: both.rendered_directly,
         not_lowered: both.not_lowered,
+        declined: both.declined,
     })
 }
