@@ -48,6 +48,18 @@ impl<'a> Renderer<'a> {
             .map_err(|over| func_error(func, span, over))
     }
 
+    /// [`Renderer::built`] of a text that may be larger than one value may
+    /// be (checked first: [`Renderer::fits`]).
+    pub(super) fn built_value(
+        &mut self,
+        func: Func,
+        text: String,
+        span: Span,
+    ) -> Result<Value<'a>> {
+        self.fits(func, text.len(), span)?;
+        self.built(func, text, span)
+    }
+
     /// A text `func` built, counted against the render's budget
     /// ([`crate::scope::Budget::build`]).
     pub(super) fn built(&mut self, func: Func, text: String, span: Span) -> Result<Value<'a>> {

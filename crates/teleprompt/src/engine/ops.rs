@@ -210,7 +210,7 @@ impl<'a> Renderer<'a> {
             .as_str()
             .and_then(|format| (python.strftime)(self.scope.now(), format).ok());
         match text {
-            Some(text) => self.built(Func::Jinja(op), text, span),
+            Some(text) => self.built_value(Func::Jinja(op), text, span),
             None => Err(not_jinja(span, "format", &format)),
         }
     }
@@ -334,7 +334,7 @@ impl<'a> Renderer<'a> {
         let python = self.program.python.as_ref().ok_or_else(|| internal(span))?;
         let text = (python.tojson)(json, &options).map_err(|_| not_jinja(span, "write", &value))?;
         self.tick_work(items, text.len(), span)?;
-        self.built(Func::Jinja(JinjaOp::ToJson), text, span)
+        self.built_value(Func::Jinja(JinjaOp::ToJson), text, span)
     }
 
     /// The items of a list for `selectattr` and `map`: maps of the data
@@ -725,12 +725,12 @@ impl<'a> Renderer<'a> {
                 self.count_built(Func::Jinja(JinjaOp::Method(method)), text.len(), span)?;
                 Ok(made_list(parts))
             }
-            Method::Lower => self.built(
+            Method::Lower => self.built_value(
                 Func::Jinja(JinjaOp::Method(method)),
                 text.to_lowercase(),
                 span,
             ),
-            Method::Upper => self.built(
+            Method::Upper => self.built_value(
                 Func::Jinja(JinjaOp::Method(method)),
                 text.to_uppercase(),
                 span,

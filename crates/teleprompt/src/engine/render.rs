@@ -1116,11 +1116,9 @@ impl<'a> Renderer<'a> {
         self.vars.truncate(base);
         self.calls -= 1;
         result?;
-        self.count_built(
-            Func::Jinja(super::program::JinjaOp::Macro(id)),
-            text.len(),
-            span,
-        )?;
+        let func = Func::Jinja(super::program::JinjaOp::Macro(id));
+        self.fits(func, text.len(), span)?;
+        self.count_built(func, text.len(), span)?;
         Ok(Value::string(text))
     }
 

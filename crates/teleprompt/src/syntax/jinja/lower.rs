@@ -2379,6 +2379,45 @@ mod tests {
         assert_eq!(small, "ab");
     }
 
+    /// A text an operation makes longer than `max_value_bytes` is the
+    /// same error on both paths (found by the `jinja_direct` fuzz target:
+    /// `strftime_now` of a long format printed on the direct path).
+    #[test]
+    fn values_past_max_value_bytes_fail_alike() {
+        let limits = crate::limits::Limits {
+            max_value_bytes: 64,
+            ..crate::limits::Limits::DEFAULT
+        };
+        let long = "y".repeat(100);
+        let data = Data::new(json!({"long": long, "items": [long.clone()]}));
+        for body in [
+            "{{ strftime_now(long) }}",
+            "{{ long | upper | length }}",
+            "{{ long.upper() | length }}",
+            "{{ items | tojson | length }}",
+            "{% macro m() %}{{ long }}{% endmacro %}{{ m() | length }}",
+        ] {
+            let both = super::super::both(
+                body,
+                &data,
+                (Strictness::Strict, true),
+                Default::default(),
+                limits,
+            )
+            .unwrap();
+            assert_eq!(both.direct, both.minijinja, "{body}");
+        }
+        let both = super::super::both(
+            "{{ strftime_now(long) }}",
+            &data,
+            (Strictness::Strict, true),
+            Default::default(),
+            limits,
+        )
+        .unwrap();
+        assert!(both.direct.unwrap_err().contains("max_value_bytes"));
+    }
+
     /// Bounds reached on the direct path end as they do on minijinja: a
     /// value doubled 40 times (`max_value_bytes`), a walk longer than the
     /// engine's step count (minijinja walks the data without fuel), deep
