@@ -107,7 +107,12 @@ impl<'a> Renderer<'a> {
                 // a fallback that fails fails the render, defined value
                 // or not.
                 let fallback = self.arg(args, 1, span, dot)?;
-                Ok(found.unwrap_or(fallback))
+                // `default(fallback, true)`: a false value too.
+                let boolean = args.len() > 2;
+                Ok(match found {
+                    Some(found) if !boolean || self.truth(&found) => found,
+                    _ => fallback,
+                })
             }
             JinjaOp::Cond => {
                 let test = self.arg(args, 0, span, dot)?;
@@ -131,6 +136,7 @@ impl<'a> Renderer<'a> {
                 Value::Json(json) if json.is_array() => Ok(Value::Json(json)),
                 other => Err(not_jinja(span, "list", &other)),
             },
+            JinjaOp::Dict => self.dict(args, span, dot),
             JinjaOp::String => match self.arg(args, 0, span, dot)? {
                 text @ (Value::Str(_) | Value::String(_)) => Ok(text),
                 Value::Int(i) => self.built(Func::Jinja(op), i.to_string(), span),
@@ -419,6 +425,37 @@ impl<'a> Renderer<'a> {
         Ok(made_list(kept))
     }
 
+    /// A map literal ([`JinjaOp::Dict`]): each value copied into a JSON
+    /// object, the copy counted as work and as built bytes.
+    #[inline(never)]
+    fn dict(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let mut map = serde_json::Map::with_capacity(args.len() / 2);
+        let (mut nodes, mut bytes) = (0, 0);
+        for pair in args.chunks(2) {
+            let [Expr::Const(Const::Str(key)), value] = pair else {
+                return Err(internal(span));
+            };
+            let value = self.eval(value, dot, false)?;
+            match &value {
+                Value::Missing => return Err(not_jinja(span, "put in a map", &value)),
+                Value::Object(view) if self.is_message(view) => {
+                    return Err(not_jinja(span, "put in a map", &value))
+                }
+                _ => {}
+            }
+            let json = value.to_json();
+            weigh(&json, &mut nodes, &mut bytes);
+            bytes = bytes.saturating_add(key.len());
+            map.insert(key.to_string(), json);
+        }
+        self.tick_work(nodes, bytes, span)?;
+        let size = nodes.saturating_mul(std::mem::size_of::<serde_json::Value>());
+        self.count_built(Func::Jinja(JinjaOp::Dict), size.saturating_add(bytes), span)?;
+        Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Object(
+            map,
+        ))))
+    }
+
     /// `list | map(attribute=key)` ([`JinjaOp::MapAttr`]).
     #[inline(never)]
     fn map_attr(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
@@ -603,18 +640,20 @@ impl<'a> Renderer<'a> {
             given.push(self.arg(args, n, span, dot)?);
         }
         if method == Method::Get {
-            let (Value::Object(view), Some(key)) = (&value, given.first().and_then(Value::as_str))
-            else {
-                return Err(not_jinja(span, "call a method of", &value));
+            let key = given.first().and_then(Value::as_str);
+            let found = match (&value, key) {
+                (Value::Object(view), Some(key)) => match self.is_message(view) {
+                    true => self.message_field(view, key, span)?,
+                    false => view.get(key),
+                }
+                .map(Value::from_view),
+                // A map the template built.
+                (Value::Json(json), Some(key)) if json.is_object() => {
+                    json.get(key).map(|found| Value::owned(found.clone()))
+                }
+                _ => return Err(not_jinja(span, "call a method of", &value)),
             };
-            let found = match self.is_message(view) {
-                true => self.message_field(view, key, span)?,
-                false => view.get(key),
-            };
-            return Ok(match found {
-                Some(found) => Value::from_view(found),
-                None => given.get(1).cloned().unwrap_or(Value::Null),
-            });
+            return Ok(found.unwrap_or_else(|| given.get(1).cloned().unwrap_or(Value::Null)));
         }
         let Some(text) = value.as_str() else {
             return Err(not_jinja(span, "call a method of", &value));
@@ -835,6 +874,10 @@ impl<'a> Renderer<'a> {
                 .message_field(view, &last.name, span)?
                 .map(Value::from_view)),
             Value::Object(view) => Ok(view.get(&last.name).map(Value::from_view)),
+            // A map the template built.
+            Value::Json(json) if json.is_object() => Ok(json
+                .get(&*last.name)
+                .map(|found| Value::owned(found.clone()))),
             other => Err(not_jinja(span, "test", other)),
         }
     }
@@ -880,6 +923,21 @@ fn is_kind(test: IsKind, value: &Value<'_>, span: Span) -> Result<bool> {
 }
 
 /// A list an operation made.
+/// Adds the values (`nodes`) and the bytes of strings and keys of `json`
+/// to the counts.
+fn weigh(json: &serde_json::Value, nodes: &mut usize, bytes: &mut usize) {
+    *nodes = nodes.saturating_add(1);
+    match json {
+        serde_json::Value::String(text) => *bytes = bytes.saturating_add(text.len()),
+        serde_json::Value::Array(items) => items.iter().for_each(|item| weigh(item, nodes, bytes)),
+        serde_json::Value::Object(map) => map.iter().for_each(|(key, item)| {
+            *bytes = bytes.saturating_add(key.len());
+            weigh(item, nodes, bytes);
+        }),
+        _ => {}
+    }
+}
+
 fn made_list<'a>(items: Vec<serde_json::Value>) -> Value<'a> {
     Value::Json(std::rc::Rc::new(serde_json::Value::Array(items)))
 }

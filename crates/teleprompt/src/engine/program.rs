@@ -390,6 +390,9 @@ pub(crate) enum Const {
     Str(Box<str>),
     /// A list of constants (Jinja's `['a', 1]`), read in place.
     List(Box<[serde_json::Value]>),
+    /// A map of constants (Jinja's `{'a': 1}`, a JSON object), read in
+    /// place.
+    Map(Box<serde_json::Value>),
 }
 
 /// A function, resolved at compile time: a built-in, or a host function
@@ -469,7 +472,8 @@ pub(crate) enum JinjaOp {
     /// key may be missing (from an object).
     Defined,
     /// `x | default(y)`: `x`, or `y` where `x` is not defined (as
-    /// [`JinjaOp::Defined`] tells).
+    /// [`JinjaOp::Defined`] tells); with a third argument (`default(y,
+    /// true)`), `y` where `x` is false too.
     Default,
     /// `a ~ b`: both printed (strings, integers, booleans) and joined.
     Concat,
@@ -517,6 +521,10 @@ pub(crate) enum JinjaOp {
     MapFilter,
     /// `list | list`: the list itself.
     List,
+    /// A map literal with values computed at render (`{'role': r}`):
+    /// arguments are pairs of a constant key and its value; a missing
+    /// value or a chat template's message is minijinja's.
+    Dict,
     /// Nothing yet: a namespace's key a later `set` gives.
     Unset,
     /// `range(stop)`, `range(start, stop)`, `range(start, stop, step)` of
@@ -732,6 +740,7 @@ impl Func {
                     JinjaOp::Select(_) => "selectattr",
                     JinjaOp::MapAttr | JinjaOp::MapFilter => "map",
                     JinjaOp::List => "list",
+                    JinjaOp::Dict => "{}",
                     JinjaOp::Unset => "namespace",
                     JinjaOp::Range => "range",
                     JinjaOp::Macro(_) => "macro",

@@ -1183,6 +1183,7 @@ impl<'a> Renderer<'a> {
                 Const::Float(f) => Value::Float(*f),
                 Const::Str(s) => Value::Str(s),
                 Const::List(items) => Value::Array(items),
+                Const::Map(map) => Value::from_json(map),
             }),
             Expr::Path { .. } => match self.json_of(expr, dot) {
                 Some(json) => Ok(Value::from_json(json)),

@@ -186,5 +186,6 @@ fn describe(value: &Const, text: Option<&str>) -> String {
         Const::Float(f) => format!("the number {}", shown(f.to_string())),
         Const::Str(s) => format!("the string {}", shown(format!("{s:?}"))),
         Const::List(_) => "a list".to_string(),
+        Const::Map(_) => "a map".to_string(),
     }
 }

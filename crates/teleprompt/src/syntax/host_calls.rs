@@ -51,5 +51,6 @@ fn literal(expr: &Expr) -> Option<serde_json::Value> {
             .map_or(serde_json::Value::Null, serde_json::Value::Number),
         Const::Str(s) => serde_json::Value::String(s.to_string()),
         Const::List(items) => serde_json::Value::Array(items.to_vec()),
+        Const::Map(map) => serde_json::Value::clone(map),
     })
 }

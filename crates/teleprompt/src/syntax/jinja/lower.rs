@@ -1078,6 +1078,7 @@ impl<'a> Lowerer<'a, '_> {
             ast::Expr::GetAttr(attr) => self.key(&attr.expr, attr.name, expr.span())?,
             ast::Expr::Var(_) => self.var_expr(expr)?,
             ast::Expr::List(_) => self.list_expr(expr)?,
+            ast::Expr::Map(_) => self.map_expr(expr)?,
             ast::Expr::GetItem(_) => self.item_expr(expr)?,
             ast::Expr::Test(_) => self.test_expr(expr)?,
             ast::Expr::BinOp(_)
@@ -1136,29 +1137,39 @@ impl<'a> Lowerer<'a, '_> {
         })
     }
 
-    /// A list literal.
+    /// A list literal: of constants, read in place.
     #[inline(never)]
     fn list_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
-        Some(match expr {
-            // A list of constants: read in place.
-            ast::Expr::List(list) => {
-                let mut items = Vec::with_capacity(list.items.len());
-                for item in &list.items {
-                    let json = match item {
-                        ast::Expr::Const(constant) => match constant_of(&constant.value) {
-                            Some(Const::Null) => serde_json::Value::Null,
-                            Some(Const::Bool(b)) => serde_json::Value::Bool(b),
-                            Some(Const::Int(i)) => serde_json::Value::from(i),
-                            Some(Const::Str(s)) => serde_json::Value::String(s.into()),
-                            _ => None?,
-                        },
-                        _ => return self.no(|| "a list literal of other than constants".into()),
-                    };
-                    items.push(json);
-                }
-                Expr::Const(Const::List(items.into_boxed_slice()))
+        match constant_json(expr) {
+            Some(serde_json::Value::Array(items)) => {
+                Some(Expr::Const(Const::List(items.into_boxed_slice())))
             }
-            other => return self.no(|| expression_name(other)),
+            _ => self.no(|| "a list literal of other than constants".into()),
+        }
+    }
+
+    /// A map literal with string keys: of constants, read in place; else
+    /// built at render ([`JinjaOp::Dict`]).
+    #[inline(never)]
+    fn map_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        if let Some(map) = constant_json(expr) {
+            return Some(Expr::Const(Const::Map(Box::new(map))));
+        }
+        let ast::Expr::Map(map) = expr else {
+            return self.no(|| expression_name(expr));
+        };
+        let mut args = Vec::with_capacity(2 * map.keys.len());
+        for (key, value) in map.keys.iter().zip(&map.values) {
+            let Some(key @ Const::Str(_)) = constant_key(key) else {
+                return self.no(|| "a map literal with keys other than strings".into());
+            };
+            args.push(Expr::Const(key));
+            args.push(self.expr(value)?);
+        }
+        Some(Expr::Call {
+            func: Func::Jinja(JinjaOp::Dict),
+            args: args.into_boxed_slice(),
+            span: span(expr.span()),
         })
     }
 
@@ -1432,18 +1443,27 @@ impl<'a> Lowerer<'a, '_> {
                     "upper" => Func::Upper,
                     "trim" => Func::Trim,
                     "length" | "count" => Func::Len,
-                    "default" | "d" => {
-                        let [ast::CallArg::Pos(fallback)] = filter.args.as_slice() else {
-                            return self.no(|| "`default` with its `boolean` argument".into());
-                        };
-                        let input = self.defined_operand(filter.expr.as_ref()?)?;
-                        return Some(call(
-                            Func::Jinja(JinjaOp::Default),
-                            [input, self.expr(fallback)?],
-                            expr.span(),
-                        ));
-                    }
+                    "default" | "d" => return self.default(filter, expr.span()),
                     "tojson" => return self.tojson(input, &filter.args, expr.span()),
+                    // Python's `str.replace` of a string, as the method.
+                    "replace" => {
+                        let mut args = vec![input];
+                        for arg in &filter.args {
+                            let ast::CallArg::Pos(value) = arg else {
+                                return self.no(|| "`replace` with named arguments".into());
+                            };
+                            args.push(self.expr(value)?);
+                        }
+                        // A `count` too in Jinja2, not in minijinja (its error).
+                        if args.len() != 3 {
+                            return self.no(|| "`replace` with other arguments".into());
+                        }
+                        return Some(Expr::Call {
+                            func: Func::Jinja(JinjaOp::Method(Method::Replace)),
+                            args: args.into_boxed_slice(),
+                            span: span(expr.span()),
+                        });
+                    }
                     "string" => Func::Jinja(JinjaOp::String),
                     "list" => Func::Jinja(JinjaOp::List),
                     // A generator in Jinja2: only `list`, `join`, `map`
@@ -1469,6 +1489,36 @@ impl<'a> Lowerer<'a, '_> {
                 call(func, [input], expr.span())
             }
             other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// `value | default(fallback)`, `default(fallback, boolean)` (a
+    /// constant): the fallback where the value is
+    /// not defined, or with `boolean` true where it is false.
+    fn default(&self, filter: &ast::Filter<'a>, at: machinery::Span) -> Option<Expr> {
+        let (fallback, boolean) = match filter.args.as_slice() {
+            [ast::CallArg::Pos(fallback)] => (fallback, None),
+            // By name too in Jinja2, not in minijinja (its error).
+            [ast::CallArg::Pos(fallback), ast::CallArg::Pos(boolean)] => (fallback, Some(boolean)),
+            _ => return self.no(|| "`default` with other arguments".into()),
+        };
+        let boolean = match boolean {
+            None => false,
+            Some(ast::Expr::Const(constant)) => match constant_of(&constant.value) {
+                Some(Const::Bool(boolean)) => boolean,
+                _ => return self.no(|| "`default` with a `boolean` not true or false".into()),
+            },
+            Some(_) => return self.no(|| "`default` with a computed `boolean`".into()),
+        };
+        let input = self.defined_operand(filter.expr.as_ref()?)?;
+        let fallback = self.expr(fallback)?;
+        Some(match boolean {
+            false => call(Func::Jinja(JinjaOp::Default), [input, fallback], at),
+            true => call(
+                Func::Jinja(JinjaOp::Default),
+                [input, fallback, Expr::Const(Const::Bool(true))],
+                at,
+            ),
         })
     }
 
@@ -1648,24 +1698,20 @@ impl<'a> Lowerer<'a, '_> {
         ))
     }
 
-    /// What `is defined` and `default` test: a path or a variable, not a
-    /// name the environment defines (a function is defined where the data
-    /// lacks the name).
+    /// What `is defined` and `default` test: a path, a variable, or a
+    /// computed value (defined unless it comes out missing, which the
+    /// engine leaves to minijinja); not a name the environment defines (a
+    /// function is defined where the data lacks the name).
     fn defined_operand(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
         let lowered = self.expr(expr)?;
         match &lowered {
-            Expr::Var(_)
-            | Expr::Call {
-                func: Func::Jinja(JinjaOp::SetOr | JinjaOp::Item),
-                ..
-            } => Some(lowered),
             Expr::Path { base, keys, .. } => match (&**base, &**keys) {
                 (Expr::Root, [name]) if self.globals.contains(&*name.name) => {
                     self.no(|| format!("`default` or `is defined` of the function `{}`", name.name))
                 }
                 _ => Some(lowered),
             },
-            _ => self.no(|| "`default` or `is defined` of a computed value".into()),
+            _ => Some(lowered),
         }
     }
 
@@ -1748,6 +1794,46 @@ fn constant_of(value: &minijinja::Value) -> Option<Const> {
         ValueKind::Bool => Const::Bool(value.is_true()),
         ValueKind::None => Const::Null,
         ValueKind::Number if value.is_integer() => Const::Int(value.as_i64()?),
+        _ => return None,
+    })
+}
+
+/// A literal's key: a constant other than a float.
+fn constant_key(expr: &ast::Expr<'_>) -> Option<Const> {
+    match expr {
+        ast::Expr::Const(constant) => constant_of(&constant.value),
+        _ => None,
+    }
+}
+
+/// A literal of constants other than floats (lists and maps with string
+/// keys of them too) as JSON; `None` for anything else.
+fn constant_json(expr: &ast::Expr<'_>) -> Option<serde_json::Value> {
+    use serde_json::Value as Json;
+    Some(match expr {
+        ast::Expr::Const(_) => match constant_key(expr)? {
+            Const::Null => Json::Null,
+            Const::Bool(b) => Json::Bool(b),
+            Const::Int(i) => Json::from(i),
+            Const::Str(s) => Json::String(s.into()),
+            _ => return None,
+        },
+        ast::Expr::List(list) => Json::Array(
+            list.items
+                .iter()
+                .map(constant_json)
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        ast::Expr::Map(map) => {
+            let mut object = serde_json::Map::with_capacity(map.keys.len());
+            for (key, value) in map.keys.iter().zip(&map.values) {
+                let Const::Str(key) = constant_key(key)? else {
+                    return None;
+                };
+                object.insert(key.into(), constant_json(value)?);
+            }
+            Json::Object(object)
+        }
         _ => return None,
     })
 }
@@ -1878,6 +1964,25 @@ mod tests {
         both.rendered_directly
     }
 
+    /// Why `body` does not render directly (for a failing test's message).
+    fn why_not(body: &str, data: &Value, strictness: Strictness) -> String {
+        let limits = crate::limits::Limits::DEFAULT;
+        let shared = Data::new(data.clone());
+        match super::super::both(
+            body,
+            &shared,
+            (strictness, false),
+            Default::default(),
+            limits,
+        ) {
+            None => "it does not compile".into(),
+            Some(both) => format!(
+                "not lowered: {:?}, declined: {:?}, minijinja: {:?}",
+                both.not_lowered, both.declined, both.minijinja
+            ),
+        }
+    }
+
     #[test]
     fn prompts_render_directly_and_alike() {
         let data = json!({
@@ -1957,6 +2062,14 @@ mod tests {
             // `tojson`, Python's `json.dumps`.
             "{{ user | tojson }} {{ docs | tojson }} {{ ids | tojson(indent=2) }} {{ word | tojson }} {{ docs[0] | tojson(sort_keys=true) }} {{ user.age | tojson }} {{ true | tojson }} {{ none | tojson }}",
             "{{ docs | tojson(2) }}{{ docs[1:] | tojson(indent='--') }}{{ word | tojson(ensure_ascii=true) }}",
+            // Map literals: of constants, or built at render.
+            "{% set m = {'a': 1, 'b': [1, 'x', none], 'c': {'d': none, 'e': [{'f': true}]}} %}{{ m.a }}{{ m['b'] | length }}{{ m.c.d is none }}{{ m | tojson }}{{ 'a' in m }}{{ m.c.e[0].f }}{{ {'a': 1, 'b': 2, 'a': 3} | tojson }}{{ {} | tojson }}{{ [[1, 2], {'k': 'v'}] | tojson }}",
+            "{% set m = {'name': user.name, 'tags': docs[0].tags, 'doc': docs[1], 'n': user.age + 1} %}{{ m.name }}{{ m.tags | join }}{{ m.doc.title }}{{ m | tojson }}{{ m.get('n') }}{{ m.nope is defined }}{{ m['doc']['year'] }}",
+            "{% macro show(m) %}{{ m.role }}: {{ m.content }}{% if m.extra is defined %}!{% endif %};{% endmacro %}{% for d in docs %}{{ show({'role': 'doc', 'content': d.title}) }}{{ show({'role': d.year, 'content': d.tags | join(','), 'extra': 1}) }}{% endfor %}",
+            "{% for k, v in {'x': 2, 'y': 'z'}.items() %}{{ k }}={{ v }};{% endfor %}{% for k, v in {'b': 1, 'a': 'A'} | dictsort %}{{ k }}{{ v }}{% endfor %}",
+            // `default(x, true)`; the `replace` filter.
+            "{{ user.nick | default('anon', true) }}{{ '' | default('empty', true) }}{{ 0 | d(7, true) }}{{ docs[1].tags | default(['x'], true) | join }}{{ user.name | default('x', true) }}{{ '' | default('kept', false) }}{{ docs[1].pinned | default('off', true) }}",
+            "{{ word | replace('S', '$') }}{{ user.name | replace('a', '\\'') }}{{ (word | replace('Σ', '') | length) }}",
             // Tests of kinds.
             "{{ user is mapping }}{{ docs is mapping }}{{ docs is sequence }}{{ word is sequence }}{{ word is string }}{{ user.age is string }}{{ user.age is number }}{{ user.premium is number }}{{ user.age is integer }}{{ user.premium is integer }}",
             "{{ user.premium is boolean }}{{ user.age is boolean }}{{ user.premium is true }}{{ user.premium is false }}{{ 1 is true }}{{ word is iterable }}{{ user is iterable }}{{ ids is iterable }}{{ 3 is iterable }}{{ none is iterable }}{{ none is string }}",
@@ -1972,10 +2085,18 @@ mod tests {
             "{% if user.premium %}{% set tier = 'gold' %}{% endif %}{% for d in docs %}{{ tier }}{% set tier2 = tier ~ d.title %}{{ tier2 }}{% endfor %}{% set tier = tier | upper %}{{ tier }}",
         ];
         for body in direct {
-            assert!(agree(body, &data, Strictness::Strict), "not direct: {body}");
+            assert!(
+                agree(body, &data, Strictness::Strict),
+                "not direct: {body}: {}",
+                why_not(body, &data, Strictness::Strict)
+            );
         }
         // Declined at render (minijinja prints, or fails): the same result.
         let declined = [
+            "{% set m = {'a': user.nick} %}{{ m.a is defined }}",
+            "{{ {'a': 1} }}",
+            "{{ {'a': user.name} }}",
+            "{% for k, v in {'b': 1, 'a': docs[0].title} | dictsort %}{{ k }}{{ v }}{% endfor %}",
             "{{ user.nme }}",
             "{{ docs }}",
             "{{ 1.5 }}",
@@ -2065,7 +2186,12 @@ mod tests {
             "{{ loop }}",
             "{% for d in docs %}{{ loop.cycle('a', 'b') }}{% endfor %}",
             "{{ namespace | default('x') }}",
-            "{{ user.name | default('x', true) }}",
+            "{{ user.name | default('x', boolean=true) }}",
+            "{{ {1: 'a'} | length }}",
+            "{{ {'a': 1.5} | length }}",
+            "{{ {'a': user.age / 2} | length }}",
+            "{{ user.name | default('x', user.premium) }}",
+            "{{ user.name | replace('a', 'b', 1) }}",
             "{{ 'x' if user.premium }}",
             "{{ user.name is divisibleby(3) }}",
             "{% for d in docs %}{{ x }}{% set x = d.title %}{% endfor %}",
