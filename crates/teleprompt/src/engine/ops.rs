@@ -136,7 +136,7 @@ impl<'a> Renderer<'a> {
                 Value::Json(json) if json.is_array() => Ok(Value::Json(json)),
                 other => Err(not_jinja(span, "list", &other)),
             },
-            JinjaOp::Dict => self.dict(args, span, dot),
+            JinjaOp::Dict | JinjaOp::ListOf => self.literal(op, args, span, dot),
             JinjaOp::String => match self.arg(args, 0, span, dot)? {
                 text @ (Value::Str(_) | Value::String(_)) => Ok(text),
                 Value::Int(i) => self.built(Func::Jinja(op), i.to_string(), span),
@@ -225,8 +225,11 @@ impl<'a> Renderer<'a> {
     #[inline(never)]
     fn jinja_slice(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
         let list = self.arg(args, 0, span, dot)?;
-        let Value::Array(items) = list else {
-            return Err(not_jinja(span, "slice", &list));
+        let items = match &list {
+            Value::Array(items) => *items,
+            // A list the template built: the slice copied.
+            Value::Json(json) if json.is_array() => json.as_array().map_or(&[][..], Vec::as_slice),
+            _ => return Err(not_jinja(span, "slice", &list)),
         };
         let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
         let mut bound = |n: usize, default: i64| -> Result<usize> {
@@ -239,9 +242,15 @@ impl<'a> Renderer<'a> {
             Ok(usize::try_from(at).unwrap_or(0))
         };
         let (start, stop) = (bound(1, 0)?, bound(2, len)?);
-        Ok(Value::Array(
-            items.get(start..stop.max(start)).unwrap_or(&[]),
-        ))
+        let slice = items.get(start..stop.max(start)).unwrap_or(&[]);
+        if let Value::Array(whole) = list {
+            return Ok(Value::Array(
+                whole.get(start..stop.max(start)).unwrap_or(&[]),
+            ));
+        }
+        let copied = slice.to_vec();
+        self.tick_work(copied.len(), 0, span)?;
+        Ok(made_list(copied))
     }
 
     /// `a in b`.
@@ -264,16 +273,27 @@ impl<'a> Renderer<'a> {
                 self.message_field(view, key, span)?.is_some()
             }
             (Value::Object(view), Some(key)) => view.get(key).is_some(),
-            (Value::Array(items), _) => {
+            (Value::Array(_) | Value::Json(_), _) => {
+                let items = match &haystack {
+                    Value::Array(items) => *items,
+                    _ => match &haystack {
+                        Value::Json(json) if json.is_array() => {
+                            json.as_array().map_or(&[][..], Vec::as_slice)
+                        }
+                        other => return Err(not_jinja(span, "search", other)),
+                    },
+                };
                 let mut found = false;
-                for item in items.iter() {
+                for item in items {
                     let item = Value::from_json(item);
-                    // Python's `==` across kinds (1 == 1.0, True == 1)
-                    // is not Go's: those are minijinja's to compare.
-                    if kind(&item) != kind(&needle) {
-                        return Err(not_jinja(span, "compare", &item));
-                    }
-                    if equal(&item, &needle).map_err(|_| not_jinja(span, "compare", &item))? {
+                    // Python's `==` across kinds: false, but between
+                    // numbers (1 == 1.0, True == 1: minijinja's).
+                    let same = if kind(&item) != kind(&needle) {
+                        !jinja_unequal(&item, &needle, span)?
+                    } else {
+                        equal(&item, &needle).map_err(|_| not_jinja(span, "compare", &item))?
+                    };
+                    if same {
                         found = true;
                         break;
                     }
@@ -425,35 +445,52 @@ impl<'a> Renderer<'a> {
         Ok(made_list(kept))
     }
 
-    /// A map literal ([`JinjaOp::Dict`]): each value copied into a JSON
-    /// object, the copy counted as work and as built bytes.
+    /// A map literal ([`JinjaOp::Dict`], arguments in pairs of a key and
+    /// its value) or a list literal ([`JinjaOp::ListOf`]): each value
+    /// copied into JSON, the copy counted as work and as built bytes.
     #[inline(never)]
-    fn dict(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
-        let mut map = serde_json::Map::with_capacity(args.len() / 2);
+    fn literal(
+        &mut self,
+        op: JinjaOp,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<Value<'a>> {
+        let pairs = op == JinjaOp::Dict;
+        let mut map = serde_json::Map::new();
+        let mut items = Vec::new();
         let (mut nodes, mut bytes) = (0, 0);
-        for pair in args.chunks(2) {
-            let [Expr::Const(Const::Str(key)), value] = pair else {
-                return Err(internal(span));
+        for entry in args.chunks(if pairs { 2 } else { 1 }) {
+            let (key, value) = match entry {
+                [Expr::Const(Const::Str(key)), value] if pairs => (Some(key), value),
+                [value] if !pairs => (None, value),
+                _ => return Err(internal(span)),
             };
             let value = self.eval(value, dot, false)?;
             match &value {
-                Value::Missing => return Err(not_jinja(span, "put in a map", &value)),
+                Value::Missing => return Err(not_jinja(span, "collect", &value)),
                 Value::Object(view) if self.is_message(view) => {
-                    return Err(not_jinja(span, "put in a map", &value))
+                    return Err(not_jinja(span, "collect", &value))
                 }
                 _ => {}
             }
             let json = value.to_json();
             weigh(&json, &mut nodes, &mut bytes);
-            bytes = bytes.saturating_add(key.len());
-            map.insert(key.to_string(), json);
+            match key {
+                Some(key) => {
+                    bytes = bytes.saturating_add(key.len());
+                    map.insert(key.to_string(), json);
+                }
+                None => items.push(json),
+            }
         }
         self.tick_work(nodes, bytes, span)?;
         let size = nodes.saturating_mul(std::mem::size_of::<serde_json::Value>());
-        self.count_built(Func::Jinja(JinjaOp::Dict), size.saturating_add(bytes), span)?;
-        Ok(Value::Json(std::rc::Rc::new(serde_json::Value::Object(
-            map,
-        ))))
+        self.count_built(Func::Jinja(op), size.saturating_add(bytes), span)?;
+        Ok(Value::Json(std::rc::Rc::new(match pairs {
+            true => serde_json::Value::Object(map),
+            false => serde_json::Value::Array(items),
+        })))
     }
 
     /// `list | map(attribute=key)` ([`JinjaOp::MapAttr`]).

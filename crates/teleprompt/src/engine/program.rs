@@ -274,6 +274,9 @@ pub(crate) enum Instr {
         /// counted by `loop.*` as the whole list.
         filter: Option<Expr>,
     },
+    /// Jinja's `{% set x %}…{% endset %}`: runs `body` in this frame with
+    /// its output captured, the text into `slot`.
+    Capture { slot: u32, body: Block, span: Span },
     /// Leaves the innermost loop.
     Break,
     /// Goes on with the next iteration of the innermost loop.
@@ -525,6 +528,9 @@ pub(crate) enum JinjaOp {
     /// arguments are pairs of a constant key and its value; a missing
     /// value or a chat template's message is minijinja's.
     Dict,
+    /// A list literal with items computed at render (`[a, b]`): a
+    /// missing item or a chat template's message is minijinja's.
+    ListOf,
     /// Nothing yet: a namespace's key a later `set` gives.
     Unset,
     /// `range(stop)`, `range(start, stop)`, `range(start, stop, step)` of
@@ -741,6 +747,7 @@ impl Func {
                     JinjaOp::MapAttr | JinjaOp::MapFilter => "map",
                     JinjaOp::List => "list",
                     JinjaOp::Dict => "{}",
+                    JinjaOp::ListOf => "[]",
                     JinjaOp::Unset => "namespace",
                     JinjaOp::Range => "range",
                     JinjaOp::Macro(_) => "macro",

@@ -363,6 +363,7 @@ impl<'a> Renderer<'a> {
                 let how = (*span, *reverse, filter.as_ref());
                 return self.exec_for_list(value, slots, blocks, how, dot);
             }
+            Instr::Capture { slot, body, span } => self.capture(*slot, body, *span, dot)?,
             Instr::Break => return Ok(Flow::Break),
             Instr::Continue => return Ok(Flow::Continue),
         }
@@ -1120,6 +1121,26 @@ impl<'a> Renderer<'a> {
         self.fits(func, text.len(), span)?;
         self.count_built(func, text.len(), span)?;
         Ok(Value::string(text))
+    }
+
+    /// [`Instr::Capture`]: the body's text into `slot` (a render that
+    /// records a source map leaves it to minijinja, as a macro's call).
+    #[inline(never)]
+    fn capture(&mut self, slot: u32, body: &'a Block, span: Span, dot: &Value<'a>) -> Result<()> {
+        if self.tracing {
+            return Err(not_jinja(span, "capture", &Value::Str("a block")));
+        }
+        let outer = std::mem::take(&mut self.out);
+        let flow = self.exec_block(body, dot);
+        let text = std::mem::replace(&mut self.out, outer);
+        if flow? != Flow::Normal {
+            return Err(internal(span));
+        }
+        let func = Func::Jinja(super::program::JinjaOp::SetOr);
+        self.fits(func, text.len(), span)?;
+        self.count_built(func, text.len(), span)?;
+        self.set(slot, Value::string(text));
+        Ok(())
     }
 
     /// Prints a value: strings and integers here, the rest in

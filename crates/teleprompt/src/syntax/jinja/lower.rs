@@ -477,14 +477,44 @@ fn assigned_anywhere<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
     names
 }
 
+/// What a `set` or a `set` block assigns.
+fn set_target<'s, 'a>(stmt: &'s ast::Stmt<'a>) -> Option<&'s ast::Expr<'a>> {
+    match stmt {
+        ast::Stmt::Set(set) => Some(&set.target),
+        ast::Stmt::SetBlock(set) => Some(&set.target),
+        _ => None,
+    }
+}
+
+/// What a `set` block's body may not hold on the direct path: an
+/// assignment or a macro at any depth, a `break` or `continue` of a loop
+/// around the block.
+fn capture_refusal(stmts: &[ast::Stmt<'_>]) -> Option<&'static str> {
+    fn walk(stmts: &[ast::Stmt<'_>], in_loop: bool) -> Option<&'static str> {
+        stmts.iter().find_map(|stmt| match stmt {
+            ast::Stmt::Set(_) | ast::Stmt::SetBlock(_) => Some("a `set`"),
+            ast::Stmt::Macro(_) => Some("a macro"),
+            ast::Stmt::Break(_) | ast::Stmt::Continue(_) if !in_loop => Some("a `break`"),
+            ast::Stmt::IfCond(cond) => {
+                walk(&cond.true_body, in_loop).or_else(|| walk(&cond.false_body, in_loop))
+            }
+            ast::Stmt::ForLoop(for_loop) => {
+                walk(&for_loop.body, true).or_else(|| walk(&for_loop.else_body, in_loop))
+            }
+            _ => None,
+        })
+    }
+    walk(stmts, false)
+}
+
 /// The names `stmts` assign whichever way they run: a `set`, or an `if`
 /// whose every branch assigns the name (not loops, which may not run).
 fn always_assigned<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
     let mut names = HashSet::new();
     for stmt in stmts {
         match stmt {
-            ast::Stmt::Set(set) => {
-                if let ast::Expr::Var(target) = &set.target {
+            ast::Stmt::Set(_) | ast::Stmt::SetBlock(_) => {
+                if let Some(ast::Expr::Var(target)) = set_target(stmt) {
                     names.insert(target.id);
                 }
             }
@@ -504,8 +534,8 @@ fn collect_assigned<'a>(stmts: &[ast::Stmt<'a>], into: &mut HashSet<&'a str>) {
     for stmt in stmts {
         match stmt {
             ast::Stmt::Template(template) => collect_assigned(&template.children, into),
-            ast::Stmt::Set(set) => {
-                if let ast::Expr::Var(target) = &set.target {
+            ast::Stmt::Set(_) | ast::Stmt::SetBlock(_) => {
+                if let Some(ast::Expr::Var(target)) = set_target(stmt) {
                     into.insert(target.id);
                 }
             }
@@ -1022,6 +1052,33 @@ impl<'a> Lowerer<'a, '_> {
         Some(())
     }
 
+    /// `{% set x %}…{% endset %}`: the body's text, captured. A body that
+    /// assigns (its own scope in Jinja2, not in minijinja), breaks out of
+    /// a loop or filters its text is minijinja's.
+    fn set_block(&mut self, set: &ast::SetBlock<'a>, into: &mut Vec<Instr>) -> Option<()> {
+        let ast::Expr::Var(target) = &set.target else {
+            return self.no(|| "`set` block of several names".into());
+        };
+        if set.filter.is_some() {
+            return self.no(|| "`set` block with a filter".into());
+        }
+        if let Some(why) = capture_refusal(&set.body) {
+            return self.no(|| format!("`set` block with {why} in it"));
+        }
+        // The body first: it reads the name's value before the `set`.
+        let body = self.stmts(&set.body)?;
+        let slot = self.assign(target.id)?;
+        if self.namespaces.contains_key(&slot) {
+            return self.no(|| format!("namespace `{}` assigned again", target.id));
+        }
+        into.push(Instr::Capture {
+            slot,
+            body,
+            span: span(set.target.span()),
+        });
+        Some(())
+    }
+
     fn stmt(&mut self, stmt: &ast::Stmt<'a>, into: &mut Vec<Instr>) -> Option<()> {
         match stmt {
             ast::Stmt::Template(template) => {
@@ -1062,6 +1119,7 @@ impl<'a> Lowerer<'a, '_> {
             ast::Stmt::IfCond(cond) => self.if_stmt(stmt, cond, into)?,
             ast::Stmt::ForLoop(for_loop) => self.for_stmt(for_loop, into)?,
             ast::Stmt::Set(set) => self.set_stmt(set, into)?,
+            ast::Stmt::SetBlock(set) => self.set_block(set, into)?,
             ast::Stmt::Macro(def) => self.define_macro(def)?,
             ast::Stmt::Continue(_) if !self.loops.is_empty() => into.push(Instr::Continue),
             ast::Stmt::Break(_) if !self.loops.is_empty() => into.push(Instr::Break),
@@ -1137,15 +1195,22 @@ impl<'a> Lowerer<'a, '_> {
         })
     }
 
-    /// A list literal: of constants, read in place.
+    /// A list literal: of constants, read in place; else built at render
+    /// ([`JinjaOp::ListOf`]).
     #[inline(never)]
     fn list_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
-        match constant_json(expr) {
-            Some(serde_json::Value::Array(items)) => {
-                Some(Expr::Const(Const::List(items.into_boxed_slice())))
-            }
-            _ => self.no(|| "a list literal of other than constants".into()),
+        if let Some(serde_json::Value::Array(items)) = constant_json(expr) {
+            return Some(Expr::Const(Const::List(items.into_boxed_slice())));
         }
+        let ast::Expr::List(list) = expr else {
+            return self.no(|| expression_name(expr));
+        };
+        let items = list.items.iter().map(|item| self.expr(item));
+        Some(Expr::Call {
+            func: Func::Jinja(JinjaOp::ListOf),
+            args: items.collect::<Option<Box<[Expr]>>>()?,
+            span: span(expr.span()),
+        })
     }
 
     /// A map literal with string keys: of constants, read in place; else
@@ -2067,6 +2132,11 @@ mod tests {
             "{% set m = {'name': user.name, 'tags': docs[0].tags, 'doc': docs[1], 'n': user.age + 1} %}{{ m.name }}{{ m.tags | join }}{{ m.doc.title }}{{ m | tojson }}{{ m.get('n') }}{{ m.nope is defined }}{{ m['doc']['year'] }}",
             "{% macro show(m) %}{{ m.role }}: {{ m.content }}{% if m.extra is defined %}!{% endif %};{% endmacro %}{% for d in docs %}{{ show({'role': 'doc', 'content': d.title}) }}{{ show({'role': d.year, 'content': d.tags | join(','), 'extra': 1}) }}{% endfor %}",
             "{% for k, v in {'x': 2, 'y': 'z'}.items() %}{{ k }}={{ v }};{% endfor %}{% for k, v in {'b': 1, 'a': 'A'} | dictsort %}{{ k }}{{ v }}{% endfor %}",
+            "{% set l = [user.name, docs[0].title, user.age, [docs[1].year]] %}{{ l[:3] | join(',') }}{{ l | length }}{{ l[0] }}{% for x in l[:3] %}{{ x }}{% endfor %}{{ 'Ada' in l }}{{ 1 in docs }}{{ 36 in l }}{{ l | tojson }}{{ l[3][0] }}",
+            // `set` blocks.
+            "{% set x %}Hi {{ user.name }}{% for d in docs %}[{{ d.title }}{% if loop.last %}.{% endif %}]{% endfor %}{% endset %}<{{ x }}>{{ x | length }}",
+            "{% for d in docs %}{% set t %}{{ d.title }}-{{ loop.index }}{% endset %}{{ t | upper }}{% endfor %}{% if user.premium %}{% set y %}yes{% endset %}{% endif %}{{ y }}",
+            "{%- set x -%}\n  a {{ user.age }}\n{%- endset -%}[{{ x }}]{% set x %}{{ x }}b{% endset %}{{ x }}",
             // `default(x, true)`; the `replace` filter.
             "{{ user.nick | default('anon', true) }}{{ '' | default('empty', true) }}{{ 0 | d(7, true) }}{{ docs[1].tags | default(['x'], true) | join }}{{ user.name | default('x', true) }}{{ '' | default('kept', false) }}{{ docs[1].pinned | default('off', true) }}",
             "{{ word | replace('S', '$') }}{{ user.name | replace('a', '\\'') }}{{ (word | replace('Σ', '') | length) }}",
@@ -2151,7 +2221,6 @@ mod tests {
             "{% if docs[1].tags.x %}{% endif %}",
             "{{ user.age ~ 1.5 }}",
             "{{ user.name + 1 }}",
-            "{{ 1 in docs }}",
             "{{ true in ids }}",
             "{{ user.nick.x is defined }}",
             "{{ user.name.x is defined }}",
@@ -2188,6 +2257,10 @@ mod tests {
             "{{ namespace | default('x') }}",
             "{{ user.name | default('x', boolean=true) }}",
             "{{ {1: 'a'} | length }}",
+            "{% set x %}{% set y = 1 %}{{ y }}{% endset %}{{ x }}{{ y }}",
+            "{% set x | upper %}a{% endset %}{{ x }}",
+            "{% for d in docs %}{% set x %}{% if d.pinned %}{% break %}{% endif %}{% endset %}{{ d.title }}{% endfor %}",
+            "{% set x %}{% macro m() %}{% endmacro %}{% endset %}{{ x }}",
             "{{ {'a': 1.5} | length }}",
             "{{ {'a': user.age / 2} | length }}",
             "{{ user.name | default('x', user.premium) }}",
@@ -2522,6 +2595,7 @@ mod tests {
             "{{ long.upper() | length }}",
             "{{ items | tojson | length }}",
             "{% macro m() %}{{ long }}{% endmacro %}{{ m() | length }}",
+            "{% set x %}{{ long }}{% endset %}{{ x | length }}",
         ] {
             let both = super::super::both(
                 body,
