@@ -86,7 +86,7 @@ impl<'a> Renderer<'a> {
         // are: recursion that calls functions on the way costs its share.
         self.tick(span)?;
         match func {
-            Func::Jinja(op) => self.jinja_op(op, args, span, dot),
+            Func::Jinja(op) => self.jinja_op(op, args, span, dot, test),
             Func::And | Func::Or | Func::Not => self.logic(func, args, span, dot, test),
             Func::Eq | Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => {
                 self.compare(func, args, span, dot)

@@ -94,6 +94,7 @@ impl<'a> Renderer<'a> {
         args: &'a [Expr],
         span: Span,
         dot: &Value<'a>,
+        test: bool,
     ) -> Result<Value<'a>> {
         match op {
             JinjaOp::Defined => {
@@ -115,9 +116,11 @@ impl<'a> Renderer<'a> {
                 })
             }
             JinjaOp::Cond => {
-                let test = self.arg(args, 0, span, dot)?;
-                let branch = if self.truth(&test) { 1 } else { 2 };
-                self.arg(args, branch, span, dot)
+                // The condition is a test (a missing value may be false);
+                // the branch is read as the whole is.
+                let tested = self.arg_tested(args, 0, span, dot, true)?;
+                let branch = if self.truth(&tested) { 1 } else { 2 };
+                self.arg_tested(args, branch, span, dot, test)
             }
             JinjaOp::Concat | JinjaOp::Add => self.concat(op, args, span, dot),
             JinjaOp::Raise => Err(not_jinja(span, "raise", &Value::Null)),
@@ -151,8 +154,10 @@ impl<'a> Renderer<'a> {
                 let value = self.eval(expr, dot, true)?;
                 is_kind(test, &value, span).map(Value::Bool)
             }
+            // Read where a test reads it (`if x`), the data's value may
+            // be missing as a test's may.
             JinjaOp::SetOr => match self.arg(args, 0, span, dot)? {
-                Value::Missing => self.arg(args, 1, span, dot),
+                Value::Missing => self.arg_tested(args, 1, span, dot, test),
                 value => Ok(value),
             },
             JinjaOp::Slice => self.jinja_slice(args, span, dot),
