@@ -487,11 +487,13 @@ fn set_target<'s, 'a>(stmt: &'s ast::Stmt<'a>) -> Option<&'s ast::Expr<'a>> {
 }
 
 /// What a `set` block's body may not hold on the direct path: an
-/// assignment or a macro at any depth, a `break` or `continue` of a loop
-/// around the block.
+/// assignment (but of a namespace's attribute) or a macro at any depth, a
+/// `break` or `continue` of a loop around the block.
 fn capture_refusal(stmts: &[ast::Stmt<'_>]) -> Option<&'static str> {
     fn walk(stmts: &[ast::Stmt<'_>], in_loop: bool) -> Option<&'static str> {
         stmts.iter().find_map(|stmt| match stmt {
+            // A namespace's attribute is the same object's in both.
+            ast::Stmt::Set(set) if matches!(set.target, ast::Expr::GetAttr(_)) => None,
             ast::Stmt::Set(_) | ast::Stmt::SetBlock(_) => Some("a `set`"),
             ast::Stmt::Macro(_) => Some("a macro"),
             ast::Stmt::Break(_) | ast::Stmt::Continue(_) if !in_loop => Some("a `break`"),
@@ -779,10 +781,21 @@ impl<'a> Lowerer<'a, '_> {
         let fresh = !self.names[bound_here..]
             .iter()
             .any(|(bound, _)| *bound == name);
-        if !fresh {
-            return self.no(|| format!("namespace `{name}` assigned again"));
-        }
-        let handle = self.assign(name)?;
+        let unconditional = self
+            .frames
+            .last()
+            .is_some_and(|frame| frame.conditional == 0);
+        let handle = match (fresh, unconditional) {
+            (true, _) => self.assign(name)?,
+            // A new namespace under a name of this scope: a binding of its
+            // own, which the reads after it find.
+            (false, true) => {
+                let slot = self.slots(1);
+                self.names.push((name, slot));
+                slot
+            }
+            (false, false) => return self.no(|| format!("namespace `{name}` assigned again")),
+        };
         // The attributes a `set name.key` gives later hold nothing until
         // then (read before, they are minijinja's).
         let mut later: Vec<&'a str> = self.namespace_keys.get(name).cloned().unwrap_or_default();
@@ -2136,6 +2149,7 @@ mod tests {
             // `set` blocks.
             "{% set x %}Hi {{ user.name }}{% for d in docs %}[{{ d.title }}{% if loop.last %}.{% endif %}]{% endfor %}{% endset %}<{{ x }}>{{ x | length }}",
             "{% for d in docs %}{% set t %}{{ d.title }}-{{ loop.index }}{% endset %}{{ t | upper }}{% endfor %}{% if user.premium %}{% set y %}yes{% endset %}{% endif %}{{ y }}",
+            "{% set ns = namespace(n=0) %}{% set x %}{% for d in docs %}{% set ns.n = ns.n + 1 %}{{ ns.n }}{% endfor %}{% endset %}{{ x }}{{ ns.n }}",
             "{%- set x -%}\n  a {{ user.age }}\n{%- endset -%}[{{ x }}]{% set x %}{{ x }}b{% endset %}{{ x }}",
             // `default(x, true)`; the `replace` filter.
             "{{ user.nick | default('anon', true) }}{{ '' | default('empty', true) }}{{ 0 | d(7, true) }}{{ docs[1].tags | default(['x'], true) | join }}{{ user.name | default('x', true) }}{{ '' | default('kept', false) }}{{ docs[1].pinned | default('off', true) }}",
@@ -2146,6 +2160,7 @@ mod tests {
             "{% for d in docs %}{% if d.tags is not string and d.tags is iterable %}{{ d.tags | length }}{% endif %}{% endfor %}",
             "{% if user.premium %}{% set ns = namespace(t='') %}{% for d in docs %}{% set ns.t = ns.t ~ d.title %}{% endfor %}{{ ns.t }}{% else %}{% set ns = namespace(t='no') %}{{ ns.t }}{% endif %}{% set ns = namespace(t='after') %}{{ ns.t }}",
             "{% for d in docs %}{% if d.pinned %}{% set ns = namespace(n=0) %}{% for t in d.tags %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}{% endif %}{% endfor %}",
+            "{% set ns = namespace(n=1) %}{% for d in docs %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}{% set ns = namespace(n=10) %}{% for d in docs %}{% set ns.n = ns.n + d.year %}{% endfor %}{{ ns.n }}{% for d in docs %}{% set inner = namespace(n=0) %}{% set inner.n = inner.n - 1 %}{% set inner = namespace(n=5) %}{{ inner.n }}{% endfor %}",
             "{% set ns = namespace() %}{% set ns.i = 0 %}{% for d in docs %}{% set ns.i = ns.i + 1 %}{% endfor %}{{ ns.i }}{% set ns2 = namespace(a=1) %}{% if user.premium %}{% set ns2.b = 'b' %}{% endif %}{{ ns2.b }}",
             // Integer arithmetic, Python's.
             "{{ user.age - 40 }} {{ user.age * 2 }} {{ -user.age }} {{ user.age // 5 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ 2 ** 10 }} {{ user.age % 5 == 1 }}",
