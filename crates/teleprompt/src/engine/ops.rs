@@ -5,7 +5,7 @@ use super::budget::text_bytes;
 use super::fail::{func_error, internal};
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
-use super::program::{Arith, Const, Expr, Func, IsKind, JinjaOp, Method, Span};
+use super::program::{Arith, Const, Expr, Func, IsKind, JinjaOp, LoopField, Method, Span};
 use super::render::{Renderer, Result};
 use super::value::Value;
 
@@ -897,6 +897,19 @@ impl<'a> Renderer<'a> {
         } = expr
         {
             return self.item_defined(args, span, dot);
+        }
+        // `loop.previtem` / `loop.nextitem`: missing at the ends.
+        if let Expr::Loop { pass, field } = expr {
+            if let Some(n) = match field {
+                LoopField::PrevItem => Some(2),
+                LoopField::NextItem => Some(3),
+                _ => None,
+            } {
+                return Ok(match self.vars.get(self.frame + (pass + n) as usize) {
+                    Some(Value::Missing) | None => None,
+                    Some(item) => Some(item.clone()),
+                });
+            }
         }
         let Expr::Path { base, keys, .. } = expr else {
             return match self.eval(expr, dot, false)? {

@@ -254,7 +254,8 @@ pub(crate) enum Instr {
         misuse: Option<Box<(Box<str>, Box<str>)>>,
     },
     /// A Jinja `for` over a list: `elem` holds each item; slot `pass`
-    /// the pass's index (from 0) and `pass + 1` the list's length, which
+    /// the pass's index (from 0) and `pass + 1` the list's length (and
+    /// `pass + 2`, `pass + 3` the items around it, see `neighbours`), which
     /// `loop.*` ([`Expr::Loop`]) reads. Anything but a list is an error.
     ForList {
         value: Expr,
@@ -273,6 +274,9 @@ pub(crate) enum Instr {
         /// `for x in list if test`: the items the test (of `elem`) keeps,
         /// counted by `loop.*` as the whole list.
         filter: Option<Expr>,
+        /// The body reads `loop.previtem` or `loop.nextitem`: slots
+        /// `pass + 2` and `pass + 3` hold them on every pass.
+        neighbours: bool,
     },
     /// Jinja's `{% set x %}…{% endset %}`: runs `body` in this frame with
     /// its output captured, the text into `slot`.
@@ -342,6 +346,12 @@ pub(crate) enum LoopField {
     Last,
     /// `loop.length`.
     Length,
+    /// `loop.previtem`: the item before (missing on the first pass), in
+    /// slot `pass + 2` of a loop whose `neighbours` are set.
+    PrevItem,
+    /// `loop.nextitem`: the item after (missing on the last pass), in
+    /// slot `pass + 3`.
+    NextItem,
 }
 
 impl LoopField {
@@ -355,6 +365,8 @@ impl LoopField {
             "first" => LoopField::First,
             "last" => LoopField::Last,
             "length" => LoopField::Length,
+            "previtem" => LoopField::PrevItem,
+            "nextitem" => LoopField::NextItem,
             _ => return None,
         })
     }
@@ -370,6 +382,8 @@ impl LoopField {
             LoopField::First => Value::Bool(index == 0),
             LoopField::Last => Value::Bool(index + 1 == length),
             LoopField::Length => Value::Int(length),
+            // Held in slots of their own.
+            LoopField::PrevItem | LoopField::NextItem => Value::Missing,
         }
     }
 }

@@ -352,6 +352,7 @@ impl<'a> Renderer<'a> {
                 reverse,
                 key,
                 filter,
+                neighbours,
             } => {
                 let blocks = (body, otherwise);
                 if let Some((key, sorted)) = key {
@@ -359,7 +360,7 @@ impl<'a> Renderer<'a> {
                     let how = (*span, *sorted, filter.as_ref());
                     return self.exec_for_items(value, slots, blocks, how, dot);
                 }
-                let slots = (*elem, *pass);
+                let slots = (*elem, *pass, *neighbours);
                 let how = (*span, *reverse, filter.as_ref());
                 return self.exec_for_list(value, slots, blocks, how, dot);
             }
@@ -517,7 +518,7 @@ impl<'a> Renderer<'a> {
     fn exec_for_list(
         &mut self,
         value: &'a Expr,
-        (elem, pass): (u32, u32),
+        (elem, pass, neighbours): (u32, u32, bool),
         (body, otherwise): (&'a Block, &'a Block),
         (span, reverse, filter): (Span, bool, Option<&'a Expr>),
         dot: &Value<'a>,
@@ -544,10 +545,16 @@ impl<'a> Renderer<'a> {
             return self.exec_block(otherwise, dot);
         }
         self.set(pass + 1, Value::Int(i64::try_from(len).unwrap_or(i64::MAX)));
+        let at = |i: usize| kept.as_ref().map_or_else(|| nth(i), |kept| kept[i]);
         for i in 0..len {
             self.set(pass, Value::Int(i as i64));
-            let at = kept.as_ref().map_or_else(|| nth(i), |kept| kept[i]);
-            if self.iterate(span, (None, Value::Null), Some(elem), item(at), body)? {
+            if neighbours {
+                let before = i.checked_sub(1).map_or(Value::Missing, |i| item(at(i)));
+                let after = (i + 1 < len).then(|| item(at(i + 1)));
+                self.set(pass + 2, before);
+                self.set(pass + 3, after.unwrap_or(Value::Missing));
+            }
+            if self.iterate(span, (None, Value::Null), Some(elem), item(at(i)), body)? {
                 break;
             }
         }
@@ -1210,17 +1217,33 @@ impl<'a> Renderer<'a> {
                 Some(json) => Ok(Value::from_json(json)),
                 None => self.eval_path(expr, dot, test),
             },
-            Expr::Loop { pass, field } => Ok(self.loop_field(*pass, *field)),
+            Expr::Loop { pass, field } => self.loop_field(*pass, *field, test),
             Expr::Call { func, args, span } => self.call(*func, args, *span, dot, test),
         }
     }
 
-    /// `loop.NAME` of the Jinja loop whose slots start at `pass`.
-    fn loop_field(&self, pass: u32, field: LoopField) -> Value<'a> {
-        let slot = |n: u32| match self.vars.get(self.frame + (pass + n) as usize) {
-            Some(Value::Int(i)) => *i,
-            _ => 0,
+    /// `loop.NAME` of the Jinja loop whose slots start at `pass`; a
+    /// missing `previtem` or `nextitem` where a missing value is an error
+    /// is minijinja's.
+    fn loop_field(&self, pass: u32, field: LoopField, test: bool) -> Result<Value<'a>> {
+        let held = |n: u32| self.vars.get(self.frame + (pass + n) as usize);
+        let item = match field {
+            LoopField::PrevItem => held(2),
+            LoopField::NextItem => held(3),
+            _ => {
+                let slot = |n: u32| match held(n) {
+                    Some(Value::Int(i)) => *i,
+                    _ => 0,
+                };
+                return Ok(field.of(slot(0), slot(1)));
+            }
         };
-        field.of(slot(0), slot(1))
+        match item {
+            Some(Value::Missing) | None if !self.missing_ok(test) => {
+                Err(not_jinja(Span::default(), "read", &Value::Missing))
+            }
+            Some(item) => Ok(item.clone()),
+            None => Ok(Value::Missing),
+        }
     }
 }

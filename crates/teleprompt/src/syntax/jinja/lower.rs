@@ -117,6 +117,9 @@ pub(super) fn lower(
         max_slots: 1,
         frames: vec![Frame::new(std::slice::from_ref(template), 0, false)],
         maybe_unset: HashSet::new(),
+        markup: HashSet::new(),
+        printing: Default::default(),
+        neighbours: Default::default(),
         namespaces: HashMap::new(),
         namespace_keys: namespace_keys(std::slice::from_ref(template)),
         pending: HashMap::new(),
@@ -281,6 +284,14 @@ struct Lowerer<'a, 'g> {
     /// The template's slots a `set` inside an `if` assigns: they may hold
     /// no value (see [`JinjaOp::SetOr`]).
     maybe_unset: HashSet<u32>,
+    /// Slots a `set` gave a value marked `| safe` (Jinja2's `Markup`, which
+    /// a `+` escapes the other operand of): read only where printed whole.
+    markup: HashSet<u32>,
+    /// Whether a name is being read where it is printed whole.
+    printing: std::cell::Cell<bool>,
+    /// The loops (by their `pass` slot) whose body reads `loop.previtem`
+    /// or `loop.nextitem`.
+    neighbours: std::cell::RefCell<HashSet<u32>>,
     /// The template's macros (those at its top), in order, read before
     /// the lowering (or why one cannot be): a macro's body may call one
     /// defined after it.
@@ -333,10 +344,11 @@ struct Frame<'a> {
     /// would leave the name assigned or not, by the data).
     conditional: usize,
     is_loop: bool,
-    /// A loop's variable and its slot: a `set` of that name in the body
-    /// writes the slot (Jinja's loop variable and the body's names share
-    /// one scope), and reads it before the `set` read the item.
-    target: Option<(&'a str, u32)>,
+    /// A loop's variables (its key's too) and their slots: a `set` of
+    /// such a name in the body writes the slot (Jinja's loop variables and
+    /// the body's names share one scope), and reads before the `set` read
+    /// the item.
+    targets: Vec<(&'a str, u32)>,
 }
 
 impl<'a> Frame<'a> {
@@ -348,7 +360,7 @@ impl<'a> Frame<'a> {
             names_from,
             conditional: 0,
             is_loop,
-            target: None,
+            targets: Vec::new(),
         }
     }
 }
@@ -583,10 +595,11 @@ impl<'a> Lowerer<'a, '_> {
             if let Some((_, slot)) = bound.iter().rev().find(|(bound, _)| *bound == name) {
                 return Some(Some(*slot));
             }
-            match frame.target {
-                Some((target, slot)) if target == name => return Some(Some(slot)),
-                _ if frame.is_loop && frame.assigned.contains(name) => return None,
-                _ => {}
+            if let Some((_, slot)) = frame.targets.iter().find(|(target, _)| *target == name) {
+                return Some(Some(*slot));
+            }
+            if frame.is_loop && frame.assigned.contains(name) {
+                return None;
             }
             end = frame.names_from;
         }
@@ -635,6 +648,7 @@ impl<'a> Lowerer<'a, '_> {
             std::mem::take(&mut self.namespaces),
             std::mem::take(&mut self.maybe_unset),
             std::mem::take(&mut self.gone),
+            std::mem::take(&mut self.markup),
         );
         self.in_macro = true;
         self.current_macro = Some(index);
@@ -653,6 +667,7 @@ impl<'a> Lowerer<'a, '_> {
             self.namespaces,
             self.maybe_unset,
             self.gone,
+            self.markup,
         ) = saved;
         let lowered = self.templates.get_mut(template as usize)?;
         lowered.body = body?;
@@ -842,8 +857,8 @@ impl<'a> Lowerer<'a, '_> {
     /// where the scope assigns it first outside any `if`.
     fn assign(&mut self, name: &'a str) -> Option<u32> {
         let frame = self.frames.last()?;
-        if let Some((_, slot)) = frame.target.filter(|(target, _)| *target == name) {
-            return Some(slot);
+        if let Some((_, slot)) = frame.targets.iter().find(|(target, _)| *target == name) {
+            return Some(*slot);
         }
         let bound = self.names.get(frame.names_from..).unwrap_or_default();
         if let Some((_, slot)) = bound.iter().rev().find(|(bound, _)| *bound == name) {
@@ -928,7 +943,7 @@ impl<'a> Lowerer<'a, '_> {
             every.retain(|name| {
                 !bound.iter().any(|(b, _)| b == name)
                     && !pending.contains_key(name)
-                    && frame.target.is_none_or(|(target, _)| target != *name)
+                    && !frame.targets.iter().any(|(target, _)| target == name)
             });
         }
         let mut slots = Vec::with_capacity(every.len());
@@ -986,7 +1001,8 @@ impl<'a> Lowerer<'a, '_> {
         let otherwise = self.conditional(&for_loop.else_body)?;
         let (saved_slot, saved_names) = (self.next_slot, self.names.len());
         let elem = self.slots(1);
-        let pass = self.slots(2);
+        // The index, the length, the items before and after.
+        let pass = self.slots(4);
         let key = key_name.map(|_| self.slots(1));
         if let (Some(name), Some(slot)) = (key_name, key) {
             self.names.push((name, slot));
@@ -1012,9 +1028,14 @@ impl<'a> Lowerer<'a, '_> {
         self.frames
             .push(Frame::new(&for_loop.body, self.names.len(), true));
         if let Some(frame) = self.frames.last_mut() {
-            frame.target = key_name.is_none().then_some((target, elem));
+            frame.targets = key_name.zip(key).into_iter().collect();
+            frame.targets.push((target, elem));
         }
         let body = self.stmts(&for_loop.body);
+        let neighbours = self.neighbours.borrow_mut().remove(&pass);
+        if neighbours && key.is_some() {
+            return self.no(|| "`loop.previtem` or `loop.nextitem` of a map's items".into());
+        }
         self.frames.pop();
         self.loops.pop();
         self.names.truncate(saved_names);
@@ -1029,8 +1050,47 @@ impl<'a> Lowerer<'a, '_> {
             reverse: reversed.is_some(),
             key: key.map(|key| (key, sorted)),
             filter,
+            neighbours,
         });
         Some(())
+    }
+
+    /// A `set`'s value, and whether it may be marked `| safe` (last, or
+    /// last in a branch of `a if c else b`).
+    fn set_value(&self, expr: &ast::Expr<'a>) -> Option<(Expr, bool)> {
+        let safe = |side: &ast::Expr<'a>| !std::ptr::eq(without_safe(side), side);
+        match expr {
+            ast::Expr::IfExpr(cond) => {
+                let Some(otherwise) = &cond.false_expr else {
+                    return Some((self.expr(expr)?, false));
+                };
+                let marked = safe(&cond.true_expr) || safe(otherwise);
+                let lowered = call(
+                    Func::Jinja(JinjaOp::Cond),
+                    [
+                        self.expr(&cond.test_expr)?,
+                        self.expr(without_safe(&cond.true_expr))?,
+                        self.expr(without_safe(otherwise))?,
+                    ],
+                    expr.span(),
+                );
+                Some((lowered, marked))
+            }
+            _ => Some((self.expr(without_safe(expr))?, safe(expr))),
+        }
+    }
+
+    /// A value printed whole (`{{ x }}`, an operand of `~`): a last
+    /// `| safe` prints alike, and a name holding a safe value may be read.
+    fn printed(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
+        let expr = without_safe(expr);
+        if !matches!(expr, ast::Expr::Var(_)) {
+            return self.expr(expr);
+        }
+        self.printing.set(true);
+        let lowered = self.expr(expr);
+        self.printing.set(false);
+        lowered
     }
 
     /// `set NAME = value`, `set ns.attr = value`.
@@ -1044,10 +1104,13 @@ impl<'a> Lowerer<'a, '_> {
                     }
                 }
                 // The value first: `set x = x | lower` reads the data's `x`.
-                let expr = self.expr(&set.expr)?;
+                let (expr, safe) = self.set_value(&set.expr)?;
                 let slot = self.assign(target.id)?;
                 if self.namespaces.contains_key(&slot) {
                     return self.no(|| format!("namespace `{}` assigned again", target.id));
+                }
+                if safe {
+                    self.markup.insert(slot);
                 }
                 into.push(Instr::Set { slot, expr });
             }
@@ -1116,7 +1179,7 @@ impl<'a> Lowerer<'a, '_> {
                     cond: self.expr(&cond.test_expr)?,
                     bind: None,
                     then: Box::new([Instr::Print {
-                        expr: self.expr(without_safe(&cond.true_expr))?,
+                        expr: self.printed(&cond.true_expr)?,
                         span: span(cond.true_expr.span()),
                     }]),
                     otherwise: Box::new([]),
@@ -1126,7 +1189,7 @@ impl<'a> Lowerer<'a, '_> {
                 // Printed whole, a value marked `| safe` prints alike (no
                 // autoescape here); elsewhere `| safe` is minijinja's (a
                 // `+` escapes the other operand of a safe string).
-                expr: self.expr(without_safe(&emit.expr))?,
+                expr: self.printed(&emit.expr)?,
                 span: span(emit.expr.span()),
             }),
             ast::Stmt::IfCond(cond) => self.if_stmt(stmt, cond, into)?,
@@ -1182,6 +1245,10 @@ impl<'a> Lowerer<'a, '_> {
                 return self.no(|| format!("macro `{}` used as a value", var.id))
             }
             ast::Expr::Var(var) => match self.read_or_refuse(var.id)? {
+                Some(slot) if self.markup.contains(&slot) && !self.printing.get() => {
+                    return self
+                        .no(|| format!("`{}` (marked `| safe`) used other than printed", var.id))
+                }
                 Some(slot)
                     if self.in_macro
                         && self.maybe_unset.contains(&slot)
@@ -1384,17 +1451,10 @@ impl<'a> Lowerer<'a, '_> {
                 };
                 // `~` prints its operands: one marked `| safe` prints alike.
                 let operand = |side| match func {
-                    Func::Jinja(JinjaOp::Concat) => without_safe(side),
-                    _ => side,
+                    Func::Jinja(JinjaOp::Concat) => self.printed(side),
+                    _ => self.expr(side),
                 };
-                call(
-                    func,
-                    [
-                        self.expr(operand(&op.left))?,
-                        self.expr(operand(&op.right))?,
-                    ],
-                    expr.span(),
-                )
+                call(func, [operand(&op.left)?, operand(&op.right)?], expr.span())
             }
             ast::Expr::Compare(compare) => {
                 let [op] = compare.ops.as_slice() else {
@@ -1810,7 +1870,12 @@ impl<'a> Lowerer<'a, '_> {
             }
             if var.id == "loop" && self.read("loop")?.is_none() {
                 if let Some(&pass) = self.loops.last() {
-                    let field = LoopField::named(name)?;
+                    let Some(field) = LoopField::named(name) else {
+                        return self.no(|| format!("`loop.{name}`"));
+                    };
+                    if matches!(field, LoopField::PrevItem | LoopField::NextItem) {
+                        self.neighbours.borrow_mut().insert(pass);
+                    }
                     return Some(Expr::Loop { pass, field });
                 }
             }
@@ -2120,6 +2185,7 @@ mod tests {
             "{% set keep = ['One', 'x'] %}{% for d in docs %}{% if d.title in keep %}{{ d.title }}{% endif %}{% endfor %}{{ keep | length }}{{ [] | length }}{% for k in ['a', 'b'] %}{{ k }}{{ loop.index }}{% endfor %}{{ 3 in [1, 3] }}{{ ['a', 3, true, none] | length }}",
             "{{ user.name | string }} {{ user.age | string }} {{ user.premium | string }} {{ none | string }} {{ (user.age | string) ~ '!' }}",
             "{{ user.name | safe }}{{ '<' ~ (docs | tojson | safe) ~ '>' }}{{ (user.age | safe) ~ 1 }}",
+            "{% for k, v in user.items() %}{% set v = v | tojson | safe if v is string else v | string %}{{ v }}{{ '[' ~ v ~ ']' }}{% endfor %}{% set x = user.name | safe %}{{ x }}{% if user %}{% set y = '<' | safe %}{% endif %}{{ y }}",
             // selectattr, rejectattr, map(attribute=…), list.
             "{{ docs | selectattr('pinned') | map(attribute='title') | join(',') }}|{{ docs | rejectattr('pinned') | list | length }}|{{ docs | selectattr('year', 'equalto', 2016) | map(attribute='title') | join }}|{{ docs | selectattr('nope', 'undefined') | list | length }}|{% for d in docs | selectattr('title', 'defined') %}{{ d.title }}{{ loop.index }}{% endfor %}|{{ docs | selectattr('title', '==', 3) | list | length }}|{{ docs | map(attribute='year') | join('-') }}|{{ docs | map(attribute='title') | map('upper') | join }}|{{ docs[0].tags | reject('equalto', 'x') | join(', ') }}{{ ids | select | list | length }}{{ ['a', '', 'b'] | select | join }}{{ docs[0].tags | map('trim') | map('lower') | list | length }}",
             // A loop's filter.
@@ -2131,6 +2197,7 @@ mod tests {
             "{% for k, v in user | dictsort %}{{ k }}{% endfor %}{% for k, v in docs[0] | dictsort %}{{ k }}{{ loop.index }}{% endfor %}{% for k, v in user.items() %}{{ loop.index }}{{ k }}={{ v }};{% endfor %}{% for k, v in docs[0] | items %}{{ k }}{% if loop.last %}.{% endif %}{% else %}none{% endfor %}",
             // A loop's variable assigned in its body.
             "{% for d in docs %}{% set d = d.title %}{{ d }}{% endfor %}",
+            "{% for k, v in user.items() %}{{ v }}{% set v = v ~ '!' %}{% set k = k | upper %}{{ k }}{{ v }}{% endfor %}{% for k, v in user | dictsort %}{% if v is string %}{% set v = v | lower %}{% endif %}{{ v }}{% endfor %}",
             "{% for d in docs %}{{ d.year }}{% if d.pinned %}{% set d = d.title %}{% endif %}{{ d if d is string else d.year }};{% endfor %}",
             "{{ user.age == '36' }} {{ user.name != none }} {{ docs == 'x' }}",
             // Namespaces: a slot per attribute, written from loops.
@@ -2151,6 +2218,8 @@ mod tests {
             "{% for d in docs %}{% set t %}{{ d.title }}-{{ loop.index }}{% endset %}{{ t | upper }}{% endfor %}{% if user.premium %}{% set y %}yes{% endset %}{% endif %}{{ y }}",
             "{% set ns = namespace(n=0) %}{% set x %}{% for d in docs %}{% set ns.n = ns.n + 1 %}{{ ns.n }}{% endfor %}{% endset %}{{ x }}{{ ns.n }}",
             "{%- set x -%}\n  a {{ user.age }}\n{%- endset -%}[{{ x }}]{% set x %}{{ x }}b{% endset %}{{ x }}",
+            // `loop.previtem`, `loop.nextitem`.
+            "{% for d in docs %}{% if loop.previtem is defined %}{{ loop.previtem.title }}<{% endif %}{{ d.title }}{% if loop.nextitem is defined %}>{{ loop.nextitem.year }}{% endif %};{% endfor %}{% for i in ids[::-1] if i > 1 %}{{ loop.nextitem | default('end') }}{% endfor %}",
             // `default(x, true)`; the `replace` filter.
             "{{ user.nick | default('anon', true) }}{{ '' | default('empty', true) }}{{ 0 | d(7, true) }}{{ docs[1].tags | default(['x'], true) | join }}{{ user.name | default('x', true) }}{{ '' | default('kept', false) }}{{ docs[1].pinned | default('off', true) }}",
             "{{ word | replace('S', '$') }}{{ user.name | replace('a', '\\'') }}{{ (word | replace('Σ', '') | length) }}",
@@ -2176,6 +2245,10 @@ mod tests {
                 why_not(body, &data, Strictness::Strict)
             );
         }
+        // Where a missing value an `if` reads is false.
+        let body = "{% for d in docs %}{% if loop.previtem and loop.previtem.year < 2016 %}after {{ loop.previtem.title }}:{% endif %}{{ d.title }}{% if not loop.nextitem %}.{% endif %}{% endfor %}";
+        assert!(agree(body, &data, Strictness::Semi), "not direct: {body}");
+        assert!(!agree(body, &data, Strictness::Strict), "direct: {body}");
         // Declined at render (minijinja prints, or fails): the same result.
         let declined = [
             "{% set m = {'a': user.nick} %}{{ m.a is defined }}",
@@ -2214,6 +2287,8 @@ mod tests {
             "{{ docs | map('title') | list }}",
             "{{ docs | selectattr('year', 'equalto', user.age) | list }}",
             "{{ user.name | safe + '<' }}",
+            "{% set x = user.name | safe %}{{ x + '<' }}",
+            "{% set x = user.name | safe if user else 'b' %}{{ x | length }}",
             "{{ 1.5 | string }}",
             "{% for k, v in word | items %}{{ k }}{% endfor %}",
             "{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}",
