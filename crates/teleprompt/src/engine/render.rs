@@ -524,15 +524,28 @@ impl<'a> Renderer<'a> {
         dot: &Value<'a>,
     ) -> Result<Flow> {
         let list = self.eval(value, dot, false)?;
+        // A map of the data (one layer, not a message): its keys, in order.
+        let mut keys: Option<Vec<&'a str>> = None;
         let (borrowed, made) = match &list {
             Value::Array(items) => (*items, None),
             Value::Json(json) if json.is_array() => (&[][..], json.as_array()),
+            Value::Object(view) if !view.is_merged() && !self.is_message(view) => {
+                let names = view.keys();
+                self.tick_work(names.len(), 0, span)?;
+                keys = Some(names);
+                (&[][..], None)
+            }
             other => return Err(not_jinja(span, "iterate", other)),
         };
-        let all = made.map_or(borrowed.len(), Vec::len);
-        let item = |at: usize| match made {
-            Some(items) => Value::owned(items[at].clone()),
-            None => Value::from_json(&borrowed[at]),
+        let all = match (&keys, made) {
+            (Some(keys), _) => keys.len(),
+            (None, Some(items)) => items.len(),
+            (None, None) => borrowed.len(),
+        };
+        let item = |at: usize| match (&keys, made) {
+            (Some(keys), _) => Value::Str(keys[at]),
+            (None, Some(items)) => Value::owned(items[at].clone()),
+            (None, None) => Value::from_json(&borrowed[at]),
         };
         let nth = |i: usize| if reverse { all - 1 - i } else { i };
         // With a filter, the items it keeps, in the loop's order.

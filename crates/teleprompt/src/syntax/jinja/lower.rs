@@ -2218,6 +2218,7 @@ mod tests {
             "{% for d in docs %}{% set t %}{{ d.title }}-{{ loop.index }}{% endset %}{{ t | upper }}{% endfor %}{% if user.premium %}{% set y %}yes{% endset %}{% endif %}{{ y }}",
             "{% set ns = namespace(n=0) %}{% set x %}{% for d in docs %}{% set ns.n = ns.n + 1 %}{{ ns.n }}{% endfor %}{% endset %}{{ x }}{{ ns.n }}",
             "{%- set x -%}\n  a {{ user.age }}\n{%- endset -%}[{{ x }}]{% set x %}{{ x }}b{% endset %}{{ x }}",
+            "{% for k in user %}{{ k }}{{ loop.index }}{% if not loop.last %},{% endif %}{% endfor %}{% for k in docs[0] if k not in ['tags', 'year'] %}{{ k }}={{ docs[0][k] }};{% endfor %}{% for k in {} %}x{% else %}empty{% endfor %}",
             // `loop.previtem`, `loop.nextitem`.
             "{% for d in docs %}{% if loop.previtem is defined %}{{ loop.previtem.title }}<{% endif %}{{ d.title }}{% if loop.nextitem is defined %}>{{ loop.nextitem.year }}{% endif %};{% endfor %}{% for i in ids[::-1] if i > 1 %}{{ loop.nextitem | default('end') }}{% endfor %}",
             // `default(x, true)`; the `replace` filter.
@@ -2261,7 +2262,6 @@ mod tests {
             "{{ user }}",
             "{{ none }}",
             "{% for c in user.name %}{{ c }}{% endfor %}",
-            "{% for k in user %}{{ k }}{% endfor %}",
             "{{ user.name[0] }}",
             "{{ docs[5] }}",
             "{{ docs[-3] }}",
