@@ -133,6 +133,14 @@ impl<'a> Renderer<'a> {
             JinjaOp::MapAttr => self.map_attr(args, span, dot),
             JinjaOp::MapFilter => self.map_filter(args, span, dot),
             JinjaOp::Unset => Ok(Value::Missing),
+            JinjaOp::Top => match args.first() {
+                Some(Expr::Const(Const::Int(slot))) => Ok(usize::try_from(*slot)
+                    .ok()
+                    .and_then(|slot| self.vars.get(slot))
+                    .cloned()
+                    .unwrap_or(Value::Missing)),
+                _ => Err(internal(span)),
+            },
             JinjaOp::Range => self.range(args, span, dot),
             JinjaOp::List => match self.arg(args, 0, span, dot)? {
                 list @ Value::Array(_) => Ok(list),

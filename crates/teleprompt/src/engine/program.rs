@@ -278,6 +278,9 @@ pub(crate) enum Instr {
         /// `pass + 2` and `pass + 3` hold them on every pass.
         neighbours: bool,
     },
+    /// Evaluates a value into slot `slot` of the template's top frame
+    /// (not this one's): a namespace's attribute a macro's body sets.
+    SetTop { slot: u32, expr: Expr },
     /// Jinja's `{% set x %}…{% endset %}`: runs `body` in this frame with
     /// its output captured, the text into `slot`.
     Capture { slot: u32, body: Block, span: Span },
@@ -547,6 +550,9 @@ pub(crate) enum JinjaOp {
     ListOf,
     /// Nothing yet: a namespace's key a later `set` gives.
     Unset,
+    /// The value in a slot of the template's top frame (the argument, a
+    /// constant): a namespace's attribute a macro's body reads.
+    Top,
     /// `range(stop)`, `range(start, stop)`, `range(start, stop, step)` of
     /// integers: the list (at most 10,000 items; more are minijinja's).
     Range,
@@ -762,7 +768,7 @@ impl Func {
                     JinjaOp::List => "list",
                     JinjaOp::Dict => "{}",
                     JinjaOp::ListOf => "[]",
-                    JinjaOp::Unset => "namespace",
+                    JinjaOp::Unset | JinjaOp::Top => "namespace",
                     JinjaOp::Range => "range",
                     JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",

@@ -364,6 +364,12 @@ impl<'a> Renderer<'a> {
                 let how = (*span, *reverse, filter.as_ref());
                 return self.exec_for_list(value, slots, blocks, how, dot);
             }
+            Instr::SetTop { slot, expr } => {
+                let value = self.eval(expr, dot, false)?;
+                if let Some(place) = self.vars.get_mut(*slot as usize) {
+                    *place = value;
+                }
+            }
             Instr::Capture { slot, body, span } => self.capture(*slot, body, *span, dot)?,
             Instr::Break => return Ok(Flow::Break),
             Instr::Continue => return Ok(Flow::Continue),

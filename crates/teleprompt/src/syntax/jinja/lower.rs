@@ -119,6 +119,8 @@ pub(super) fn lower(
         maybe_unset: HashSet::new(),
         markup: HashSet::new(),
         printing: Default::default(),
+        outer_namespaces: HashMap::new(),
+        assigned_once: assigned_once(std::slice::from_ref(template)),
         neighbours: Default::default(),
         namespaces: HashMap::new(),
         namespace_keys: namespace_keys(std::slice::from_ref(template)),
@@ -287,6 +289,13 @@ struct Lowerer<'a, 'g> {
     /// Slots a `set` gave a value marked `| safe` (Jinja2's `Markup`, which
     /// a `+` escapes the other operand of): read only where printed whole.
     markup: HashSet<u32>,
+    /// The namespaces of the template's top a macro's body may read and
+    /// set (while one is lowered): made before the macro, outside any
+    /// block, their names assigned nowhere else. Each attribute's slot in
+    /// the top frame.
+    outer_namespaces: HashMap<&'a str, Vec<(&'a str, u32, bool)>>,
+    /// The names the template assigns once, outside its macros.
+    assigned_once: HashSet<&'a str>,
     /// Whether a name is being read where it is printed whole.
     printing: std::cell::Cell<bool>,
     /// The loops (by their `pass` slot) whose body reads `loop.previtem`
@@ -521,6 +530,50 @@ fn capture_refusal(stmts: &[ast::Stmt<'_>]) -> Option<&'static str> {
     walk(stmts, false)
 }
 
+/// The names `stmts` assign once, at any depth outside macros (`set`
+/// targets and loop variables).
+fn assigned_once<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
+    fn walk<'a>(stmts: &[ast::Stmt<'a>], counts: &mut HashMap<&'a str, usize>) {
+        for stmt in stmts {
+            let mut count = |target: &ast::Expr<'a>| {
+                if let ast::Expr::Var(target) = target {
+                    *counts.entry(target.id).or_default() += 1;
+                }
+            };
+            match stmt {
+                ast::Stmt::Template(template) => walk(&template.children, counts),
+                ast::Stmt::Set(_) | ast::Stmt::SetBlock(_) => {
+                    set_target(stmt).map(&mut count);
+                    if let ast::Stmt::SetBlock(set) = stmt {
+                        walk(&set.body, counts);
+                    }
+                }
+                ast::Stmt::IfCond(cond) => {
+                    walk(&cond.true_body, counts);
+                    walk(&cond.false_body, counts);
+                }
+                ast::Stmt::ForLoop(for_loop) => {
+                    count(&for_loop.target);
+                    if let ast::Expr::List(names) = &for_loop.target {
+                        names.items.iter().for_each(&mut count);
+                    }
+                    walk(&for_loop.body, counts);
+                    walk(&for_loop.else_body, counts);
+                }
+                ast::Stmt::WithBlock(with) => walk(&with.body, counts),
+                _ => {}
+            }
+        }
+    }
+    let mut counts = HashMap::new();
+    walk(stmts, &mut counts);
+    counts
+        .into_iter()
+        .filter(|(_, count)| *count == 1)
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// The names `stmts` assign whichever way they run: a `set`, or an `if`
 /// whose every branch assigns the name (not loops, which may not run).
 fn always_assigned<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
@@ -635,6 +688,16 @@ impl<'a> Lowerer<'a, '_> {
             return None;
         }
         let (template, params) = (found.template, found.params.clone());
+        // The top's namespaces it may use: made before it, once, not a
+        // name of its own (a parameter, or assigned in its body).
+        let own = assigned_anywhere(&def.body);
+        self.outer_namespaces = self
+            .names
+            .iter()
+            .filter(|(name, _)| self.assigned_once.contains(name) && !own.contains(name))
+            .filter(|(name, _)| !params.contains(name))
+            .filter_map(|(name, handle)| Some((*name, self.namespaces.get(handle)?.clone())))
+            .collect();
         // The body on its own: the template's names, loops and slots put
         // aside, the parameters in slots 1… (0 is the engine's `$`).
         let count = u32::try_from(params.len()).ok()?;
@@ -656,6 +719,7 @@ impl<'a> Lowerer<'a, '_> {
         let slots = self.max_slots;
         self.in_macro = false;
         self.current_macro = None;
+        self.outer_namespaces.clear();
         self.defined += 1;
         (
             self.names,
@@ -841,6 +905,22 @@ impl<'a> Lowerer<'a, '_> {
         };
         match attributes.iter().find(|(attribute, ..)| *attribute == key) {
             Some((_, slot, late)) => Some((*slot, *late)),
+            None => self.no(|| format!("namespace attribute `{name}.{key}` never given")),
+        }
+    }
+
+    /// In a macro's body, the top frame's slot of `name.key` where `name`
+    /// is a namespace of the template's top ([`Lowerer::outer_namespaces`])
+    /// the body does not bind, and whether the key came later.
+    fn outer_attribute(&self, name: &str, key: &str) -> Option<Option<(u32, bool)>> {
+        if !self.in_macro || self.read(name) != Some(None) {
+            return Some(None);
+        }
+        let Some(attributes) = self.outer_namespaces.get(name) else {
+            return Some(None);
+        };
+        match attributes.iter().find(|(attribute, ..)| *attribute == key) {
+            Some((_, slot, late)) => Some(Some((*slot, *late))),
             None => self.no(|| format!("namespace attribute `{name}.{key}` never given")),
         }
     }
@@ -1116,10 +1196,15 @@ impl<'a> Lowerer<'a, '_> {
             }
             // `set ns.attr = value`: the attribute's own slot.
             ast::Expr::GetAttr(attr) => {
-                let slot = match &attr.expr {
-                    ast::Expr::Var(name) => self.attribute(name.id, attr.name)?.0,
-                    _ => return self.no(|| "`set` of an attribute of a value".into()),
+                let ast::Expr::Var(name) = &attr.expr else {
+                    return self.no(|| "`set` of an attribute of a value".into());
                 };
+                if let Some((slot, _)) = self.outer_attribute(name.id, attr.name)? {
+                    let expr = self.expr(&set.expr)?;
+                    into.push(Instr::SetTop { slot, expr });
+                    return Some(());
+                }
+                let slot = self.attribute(name.id, attr.name)?.0;
                 let expr = self.expr(&set.expr)?;
                 into.push(Instr::Set { slot, expr });
             }
@@ -1856,6 +1941,16 @@ impl<'a> Lowerer<'a, '_> {
     /// `base.name` / `base["name"]`: `loop.index` and the like, or a key.
     fn key(&self, base: &ast::Expr<'a>, name: &str, at: machinery::Span) -> Option<Expr> {
         if let ast::Expr::Var(var) = base {
+            match self.outer_attribute(var.id, name)? {
+                Some((_, true)) => {
+                    return self.no(|| format!("`{}.{name}` given later, read in a macro", var.id))
+                }
+                Some((slot, false)) => {
+                    let slot = Expr::Const(Const::Int(i64::from(slot)));
+                    return Some(call(Func::Jinja(JinjaOp::Top), [slot], at));
+                }
+                None => {}
+            }
             let bound = self.read(var.id).flatten();
             if bound.is_some_and(|handle| self.namespaces.contains_key(&handle)) {
                 return Some(match self.attribute(var.id, name)? {
@@ -2178,6 +2273,8 @@ mod tests {
             "{% macro m() %}x{% endmacro %}{{ m() }}",
             "{% macro item(d, mark='*', upper=false) %}{{ mark }} {{ d.title | upper if upper else d.title }}{% for t in d.tags %}[{{ t }}]{% endfor %}\n{% endmacro %}{% for d in docs %}{{ item(d) }}{{ item(d, upper=true, mark='-') | trim }}{% endfor %}{% set x = item(docs[0], '+') %}{{ x | length }}",
             "{% macro m(a) %}{% if a %}{% set y = 'set' %}{% endif %}{{ y | default('data') }}{% endmacro %}{{ m(true) }}{{ m(false) }}{% macro n() %}{% set y = 3 %}{{ y }}{% endmacro %}{{ n() }}",
+            "{% set ns = namespace(n=0, t='') %}{% macro count(x) %}{% set ns.n = ns.n + 1 %}{% if x %}{% set ns.t = ns.t ~ x %}{% endif %}{{ ns.n }}:{{ x }}{% endmacro %}{% for d in docs %}{{ count(d.title) }}{% endfor %}{{ count('') }}{{ ns.n }}{{ ns.t }}",
+            "{% set ns = namespace(n=1) %}{% macro m() %}{% set ns = namespace(n=3) %}{{ ns.n }}{% endmacro %}{{ m() }}{{ ns.n }}",
             "{% macro fact(n) %}{% if n > 1 %}{{ n }}*{{ fact(n - 1) }}{% else %}1{% endif %}{% endmacro %}{{ fact(5) }}",
             "{% macro a(x) %}<{{ x }}>{% endmacro %}{% macro b(y) %}{{ a(y ~ '!') }}{{ a(user.name) }}{% endmacro %}{{ b('hi') }}",
             "{% macro first(x) %}[{{ second(x) }}]{% endmacro %}{% macro second(x) %}{{ x | upper }}{% endmacro %}{{ first('a') }}{{ second('b') }}",
@@ -2371,6 +2468,9 @@ mod tests {
             "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{{ m() }}",
             "{% for d in docs %}{% macro m() %}{% endmacro %}{% endfor %}",
             "{% macro m(a) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",
+            "{% macro m() %}{{ ns.n }}{% endmacro %}{% set ns = namespace(n=1) %}{{ m() }}",
+            "{% set ns = namespace(n=1) %}{% macro m() %}{{ ns.n }}{% endmacro %}{% set ns = namespace(n=2) %}{{ m() }}",
+            "{% set ns = namespace() %}{% macro m() %}{{ ns.n }}{% endmacro %}{% set ns.n = 1 %}{{ m() }}",
             "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(b=1) }}",
             "{% macro m(a) %}{{ a }}{% endmacro %}{{ m() }}",
             "{% macro m(a, b=user) %}{{ a }}{% endmacro %}{{ m(1) }}",
