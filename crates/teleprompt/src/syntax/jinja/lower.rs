@@ -102,11 +102,12 @@ pub(super) fn lower(
     template: &ast::Stmt<'_>,
     (source, parsed_from): (&str, &str),
     limits: Limits,
-    globals: &HashSet<String>,
+    (globals, filters): (&HashSet<String>, &[&str]),
     (flavor, strictness): (Flavor, Strictness),
 ) -> Result<Program, String> {
     let mut lowerer = Lowerer {
         globals,
+        filters,
         lenient: strictness == Strictness::Lenient,
         flavor,
         source_at: parsed_from.as_ptr() as usize,
@@ -259,6 +260,9 @@ impl Direct {
 
 struct Lowerer<'a, 'g> {
     globals: &'g HashSet<String>,
+    /// The filters the environment defines (a chat template may name
+    /// others where its code does not run).
+    filters: &'g [&'g str],
     /// Whether the render is lenient: a missing value prints empty.
     lenient: bool,
     /// Plain Jinja or a chat template (their `tojson` arguments differ).
@@ -1704,6 +1708,11 @@ impl<'a> Lowerer<'a, '_> {
                         };
                         return Some(call(Func::Join, [separator, input], expr.span()));
                     }
+                    // Unknown to the environment (a chat template's, failing
+                    // only where it runs): minijinja's error, where reached.
+                    other if !self.filters.contains(&other) => {
+                        return Some(call(Func::Jinja(JinjaOp::Raise), [], expr.span()))
+                    }
                     other => return self.no(|| format!("filter `{other}`")),
                 };
                 if !filter.args.is_empty() {
@@ -2766,6 +2775,19 @@ mod tests {
             .render(&Data::new(json!({"xs": ["a", "b"]})), &mut scope(&template))
             .unwrap();
         assert_eq!(small, "ab");
+    }
+
+    /// A chat template's filter the environment does not define renders
+    /// directly where its code does not run, and fails as on minijinja
+    /// where it does.
+    #[test]
+    fn unknown_filters_of_a_chat_template_fail_only_where_reached() {
+        let data = json!({"x": "{\"a\": 1}", "on": true});
+        let chat = (Strictness::Lenient, true);
+        let body = "{% if not on %}{{ x | from_json | tojson }}{% endif %}ok";
+        assert!(agree_with(body, &data, chat, Default::default()));
+        let body = "{% if on %}{{ x | from_json | tojson }}{% endif %}ok";
+        assert!(!agree_with(body, &data, chat, Default::default()));
     }
 
     /// A text an operation makes longer than `max_value_bytes` is the

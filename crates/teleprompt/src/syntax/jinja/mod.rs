@@ -352,13 +352,13 @@ impl JinjaTemplate {
             Some(flavor) => match source.is_unchanged() {
                 true => {
                     let how = (flavor, options.strictness);
-                    lower::lower(&parsed, (body, &compiled), limits, &functions, how)
+                    lower::lower(&parsed, (body, &compiled), limits, (&functions, &filters), how)
                 }
                 false => machinery::parse(body, TEMPLATE_NAME, syntax.clone())
                     .map_err(|error| error.to_string())
                     .and_then(|ast| {
                         let how = (flavor, options.strictness);
-                        lower::lower(&ast, (body, body), limits, &functions, how)
+                        lower::lower(&ast, (body, body), limits, (&functions, &filters), how)
                     }),
             },
         }
