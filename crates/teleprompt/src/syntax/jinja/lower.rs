@@ -121,6 +121,7 @@ pub(super) fn lower(
         markup: HashSet::new(),
         printing: Default::default(),
         outer_namespaces: HashMap::new(),
+        outer_names: HashMap::new(),
         assigned_once: assigned_once(std::slice::from_ref(template)),
         neighbours: Default::default(),
         namespaces: HashMap::new(),
@@ -298,6 +299,12 @@ struct Lowerer<'a, 'g> {
     /// block, their names assigned nowhere else. Each attribute's slot in
     /// the top frame.
     outer_namespaces: HashMap<&'a str, Vec<(&'a str, u32, bool)>>,
+    /// The names of the template's top a macro's body may read (while one
+    /// is lowered), as [`Lowerer::outer_namespaces`]: the value a `set`
+    /// before the macro gave, which nothing changes after (Jinja2 reads
+    /// it at the call, minijinja at the macro's definition). Their slots
+    /// in the top frame.
+    outer_names: HashMap<&'a str, u32>,
     /// The names the template assigns once, outside its macros.
     assigned_once: HashSet<&'a str>,
     /// Whether a name is being read where it is printed whole.
@@ -695,12 +702,20 @@ impl<'a> Lowerer<'a, '_> {
         // The top's namespaces it may use: made before it, once, not a
         // name of its own (a parameter, or assigned in its body).
         let own = assigned_anywhere(&def.body);
-        self.outer_namespaces = self
+        let outer: Vec<(&'a str, u32)> = self
             .names
             .iter()
             .filter(|(name, _)| self.assigned_once.contains(name) && !own.contains(name))
-            .filter(|(name, _)| !params.contains(name))
+            .filter(|(name, slot)| !params.contains(name) && !self.maybe_unset.contains(slot))
+            .copied()
+            .collect();
+        self.outer_namespaces = outer
+            .iter()
             .filter_map(|(name, handle)| Some((*name, self.namespaces.get(handle)?.clone())))
+            .collect();
+        self.outer_names = outer
+            .into_iter()
+            .filter(|(_, slot)| !self.namespaces.contains_key(slot))
             .collect();
         // The body on its own: the template's names, loops and slots put
         // aside, the parameters in slots 1… (0 is the engine's `$`).
@@ -724,6 +739,7 @@ impl<'a> Lowerer<'a, '_> {
         self.in_macro = false;
         self.current_macro = None;
         self.outer_namespaces.clear();
+        self.outer_names.clear();
         self.defined += 1;
         (
             self.names,
@@ -1319,6 +1335,16 @@ impl<'a> Lowerer<'a, '_> {
     #[inline(never)]
     fn var_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
         Some(match expr {
+            // A name of the template's top, set once before the macro.
+            ast::Expr::Var(var)
+                if self.in_macro
+                    && self.read(var.id) == Some(None)
+                    && self.outer_names.contains_key(var.id) =>
+            {
+                let slot = self.outer_names.get(var.id).copied()?;
+                let slot = Expr::Const(Const::Int(i64::from(slot)));
+                call(Func::Jinja(JinjaOp::Top), [slot], expr.span())
+            }
             ast::Expr::Var(var)
                 if self.in_macro
                     && self.read(var.id) == Some(None)
@@ -2284,6 +2310,8 @@ mod tests {
             "{% macro m(a) %}{% if a %}{% set y = 'set' %}{% endif %}{{ y | default('data') }}{% endmacro %}{{ m(true) }}{{ m(false) }}{% macro n() %}{% set y = 3 %}{{ y }}{% endmacro %}{{ n() }}",
             "{% set ns = namespace(n=0, t='') %}{% macro count(x) %}{% set ns.n = ns.n + 1 %}{% if x %}{% set ns.t = ns.t ~ x %}{% endif %}{{ ns.n }}:{{ x }}{% endmacro %}{% for d in docs %}{{ count(d.title) }}{% endfor %}{{ count('') }}{{ ns.n }}{{ ns.t }}",
             "{% set ns = namespace(n=1) %}{% macro m() %}{% set ns = namespace(n=3) %}{{ ns.n }}{% endmacro %}{{ m() }}{{ ns.n }}",
+            "{% set greeting = 'Hi ' ~ user.name %}{% set n = 2 %}{% macro hello(x) %}{{ greeting }}, {{ x }}{{ n }}{% endmacro %}{% for d in docs %}{{ hello(d.title) }}{% endfor %}",
+            "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{{ m() }}",
             "{% macro fact(n) %}{% if n > 1 %}{{ n }}*{{ fact(n - 1) }}{% else %}1{% endif %}{% endmacro %}{{ fact(5) }}",
             "{% macro a(x) %}<{{ x }}>{% endmacro %}{% macro b(y) %}{{ a(y ~ '!') }}{{ a(user.name) }}{% endmacro %}{{ b('hi') }}",
             "{% macro first(x) %}[{{ second(x) }}]{% endmacro %}{% macro second(x) %}{{ x | upper }}{% endmacro %}{{ first('a') }}{{ second('b') }}",
@@ -2474,10 +2502,12 @@ mod tests {
             "{% for a, b, c in user.items() %}{% endfor %}",
             "{% for d in docs if loop.index > 1 %}{% endfor %}",
             "{% for k, v in user | dictsort(true) %}{% endfor %}",
-            "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{{ m() }}",
             "{% for d in docs %}{% macro m() %}{% endmacro %}{% endfor %}",
             "{% macro m(a) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",
             "{% macro m() %}{{ ns.n }}{% endmacro %}{% set ns = namespace(n=1) %}{{ m() }}",
+            "{% macro m() %}{{ x }}{% endmacro %}{% set x = 1 %}{{ m() }}",
+            "{% set x = 1 %}{% macro m() %}{{ x }}{% endmacro %}{% set x = 2 %}{{ m() }}",
+            "{% if user %}{% set x = 1 %}{% endif %}{% macro m() %}{{ x }}{% endmacro %}{{ m() }}",
             "{% set ns = namespace(n=1) %}{% macro m() %}{{ ns.n }}{% endmacro %}{% set ns = namespace(n=2) %}{{ m() }}",
             "{% set ns = namespace() %}{% macro m() %}{{ ns.n }}{% endmacro %}{% set ns.n = 1 %}{{ m() }}",
             "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(b=1) }}",
