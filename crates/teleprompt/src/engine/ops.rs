@@ -192,6 +192,9 @@ impl<'a> Renderer<'a> {
                         .ok_or_else(|| not_jinja(span, "add", &b));
                 }
                 (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {}
+                (Value::Array(_) | Value::Json(_), Value::Array(_) | Value::Json(_)) => {
+                    return self.add_lists(&a, &b, span)
+                }
                 (other, _) => return Err(not_jinja(span, "add", other)),
             }
         }
@@ -212,6 +215,31 @@ impl<'a> Renderer<'a> {
             }
         }
         self.built(Func::Jinja(op), text, span)
+    }
+
+    /// `a + b` of two lists: a new list of their items (copied; lists of
+    /// a chat template's messages are minijinja's).
+    #[inline(never)]
+    fn add_lists(&mut self, a: &Value<'a>, b: &Value<'a>, span: Span) -> Result<Value<'a>> {
+        let mut joined = Vec::new();
+        let (mut nodes, mut bytes) = (0, 0);
+        for list in [a, b] {
+            let items = match list {
+                Value::Array(items) if !self.holds_messages(items) => *items,
+                Value::Json(json) if json.is_array() => {
+                    json.as_array().map_or(&[][..], Vec::as_slice)
+                }
+                other => return Err(not_jinja(span, "add", other)),
+            };
+            for item in items {
+                weigh(item, &mut nodes, &mut bytes);
+                joined.push(item.clone());
+            }
+        }
+        self.tick_work(nodes, bytes, span)?;
+        let size = nodes.saturating_mul(std::mem::size_of::<serde_json::Value>());
+        self.count_built(Func::Jinja(JinjaOp::Add), size.saturating_add(bytes), span)?;
+        Ok(made_list(joined))
     }
 
     /// `strftime_now(format)`.
@@ -344,16 +372,9 @@ impl<'a> Renderer<'a> {
             },
             sort_keys: flag(3),
         };
-        let messages = self.messages.clone();
-        let holds_messages = |items: &[serde_json::Value]| {
-            let range = items.as_ptr_range();
-            messages.as_ref().is_some_and(|m| {
-                (range.start < m.end && m.start < range.end) || range.start == m.start
-            })
-        };
         let owned;
         let (json, items) = match &value {
-            Value::Array(items) if holds_messages(items) => {
+            Value::Array(items) if self.holds_messages(items) => {
                 return Err(not_jinja(span, "write", &value))
             }
             Value::Array(items) => (JsonRef::Items(items), items.len()),
@@ -383,9 +404,7 @@ impl<'a> Renderer<'a> {
         let Value::Array(items) = list else {
             return Err(not_jinja(span, "filter", list));
         };
-        let range = items.as_ptr_range();
-        let messages = self.messages.as_ref();
-        if messages.is_some_and(|m| range.start < m.end && m.start < range.end) {
+        if self.holds_messages(items) {
             return Err(not_jinja(span, "filter", list));
         }
         if !items.iter().all(serde_json::Value::is_object) {

@@ -45,6 +45,16 @@ impl<'a> Renderer<'a> {
         })
     }
 
+    /// Whether `items` (a list of the data, or a slice of one) holds a
+    /// chat template's messages.
+    pub(in crate::engine) fn holds_messages(&self, items: &[serde_json::Value]) -> bool {
+        let range = items.as_ptr_range();
+        self.messages.as_ref().is_some_and(|messages| {
+            (range.start < messages.end && messages.start < range.end)
+                || range.start == messages.start
+        })
+    }
+
     /// A field of a chat template's message as `transformers` (5.x)
     /// hands it over: `None` where the key is absent or its value null;
     /// the reasoning, under whichever of its names it came
