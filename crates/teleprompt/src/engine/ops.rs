@@ -960,6 +960,8 @@ impl<'a> Renderer<'a> {
             Value::Json(json) if json.is_object() => Ok(json
                 .get(&*last.name)
                 .map(|found| Value::owned(found.clone()))),
+            // A key of a string, a number or a boolean: none.
+            Value::Str(_) | Value::String(_) | Value::Int(_) | Value::Bool(_) => Ok(None),
             other => Err(not_jinja(span, "test", other)),
         }
     }

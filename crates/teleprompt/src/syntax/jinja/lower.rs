@@ -2348,6 +2348,7 @@ mod tests {
             "{% for k, v in {'x': 2, 'y': 'z'}.items() %}{{ k }}={{ v }};{% endfor %}{% for k, v in {'b': 1, 'a': 'A'} | dictsort %}{{ k }}{{ v }}{% endfor %}",
             "{% set l = [user.name, docs[0].title, user.age, [docs[1].year]] %}{{ l[:3] | join(',') }}{{ l | length }}{{ l[0] }}{% for x in l[:3] %}{{ x }}{% endfor %}{{ 'Ada' in l }}{{ 1 in docs }}{{ 36 in l }}{{ l | tojson }}{{ l[3][0] }}",
             "{% set ns = namespace(seen=[]) %}{% for d in docs %}{% if d.title not in ns.seen %}{% set ns.seen = ns.seen + [d.title] %}{% endif %}{% endfor %}{{ ns.seen | join(',') }}{{ (ids + [4] + docs[0].tags) | length }}{{ ([] + []) | length }}",
+            "{{ user.name.upper is defined }}{{ user.name.title is defined }}{{ user.age.x is defined }}{{ user.premium.x is defined }}{{ docs[0].title.x | default('d') }}",
             // `set` blocks.
             "{% set x %}Hi {{ user.name }}{% for d in docs %}[{{ d.title }}{% if loop.last %}.{% endif %}]{% endfor %}{% endset %}<{{ x }}>{{ x | length }}",
             "{% for d in docs %}{% set t %}{{ d.title }}-{{ loop.index }}{% endset %}{{ t | upper }}{% endfor %}{% if user.premium %}{% set y %}yes{% endset %}{% endif %}{{ y }}",
