@@ -93,8 +93,8 @@ impl Failed {
 
     /// The failure with its path written out from `root`:
     /// `data["issue"]["labels"][2]`.
-    fn at(self: Box<Failed>, root: &str) -> NotData {
-        let Failed { steps, message } = *self;
+    fn at(self, root: &str) -> NotData {
+        let Failed { steps, message } = self;
         let mut path = root.to_string();
         for step in steps.iter().rev() {
             match step {
