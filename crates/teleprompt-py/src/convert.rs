@@ -46,111 +46,139 @@ pub(crate) fn to_value_keeping(
     root: &str,
     keep: Keep<'_>,
 ) -> Result<Value, NotData> {
-    let mut walk = Walk {
-        root,
-        steps: Vec::new(),
-        open: Vec::new(),
-        keep,
+    let mut walk = Walk { open: Vec::new() };
+    let converted = match (keep, object.cast::<PyDict>()) {
+        (Some(keep), Ok(dict)) => walk.nested(object, |walk| walk.dict(dict, Some(keep))),
+        _ => walk.value(object),
     };
-    walk.value(object)
+    converted.map_err(|failed| failed.at(root))
 }
 
-/// The conversion's position: the steps from the root (written out only
-/// for an error), and the containers open on it (to tell a cycle from
-/// deep data).
-struct Walk<'r, 'py> {
-    root: &'r str,
-    steps: Vec<Step<'py>>,
+/// The conversion's position: the containers open on it (to tell a cycle
+/// from deep data). Where a value sits is not tracked on the way down: a
+/// failure collects its steps on the way back up ([`Failed`]), so the
+/// common case pays nothing for the error path.
+struct Walk {
     open: Vec<usize>,
-    keep: Keep<'r>,
 }
 
-enum Step<'py> {
-    Key(Bound<'py, PyString>),
+/// A value that is not data, on its way up: the steps from it to the
+/// root (innermost first) and what is wrong. Boxed, so that a converted
+/// value's `Result` stays the size of the value.
+struct Failed {
+    steps: Vec<Step>,
+    message: String,
+}
+
+enum Step {
+    Key(String),
     Index(usize),
 }
 
-impl<'py> Walk<'_, 'py> {
-    fn fail(&self, message: impl Into<String>) -> NotData {
-        let mut path = self.root.to_string();
-        for step in &self.steps {
+type Converted = Result<Value, Box<Failed>>;
+
+impl Failed {
+    fn new(message: impl Into<String>) -> Box<Failed> {
+        Box::new(Failed {
+            steps: Vec::new(),
+            message: message.into(),
+        })
+    }
+
+    /// The failure found at `step` of the container that holds it.
+    fn within(mut self: Box<Failed>, step: Step) -> Box<Failed> {
+        self.steps.push(step);
+        self
+    }
+
+    /// The failure with its path written out from `root`:
+    /// `data["issue"]["labels"][2]`.
+    fn at(self, root: &str) -> NotData {
+        let Failed { steps, message } = self;
+        let mut path = root.to_string();
+        for step in steps.iter().rev() {
             match step {
                 Step::Key(key) => {
-                    let key = key.to_string_lossy();
-                    path.push_str(&format!("[{}]", quoted(&key)));
+                    path.push('[');
+                    path.push_str(&quoted(key));
+                    path.push(']');
                 }
                 Step::Index(index) => path.push_str(&format!("[{index}]")),
             }
         }
-        NotData {
-            path,
-            message: message.into(),
-        }
+        NotData { path, message }
     }
+}
 
-    fn value(&mut self, object: &Bound<'py, PyAny>) -> Result<Value, NotData> {
+impl Walk {
+    fn value(&mut self, object: &Bound<'_, PyAny>) -> Converted {
+        // The exact built-in types first, most frequent first (one pointer
+        // comparison each); subclasses and the rest after.
+        if let Ok(text) = object.cast_exact::<PyString>() {
+            return string(text);
+        }
+        if let Ok(dict) = object.cast_exact::<PyDict>() {
+            return self.nested(object, |walk| walk.dict(dict, None));
+        }
+        if let Ok(list) = object.cast_exact::<PyList>() {
+            return self.nested(object, |walk| walk.list(list));
+        }
+        if object.is_exact_instance_of::<PyInt>() {
+            return integer(object);
+        }
         if object.is_none() {
             return Ok(Value::Null);
         }
+        if let Ok(flag) = object.cast_exact::<PyBool>() {
+            return Ok(Value::Bool(flag.is_true()));
+        }
+        if let Ok(number) = object.cast_exact::<PyFloat>() {
+            return float(number);
+        }
+        self.other(object)
+    }
+
+    /// Subclasses of the data types, tuples, and what is not data.
+    #[cold]
+    fn other(&mut self, object: &Bound<'_, PyAny>) -> Converted {
         if let Ok(text) = object.cast::<PyString>() {
-            return text
-                .to_str()
-                .map(|text| Value::String(text.to_string()))
-                .map_err(|_| self.fail("a str that is not valid UTF-8 (a lone surrogate)"));
+            return string(text);
         }
         if let Ok(flag) = object.cast::<PyBool>() {
             return Ok(Value::Bool(flag.is_true()));
         }
         if object.is_instance_of::<PyInt>() {
-            return self.integer(object);
+            return integer(object);
         }
         if let Ok(number) = object.cast::<PyFloat>() {
-            let number = number.value();
-            return Number::from_f64(number).map(Value::Number).ok_or_else(|| {
-                self.fail(format!(
-                    "the float {number} has no JSON value (only finite numbers do)"
-                ))
-            });
+            return float(number);
         }
         if let Ok(dict) = object.cast::<PyDict>() {
-            return self.nested(object, |walk| walk.dict(dict));
+            return self.nested(object, |walk| walk.dict(dict, None));
         }
         if let Ok(list) = object.cast::<PyList>() {
-            return self.nested(object, |walk| walk.items(list.iter()));
+            return self.nested(object, |walk| walk.list(list));
         }
         if let Ok(tuple) = object.cast::<PyTuple>() {
             return self.nested(object, |walk| walk.items(tuple.iter()));
         }
-        Err(self.fail(not_data_message(object)))
-    }
-
-    fn integer(&self, object: &Bound<'_, PyAny>) -> Result<Value, NotData> {
-        if let Ok(small) = object.extract::<i64>() {
-            return Ok(Value::from(small));
-        }
-        if let Ok(large) = object.extract::<u64>() {
-            return Ok(Value::from(large));
-        }
-        // Beyond 64 bits: its digits, as a string, as a data file's
-        // integer literal of that size is kept.
-        object
-            .str()
-            .map(|digits| Value::String(digits.to_string()))
-            .map_err(|_| self.fail("an int that cannot be printed"))
+        Err(Failed::new(not_data_message(object)))
     }
 
     /// Converts a container, with the depth bound and the cycle check.
     fn nested(
         &mut self,
-        object: &Bound<'py, PyAny>,
-        convert: impl FnOnce(&mut Self) -> Result<Value, NotData>,
-    ) -> Result<Value, NotData> {
+        object: &Bound<'_, PyAny>,
+        convert: impl FnOnce(&mut Self) -> Converted,
+    ) -> Converted {
         let id = object.as_ptr() as usize;
         if self.open.contains(&id) {
-            return Err(self.fail("contains itself (a cycle): data must be a tree"));
+            return Err(Failed::new(
+                "contains itself (a cycle): data must be a tree",
+            ));
         }
         if self.open.len() >= MAX_DEPTH {
-            return Err(self.fail(format!("nests deeper than {MAX_DEPTH} levels")));
+            return Err(Failed::new(format!("nests deeper than {MAX_DEPTH} levels")));
         }
         self.open.push(id);
         let result = convert(self);
@@ -158,47 +186,101 @@ impl<'py> Walk<'_, 'py> {
         result
     }
 
-    fn dict(&mut self, dict: &Bound<'py, PyDict>) -> Result<Value, NotData> {
+    /// A dict; with `keep`, the top level's, whose keys `keep` refuses
+    /// stay null.
+    fn dict(&mut self, dict: &Bound<'_, PyDict>, keep: Keep<'_>) -> Converted {
         let mut map = Map::with_capacity(dict.len());
         for (key, value) in dict.iter() {
-            let key = match key.cast_into::<PyString>() {
+            let key = match key.cast_into_exact::<PyString>() {
                 Ok(key) => key,
-                Err(error) => {
-                    let key = error.into_inner();
-                    let kind = type_name(&key);
-                    return Err(self.fail(format!(
-                        "has a key of type {kind} ({}): data keys must be str",
-                        short_repr(&key)
-                    )));
-                }
+                Err(error) => match error.into_inner().cast_into::<PyString>() {
+                    Ok(key) => key,
+                    Err(error) => return Err(Failed::new(not_a_str_key(&error.into_inner()))),
+                },
             };
             let Ok(text) = key.to_str() else {
-                return Err(self.fail("has a key that is not valid UTF-8 (a lone surrogate)"));
+                return Err(Failed::new(
+                    "has a key that is not valid UTF-8 (a lone surrogate)",
+                ));
             };
-            let text = text.to_string();
-            if let (Some(keep), true) = (self.keep, self.open.len() == 1) {
-                if !keep(&text) {
-                    map.insert(text, Value::Null);
-                    continue;
-                }
+            if keep.is_some_and(|keep| !keep(text)) {
+                map.insert(text.to_string(), Value::Null);
+                continue;
             }
-            self.steps.push(Step::Key(key));
-            let value = self.value(&value)?;
-            self.steps.pop();
-            map.insert(text, value);
+            match self.value(&value) {
+                Ok(value) => {
+                    map.insert(text.to_string(), value);
+                }
+                Err(failed) => return Err(failed.within(Step::Key(text.to_string()))),
+            }
         }
         Ok(Value::Object(map))
     }
 
-    fn items(&mut self, items: impl Iterator<Item = Bound<'py, PyAny>>) -> Result<Value, NotData> {
-        let mut list = Vec::new();
+    fn list(&mut self, list: &Bound<'_, PyList>) -> Converted {
+        let mut items = Vec::with_capacity(list.len());
+        for (index, item) in list.iter().enumerate() {
+            match self.value(&item) {
+                Ok(value) => items.push(value),
+                Err(failed) => return Err(failed.within(Step::Index(index))),
+            }
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn items<'py>(&mut self, items: impl Iterator<Item = Bound<'py, PyAny>>) -> Converted {
+        let mut list = Vec::with_capacity(items.size_hint().0);
         for (index, item) in items.enumerate() {
-            self.steps.push(Step::Index(index));
-            list.push(self.value(&item)?);
-            self.steps.pop();
+            match self.value(&item) {
+                Ok(value) => list.push(value),
+                Err(failed) => return Err(failed.within(Step::Index(index))),
+            }
         }
         Ok(Value::Array(list))
     }
+}
+
+fn string(text: &Bound<'_, PyString>) -> Converted {
+    match text.to_str() {
+        Ok(text) => Ok(Value::String(text.to_string())),
+        Err(_) => Err(Failed::new(
+            "a str that is not valid UTF-8 (a lone surrogate)",
+        )),
+    }
+}
+
+fn integer(object: &Bound<'_, PyAny>) -> Converted {
+    if let Ok(small) = object.extract::<i64>() {
+        return Ok(Value::from(small));
+    }
+    if let Ok(large) = object.extract::<u64>() {
+        return Ok(Value::from(large));
+    }
+    // Beyond 64 bits: its digits, as a string, as a data file's
+    // integer literal of that size is kept.
+    object
+        .str()
+        .map(|digits| Value::String(digits.to_string()))
+        .map_err(|_| Failed::new("an int that cannot be printed"))
+}
+
+fn float(number: &Bound<'_, PyFloat>) -> Converted {
+    let number = number.value();
+    Number::from_f64(number).map(Value::Number).ok_or_else(|| {
+        Failed::new(format!(
+            "the float {number} has no JSON value (only finite numbers do)"
+        ))
+    })
+}
+
+/// Why a dict key that is not a str is not data.
+#[cold]
+fn not_a_str_key(key: &Bound<'_, PyAny>) -> String {
+    let kind = type_name(key);
+    format!(
+        "has a key of type {kind} ({}): data keys must be str",
+        short_repr(key)
+    )
 }
 
 /// Why a value of another type is not data, with what to pass instead.

@@ -10,7 +10,9 @@ use pyo3::prelude::*;
 /// serves them about twice as fast as the system allocator. Only the
 /// extension's own allocations use it.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
+
+mod allocator;
 
 mod context;
 mod convert;

@@ -113,3 +113,46 @@ def test_unread_keys_are_not_converted_but_still_suggested():
     with pytest.raises(RenderError) as caught:
         Prompt("{{ isue.title }}", name="t.j2").render(issue={"title": "x"})
     assert caught.value.suggestion == 'did you mean "issue"?'
+
+
+def test_subclasses_of_the_data_types_are_data():
+    import collections
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Ratio(float):
+        pass
+
+    class Tags(list):
+        pass
+
+    prompt = Prompt("{{ a.n }} {{ a.level }} {{ a.ratio }} {{ a.tags|join(',') }} {{ a.pair|join(',') }}", name="t.j2")
+    data = collections.OrderedDict(
+        a=collections.defaultdict(list, n=1, level=Level.HIGH, ratio=Ratio(0.5), tags=Tags(["x", "y"]), pair=(1, 2))
+    )
+    assert prompt.render(data).text == "1 3 0.5 x,y 1,2"
+
+
+def test_a_dict_subclass_as_data_still_skips_unread_keys():
+    import collections
+
+    prompt = Prompt("{{ issue.title }}", name="t.j2")
+    data = collections.OrderedDict(issue={"title": "x"}, log={1, 2})
+    assert prompt.render(data).text == "x"
+
+
+def test_paths_through_every_kind_of_container():
+    class Row(dict):
+        pass
+
+    with pytest.raises(InputError, match="type set is not data") as caught:
+        ECHO.render(v=[(0, Row(cells=[1, {"deep": {2}}]))])
+    assert caught.value.path == 'data["v"][0][1]["cells"][1]["deep"]'
+    with pytest.raises(InputError, match="key of type tuple") as caught:
+        ECHO.render({"v": {"ok": [{(1, 2): "x"}]}})
+    assert caught.value.path == 'data["v"]["ok"][0]'
+    with pytest.raises(InputError, match="surrogate") as caught:
+        ECHO.render(v={"k\u00e9y": ["\ud800"]})
+    assert caught.value.path == 'data["v"]["k\u00e9y"][0]'
