@@ -2449,7 +2449,6 @@ mod tests {
             "{{ user.name + 1 }}",
             "{{ true in ids }}",
             "{{ user.nick.x is defined }}",
-            "{{ user.name.x is defined }}",
             "{{ user.nick.first | default('x') }}",
             "{{ ids[0] in user.name }}",
             "{{ none ~ 'x' }}",
