@@ -724,10 +724,16 @@ impl<'a> Renderer<'a> {
             };
             return Ok(found.unwrap_or_else(|| given.get(1).cloned().unwrap_or(Value::Null)));
         }
+        if method == Method::Int {
+            return int_of(&value).ok_or_else(|| not_jinja(span, "convert", &value));
+        }
         let Some(text) = value.as_str() else {
             return Err(not_jinja(span, "call a method of", &value));
         };
         self.tick_work(0, text.len(), span)?;
+        if matches!(method, Method::Capitalize | Method::Title | Method::Indent) {
+            return self.text_filter(method, text, &given, span);
+        }
         let decline = |what: &Value<'_>| Err(not_jinja(span, "call a method with", what));
         // An optional text argument (`none` is its absence).
         let optional = |n: usize| match given.get(n) {
@@ -807,11 +813,22 @@ impl<'a> Renderer<'a> {
                 self.built(Func::Jinja(JinjaOp::Method(method)), replaced, span)
             }
             Method::Split => {
+                // `maxsplit`: at most that many splits (negative: all);
+                // of whitespace, minijinja's.
+                let limit = match given.get(1) {
+                    None => usize::MAX,
+                    Some(Value::Int(n)) if *n < 0 => usize::MAX,
+                    Some(Value::Int(n)) => usize::try_from(*n).unwrap_or(usize::MAX),
+                    Some(other) => return decline(other),
+                };
+                if limit != usize::MAX && !matches!(optional(0), Ok(Some(_))) {
+                    return decline(&value);
+                }
                 // More items than a list may hold: minijinja's error.
                 let count = match optional(0) {
                     Ok(None) => text.split_whitespace().count(),
                     Ok(Some(separator)) if !separator.is_empty() => {
-                        text.matches(separator).count() + 1
+                        text.matches(separator).count().min(limit) + 1
                     }
                     _ => 0,
                 };
@@ -823,9 +840,10 @@ impl<'a> Renderer<'a> {
                         .split_whitespace()
                         .map(serde_json::Value::from)
                         .collect(),
-                    Ok(Some(separator)) if !separator.is_empty() => {
-                        text.split(separator).map(serde_json::Value::from).collect()
-                    }
+                    Ok(Some(separator)) if !separator.is_empty() => text
+                        .splitn(limit.saturating_add(1), separator)
+                        .map(serde_json::Value::from)
+                        .collect(),
                     Ok(Some(_)) => return decline(&Value::Str("")),
                     Err(other) => return decline(&other),
                 };
@@ -845,6 +863,87 @@ impl<'a> Renderer<'a> {
             ),
             _ => Err(internal(span)),
         }
+    }
+
+    /// The `capitalize`, `title` and `indent` filters of `text`, as
+    /// Jinja2 computes them; text they may compute otherwise on minijinja
+    /// (not ASCII, other line breaks) is minijinja's.
+    #[inline(never)]
+    fn text_filter(
+        &mut self,
+        method: Method,
+        text: &str,
+        given: &[Value<'a>],
+        span: Span,
+    ) -> Result<Value<'a>> {
+        let func = Func::Jinja(JinjaOp::Method(method));
+        let decline = || Err(not_jinja(span, "call a method of", &Value::Str("text")));
+        let plain = |c: char| c.is_ascii() && (!c.is_ascii_control() || "\t\n\r".contains(c));
+        let mut out = String::with_capacity(text.len());
+        match method {
+            Method::Capitalize | Method::Title => {
+                if !text.chars().all(plain) {
+                    return decline();
+                }
+                // A word starts the text, or (`title`) follows a run of
+                // `-`, whitespace, `(`, `{`, `[`, `<`.
+                let mut upper = true;
+                for c in text.chars() {
+                    let breaks =
+                        method == Method::Title && (c.is_ascii_whitespace() || "-({[<".contains(c));
+                    out.push(if upper {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c.to_ascii_lowercase()
+                    });
+                    upper = breaks;
+                }
+            }
+            _ => {
+                let breaks = [
+                    '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}',
+                    '\u{2029}',
+                ];
+                if text.contains(breaks) {
+                    return decline();
+                }
+                let indention = match given.first() {
+                    Some(Value::Int(width)) if (0..=1000).contains(width) => {
+                        " ".repeat(*width as usize)
+                    }
+                    Some(width) if width.as_str().is_some() => {
+                        width.as_str().unwrap_or("").to_string()
+                    }
+                    _ => return decline(),
+                };
+                let flag = |n: usize| match given.get(n) {
+                    Some(Value::Bool(flag)) => Some(*flag),
+                    _ => None,
+                };
+                let (Some(first), Some(blank)) = (flag(1), flag(2)) else {
+                    return decline();
+                };
+                let lines: Vec<&str> = text.split('\n').collect();
+                let extra = lines
+                    .len()
+                    .saturating_add(1)
+                    .saturating_mul(indention.len());
+                self.fits(func, text.len().saturating_add(extra), span)?;
+                if first {
+                    out.push_str(&indention);
+                }
+                for (i, line) in lines.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                        if blank || !line.is_empty() {
+                            out.push_str(&indention);
+                        }
+                    }
+                    out.push_str(line);
+                }
+            }
+        }
+        self.built_value(func, out, span)
     }
 
     /// Integer arithmetic ([`JinjaOp::Arith`]): Python's, on integers
@@ -1007,6 +1106,21 @@ fn is_kind(test: IsKind, value: &Value<'_>, span: Span) -> Result<bool> {
 }
 
 /// A list an operation made.
+/// The `int` filter of an integer, or of a string of ASCII digits (with
+/// a `-`, at most 18): others are minijinja's.
+fn int_of<'a>(value: &Value<'_>) -> Option<Value<'a>> {
+    match value {
+        Value::Int(i) => Some(Value::Int(*i)),
+        other => {
+            let text = other.as_str()?;
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            let plain =
+                (1..=18).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+            plain.then(|| text.parse().ok().map(Value::Int)).flatten()
+        }
+    }
+}
+
 /// Adds the values (`nodes`) and the bytes of strings and keys of `json`
 /// to the counts.
 fn weigh(json: &serde_json::Value, nodes: &mut usize, bytes: &mut usize) {

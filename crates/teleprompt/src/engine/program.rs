@@ -601,6 +601,15 @@ pub(crate) enum Method {
     Upper,
     /// A map's `get(key, default=none)`.
     Get,
+    /// `.capitalize()` and the `capitalize` filter (ASCII text).
+    Capitalize,
+    /// The `title` filter (ASCII text), as Jinja2 splits words.
+    Title,
+    /// The `int` filter of an integer or of digits.
+    Int,
+    /// The `indent(width, first, blank)` filter (constants; text whose
+    /// lines end in `\n` only).
+    Indent,
 }
 
 impl Method {
@@ -617,6 +626,7 @@ impl Method {
             "lower" => Method::Lower,
             "upper" => Method::Upper,
             "get" => Method::Get,
+            "capitalize" => Method::Capitalize,
             _ => return None,
         })
     }
@@ -624,8 +634,12 @@ impl Method {
     /// How many arguments it takes besides the value: (minimum, maximum).
     pub(crate) fn arity(self) -> (usize, usize) {
         match self {
-            Method::Strip | Method::Lstrip | Method::Rstrip | Method::Split => (0, 1),
-            Method::Lower | Method::Upper => (0, 0),
+            Method::Strip | Method::Lstrip | Method::Rstrip => (0, 1),
+            Method::Split => (0, 2),
+            Method::Lower | Method::Upper | Method::Capitalize | Method::Title | Method::Int => {
+                (0, 0)
+            }
+            Method::Indent => (3, 3),
             Method::StartsWith | Method::EndsWith => (1, 1),
             Method::Replace => (2, 3),
             Method::Get => (1, 2),

@@ -1718,6 +1718,10 @@ impl<'a> Lowerer<'a, '_> {
                         });
                     }
                     "string" => Func::Jinja(JinjaOp::String),
+                    "capitalize" => Func::Jinja(JinjaOp::Method(Method::Capitalize)),
+                    "title" => Func::Jinja(JinjaOp::Method(Method::Title)),
+                    "int" => Func::Jinja(JinjaOp::Method(Method::Int)),
+                    "indent" => return self.indent(input, &filter.args, expr.span()),
                     "list" => Func::Jinja(JinjaOp::List),
                     // A generator in Jinja2: only `list`, `join`, `map`
                     // and a loop take one (`generator_input`).
@@ -1778,6 +1782,44 @@ impl<'a> Lowerer<'a, '_> {
                 at,
             ),
         })
+    }
+
+    /// `text | indent(width, first, blank)`, the options constants (by
+    /// position or name).
+    fn indent(&self, input: Expr, args: &[ast::CallArg<'a>], at: machinery::Span) -> Option<Expr> {
+        let mut given = [Const::Int(4), Const::Bool(false), Const::Bool(false)];
+        let mut seen = HashSet::new();
+        for (position, arg) in args.iter().enumerate() {
+            let (slot, value) = match arg {
+                ast::CallArg::Pos(value) => (Some(position), value),
+                ast::CallArg::Kwarg("width", value) => (Some(0), value),
+                ast::CallArg::Kwarg("first", value) => (Some(1), value),
+                ast::CallArg::Kwarg("blank", value) => (Some(2), value),
+                _ => (None, value_of_splat(arg)),
+            };
+            let constant = match value {
+                ast::Expr::Const(constant) => constant_of(&constant.value),
+                _ => None,
+            };
+            let fits = match (slot, &constant) {
+                (Some(0), Some(Const::Int(_) | Const::Str(_))) => true,
+                (Some(1 | 2), Some(Const::Bool(_))) => true,
+                _ => false,
+            };
+            let (Some(slot), Some(constant), true) = (slot, constant, fits) else {
+                return self.no(|| "`indent` with other arguments".into());
+            };
+            if !seen.insert(slot) {
+                return self.no(|| "`indent` with other arguments".into());
+            }
+            given[slot] = constant;
+        }
+        let [width, first, blank] = given.map(Expr::Const);
+        Some(call(
+            Func::Jinja(JinjaOp::Method(Method::Indent)),
+            [input, width, first, blank],
+            at,
+        ))
     }
 
     /// `value | tojson(…)` with constant options: `transformers`'
@@ -2349,6 +2391,11 @@ mod tests {
             "{% set l = [user.name, docs[0].title, user.age, [docs[1].year]] %}{{ l[:3] | join(',') }}{{ l | length }}{{ l[0] }}{% for x in l[:3] %}{{ x }}{% endfor %}{{ 'Ada' in l }}{{ 1 in docs }}{{ 36 in l }}{{ l | tojson }}{{ l[3][0] }}",
             "{% set ns = namespace(seen=[]) %}{% for d in docs %}{% if d.title not in ns.seen %}{% set ns.seen = ns.seen + [d.title] %}{% endif %}{% endfor %}{{ ns.seen | join(',') }}{{ (ids + [4] + docs[0].tags) | length }}{{ ([] + []) | length }}",
             "{{ user.name.upper is defined }}{{ user.name.title is defined }}{{ user.age.x is defined }}{{ user.premium.x is defined }}{{ docs[0].title.x | default('d') }}",
+            // Text filters, as Jinja2 computes them.
+            "{{ 'hello wORLD-foo (bar) [baz] {q} <x> o\\'neil 3rd_x\tz' | title }}|{{ 'hELLO World' | capitalize }}|{{ ''.capitalize() }}{{ '' | title }}|{{ 'x'.capitalize() }}{{ user.name | title }}",
+            "{{ '42' | int + 1 }}{{ '-7' | int }}{{ user.age | int }}",
+            "{{ 'a\nb\n\nc\n' | indent }}|{{ 'a\nb\n\nc' | indent(2, true) }}|{{ 'a\n\nb' | indent(width='> ', blank=true) }}|{{ 'one' | indent(8, first=true) }}|{{ '' | indent(first=true) }}|{{ '\n' | indent(3, true, true) }}",
+            "{{ 'a</think>b</think>c'.split('</think>', 1) | join('|') }}{{ 'a,b,c'.split(',', 0) | length }}{{ 'a,b,c'.split(',', -1) | length }}{{ 'a,b,c'.split(',', 5) | length }}",
             // `set` blocks.
             "{% set x %}Hi {{ user.name }}{% for d in docs %}[{{ d.title }}{% if loop.last %}.{% endif %}]{% endfor %}{% endset %}<{{ x }}>{{ x | length }}",
             "{% for d in docs %}{% set t %}{{ d.title }}-{{ loop.index }}{% endset %}{{ t | upper }}{% endfor %}{% if user.premium %}{% set y %}yes{% endset %}{% endif %}{{ y }}",
