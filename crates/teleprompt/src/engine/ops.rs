@@ -57,6 +57,12 @@ impl<'a> Renderer<'a> {
                     }
                     continue;
                 }
+                if self.program.flavor.is_jinja() && kind(&first) == Kind::Other {
+                    if self.maps_equal(&first, &other, span)? {
+                        return Ok(Value::Bool(true));
+                    }
+                    continue;
+                }
                 // Two strings are compared up to the shorter one's end.
                 let read = text_bytes(std::slice::from_ref(&first))
                     .min(text_bytes(std::slice::from_ref(&other)));
@@ -71,6 +77,11 @@ impl<'a> Renderer<'a> {
         let b = self.arg(args, 1, span, dot)?;
         if func == Func::Ne && self.program.flavor.is_jinja() && kind(&a) != kind(&b) {
             return jinja_unequal(&a, &b, span).map(Value::Bool);
+        }
+        if func == Func::Ne && self.program.flavor.is_jinja() && kind(&a) == Kind::Other {
+            return self
+                .maps_equal(&a, &b, span)
+                .map(|equal| Value::Bool(!equal));
         }
         let read = text_bytes(std::slice::from_ref(&a)).min(text_bytes(std::slice::from_ref(&b)));
         self.tick_work(0, read, span)?;
@@ -413,6 +424,76 @@ impl<'a> Renderer<'a> {
         Ok(items.iter().collect())
     }
 
+    /// Python's `==` of two maps (of the data, a template's own, a chat
+    /// template's messages as `transformers` hands them over: without
+    /// their null keys): their keys and values alike. Lists, messages with
+    /// a reasoning (read under several names) and floats (`1 == 1.0`) are
+    /// minijinja's to compare.
+    #[inline(never)]
+    fn maps_equal(&mut self, a: &Value<'a>, b: &Value<'a>, span: Span) -> Result<bool> {
+        let mut sides = Vec::with_capacity(2);
+        for value in [a, b] {
+            let (json, message) = match value {
+                Value::Object(view) if !view.is_merged() => (view.value(), self.is_message(view)),
+                Value::Json(json) => (&**json, false),
+                other => return Err(not_jinja(span, "compare", other)),
+            };
+            let Some(map) = json.as_object() else {
+                return Err(not_jinja(span, "compare", value));
+            };
+            if message && has_reasoning(map) {
+                return Err(not_jinja(span, "compare", value));
+            }
+            sides.push((map, message));
+        }
+        let [(a, a_message), (b, b_message)] = [sides[0], sides[1]];
+        let (mut nodes, mut bytes) = (0, 0);
+        for map in [a, b] {
+            for (key, value) in map {
+                bytes += key.len();
+                weigh(value, &mut nodes, &mut bytes);
+            }
+        }
+        self.tick_work(nodes, bytes, span)?;
+        let kept = |map: &serde_json::Map<String, serde_json::Value>, message: bool| {
+            map.values()
+                .filter(|value| !(message && value.is_null()))
+                .count()
+        };
+        if kept(a, a_message) != kept(b, b_message) {
+            return Ok(false);
+        }
+        for (key, value) in a {
+            if a_message && value.is_null() {
+                continue;
+            }
+            let other = match b.get(key) {
+                Some(other) if !(b_message && other.is_null()) => other,
+                _ => return Ok(false),
+            };
+            match json_equal(value, other) {
+                Some(true) => {}
+                Some(false) => return Ok(false),
+                None => return Err(not_jinja(span, "compare", &Value::Float(0.0))),
+            }
+        }
+        Ok(true)
+    }
+
+    /// A message as `transformers` hands it to the template (its null keys
+    /// absent), copied; one with a reasoning is minijinja's.
+    fn message_copy(&self, item: &serde_json::Value, span: Span) -> Result<serde_json::Value> {
+        let Some(map) = item.as_object().filter(|map| !has_reasoning(map)) else {
+            return Err(not_jinja(span, "filter", &Value::Str("a message")));
+        };
+        Ok(serde_json::Value::Object(
+            map.iter()
+                .filter(|(_, value)| !value.is_null())
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+        ))
+    }
+
     /// `list | selectattr(key, test, value)` ([`JinjaOp::Select`]).
     #[inline(never)]
     fn select(
@@ -437,17 +518,23 @@ impl<'a> Renderer<'a> {
                 None => return Err(not_jinja(span, "filter by", other)),
             },
         };
-        let items = match key {
-            Some(_) => self.map_items(&list, span)?,
-            None => match &list {
-                Value::Array(items) => items.iter().collect(),
-                other => return Err(not_jinja(span, "filter", other)),
-            },
+        // A chat template's messages: each key read as the template reads
+        // it, the kept ones copied as it sees them.
+        let messages =
+            matches!(&list, Value::Array(items) if key.is_some() && self.holds_messages(items));
+        let items = match (key, &list) {
+            (Some(_), Value::Array(items)) if messages => items.iter().collect(),
+            (Some(_), _) => self.map_items(&list, span)?,
+            (None, Value::Array(items)) => items.iter().collect(),
+            (None, other) => return Err(not_jinja(span, "filter", other)),
         };
         self.tick_work(items.len(), 0, span)?;
         let mut kept = Vec::new();
         for item in items {
             let found = match key {
+                Some(key) if messages => self
+                    .message_field(&crate::data::View::single(item), key, span)?
+                    .map(Value::from_view),
                 Some(key) => item.get(key).map(Value::from_json),
                 None => Some(Value::from_json(item)),
             };
@@ -467,7 +554,10 @@ impl<'a> Renderer<'a> {
                 }
             };
             if passes != select.reject {
-                kept.push(item.clone());
+                kept.push(match messages {
+                    true => self.message_copy(item, span)?,
+                    false => item.clone(),
+                });
             }
         }
         let bytes = kept
@@ -1106,6 +1196,48 @@ fn is_kind(test: IsKind, value: &Value<'_>, span: Span) -> Result<bool> {
 }
 
 /// A list an operation made.
+/// Whether a message has a reasoning (which the template reads under
+/// several names).
+fn has_reasoning(map: &serde_json::Map<String, serde_json::Value>) -> bool {
+    ["reasoning_content", "thinking", "reasoning"]
+        .iter()
+        .any(|key| map.get(*key).is_some_and(|value| !value.is_null()))
+}
+
+/// Python's `==` of two JSON values; `None` where a float takes part.
+fn json_equal(a: &serde_json::Value, b: &serde_json::Value) -> Option<bool> {
+    use serde_json::Value as Json;
+    Some(match (a, b) {
+        (Json::Number(x), _) | (_, Json::Number(x)) if x.is_f64() => return None,
+        (Json::Array(x), Json::Array(y)) => {
+            if x.len() != y.len() {
+                return Some(false);
+            }
+            for (x, y) in x.iter().zip(y) {
+                if !json_equal(x, y)? {
+                    return Some(false);
+                }
+            }
+            true
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            if x.len() != y.len() {
+                return Some(false);
+            }
+            for (key, x) in x {
+                match y.get(key) {
+                    Some(y) if json_equal(x, y)? => {}
+                    _ => return Some(false),
+                }
+            }
+            true
+        }
+        // `True == 1` in Python.
+        (Json::Bool(_), Json::Number(_)) | (Json::Number(_), Json::Bool(_)) => return None,
+        (x, y) => x == y,
+    })
+}
+
 /// The `int` filter of an integer, or of a string of ASCII digits (with
 /// a `-`, at most 18): others are minijinja's.
 fn int_of<'a>(value: &Value<'_>) -> Option<Value<'a>> {

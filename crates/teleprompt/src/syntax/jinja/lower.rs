@@ -2765,7 +2765,6 @@ mod tests {
             "{{ messages[-1].content }}",
             "{% if nothing.deeper %}x{% endif %}",
             "{{ nothing is sequence }}",
-            "{{ messages | selectattr('role', 'equalto', 'user') | list | length }}",
             "{{ messages[0].nope is iterable }}",
             "{% if messages[4].content.x %}x{% endif %}",
             "{{ 1 == true }}",
@@ -2853,6 +2852,32 @@ mod tests {
             .render(&Data::new(json!({"xs": ["a", "b"]})), &mut scope(&template))
             .unwrap();
         assert_eq!(small, "ab");
+    }
+
+    /// `selectattr` over a chat template's messages keeps them as the
+    /// template sees them (no null keys), and `==` of two maps compares
+    /// their keys and values (Mistral's `message == user_messages[-1]`).
+    #[test]
+    fn messages_selected_and_compared_alike() {
+        let data = json!({"messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "a", "name": null},
+            {"role": "assistant", "content": "b", "tool_calls": null},
+            {"role": "user", "content": "a"},
+            {"role": "user", "content": "c", "n": [1, {"k": true}]}
+        ]});
+        let chat = (Strictness::Lenient, true);
+        let body = "{% set users = messages | selectattr('role', 'equalto', 'user') | list %}{% for m in messages %}{% if m == users[-1] %}LAST {% endif %}{{ m.role }}{% if m != users[0] %}!{% endif %}{% if m == users[1] %}={% endif %};{% endfor %}{{ users | length }}{{ users[0].name is defined }}{{ messages | rejectattr('tool_calls') | list | length }}{{ {'a': [1]} == {'a': [1]} }}{{ {'a': 1} != {'a': 2} }}";
+        assert!(
+            agree_with(body, &data, chat, Default::default()),
+            "not direct"
+        );
+        // A message with a reasoning, a float: minijinja's.
+        let mut reasoning = data.clone();
+        reasoning["messages"][3]["reasoning_content"] = json!("r");
+        assert!(!agree_with(body, &reasoning, chat, Default::default()));
+        let body = "{{ {'a': 1.0} == {'a': 1} }}";
+        assert!(!agree_with(body, &data, chat, Default::default()));
     }
 
     /// A chat template's filter the environment does not define renders
