@@ -277,13 +277,26 @@ impl<'a> Renderer<'a> {
     #[inline(never)]
     fn jinja_slice(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
         let list = self.arg(args, 0, span, dot)?;
+        let text = list.as_str();
         let items = match &list {
             Value::Array(items) => *items,
             // A list the template built: the slice copied.
             Value::Json(json) if json.is_array() => json.as_array().map_or(&[][..], Vec::as_slice),
+            _ if text.is_some() => &[],
             _ => return Err(not_jinja(span, "slice", &list)),
         };
-        let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
+        // A text is sliced by its characters.
+        let count = match text {
+            Some(text) => {
+                self.tick_work(0, text.len(), span)?;
+                match text.is_ascii() {
+                    true => text.len(),
+                    false => text.chars().count(),
+                }
+            }
+            None => items.len(),
+        };
+        let len = i64::try_from(count).unwrap_or(i64::MAX);
         let mut bound = |n: usize, default: i64| -> Result<usize> {
             let at = match self.arg(args, n, span, dot)? {
                 Value::Null => default,
@@ -294,6 +307,17 @@ impl<'a> Renderer<'a> {
             Ok(usize::try_from(at).unwrap_or(0))
         };
         let (start, stop) = (bound(1, 0)?, bound(2, len)?);
+        if let Some(text) = text {
+            let at = |n: usize| match text.is_ascii() {
+                true => n,
+                false => text.char_indices().nth(n).map_or(text.len(), |(at, _)| at),
+            };
+            let (from, to) = (at(start), at(stop.max(start)));
+            return Ok(match list {
+                Value::Str(whole) => Value::Str(&whole[from..to]),
+                _ => Value::string(text[from..to].to_string()),
+            });
+        }
         let slice = items.get(start..stop.max(start)).unwrap_or(&[]);
         if let Value::Array(whole) = list {
             return Ok(Value::Array(

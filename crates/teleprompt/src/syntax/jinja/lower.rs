@@ -2391,6 +2391,7 @@ mod tests {
             "{% set l = [user.name, docs[0].title, user.age, [docs[1].year]] %}{{ l[:3] | join(',') }}{{ l | length }}{{ l[0] }}{% for x in l[:3] %}{{ x }}{% endfor %}{{ 'Ada' in l }}{{ 1 in docs }}{{ 36 in l }}{{ l | tojson }}{{ l[3][0] }}",
             "{% set ns = namespace(seen=[]) %}{% for d in docs %}{% if d.title not in ns.seen %}{% set ns.seen = ns.seen + [d.title] %}{% endif %}{% endfor %}{{ ns.seen | join(',') }}{{ (ids + [4] + docs[0].tags) | length }}{{ ([] + []) | length }}",
             "{{ user.name.upper is defined }}{{ user.name.title is defined }}{{ user.age.x is defined }}{{ user.premium.x is defined }}{{ docs[0].title.x | default('d') }}",
+            "{{ user.name[1:] }}|{{ user.name[-2:] }}|{{ word[:3] }}|{{ word[-5:-1] }}|{{ word[2:100] }}|{{ (user.name ~ 'xyz')[1:-1] }}|{{ ''[1:] }}|{{ word[5:2] }}",
             // Text filters, as Jinja2 computes them.
             "{{ 'hello wORLD-foo (bar) [baz] {q} <x> o\\'neil 3rd_x\tz' | title }}|{{ 'hELLO World' | capitalize }}|{{ ''.capitalize() }}{{ '' | title }}|{{ 'x'.capitalize() }}{{ user.name | title }}",
             "{{ '42' | int + 1 }}{{ '-7' | int }}{{ user.age | int }}",
