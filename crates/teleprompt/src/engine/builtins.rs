@@ -96,7 +96,18 @@ impl<'a> Renderer<'a> {
                 if self.program.flavor.is_jinja() {
                     // Jinja counts a text's characters: its bytes are read.
                     self.tick_work(0, value.as_str().map_or(0, str::len), span)?;
-                    return flavor::jinja::length(&value, span);
+                    // A map's keys (a message's are minijinja's to count).
+                    match &value {
+                        Value::Object(view) if !view.is_merged() && !self.is_message(view) => {
+                            let len = view.len().unwrap_or(0);
+                            return Ok(Value::Int(i64::try_from(len).unwrap_or(i64::MAX)));
+                        }
+                        Value::Json(json) if json.is_object() => {
+                            let len = json.as_object().map_or(0, serde_json::Map::len);
+                            return Ok(Value::Int(i64::try_from(len).unwrap_or(i64::MAX)));
+                        }
+                        _ => return flavor::jinja::length(&value, span),
+                    }
                 }
                 let len = match &value {
                     Value::Str(s) => s.len(),
@@ -611,7 +622,13 @@ impl<'a> Renderer<'a> {
         read: (&[Expr], usize),
     ) -> Result<Value<'v>> {
         if self.program.flavor.is_jinja() && !matches!(value, Value::Array(_)) {
-            return Err(not_jinja(span, "index", value));
+            // A character of a text, as Python indexes it.
+            return match (value, index) {
+                (Value::Str(_) | Value::String(_), Value::Int(n)) => {
+                    super::ops::character(value, *n).ok_or_else(|| not_jinja(span, "index", value))
+                }
+                _ => Err(not_jinja(span, "index", value)),
+            };
         }
         Ok(match (value, index) {
             (Value::Array(items), Value::Int(n)) => {

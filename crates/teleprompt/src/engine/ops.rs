@@ -782,6 +782,10 @@ impl<'a> Renderer<'a> {
             (Value::Array(items), Value::Int(index)) => at(items.len(), *index)
                 .and_then(|index| items.get(index))
                 .map(Value::from_json),
+            (Value::Str(_) | Value::String(_), Value::Int(index)) => {
+                self.tick_work(0, base.as_str().map_or(0, str::len), span)?;
+                character(&base, *index)
+            }
             (Value::Object(view), Value::Str(_) | Value::String(_)) => {
                 let name = key.as_str().unwrap_or_default();
                 match self.is_message(view) {
@@ -1220,6 +1224,22 @@ fn is_kind(test: IsKind, value: &Value<'_>, span: Span) -> Result<bool> {
 }
 
 /// A list an operation made.
+/// Python's `text[index]`: the character (from the end where negative).
+pub(super) fn character<'v>(text: &Value<'v>, index: i64) -> Option<Value<'v>> {
+    let whole = text.as_str()?;
+    let count = match whole.is_ascii() {
+        true => whole.len(),
+        false => whole.chars().count(),
+    };
+    let len = i64::try_from(count).ok()?;
+    let at = usize::try_from(if index < 0 { index + len } else { index }).ok()?;
+    let (from, c) = whole.char_indices().nth(at)?;
+    Some(match text {
+        Value::Str(whole) => Value::Str(&whole[from..from + c.len_utf8()]),
+        _ => Value::string(c.to_string()),
+    })
+}
+
 /// Whether a message has a reasoning (which the template reads under
 /// several names).
 fn has_reasoning(map: &serde_json::Map<String, serde_json::Value>) -> bool {
