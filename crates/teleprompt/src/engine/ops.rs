@@ -264,9 +264,15 @@ impl<'a> Renderer<'a> {
     ) -> Result<Value<'a>> {
         let format = self.arg(args, 0, span, dot)?;
         let python = self.program.python.as_ref().ok_or_else(|| internal(span))?;
+        // What it may build: no more than a value or the output may hold
+        // (checked while it is built: a width pads before it is seen).
+        let limits = &self.program.limits;
+        let room = limits
+            .max_value_bytes
+            .min(limits.max_output.saturating_sub(self.out.len()));
         let text = format
             .as_str()
-            .and_then(|format| (python.strftime)(self.scope.now(), format).ok());
+            .and_then(|format| (python.strftime)(self.scope.now(), format, room).ok());
         match text {
             Some(text) => self.built_value(Func::Jinja(op), text, span),
             None => Err(not_jinja(span, "format", &format)),

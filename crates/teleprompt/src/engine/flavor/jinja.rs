@@ -158,9 +158,9 @@ pub(crate) struct Python {
     /// `tojson`: the JSON text, or why there is none (the render then
     /// runs on minijinja, which gives its error).
     pub tojson: fn(JsonRef<'_>, &JsonOptions<'_>) -> std::result::Result<String, String>,
-    /// `strftime_now(format)` at the render's clock: the text, or why
-    /// there is none.
-    pub strftime: fn(&jiff::Zoned, &str) -> std::result::Result<String, String>,
+    /// `strftime_now(format)` at the render's clock, of at most the
+    /// given bytes: the text, or why there is none.
+    pub strftime: fn(&jiff::Zoned, &str, usize) -> std::result::Result<String, String>,
 }
 
 impl std::fmt::Debug for Python {

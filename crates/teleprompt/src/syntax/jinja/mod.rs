@@ -911,7 +911,7 @@ fn build_base_environment(dialect: Syntax) -> Environment<'static> {
     // `transformers` formats a naive `datetime.now()`: no time zone.
     let naive = dialect == Syntax::ChatTemplate;
     env.add_function("strftime_now", move |format: &str| {
-        python::strftime(&current::now(), format, naive)
+        python::strftime(&current::now(), format, (naive, None))
     });
     // Python's methods on values, as Jinja2 has them: `.items()`,
     // `.get()`, `.strip()`, `.startswith()`… (Hugging Face chat templates).

@@ -17,11 +17,12 @@ const GLIBC: &str = "aAbBcCdDeFgGhHIjklmMnpPrRsStTuUVwWxXyY";
 
 /// Formats `now` as Python's `datetime.strftime(format)` does. With
 /// `naive`, `now` stands for a datetime without a time zone (as
-/// `transformers`' `datetime.now()`): `%z` and `%Z` print nothing.
+/// `transformers`' `datetime.now()`): `%z` and `%Z` print nothing. The
+/// text may be `room` bytes long (else the render's room on minijinja).
 pub(in crate::syntax::jinja) fn strftime(
     now: &Zoned,
     format: &str,
-    naive: bool,
+    (naive, room): (bool, Option<usize>),
 ) -> Result<String, minijinja::Error> {
     let time = BrokenDownTime::from(now);
     let config = Config::new().custom(PosixCustom::new());
@@ -36,7 +37,10 @@ pub(in crate::syntax::jinja) fn strftime(
     // The text may be as long as the render may still print (a format from
     // data, `%999999999Y`, or a long one repeated, is stopped before it
     // is built).
-    let (room, over) = crate::syntax::jinja::current::budget();
+    let (room, over) = match room {
+        Some(room) => (room, crate::limits::Exceeded::Value(room)),
+        None => crate::syntax::jinja::current::budget(),
+    };
     let too_long = || crate::syntax::jinja::current::exceeded(over);
     let mut out = String::new();
     let mut rest = format;
@@ -49,8 +53,13 @@ pub(in crate::syntax::jinja) fn strftime(
         let conversion = Conversion::read(spec);
         let text = spec.get(..conversion.len).unwrap_or(spec);
         rest = spec.get(conversion.len..).unwrap_or_default();
+        // A width pads a conversion glibc knows; an unknown one prints
+        // as it is, width and all.
         let width = conversion.width.parse::<usize>();
-        if width.map_or(!conversion.width.is_empty(), |width| width > room) {
+        let padded = conversion
+            .letter
+            .is_some_and(|letter| GLIBC.contains(letter));
+        if padded && width.map_or(!conversion.width.is_empty(), |width| width > room) {
             return Err(too_long());
         }
         let bare = conversion.flags.is_empty() && conversion.width.is_empty();
@@ -257,7 +266,7 @@ mod tests {
         for (format, expected) in cases {
             for (time, expected) in times.iter().zip(expected) {
                 assert_eq!(
-                    strftime(time, format, false).unwrap(),
+                    strftime(time, format, (false, None)).unwrap(),
                     *expected,
                     "{format} at {time}"
                 );
@@ -270,9 +279,15 @@ mod tests {
         // CPython 3.11: an aware UTC datetime prints `UTC` and `+0000`; the
         // naive `datetime.now()` of `transformers` prints nothing.
         let time = at("2024-03-05T09:07:03+00:00[UTC]");
-        assert_eq!(strftime(&time, "%Z|%z", false).unwrap(), "UTC|+0000");
-        assert_eq!(strftime(&time, "%Z|%z", true).unwrap(), "|");
+        assert_eq!(
+            strftime(&time, "%Z|%z", (false, None)).unwrap(),
+            "UTC|+0000"
+        );
+        assert_eq!(strftime(&time, "%Z|%z", (true, None)).unwrap(), "|");
         let time = at("2024-03-05T09:07:03+05:30[Asia/Kolkata]");
-        assert_eq!(strftime(&time, "%Z|%z|%H", false).unwrap(), "IST|+0530|09");
+        assert_eq!(
+            strftime(&time, "%Z|%z|%H", (false, None)).unwrap(),
+            "IST|+0530|09"
+        );
     }
 }
