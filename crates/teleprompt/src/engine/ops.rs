@@ -183,7 +183,9 @@ impl<'a> Renderer<'a> {
             JinjaOp::In => self.contains(args, span, dot),
         }
     }
-    /// `a ~ b` and `a + b` of strings or integers.
+    /// `a ~ b ~ …` and `a + b + …` (a chain of one operator the lowering
+    /// made one call): texts joined (`~` prints integers and booleans),
+    /// integers added, lists joined.
     #[inline(never)]
     fn concat(
         &mut self,
@@ -192,49 +194,132 @@ impl<'a> Renderer<'a> {
         span: Span,
         dot: &Value<'a>,
     ) -> Result<Value<'a>> {
-        let a = self.arg(args, 0, span, dot)?;
-        let b = self.arg(args, 1, span, dot)?;
-        if op == JinjaOp::Add {
-            match (&a, &b) {
-                (Value::Int(x), Value::Int(y)) => {
-                    return x
-                        .checked_add(*y)
-                        .map(Value::Int)
-                        .ok_or_else(|| not_jinja(span, "add", &b));
-                }
-                (Value::Str(_) | Value::String(_), Value::Str(_) | Value::String(_)) => {}
-                (Value::Array(_) | Value::Json(_), Value::Array(_) | Value::Json(_)) => {
-                    return self.add_lists(&a, &b, span)
-                }
-                (other, _) => return Err(not_jinja(span, "add", other)),
-            }
-        }
-        let mut text = String::new();
-        for value in [&a, &b] {
-            match value {
-                Value::Str(_) | Value::String(_) => {
-                    self.fits(
-                        Func::Jinja(op),
-                        text.len() + value.as_str().map_or(0, str::len),
-                        span,
-                    )?;
-                    text.push_str(value.as_str().unwrap_or(""));
-                }
-                Value::Int(i) => gofmt::write_int(&mut text, *i),
-                Value::Bool(b) => text.push_str(if *b { "True" } else { "False" }),
-                other => return Err(not_jinja(span, "join", other)),
-            }
-        }
-        self.built(Func::Jinja(op), text, span)
+        let base = self.push_args(args, dot)?;
+        let values = std::mem::take(&mut self.args);
+        let result = self.join_values(op, values.get(base..).unwrap_or(&[]), span, false);
+        self.args = values;
+        self.args.truncate(base);
+        result
     }
 
-    /// `a + b` of two lists: a new list of their items (copied; lists of
+    /// [`JinjaOp::Concat`] or [`JinjaOp::Add`] printed whole: texts are
+    /// written where they print, not joined first.
+    pub(super) fn print_concat(
+        &mut self,
+        op: JinjaOp,
+        args: &'a [Expr],
+        span: Span,
+        dot: &Value<'a>,
+    ) -> Result<()> {
+        self.tick(span)?;
+        let base = self.push_args(args, dot)?;
+        let values = std::mem::take(&mut self.args);
+        let result = self.join_values(op, values.get(base..).unwrap_or(&[]), span, true);
+        self.args = values;
+        self.args.truncate(base);
+        match result? {
+            Value::Null => Ok(()),
+            value => self.print(&value, span),
+        }
+    }
+
+    /// The join of `pieces` by `op`; with `print`, texts are written to
+    /// the output instead (and `Value::Null` returned). Counted as the
+    /// operator applied pair by pair would count it: each partial text
+    /// must fit a value and is built.
+    fn join_values(
+        &mut self,
+        op: JinjaOp,
+        pieces: &[Value<'a>],
+        span: Span,
+        print: bool,
+    ) -> Result<Value<'a>> {
+        let func = Func::Jinja(op);
+        let textual = |value: &Value<'_>| match value {
+            Value::Str(_) | Value::String(_) => true,
+            Value::Int(_) | Value::Bool(_) => op == JinjaOp::Concat,
+            _ => false,
+        };
+        if op == JinjaOp::Add && !pieces.iter().all(textual) {
+            return self.add_values(pieces, span);
+        }
+        let mut digits = itoa::Buffer::new();
+        let mut total = 0usize;
+        let mut partials = 0usize;
+        for (i, piece) in pieces.iter().enumerate() {
+            total = total.saturating_add(match piece {
+                Value::Str(_) | Value::String(_) => piece.as_str().map_or(0, str::len),
+                Value::Int(n) => digits.format(*n).len(),
+                Value::Bool(b) => {
+                    if *b {
+                        4
+                    } else {
+                        5
+                    }
+                }
+                other => return Err(not_jinja(span, "join", other)),
+            });
+            if i > 0 {
+                partials = partials.saturating_add(total);
+            }
+        }
+        self.fits(func, total, span)?;
+        self.count_built(func, partials, span)?;
+        let mut text = String::new();
+        let out = match print {
+            true => &mut self.out,
+            false => {
+                text.reserve_exact(total);
+                &mut text
+            }
+        };
+        for piece in pieces {
+            match piece {
+                Value::Int(n) => gofmt::write_int(out, *n),
+                Value::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+                other => out.push_str(other.as_str().unwrap_or("")),
+            }
+        }
+        if print {
+            self.check_output(Some(span))?;
+            return Ok(Value::Null);
+        }
+        Ok(Value::string(text))
+    }
+
+    /// `a + b + …` of integers (Python's, within 64 bits) or of lists;
+    /// others are minijinja's.
+    fn add_values(&mut self, pieces: &[Value<'a>], span: Span) -> Result<Value<'a>> {
+        if pieces.iter().all(|piece| matches!(piece, Value::Int(_))) {
+            let mut sum = 0i64;
+            for piece in pieces {
+                let Value::Int(n) = piece else {
+                    return Err(internal(span));
+                };
+                sum = sum
+                    .checked_add(*n)
+                    .ok_or_else(|| not_jinja(span, "add", piece))?;
+            }
+            return Ok(Value::Int(sum));
+        }
+        let list = |piece: &Value<'_>| match piece {
+            Value::Array(_) => true,
+            Value::Json(json) => json.is_array(),
+            _ => false,
+        };
+        match pieces.iter().find(|piece| !list(piece)) {
+            Some(other) => Err(not_jinja(span, "add", other)),
+            None => self.add_lists(pieces, span),
+        }
+    }
+
+    /// `a + b + …` of lists: a new list of their items (copied; lists of
     /// a chat template's messages are minijinja's).
     #[inline(never)]
-    fn add_lists(&mut self, a: &Value<'a>, b: &Value<'a>, span: Span) -> Result<Value<'a>> {
+    fn add_lists(&mut self, lists: &[Value<'a>], span: Span) -> Result<Value<'a>> {
         let mut joined = Vec::new();
         let (mut nodes, mut bytes) = (0, 0);
-        for list in [a, b] {
+        for list in lists {
             let items = match list {
                 Value::Array(items) if !self.holds_messages(items) => *items,
                 Value::Json(json) if json.is_array() => {

@@ -11,7 +11,9 @@ use super::flavor;
 use super::flavor::go as gofmt;
 use super::flavor::jinja::not_jinja;
 use super::lookup::is_object;
-use super::program::{Block, Const, Expr, Func, Instr, LoopField, PartialContent, Program, Span};
+use super::program::{
+    Block, Const, Expr, Func, Instr, JinjaOp, LoopField, PartialContent, Program, Span,
+};
 use super::value::{sorted_keys, Value};
 use crate::diagnostics::{closest, TemplateError};
 use crate::limits::Exceeded;
@@ -212,6 +214,13 @@ impl<'a> Renderer<'a> {
                 } = expr
                 {
                     self.print_call(*func, args, *call_span, dot)?;
+                } else if let Expr::Call {
+                    func: Func::Jinja(op @ (JinjaOp::Concat | JinjaOp::Add)),
+                    args,
+                    span: call_span,
+                } = expr
+                {
+                    self.print_concat(*op, args, *call_span, dot)?;
                 } else {
                     let value = self.eval(expr, dot, false)?;
                     self.print(&value, *span)?;
@@ -1183,7 +1192,7 @@ impl<'a> Renderer<'a> {
     /// Prints a value: strings and integers here, the rest in
     /// [`Renderer::print_other`].
     #[inline]
-    fn print(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
+    pub(super) fn print(&mut self, value: &Value<'a>, span: Span) -> Result<()> {
         match value {
             Value::Str(text) => self.out.push_str(text),
             Value::String(text) => self.out.push_str(text),
