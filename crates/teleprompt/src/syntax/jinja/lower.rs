@@ -1681,6 +1681,24 @@ impl<'a> Lowerer<'a, '_> {
                 let ast::Expr::GetAttr(attr) = &called.expr else {
                     return None;
                 };
+                // A method that changes a value: an error where it runs
+                // (minijinja's, naming the Jinja to write instead).
+                const CHANGING: [&str; 11] = [
+                    "append",
+                    "pop",
+                    "extend",
+                    "insert",
+                    "remove",
+                    "clear",
+                    "sort",
+                    "reverse",
+                    "update",
+                    "setdefault",
+                    "popitem",
+                ];
+                if CHANGING.contains(&attr.name) {
+                    return Some(call(Func::Jinja(JinjaOp::Raise), [], expr.span()));
+                }
                 let Some(method) = Method::named(attr.name) else {
                     return self.no(|| format!("method `.{}()`", attr.name));
                 };
@@ -2921,6 +2939,19 @@ mod tests {
         assert!(agree_with(body, &data, chat, Default::default()));
         let body = "{% if on %}{{ x | from_json | tojson }}{% endif %}ok";
         assert!(!agree_with(body, &data, chat, Default::default()));
+    }
+
+    /// A method that changes a value renders directly where it does not
+    /// run, and fails as on minijinja where it does.
+    #[test]
+    fn changing_methods_fail_only_where_reached() {
+        let data = json!({"xs": [1], "on": true});
+        for chat in [(Strictness::Lenient, true), (Strictness::Strict, false)] {
+            let body = "{% if not on %}{% set _ = xs.append(2) %}{% endif %}ok";
+            assert!(agree_with(body, &data, chat, Default::default()));
+            let body = "{% if on %}{% set _ = xs.append(2) %}{% endif %}ok";
+            assert!(!agree_with(body, &data, chat, Default::default()));
+        }
     }
 
     /// A text an operation makes longer than `max_value_bytes` is the
