@@ -144,6 +144,10 @@ impl<'a> Renderer<'a> {
             JinjaOp::MapAttr => self.map_attr(args, span, dot),
             JinjaOp::MapFilter => self.map_filter(args, span, dot),
             JinjaOp::Unset => Ok(Value::Missing),
+            JinjaOp::OrEmpty => match self.arg_tested(args, 0, span, dot, true)? {
+                Value::Missing => Ok(Value::Str("")),
+                value => Ok(value),
+            },
             JinjaOp::Top => match args.first() {
                 Some(Expr::Const(Const::Int(slot))) => Ok(usize::try_from(*slot)
                     .ok()

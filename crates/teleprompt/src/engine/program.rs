@@ -553,6 +553,10 @@ pub(crate) enum JinjaOp {
     /// The value in a slot of the template's top frame (the argument, a
     /// constant): a namespace's attribute a macro's body reads.
     Top,
+    /// A key read to be printed in a lenient render: the value, or an
+    /// empty text where the key is missing (Jinja's undefined prints as
+    /// nothing there).
+    OrEmpty,
     /// `range(stop)`, `range(start, stop)`, `range(start, stop, step)` of
     /// integers: the list (at most 10,000 items; more are minijinja's).
     Range,
@@ -783,6 +787,7 @@ impl Func {
                     JinjaOp::Dict => "{}",
                     JinjaOp::ListOf => "[]",
                     JinjaOp::Unset | JinjaOp::Top => "namespace",
+                    JinjaOp::OrEmpty => "print",
                     JinjaOp::Range => "range",
                     JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",

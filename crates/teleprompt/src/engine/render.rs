@@ -201,7 +201,17 @@ impl<'a> Renderer<'a> {
             }
             Instr::Print { expr, span } if self.tracing => self.print_traced(expr, *span, dot)?,
             Instr::Print { expr, span } => {
-                if let Some(json) = self.json_of(expr, dot) {
+                // A lenient render's key: printed from where it is, when
+                // it is there.
+                let read = match expr {
+                    Expr::Call {
+                        func: Func::Jinja(JinjaOp::OrEmpty),
+                        args,
+                        ..
+                    } => args.first().unwrap_or(expr),
+                    _ => expr,
+                };
+                if let Some(json) = self.json_of(read, dot) {
                     // A value of the data: printed from where it is.
                     self.print_json(json, *span)?;
                 } else if let Some(&Value::Int(i)) = self.var_of(expr) {

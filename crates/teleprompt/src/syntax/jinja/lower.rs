@@ -1292,13 +1292,28 @@ impl<'a> Lowerer<'a, '_> {
                     otherwise: Box::new([]),
                 });
             }
-            ast::Stmt::EmitExpr(emit) => into.push(Instr::Print {
+            ast::Stmt::EmitExpr(emit) => {
                 // Printed whole, a value marked `| safe` prints alike (no
                 // autoescape here); elsewhere `| safe` is minijinja's (a
                 // `+` escapes the other operand of a safe string).
-                expr: self.printed(&emit.expr)?,
-                span: span(emit.expr.span()),
-            }),
+                let mut expr = self.printed(&emit.expr)?;
+                // A key printed in a lenient render: nothing where missing.
+                let read = matches!(
+                    &expr,
+                    Expr::Path { .. }
+                        | Expr::Call {
+                            func: Func::Jinja(JinjaOp::Item),
+                            ..
+                        }
+                );
+                if self.lenient && read {
+                    expr = call(Func::Jinja(JinjaOp::OrEmpty), [expr], emit.expr.span());
+                }
+                into.push(Instr::Print {
+                    expr,
+                    span: span(emit.expr.span()),
+                })
+            }
             ast::Stmt::IfCond(cond) => self.if_stmt(stmt, cond, into)?,
             ast::Stmt::ForLoop(for_loop) => self.for_stmt(for_loop, into)?,
             ast::Stmt::Set(set) => self.set_stmt(set, into)?,
@@ -2488,7 +2503,6 @@ mod tests {
             "{{ {'a': 1} }}",
             "{{ {'a': user.name} }}",
             "{% for k, v in {'b': 1, 'a': docs[0].title} | dictsort %}{{ k }}{{ v }}{% endfor %}",
-            "{{ user.nme }}",
             "{{ docs }}",
             "{{ 1.5 }}",
             "{{ user }}",
@@ -2570,6 +2584,14 @@ mod tests {
                 assert!(!agree(body, &data, strictness), "direct: {body}");
             }
         }
+        // A missing key printed: nothing where lenient.
+        let body = "{{ user.nme }}";
+        assert!(!agree(body, &data, Strictness::Strict), "direct: {body}");
+        assert!(!agree(body, &data, Strictness::Semi), "direct: {body}");
+        assert!(
+            agree(body, &data, Strictness::Lenient),
+            "not direct: {body}"
+        );
         // Not lowered at all: the same result too.
         for body in [
             "{{ loop }}",
@@ -2806,11 +2828,25 @@ mod tests {
                 "not direct: {body}"
             );
         }
+        // A missing key printed: nothing where lenient, minijinja's error
+        // where strict.
         for body in [
             "{% for m in messages %}{{ m.content }}{% endfor %}",
+            "{{ messages[-1].content }}",
+            "{% for m in messages %}{{ messages[loop.index0]['content'] }}{% endfor %}",
+        ] {
+            assert!(
+                agree_chat(body, &data, Strictness::Lenient),
+                "not direct: {body}"
+            );
+            assert!(
+                !agree_chat(body, &data, Strictness::Strict),
+                "direct: {body}"
+            );
+        }
+        for body in [
             "{{ meta.note }}",
             "{% for m in messages %}{{ m }}{% endfor %}",
-            "{{ messages[-1].content }}",
             "{% if nothing.deeper %}x{% endif %}",
             "{{ nothing is sequence }}",
             "{{ messages[0].nope is iterable }}",
@@ -2819,7 +2855,6 @@ mod tests {
             "{{ 1 != 1.5 }}",
             "{{ nothing == 1 }}",
             "{{ messages[0].nope != 1 }}",
-            "{% for m in messages %}{{ messages[loop.index0]['content'] }}{% endfor %}",
             "{{ messages | tojson }}",
             "{{ messages[1:] | tojson }}",
             "{{ strftime_now(3) }}",
@@ -2926,6 +2961,43 @@ mod tests {
         assert!(!agree_with(body, &reasoning, chat, Default::default()));
         let body = "{{ {'a': 1.0} == {'a': 1} }}";
         assert!(!agree_with(body, &data, chat, Default::default()));
+    }
+
+    /// A lenient render prints a missing key as nothing, on the direct
+    /// path too (Command A's `{{ message.tool_plan }}`).
+    #[test]
+    fn missing_keys_print_as_nothing_where_lenient() {
+        let data = json!({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": null}], "user": {"name": "Ada"}});
+        let body = "{% for m in messages %}[{{ m.tool_plan }}|{{ m['content'] }}|{{ m.content }}]{% endfor %}{{ nothing }}{{ user.nick }}{{ user['nick'] }}";
+        assert!(agree_with(
+            body,
+            &data,
+            (Strictness::Lenient, true),
+            Default::default()
+        ));
+        let body = "{{ nothing }}{{ user.nick }}{{ user['nick'] }}{{ user.name }}";
+        assert!(agree_with(
+            body,
+            &data,
+            (Strictness::Lenient, false),
+            Default::default()
+        ));
+        for strictness in [Strictness::Strict, Strictness::Semi] {
+            assert!(!agree_with(
+                body,
+                &data,
+                (strictness, false),
+                Default::default()
+            ));
+        }
+        // A key of a missing value fails in Jinja2 too: minijinja's.
+        let body = "{{ user.nick.deeper }}";
+        assert!(!agree_with(
+            body,
+            &data,
+            (Strictness::Lenient, true),
+            Default::default()
+        ));
     }
 
     /// A chat template's filter the environment does not define renders
