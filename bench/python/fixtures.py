@@ -64,6 +64,7 @@ import argparse
 import datetime as _dt
 import gc
 import importlib.metadata
+import importlib.util
 import json
 import os
 import platform
@@ -77,6 +78,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 FIXTURES = ROOT / "crates/teleprompt/tests/fixtures/chat-template"
 sys.path.insert(0, str(HERE.parent / "jinja"))
+
+# The Rust bench's helpers, shared (its file is also named fixtures.py).
+_spec = importlib.util.spec_from_file_location("jinja_fixtures", HERE.parent / "jinja" / "fixtures.py")
+_jinja_fixtures = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_jinja_fixtures)
+parse_now = _jinja_fixtures.parse_now
+first_difference = _jinja_fixtures.first_difference
+construct = _jinja_fixtures.construct
 
 SPECIAL_TOKENS = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"]
 
@@ -102,11 +111,6 @@ class Clock:
         return FixedDatetime
 
 
-def parse_now(now: str | None) -> _dt.datetime | None:
-    """`2026-11-23T10:00:00Z` as the naive datetime generate.py used."""
-    if now is None:
-        return None
-    return _dt.datetime.fromisoformat(now.replace("Z", "+00:00")).replace(tzinfo=None)
 
 
 def sections(path: Path):
@@ -219,15 +223,6 @@ def minijinja_env(template: str):
     return env
 
 
-def construct(name: str) -> bool:
-    """A hand-written case of one Jinja construct (the fixtures' README)."""
-    return name.startswith("jinja2_") or name in ("whitespace_defaults", "messages_normalized")
-
-
-def first_difference(a: str, b: str) -> str:
-    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    start = max(0, at - 20)
-    return f"at char {at}: {a[start:at + 30]!r} vs {b[start:at + 30]!r}"
 
 
 def attempt(render):

@@ -57,6 +57,22 @@ impl<'a> Renderer<'a> {
         Ok(base)
     }
 
+    /// Runs `then` over the values of `args`, evaluated onto the shared
+    /// buffer (no list allocated per call).
+    pub(super) fn with_args<T>(
+        &mut self,
+        args: &'a [Expr],
+        dot: &Value<'a>,
+        then: impl FnOnce(&mut Self, &[Value<'a>]) -> Result<T>,
+    ) -> Result<T> {
+        let base = self.push_args(args, dot)?;
+        let values = std::mem::take(&mut self.args);
+        let result = then(self, values.get(base..).unwrap_or(&[]));
+        self.args = values;
+        self.args.truncate(base);
+        result
+    }
+
     pub(super) fn print_call(
         &mut self,
         func: Func,
@@ -65,13 +81,9 @@ impl<'a> Renderer<'a> {
         dot: &Value<'a>,
     ) -> Result<()> {
         self.tick(span)?;
-        let base = self.push_args(args, dot)?;
-        let values = std::mem::take(&mut self.args);
-        let slice = values.get(base..).unwrap_or(&[]);
-        let result = write_print(func, &mut self.out, slice, span);
-        self.args = values;
-        self.args.truncate(base);
-        result
+        self.with_args(args, dot, |this, values| {
+            write_print(func, &mut this.out, values, span)
+        })
     }
 
     pub(super) fn call(

@@ -198,12 +198,9 @@ impl<'a> Renderer<'a> {
         span: Span,
         dot: &Value<'a>,
     ) -> Result<Value<'a>> {
-        let base = self.push_args(args, dot)?;
-        let values = std::mem::take(&mut self.args);
-        let result = self.join_values(op, values.get(base..).unwrap_or(&[]), span, false);
-        self.args = values;
-        self.args.truncate(base);
-        result
+        self.with_args(args, dot, |this, pieces| {
+            this.join_values(op, pieces, span, false)
+        })
     }
 
     /// [`JinjaOp::Concat`] or [`JinjaOp::Add`] printed whole: texts are
@@ -216,12 +213,10 @@ impl<'a> Renderer<'a> {
         dot: &Value<'a>,
     ) -> Result<()> {
         self.tick(span)?;
-        let base = self.push_args(args, dot)?;
-        let values = std::mem::take(&mut self.args);
-        let result = self.join_values(op, values.get(base..).unwrap_or(&[]), span, true);
-        self.args = values;
-        self.args.truncate(base);
-        match result? {
+        let joined = self.with_args(args, dot, |this, pieces| {
+            this.join_values(op, pieces, span, true)
+        })?;
+        match joined {
             Value::Null => Ok(()),
             value => self.print(&value, span),
         }
