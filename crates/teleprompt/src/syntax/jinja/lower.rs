@@ -1262,6 +1262,39 @@ impl<'a> Lowerer<'a, '_> {
         Some(())
     }
 
+    /// `{% filter trim %}…{% endfilter %}` (`trim`, `upper`, `lower`):
+    /// the body's text captured in a slot of its own, then printed
+    /// filtered. A body `set` blocks refuse is refused here too.
+    fn filter_block(&mut self, block: &ast::FilterBlock<'a>, into: &mut Vec<Instr>) -> Option<()> {
+        let func = match &block.filter {
+            ast::Expr::Filter(filter) if filter.expr.is_none() && filter.args.is_empty() => {
+                match filter.name {
+                    "trim" => Func::Trim,
+                    "upper" => Func::Upper,
+                    "lower" => Func::Lower,
+                    other => return self.no(|| format!("`filter {other}` block")),
+                }
+            }
+            _ => return self.no(|| "a `filter` block of other filters".into()),
+        };
+        if let Some(why) = capture_refusal(&block.body) {
+            return self.no(|| format!("`filter` block with {why} in it"));
+        }
+        let body = self.stmts(&block.body)?;
+        let slot = self.slots(1);
+        let at = span(block.filter_span);
+        into.push(Instr::Capture {
+            slot,
+            body,
+            span: at,
+        });
+        into.push(Instr::Print {
+            expr: call(func, [Expr::Var(slot)], block.filter_span),
+            span: at,
+        });
+        Some(())
+    }
+
     fn stmt(&mut self, stmt: &ast::Stmt<'a>, into: &mut Vec<Instr>) -> Option<()> {
         match stmt {
             ast::Stmt::Template(template) => {
@@ -1318,6 +1351,7 @@ impl<'a> Lowerer<'a, '_> {
             ast::Stmt::ForLoop(for_loop) => self.for_stmt(for_loop, into)?,
             ast::Stmt::Set(set) => self.set_stmt(set, into)?,
             ast::Stmt::SetBlock(set) => self.set_block(set, into)?,
+            ast::Stmt::FilterBlock(block) => self.filter_block(block, into)?,
             ast::Stmt::Macro(def) => self.define_macro(def)?,
             ast::Stmt::Continue(_) if !self.loops.is_empty() => into.push(Instr::Continue),
             ast::Stmt::Break(_) if !self.loops.is_empty() => into.push(Instr::Break),
@@ -1333,7 +1367,7 @@ impl<'a> Lowerer<'a, '_> {
             ast::Expr::Const(constant) => Expr::Const(constant_of(&constant.value)?),
             ast::Expr::GetAttr(attr) => self.key(&attr.expr, attr.name, expr.span())?,
             ast::Expr::Var(_) => self.var_expr(expr)?,
-            ast::Expr::List(_) => self.list_expr(expr)?,
+            ast::Expr::List(_) | ast::Expr::Tuple(_) => self.list_expr(expr)?,
             ast::Expr::Map(_) => self.map_expr(expr)?,
             ast::Expr::GetItem(_) => self.item_expr(expr)?,
             ast::Expr::Test(_) => self.test_expr(expr)?,
@@ -1344,7 +1378,6 @@ impl<'a> Lowerer<'a, '_> {
             | ast::Expr::UnaryOp(_) => self.operator(expr)?,
             ast::Expr::Call(_) => self.call_expr(expr)?,
             ast::Expr::Filter(_) => self.filter_expr(expr)?,
-            other => return self.no(|| expression_name(other)),
         })
     }
 
@@ -1413,6 +1446,9 @@ impl<'a> Lowerer<'a, '_> {
     fn list_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
         if let Some(serde_json::Value::Array(items)) = constant_json(expr) {
             return Some(Expr::Const(Const::List(items.into_boxed_slice())));
+        }
+        if matches!(expr, ast::Expr::Tuple(_)) {
+            return self.no(|| "a tuple of other than constants".into());
         }
         let ast::Expr::List(list) = expr else {
             return self.no(|| expression_name(expr));
@@ -2198,6 +2234,15 @@ fn constant_json(expr: &ast::Expr<'_>) -> Option<serde_json::Value> {
                 .map(constant_json)
                 .collect::<Option<Vec<_>>>()?,
         ),
+        // A tuple reads as a list (`x in ('a', 'b')`); printed, it is
+        // minijinja's.
+        ast::Expr::Tuple(tuple) => Json::Array(
+            tuple
+                .items
+                .iter()
+                .map(constant_json)
+                .collect::<Option<Vec<_>>>()?,
+        ),
         ast::Expr::Map(map) => {
             let mut object = serde_json::Map::with_capacity(map.keys.len());
             for (key, value) in map.keys.iter().zip(&map.values) {
@@ -2460,6 +2505,7 @@ mod tests {
             "{{ '42' | int + 1 }}{{ '-7' | int }}{{ user.age | int }}",
             "{{ 'a\nb\n\nc\n' | indent }}|{{ 'a\nb\n\nc' | indent(2, true) }}|{{ 'a\n\nb' | indent(width='> ', blank=true) }}|{{ 'one' | indent(8, first=true) }}|{{ '' | indent(first=true) }}|{{ '\n' | indent(3, true, true) }}",
             "{{ 'a</think>b</think>c'.split('</think>', 1) | join('|') }}{{ 'a,b,c'.split(',', 0) | length }}{{ 'a,b,c'.split(',', -1) | length }}{{ 'a,b,c'.split(',', 5) | length }}",
+            "{% filter trim %}\n  {{ user.name }} {% for d in docs %}{{ d.title }}{% endfor %}\n\n{% endfilter %}|{% filter upper %}a{{ word }}{% endfilter %}|{% for d in docs %}{% filter lower %}{{ d.title }}{% endfilter %}{% endfor %}|{{ user.name in ('Ada', 'x') }}{{ 3 in (1, 2) }}",
             // `set` blocks.
             "{% set x %}Hi {{ user.name }}{% for d in docs %}[{{ d.title }}{% if loop.last %}.{% endif %}]{% endfor %}{% endset %}<{{ x }}>{{ x | length }}",
             "{% for d in docs %}{% set t %}{{ d.title }}-{{ loop.index }}{% endset %}{{ t | upper }}{% endfor %}{% if user.premium %}{% set y %}yes{% endset %}{% endif %}{{ y }}",
