@@ -1819,11 +1819,11 @@ impl<'a> Lowerer<'a, '_> {
                     "indent" => return self.indent(input, &filter.args, expr.span()),
                     "list" => Func::Jinja(JinjaOp::List),
                     // A generator in Jinja2: only `list`, `join`, `map`
-                    // and a loop take one (`generator_input`).
-                    "selectattr" | "rejectattr" | "map" => {
-                        return self.no(|| {
-                            format!("`{}` used other than by list, join or a loop", filter.name)
-                        })
+                    // and a loop take one (`generator_input`); anything
+                    // else (`tojson` of one fails in Jinja2) is minijinja's
+                    // where it runs.
+                    "selectattr" | "rejectattr" | "map" | "select" | "reject" => {
+                        return Some(call(Func::Jinja(JinjaOp::Raise), [], expr.span()))
                     }
                     "join" => {
                         let separator = match filter.args.as_slice() {
