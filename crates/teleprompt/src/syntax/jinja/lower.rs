@@ -1330,15 +1330,20 @@ impl<'a> Lowerer<'a, '_> {
                 // autoescape here); elsewhere `| safe` is minijinja's (a
                 // `+` escapes the other operand of a safe string).
                 let mut expr = self.printed(&emit.expr)?;
-                // A key printed in a lenient render: nothing where missing.
-                let read = matches!(
-                    &expr,
-                    Expr::Path { .. }
-                        | Expr::Call {
-                            func: Func::Jinja(JinjaOp::Item),
-                            ..
-                        }
-                );
+                // A key printed in a lenient render: nothing where missing
+                // (not a name the environment defines: a function printed
+                // is an error).
+                let read = match &expr {
+                    Expr::Path { base, keys, .. } => !matches!(
+                        (&**base, &**keys),
+                        (Expr::Root, [name]) if self.globals.contains(&*name.name)
+                    ),
+                    Expr::Call {
+                        func: Func::Jinja(JinjaOp::Item),
+                        ..
+                    } => true,
+                    _ => false,
+                };
                 if self.lenient && read {
                     expr = call(Func::Jinja(JinjaOp::OrEmpty), [expr], emit.expr.span());
                 }
@@ -3022,6 +3027,12 @@ mod tests {
             Default::default()
         ));
         let body = "{{ nothing }}{{ user.nick }}{{ user['nick'] }}{{ user.name }}";
+        assert!(!agree_with(
+            "{{ history }}",
+            &data,
+            (Strictness::Lenient, false),
+            Default::default()
+        ));
         assert!(agree_with(
             body,
             &data,
