@@ -549,8 +549,9 @@ impl<'a> Renderer<'a> {
         dot: &Value<'a>,
     ) -> Result<Flow> {
         let list = self.eval(value, dot, false)?;
-        // A map of the data (one layer, not a message): its keys, in order;
-        // a text's characters.
+        // A map of the data (one layer, not a message): its keys, in order.
+        // (A text's characters are minijinja's: its `loop.last` there is
+        // false on the last one.)
         let mut keys: Option<Vec<&'a str>> = None;
         let (borrowed, made) = match &list {
             Value::Array(items) => (*items, None),
@@ -559,16 +560,6 @@ impl<'a> Renderer<'a> {
                 let names = view.keys();
                 self.tick_work(names.len(), 0, span)?;
                 keys = Some(names);
-                (&[][..], None)
-            }
-            // A text of the data or the template: its characters.
-            Value::Str(text) => {
-                let chars: Vec<&'a str> = text
-                    .char_indices()
-                    .map(|(at, c)| &text[at..at + c.len_utf8()])
-                    .collect();
-                self.tick_work(chars.len(), 0, span)?;
-                keys = Some(chars);
                 (&[][..], None)
             }
             other => return Err(not_jinja(span, "iterate", other)),
