@@ -205,6 +205,7 @@ impl<'a> Renderer<'a> {
 
     /// [`JinjaOp::Concat`] or [`JinjaOp::Add`] printed whole: texts are
     /// written where they print, not joined first.
+    #[inline(never)]
     pub(super) fn print_concat(
         &mut self,
         op: JinjaOp,
@@ -226,6 +227,7 @@ impl<'a> Renderer<'a> {
     /// the output instead (and `Value::Null` returned). Counted as the
     /// operator applied pair by pair would count it: each partial text
     /// must fit a value and is built.
+    #[inline(never)]
     fn join_values(
         &mut self,
         op: JinjaOp,
@@ -288,6 +290,7 @@ impl<'a> Renderer<'a> {
 
     /// `a + b + …` of integers (Python's, within 64 bits) or of lists;
     /// others are minijinja's.
+    #[inline(never)]
     fn add_values(&mut self, pieces: &[Value<'a>], span: Span) -> Result<Value<'a>> {
         if pieces.iter().all(|piece| matches!(piece, Value::Int(_))) {
             let mut sum = 0i64;

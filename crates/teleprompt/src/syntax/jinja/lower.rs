@@ -1318,6 +1318,7 @@ impl<'a> Lowerer<'a, '_> {
     /// `{% set x %}…{% endset %}`: the body's text, captured. A body that
     /// assigns (its own scope in Jinja2, not in minijinja), breaks out of
     /// a loop or filters its text is minijinja's.
+    #[inline(never)]
     fn set_block(&mut self, set: &ast::SetBlock<'a>, into: &mut Vec<Instr>) -> Option<()> {
         let ast::Expr::Var(target) = &set.target else {
             return self.no(|| "`set` block of several names".into());
@@ -1345,6 +1346,7 @@ impl<'a> Lowerer<'a, '_> {
     /// `{% filter trim %}…{% endfilter %}` (`trim`, `upper`, `lower`):
     /// the body's text captured in a slot of its own, then printed
     /// filtered. A body `set` blocks refuse is refused here too.
+    #[inline(never)]
     fn filter_block(&mut self, block: &ast::FilterBlock<'a>, into: &mut Vec<Instr>) -> Option<()> {
         let func = match &block.filter {
             ast::Expr::Filter(filter) if filter.expr.is_none() && filter.args.is_empty() => {
@@ -1373,6 +1375,35 @@ impl<'a> Lowerer<'a, '_> {
             span: at,
         });
         Some(())
+    }
+
+    /// `{{ expr }}`: printed whole, a value marked `| safe` prints alike
+    /// (no autoescape here); elsewhere `| safe` is minijinja's (a `+`
+    /// escapes the other operand of a safe string).
+    #[inline(never)]
+    fn print_stmt(&self, printed: &ast::Expr<'a>) -> Option<Instr> {
+        let mut expr = self.printed(printed)?;
+        // A key printed in a lenient render: nothing where missing
+        // (not a name the environment defines: a function printed
+        // is an error).
+        let read = match &expr {
+            Expr::Path { base, keys, .. } => !matches!(
+                (&**base, &**keys),
+                (Expr::Root, [name]) if self.globals.contains(&*name.name)
+            ),
+            Expr::Call {
+                func: Func::Jinja(JinjaOp::Item),
+                ..
+            } => true,
+            _ => false,
+        };
+        if self.lenient && read {
+            expr = call(Func::Jinja(JinjaOp::OrEmpty), [expr], printed.span());
+        }
+        Some(Instr::Print {
+            expr,
+            span: span(printed.span()),
+        })
     }
 
     fn stmt(&mut self, stmt: &ast::Stmt<'a>, into: &mut Vec<Instr>) -> Option<()> {
@@ -1405,33 +1436,7 @@ impl<'a> Lowerer<'a, '_> {
                     otherwise: Box::new([]),
                 });
             }
-            ast::Stmt::EmitExpr(emit) => {
-                // Printed whole, a value marked `| safe` prints alike (no
-                // autoescape here); elsewhere `| safe` is minijinja's (a
-                // `+` escapes the other operand of a safe string).
-                let mut expr = self.printed(&emit.expr)?;
-                // A key printed in a lenient render: nothing where missing
-                // (not a name the environment defines: a function printed
-                // is an error).
-                let read = match &expr {
-                    Expr::Path { base, keys, .. } => !matches!(
-                        (&**base, &**keys),
-                        (Expr::Root, [name]) if self.globals.contains(&*name.name)
-                    ),
-                    Expr::Call {
-                        func: Func::Jinja(JinjaOp::Item),
-                        ..
-                    } => true,
-                    _ => false,
-                };
-                if self.lenient && read {
-                    expr = call(Func::Jinja(JinjaOp::OrEmpty), [expr], emit.expr.span());
-                }
-                into.push(Instr::Print {
-                    expr,
-                    span: span(emit.expr.span()),
-                })
-            }
+            ast::Stmt::EmitExpr(emit) => into.push(self.print_stmt(&emit.expr)?),
             ast::Stmt::IfCond(cond) => self.if_stmt(stmt, cond, into)?,
             ast::Stmt::ForLoop(for_loop) => self.for_stmt(for_loop, into)?,
             ast::Stmt::Set(set) => self.set_stmt(set, into)?,
