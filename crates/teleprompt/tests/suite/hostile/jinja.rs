@@ -287,9 +287,9 @@ fn the_append_only_probes_of_a_slow_chat_template_share_one_deadline() {
     use teleprompt::{LoadOptions, Prompt};
     let _alone = crate::common::exclusive();
     // Close to the step budget on every render, and always within it, on
-    // minijinja (the `set` block keeps it there: teleprompt's own
+    // minijinja (the `with` block keeps it there: teleprompt's own
     // evaluator runs such loops many times faster).
-    let body = "{% set kept %}{% endset %}\
+    let body = "{% with kept = 1 %}{% endwith %}\
         {% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}\
         {% for m in messages %}{{ m.content }}{% endfor %}{% if messages|length > 3 %}!{% endif %}";
     let options = LoadOptions::new().with_syntax(Syntax::ChatTemplate);
