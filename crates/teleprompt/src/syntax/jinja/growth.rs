@@ -65,7 +65,11 @@ pub(super) fn guard_filters(env: &mut Environment<'static>) {
             move |state: &mut State, args: Rest<JValue>| -> Result<JValue, Error> {
                 if let Some((value, rest)) = args.0.split_first() {
                     // The filter reads any value as its text (`[…]|list|replace`).
-                    reserve(predict(&as_text(value), rest))?;
+                    let text = as_text(value);
+                    if name == "format" {
+                        check_mapping_keys(&text)?;
+                    }
+                    reserve(predict(&text, rest))?;
                 }
                 let result = builtin.call(state, &args.0)?;
                 counted(result)
@@ -219,6 +223,33 @@ fn check_field_indexes(format: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// minijinja 3.1.0's `format` filter panics on a mapping key (`%(key)s`)
+/// holding a character other than ASCII (`"%(é)s"|format(…)`, found by the
+/// `jinja_direct` fuzz target): such a key is a render error here, before
+/// minijinja reads it.
+fn check_mapping_keys(format: &str) -> Result<(), Error> {
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        // `%%` is a `%`; `%(` opens a key, which runs to `)`.
+        if c == '%' && chars.next() == Some('(') {
+            for c in chars.by_ref() {
+                if c == ')' {
+                    break;
+                }
+                if !c.is_ascii() {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOperation,
+                        format!(
+                            "the format key holds {c:?}: a mapping key in a format (`%(key)s`) must be ASCII text"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A result counted as built text, when it is a string.
 fn counted(result: JValue) -> Result<JValue, Error> {
     if let Some(text) = result.as_str() {
@@ -334,6 +365,9 @@ mod tests {
         );
         assert!(formatted_size("{:>1000000000}", &[JValue::from(1)]) > 1_000_000_000);
         assert!(check_field_indexes("{a[é]}").is_err());
+        assert!(check_mapping_keys("%(é)s").is_err());
+        assert!(check_mapping_keys("%(\u{e001}").is_err());
+        assert!(check_mapping_keys("%%(é)s %(a)s é %s").is_ok());
         assert!(check_field_indexes("{0[b]é}").is_ok());
         assert!(check_field_indexes("{{a[é]}} {:é>5} {é}").is_ok());
         assert!(check_field_indexes("{a.b[cé").is_err());

@@ -1986,11 +1986,11 @@ impl<'a> Lowerer<'a, '_> {
                 ast::Expr::Const(constant) => constant_of(&constant.value),
                 _ => None,
             };
-            let fits = match (slot, &constant) {
-                (Some(0), Some(Const::Int(_) | Const::Str(_))) => true,
-                (Some(1 | 2), Some(Const::Bool(_))) => true,
-                _ => false,
-            };
+            let fits = matches!(
+                (slot, &constant),
+                (Some(0), Some(Const::Int(_) | Const::Str(_)))
+                    | (Some(1 | 2), Some(Const::Bool(_)))
+            );
             let (Some(slot), Some(constant), true) = (slot, constant, fits) else {
                 return self.no(|| "`indent` with other arguments".into());
             };
