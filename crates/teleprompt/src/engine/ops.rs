@@ -168,7 +168,7 @@ impl<'a> Renderer<'a> {
                 Value::Int(i) => self.built(Func::Jinja(op), i.to_string(), span),
                 Value::Bool(b) => Ok(Value::Str(if b { "True" } else { "False" })),
                 Value::Null => Ok(Value::Str("None")),
-                other => Err(not_jinja(span, "write", &other)),
+                other => self.python_repr(&other, span),
             },
             JinjaOp::Method(method) => self.method(method, args, span, dot),
             JinjaOp::Is(test) => {
@@ -286,6 +286,35 @@ impl<'a> Renderer<'a> {
             return Ok(Value::Null);
         }
         Ok(Value::string(text))
+    }
+
+    /// `value | string` of a list or a map of the data or the template's
+    /// (not a chat template's messages): Python's `repr`, written by the
+    /// Jinja front end ([`super::program::Program::python`]).
+    #[inline(never)]
+    fn python_repr(&mut self, value: &Value<'a>, span: Span) -> Result<Value<'a>> {
+        use super::flavor::jinja::JsonRef;
+        let python = self.program.python.as_ref().ok_or_else(|| internal(span))?;
+        let json = match value {
+            Value::Array(items) if !self.holds_messages(items) => JsonRef::Items(items),
+            Value::Object(view) if !view.is_merged() && !self.is_message(view) => {
+                JsonRef::Value(view.value())
+            }
+            Value::Json(json) => JsonRef::Value(json),
+            other => return Err(not_jinja(span, "write", other)),
+        };
+        let (mut nodes, mut bytes) = (0, 0);
+        match json {
+            JsonRef::Value(json) => weigh(json, &mut nodes, &mut bytes),
+            JsonRef::Items(items) => items
+                .iter()
+                .for_each(|item| weigh(item, &mut nodes, &mut bytes)),
+        }
+        self.tick_work(nodes, bytes, span)?;
+        match (python.repr)(json) {
+            Ok(text) => self.built_value(Func::Jinja(JinjaOp::String), text, span),
+            Err(_) => Err(not_jinja(span, "write", value)),
+        }
     }
 
     /// `a + b + …` of integers (Python's, within 64 bits) or of lists;

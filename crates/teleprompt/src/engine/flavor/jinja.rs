@@ -161,6 +161,9 @@ pub(crate) struct Python {
     /// `strftime_now(format)` at the render's clock, of at most the
     /// given bytes: the text, or why there is none.
     pub strftime: fn(&jiff::Zoned, &str, usize) -> std::result::Result<String, String>,
+    /// `str(value)` of a list or a map of the data (Python's `repr`), as
+    /// the Jinja front end prints one on minijinja.
+    pub repr: fn(JsonRef<'_>) -> std::result::Result<String, String>,
 }
 
 impl std::fmt::Debug for Python {

@@ -154,6 +154,18 @@ pub(super) fn lower(
     let python = crate::engine::flavor::jinja::Python {
         tojson: super::python::json::tojson_data,
         // `transformers` formats a naive `datetime.now()`: no time zone.
+        // The value as the data's tree reads it on minijinja (copied).
+        repr: |value| {
+            let value = super::value::json_value(match value {
+                crate::engine::flavor::jinja::JsonRef::Value(json) => json.clone(),
+                crate::engine::flavor::jinja::JsonRef::Items(items) => {
+                    serde_json::Value::Array(items.to_vec())
+                }
+            });
+            super::python::display(&value)
+                .map(|text| text.into_owned())
+                .map_err(|error| error.to_string())
+        },
         strftime: match flavor {
             Flavor::ChatTemplate => |now, format, room| {
                 super::python::strftime(now, format, (true, Some(room)))
@@ -2553,6 +2565,7 @@ mod tests {
             "{% macro first(x) %}[{{ second(x) }}]{% endmacro %}{% macro second(x) %}{{ x | upper }}{% endmacro %}{{ first('a') }}{{ second('b') }}",
             // Lists of constants.
             "{% set keep = ['One', 'x'] %}{% for d in docs %}{% if d.title in keep %}{{ d.title }}{% endif %}{% endfor %}{{ keep | length }}{{ [] | length }}{% for k in ['a', 'b'] %}{{ k }}{{ loop.index }}{% endfor %}{{ 3 in [1, 3] }}{{ ['a', 3, true, none] | length }}",
+            "{{ user | string }}|{{ docs | string }}|{{ docs[0] | string }}|{{ ids[1:] | string }}|{{ {'a': [1, none, true], 'b': \"it's\"} | string }}|{{ word | string }}",
             "{{ user.name | string }} {{ user.age | string }} {{ user.premium | string }} {{ none | string }} {{ (user.age | string) ~ '!' }}",
             "{{ user.name | safe }}{{ '<' ~ (docs | tojson | safe) ~ '>' }}{{ (user.age | safe) ~ 1 }}",
             "{% for k, v in user.items() %}{% set v = v | tojson | safe if v is string else v | string %}{{ v }}{{ '[' ~ v ~ ']' }}{% endfor %}{% set x = user.name | safe %}{{ x }}{% if user %}{% set y = '<' | safe %}{% endif %}{{ y }}",
@@ -2662,7 +2675,6 @@ mod tests {
             "{{ ids | selectattr('x') | list | length }}",
             "{{ docs | selectattr('year', 'equalto', true) | list | length }}",
             "{{ user | list }}",
-            "{{ docs | string }}",
             "{{ range(1, 2, 0) | list }}",
             "{{ range(100000) | length }}",
             "{{ range('a') | list }}",
