@@ -344,6 +344,19 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// A copy of `nodes` values holding `bytes` of text (see [`weigh`]):
+    /// counted as work, and as built bytes.
+    fn charge_copy(
+        &mut self,
+        func: Func,
+        (nodes, bytes): (usize, usize),
+        span: Span,
+    ) -> Result<()> {
+        self.tick_work(nodes, bytes, span)?;
+        let size = nodes.saturating_mul(std::mem::size_of::<serde_json::Value>());
+        self.count_built(func, size.saturating_add(bytes), span)
+    }
+
     /// `a + b + …` of lists: a new list of their items (copied; lists of
     /// a chat template's messages are minijinja's).
     #[inline(never)]
@@ -352,20 +365,18 @@ impl<'a> Renderer<'a> {
         let (mut nodes, mut bytes) = (0, 0);
         for list in lists {
             let items = match list {
-                Value::Array(items) if !self.holds_messages(items) => *items,
-                Value::Json(json) if json.is_array() => {
-                    json.as_array().map_or(&[][..], Vec::as_slice)
-                }
-                other => return Err(not_jinja(span, "add", other)),
+                Value::Array(items) if self.holds_messages(items) => None,
+                other => list_items(other),
+            };
+            let Some(items) = items else {
+                return Err(not_jinja(span, "add", list));
             };
             for item in items {
                 weigh(item, &mut nodes, &mut bytes);
                 joined.push(item.clone());
             }
         }
-        self.tick_work(nodes, bytes, span)?;
-        let size = nodes.saturating_mul(std::mem::size_of::<serde_json::Value>());
-        self.count_built(Func::Jinja(JinjaOp::Add), size.saturating_add(bytes), span)?;
+        self.charge_copy(Func::Jinja(JinjaOp::Add), (nodes, bytes), span)?;
         Ok(made_list(joined))
     }
 
@@ -400,12 +411,11 @@ impl<'a> Renderer<'a> {
     fn jinja_slice(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
         let list = self.arg(args, 0, span, dot)?;
         let text = list.as_str();
-        let items = match &list {
-            Value::Array(items) => *items,
-            // A list the template built: the slice copied.
-            Value::Json(json) if json.is_array() => json.as_array().map_or(&[][..], Vec::as_slice),
-            _ if text.is_some() => &[],
-            _ => return Err(not_jinja(span, "slice", &list)),
+        // A list the template built: the slice copied.
+        let items = match (list_items(&list), text) {
+            (Some(items), _) => items,
+            (None, Some(_)) => &[],
+            (None, None) => return Err(not_jinja(span, "slice", &list)),
         };
         // A text is sliced by its characters.
         let count = match text {
@@ -472,14 +482,8 @@ impl<'a> Renderer<'a> {
             }
             (Value::Object(view), Some(key)) => view.get(key).is_some(),
             (Value::Array(_) | Value::Json(_), _) => {
-                let items = match &haystack {
-                    Value::Array(items) => *items,
-                    _ => match &haystack {
-                        Value::Json(json) if json.is_array() => {
-                            json.as_array().map_or(&[][..], Vec::as_slice)
-                        }
-                        other => return Err(not_jinja(span, "search", other)),
-                    },
+                let Some(items) = list_items(&haystack) else {
+                    return Err(not_jinja(span, "search", &haystack));
                 };
                 let mut found = false;
                 for item in items {
@@ -752,9 +756,7 @@ impl<'a> Renderer<'a> {
                 None => items.push(json),
             }
         }
-        self.tick_work(nodes, bytes, span)?;
-        let size = nodes.saturating_mul(std::mem::size_of::<serde_json::Value>());
-        self.count_built(Func::Jinja(op), size.saturating_add(bytes), span)?;
+        self.charge_copy(Func::Jinja(op), (nodes, bytes), span)?;
         Ok(Value::Json(std::rc::Rc::new(match pairs {
             true => serde_json::Value::Object(map),
             false => serde_json::Value::Array(items),
@@ -801,10 +803,8 @@ impl<'a> Renderer<'a> {
     fn map_filter(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
         let list = self.arg(args, 0, span, dot)?;
         let name = self.arg(args, 1, span, dot)?;
-        let items = match &list {
-            Value::Array(items) => *items,
-            Value::Json(json) => json.as_array().map_or(&[][..], Vec::as_slice),
-            other => return Err(not_jinja(span, "map", other)),
+        let Some(items) = list_items(&list) else {
+            return Err(not_jinja(span, "map", &list));
         };
         self.tick_work(items.len(), 0, span)?;
         let mut values = Vec::with_capacity(items.len());
@@ -1416,6 +1416,15 @@ fn int_of<'a>(value: &Value<'_>) -> Option<Value<'a>> {
                 (1..=18).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
             plain.then(|| text.parse().ok().map(Value::Int)).flatten()
         }
+    }
+}
+
+/// The items of a list of the data or of one the template built.
+fn list_items<'v>(value: &'v Value<'_>) -> Option<&'v [serde_json::Value]> {
+    match value {
+        Value::Array(items) => Some(items),
+        Value::Json(json) => json.as_array().map(Vec::as_slice),
+        _ => None,
     }
 }
 
