@@ -486,41 +486,7 @@ fn namespace_keys<'a>(stmts: &[ast::Stmt<'a>]) -> HashMap<&'a str, Vec<&'a str>>
 /// Every name `stmts` assign, at any depth outside macros: `set`
 /// targets and loop variables.
 fn assigned_anywhere<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
-    fn walk<'a>(stmts: &[ast::Stmt<'a>], into: &mut HashSet<&'a str>) {
-        for stmt in stmts {
-            match stmt {
-                ast::Stmt::Template(template) => walk(&template.children, into),
-                ast::Stmt::Set(set) => {
-                    if let ast::Expr::Var(target) = &set.target {
-                        into.insert(target.id);
-                    }
-                }
-                ast::Stmt::SetBlock(set) => {
-                    if let ast::Expr::Var(target) = &set.target {
-                        into.insert(target.id);
-                    }
-                    walk(&set.body, into);
-                }
-                ast::Stmt::IfCond(cond) => {
-                    walk(&cond.true_body, into);
-                    walk(&cond.false_body, into);
-                }
-                ast::Stmt::ForLoop(for_loop) => {
-                    if let ast::Expr::Var(target) = &for_loop.target {
-                        into.insert(target.id);
-                    }
-                    walk(&for_loop.body, into);
-                    walk(&for_loop.else_body, into);
-                }
-                ast::Stmt::WithBlock(with) => walk(&with.body, into),
-                // A macro's own names are its locals.
-                _ => {}
-            }
-        }
-    }
-    let mut names = HashSet::new();
-    walk(stmts, &mut names);
-    names
+    assignments(stmts).into_keys().collect()
 }
 
 /// The names `set NAME = namespace(…)` makes in `stmts`, at any depth.
@@ -586,9 +552,19 @@ fn capture_refusal(stmts: &[ast::Stmt<'_>]) -> Option<&'static str> {
     walk(stmts, false)
 }
 
-/// The names `stmts` assign once, at any depth outside macros (`set`
-/// targets and loop variables).
+/// The names `stmts` assign once, at any depth outside macros.
 fn assigned_once<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
+    let counts = assignments(stmts);
+    counts
+        .into_iter()
+        .filter(|(_, count)| *count == 1)
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// How often `stmts` assign each name, at any depth outside macros (a
+/// macro's own names are its locals): `set` targets and loop variables.
+fn assignments<'a>(stmts: &[ast::Stmt<'a>]) -> HashMap<&'a str, usize> {
     fn walk<'a>(stmts: &[ast::Stmt<'a>], counts: &mut HashMap<&'a str, usize>) {
         for stmt in stmts {
             let mut count = |target: &ast::Expr<'a>| {
@@ -624,10 +600,6 @@ fn assigned_once<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
     let mut counts = HashMap::new();
     walk(stmts, &mut counts);
     counts
-        .into_iter()
-        .filter(|(_, count)| *count == 1)
-        .map(|(name, _)| name)
-        .collect()
 }
 
 /// The names `stmts` assign whichever way they run: a `set`, or an `if`
