@@ -101,7 +101,7 @@ impl<'a> Renderer<'a> {
             Func::Jinja(op) => self.jinja_op(op, args, span, dot, test),
             Func::And | Func::Or | Func::Not => self.logic(func, args, span, dot, test),
             Func::Eq | Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => {
-                self.compare(func, args, span, dot)
+                self.compare(func, args, span, dot, false)
             }
             Func::Len => {
                 let value = self.arg(args, 0, span, dot)?;

@@ -38,7 +38,9 @@ impl<'a> Renderer<'a> {
     }
 
     /// Go's comparisons: `eq` (true when the first argument equals any
-    /// other), `ne`, `lt`, `le`, `gt`, `ge`.
+    /// other), `ne`, `lt`, `le`, `gt`, `ge`. `loose`: Jinja's `==`/`!=` of
+    /// a lenient render ([`JinjaOp::Loose`]), where a missing operand
+    /// equals only another missing one (minijinja's undefined).
     #[inline]
     pub(super) fn compare(
         &mut self,
@@ -46,11 +48,18 @@ impl<'a> Renderer<'a> {
         args: &'a [Expr],
         span: Span,
         dot: &Value<'a>,
+        loose: bool,
     ) -> Result<Value<'a>> {
         if func == Func::Eq {
-            let first = self.arg(args, 0, span, dot)?;
+            let first = self.arg_tested(args, 0, span, dot, loose)?;
             for expr in args.get(1..).unwrap_or(&[]) {
-                let other = self.eval(expr, dot, false)?;
+                let other = self.eval(expr, dot, loose)?;
+                if let Some(equal) = missing_equal(&first, &other) {
+                    if equal {
+                        return Ok(Value::Bool(true));
+                    }
+                    continue;
+                }
                 if self.program.flavor.is_jinja() && kind(&first) != kind(&other) {
                     if !jinja_unequal(&first, &other, span)? {
                         return Ok(Value::Bool(true));
@@ -73,8 +82,11 @@ impl<'a> Renderer<'a> {
             }
             return Ok(Value::Bool(false));
         }
-        let a = self.arg(args, 0, span, dot)?;
-        let b = self.arg(args, 1, span, dot)?;
+        let a = self.arg_tested(args, 0, span, dot, loose)?;
+        let b = self.arg_tested(args, 1, span, dot, loose)?;
+        if let Some(equal) = missing_equal(&a, &b).filter(|_| func == Func::Ne) {
+            return Ok(Value::Bool(!equal));
+        }
         if func == Func::Ne && self.program.flavor.is_jinja() && kind(&a) != kind(&b) {
             return jinja_unequal(&a, &b, span).map(Value::Bool);
         }
@@ -148,6 +160,10 @@ impl<'a> Renderer<'a> {
                 Value::Missing => Ok(Value::Str("")),
                 value => Ok(value),
             },
+            JinjaOp::Loose(ne) => {
+                let func = if ne { Func::Ne } else { Func::Eq };
+                self.compare(func, args, span, dot, true)
+            }
             JinjaOp::Top => match args.first() {
                 Some(Expr::Const(Const::Int(slot))) => Ok(usize::try_from(*slot)
                     .ok()
@@ -1450,6 +1466,14 @@ fn made_list<'a>(items: Vec<serde_json::Value>) -> Value<'a> {
 /// Python's `!=` of values of two kinds: true, but between numbers
 /// (`1 == True`, `1 == 1.0`: minijinja's to compare) and for a missing
 /// value (minijinja's).
+/// Whether two values compared by `==`/`!=` are equal where one is
+/// missing (read as a test reads it, [`JinjaOp::Loose`]): only to another
+/// missing value, as minijinja's undefined. `None` where neither is.
+fn missing_equal(a: &Value<'_>, b: &Value<'_>) -> Option<bool> {
+    let missing = |value: &Value<'_>| matches!(value, Value::Missing);
+    (missing(a) || missing(b)).then(|| missing(a) && missing(b))
+}
+
 fn jinja_unequal(a: &Value<'_>, b: &Value<'_>, span: Span) -> Result<bool> {
     let numeric = |value: &Value<'_>| matches!(kind(value), Kind::Int | Kind::Float | Kind::Bool);
     for value in [a, b] {

@@ -566,6 +566,10 @@ pub(crate) enum JinjaOp {
     /// `value.method(args…)`: Python's methods as minijinja's Python
     /// compatibility has them (the first argument is the value).
     Method(Method),
+    /// `a == b` (`a != b` where true) in a lenient render: the operands
+    /// read as a test reads them, a missing one equal only to another
+    /// missing one (minijinja's undefined); `is none` too.
+    Loose(bool),
     /// A name a template's `set` assigns inside an `if`: the variable
     /// (first argument) where that `set` ran, else the data's value of the
     /// name (second).
@@ -788,6 +792,8 @@ impl Func {
                     JinjaOp::ListOf => "[]",
                     JinjaOp::Unset | JinjaOp::Top => "namespace",
                     JinjaOp::OrEmpty => "print",
+                    JinjaOp::Loose(false) => "==",
+                    JinjaOp::Loose(true) => "!=",
                     JinjaOp::Range => "range",
                     JinjaOp::Macro(_) => "macro",
                     JinjaOp::Method(_) => "method",
