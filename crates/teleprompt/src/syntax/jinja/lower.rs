@@ -385,6 +385,9 @@ struct MacroDef<'a> {
     template: u32,
     params: Vec<&'a str>,
     defaults: Vec<Option<Const>>,
+    /// Defined in an `if`: the slot of the template's top that holds true
+    /// where it was (a call where it was not is minijinja's).
+    flag: Option<u32>,
 }
 
 /// A scope of `set`: the template, or a loop's body (Jinja's `set` inside
@@ -428,17 +431,7 @@ impl<'a> Frame<'a> {
 /// lowered (a name defined twice, unpacked parameters, a default that is
 /// not a constant).
 fn macro_defs<'a>(template: &ast::Stmt<'a>) -> Vec<Result<MacroDef<'a>, String>> {
-    let ast::Stmt::Template(template) = template else {
-        return Vec::new();
-    };
-    let defs: Vec<&ast::Macro<'a>> = template
-        .children
-        .iter()
-        .filter_map(|stmt| match stmt {
-            ast::Stmt::Macro(def) => Some(&**def),
-            _ => None,
-        })
-        .collect();
+    let defs = top_macros(template);
     let read = |(index, def): (usize, &&ast::Macro<'a>)| -> Result<MacroDef<'a>, String> {
         let name = def.name;
         if defs.iter().filter(|other| other.name == name).count() > 1 {
@@ -468,9 +461,32 @@ fn macro_defs<'a>(template: &ast::Stmt<'a>) -> Vec<Result<MacroDef<'a>, String>>
             template: u32::try_from(index).map_err(|_| not_constant())?,
             params,
             defaults,
+            flag: None,
         })
     };
     defs.iter().enumerate().map(read).collect()
+}
+
+/// The macros defined at the template's top, in its `if`s too (not in a
+/// loop, a macro or another block), in the order the lowering meets them.
+fn top_macros<'b, 'a>(template: &'b ast::Stmt<'a>) -> Vec<&'b ast::Macro<'a>> {
+    fn walk<'b, 'a>(stmts: &'b [ast::Stmt<'a>], into: &mut Vec<&'b ast::Macro<'a>>) {
+        for stmt in stmts {
+            match stmt {
+                ast::Stmt::Macro(def) => into.push(def),
+                ast::Stmt::IfCond(cond) => {
+                    walk(&cond.true_body, into);
+                    walk(&cond.false_body, into);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut defs = Vec::new();
+    if let ast::Stmt::Template(template) = template {
+        walk(&template.children, &mut defs);
+    }
+    defs
 }
 
 /// The keys `set NAME.key` gives in `stmts`, at any depth, by `NAME`.
@@ -716,12 +732,11 @@ impl<'a> Lowerer<'a, '_> {
     }
 
     /// `{% macro name(params) %}…{% endmacro %}` at the template's top
-    /// (not in a block): its body becomes a template of the program,
-    /// lowered after the template's top ([`Lowerer::macro_bodies`]).
-    /// Defaults must be constants.
-    fn define_macro(&mut self, def: &ast::Macro<'a>) -> Option<()> {
-        let top = self.frames.len() == 1 && self.frames.first()?.conditional == 0;
-        if !top || self.in_macro {
+    /// (in its `if`s too, not in another block): its body becomes a
+    /// template of the program, lowered after the template's top
+    /// ([`Lowerer::macro_bodies`]). Defaults must be constants.
+    fn define_macro(&mut self, def: &ast::Macro<'a>, into: &mut Vec<Instr>) -> Option<()> {
+        if self.frames.len() != 1 || self.in_macro {
             return self.no(|| format!("macro `{}` inside a block or a macro", def.name));
         }
         if self.assigned_anywhere.contains(def.name) {
@@ -739,6 +754,17 @@ impl<'a> Lowerer<'a, '_> {
         if found.name != def.name {
             return None;
         }
+        // In an `if`: a flag where the macro was defined.
+        if self.frames.first()?.conditional > 0 {
+            let flag = self.top_slots(1);
+            into.push(Instr::Set {
+                slot: flag,
+                expr: Expr::Const(Const::Bool(true)),
+            });
+            if let Some(Ok(found)) = self.macros.get_mut(index) {
+                found.flag = Some(flag);
+            }
+        }
         // The top's names bound here hold their value at every call.
         let before = self
             .names
@@ -755,17 +781,7 @@ impl<'a> Lowerer<'a, '_> {
     /// knows the slots of every name of the top a body may read), then
     /// the calls from the top checked against what the bodies call.
     fn macro_bodies(&mut self, template: &ast::Stmt<'a>) -> Option<()> {
-        let ast::Stmt::Template(template) = template else {
-            return Some(());
-        };
-        let defs: Vec<&ast::Macro<'a>> = template
-            .children
-            .iter()
-            .filter_map(|stmt| match stmt {
-                ast::Stmt::Macro(def) => Some(&**def),
-                _ => None,
-            })
-            .collect();
+        let defs = top_macros(template);
         // The top's names a body may read: bound once (a namespace made
         // again is another binding), not marked `| safe`.
         let mut top: HashMap<&'a str, (u32, usize)> = HashMap::new();
@@ -911,10 +927,27 @@ impl<'a> Lowerer<'a, '_> {
                 }
             }
         }
-        Some(Expr::Call {
+        let called = Expr::Call {
             func: Func::Jinja(JinjaOp::Macro(def.template)),
             args: lowered.into_boxed_slice(),
             span: span(at),
+        };
+        Some(match def.flag {
+            None => called,
+            // Defined in an `if`: called where it was, else minijinja's.
+            Some(flag) => call(
+                Func::Jinja(JinjaOp::Cond),
+                [
+                    call(
+                        Func::Jinja(JinjaOp::Top),
+                        [Expr::Const(Const::Int(i64::from(flag)))],
+                        at,
+                    ),
+                    called,
+                    call(Func::Jinja(JinjaOp::Raise), [], at),
+                ],
+                at,
+            ),
         })
     }
 
@@ -1458,24 +1491,7 @@ impl<'a> Lowerer<'a, '_> {
     /// escapes the other operand of a safe string).
     #[inline(never)]
     fn print_stmt(&self, printed: &ast::Expr<'a>) -> Option<Instr> {
-        let mut expr = self.printed(printed)?;
-        // A key printed in a lenient render: nothing where missing
-        // (not a name the environment defines: a function printed
-        // is an error).
-        let read = match &expr {
-            Expr::Path { base, keys, .. } => !matches!(
-                (&**base, &**keys),
-                (Expr::Root, [name]) if self.globals.contains(&*name.name)
-            ),
-            Expr::Call {
-                func: Func::Jinja(JinjaOp::Item),
-                ..
-            } => true,
-            _ => false,
-        };
-        if self.lenient && read {
-            expr = call(Func::Jinja(JinjaOp::OrEmpty), [expr], printed.span());
-        }
+        let expr = self.or_empty(self.printed(printed)?, printed.span());
         Some(Instr::Print {
             expr,
             span: span(printed.span()),
@@ -1518,7 +1534,7 @@ impl<'a> Lowerer<'a, '_> {
             ast::Stmt::Set(set) => self.set_stmt(set, into)?,
             ast::Stmt::SetBlock(set) => self.set_block(set, into)?,
             ast::Stmt::FilterBlock(block) => self.filter_block(block, into)?,
-            ast::Stmt::Macro(def) => self.define_macro(def)?,
+            ast::Stmt::Macro(def) => self.define_macro(def, into)?,
             ast::Stmt::Continue(_) if !self.loops.is_empty() => into.push(Instr::Continue),
             ast::Stmt::Break(_) if !self.loops.is_empty() => into.push(Instr::Break),
             other => return self.no(|| format!("`{}`", statement_name(other))),
@@ -1983,6 +1999,13 @@ impl<'a> Lowerer<'a, '_> {
                     "list" | "join" => self.generator_input(filter.expr.as_ref()?)?,
                     _ => self.expr(filter.expr.as_ref()?)?,
                 };
+                // A missing key is Jinja's empty text to these filters
+                // in a lenient render.
+                let input = match filter.name {
+                    "lower" | "upper" | "trim" | "length" | "count" | "capitalize" | "title"
+                    | "replace" | "string" => self.or_empty(input, expr.span()),
+                    _ => input,
+                };
                 let func = match filter.name {
                     "lower" => Func::Lower,
                     "upper" => Func::Upper,
@@ -2044,6 +2067,28 @@ impl<'a> Lowerer<'a, '_> {
             }
             other => return self.no(|| expression_name(other)),
         })
+    }
+
+    /// A key read in a lenient render where Jinja's undefined is an empty
+    /// text (printed, or given to a text's filter): the value, or "" where
+    /// it is missing ([`JinjaOp::OrEmpty`]). Not a name the environment
+    /// defines (a function printed is an error).
+    fn or_empty(&self, expr: Expr, at: machinery::Span) -> Expr {
+        let read = match &expr {
+            Expr::Path { base, keys, .. } => !matches!(
+                (&**base, &**keys),
+                (Expr::Root, [name]) if self.globals.contains(&*name.name)
+            ),
+            Expr::Call {
+                func: Func::Jinja(JinjaOp::Item),
+                ..
+            } => true,
+            _ => false,
+        };
+        match self.lenient && read {
+            true => call(Func::Jinja(JinjaOp::OrEmpty), [expr], at),
+            false => expr,
+        }
     }
 
     /// `value | default(fallback)`, `default(fallback, boolean)` (a
@@ -2677,6 +2722,9 @@ mod tests {
             "{% set ns = namespace(n=0) %}{% macro m() %}{% set ns.last = ns.n %}{% for d in docs %}{% set ns.last = d.year %}{% endfor %}{{ ns.last }}{% endmacro %}{{ m() }}",
             "{% macro m() %}{{ word }}{% endmacro %}{% for d in docs %}{{ m() }}{% set x = 1 %}{% endfor %}{% set word = 4 %}{{ m() }}{% set word = word + 1 %}{{ m() }}",
             "{% macro m() %}{{ ns.k }}{% endmacro %}{% for d in docs %}{% set x = 1 %}{% endfor %}{% set ns = namespace(k=7) %}{{ m() }}",
+            // A macro defined in an `if`: called where the `if` ran.
+            "{% if user %}{% macro m() %}x{% endmacro %}{% endif %}{{ m() }}",
+            "{% if user.premium %}{% set x = 1 %}{% macro m(a) %}[{{ a }}{{ x }}]{% endmacro %}{{ m(1) }}{% else %}{% macro n() %}n{% endmacro %}{% endif %}{{ m(2) }}{% macro k() %}{{ m(3) }}{% endmacro %}{{ k() }}",
             // Lists of constants.
             "{% set keep = ['One', 'x'] %}{% for d in docs %}{% if d.title in keep %}{{ d.title }}{% endif %}{% endfor %}{{ keep | length }}{{ [] | length }}{% for k in ['a', 'b'] %}{{ k }}{{ loop.index }}{% endfor %}{{ 3 in [1, 3] }}{{ ['a', 3, true, none] | length }}",
             "{{ user | string }}|{{ docs | string }}|{{ docs[0] | string }}|{{ ids[1:] | string }}|{{ {'a': [1, none, true], 'b': \"it's\"} | string }}|{{ word | string }}",
@@ -2889,6 +2937,9 @@ mod tests {
             "{% for k, v in user | dictsort(true) %}{% endfor %}",
             "{% for d in docs %}{% macro m() %}{% endmacro %}{% endfor %}",
             "{% macro m(a) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",
+            "{% if not user %}{% macro m() %}x{% endmacro %}{% endif %}{{ m() }}",
+            "{% if not user %}{% macro m() %}x{% endmacro %}{% endif %}{% macro k() %}{{ m() }}{% endmacro %}{{ k() }}",
+            "{% if user %}{% macro m() %}x{% endmacro %}{% else %}{% macro m() %}y{% endmacro %}{% endif %}{{ m() }}",
             "{% macro m() %}{% set ns.k = 2 %}{% endmacro %}{{ m() }}{% set ns = namespace(k=1) %}{{ ns.k }}",
             "{% macro m() %}{{ ns.k }}{% endmacro %}{{ m() }}{% set ns = namespace(k=1) %}",
             "{% if user %}{% set ns = namespace(k=1) %}{% endif %}{% macro m() %}{{ ns.k }}{% endmacro %}{{ m() }}",
@@ -2901,7 +2952,6 @@ mod tests {
             "{{ m() }}{% macro m() %}x{% endmacro %}",
             "{% macro first(x) %}[{{ second(x) }}]{% endmacro %}{{ first('a') }}{% macro second(x) %}{{ x }}{% endmacro %}",
             "{% macro m() %}x{% endmacro %}{% macro m() %}y{% endmacro %}{{ m() }}",
-            "{% if user %}{% macro m() %}x{% endmacro %}{% endif %}{{ m() }}",
             "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}x{% endcall %}",
             "{{ [user.name] }}",
             "{{ [1.5] }}",
@@ -3098,6 +3148,8 @@ mod tests {
             "{% for m in messages %}{{ m.content }}{% endfor %}",
             "{{ messages[-1].content }}",
             "{% for m in messages %}{{ messages[loop.index0]['content'] }}{% endfor %}",
+            // A missing key given to a text's filter: an empty text.
+            "{{ meta.nope | upper }}{{ meta.nope | length }}{{ meta.nope | trim | lower }}{{ meta.nope | replace('a', 'b') }}{{ meta.nope | string }}{% if meta.nope | upper == 'STRICT' %}s{% endif %}",
             // A missing key compared: minijinja's undefined, equal only
             // to another missing value (not to `none`), where lenient.
             "{{ nothing == 1 }}",
