@@ -163,6 +163,7 @@ impl<'a> Renderer<'a> {
                 other => Err(not_jinja(span, "list", &other)),
             },
             JinjaOp::Dict | JinjaOp::ListOf => self.literal(op, args, span, dot),
+            JinjaOp::Unpack => self.unpack(args, span, dot),
             JinjaOp::Extreme(order) => self.extreme(order, args, span, dot),
             JinjaOp::Sort(order) => self.sort_list(order, args, span, dot),
             JinjaOp::Unique(order) => self.unique(order, args, span, dot),
@@ -822,6 +823,37 @@ impl<'a> Renderer<'a> {
             }));
         }
         Ok(made_list(values))
+    }
+
+    /// The item of `for a, b in list` a name takes ([`JinjaOp::Unpack`]):
+    /// the loop's item must be a list of as many items as the names (a
+    /// string's characters, a map's keys and a wrong count are
+    /// minijinja's).
+    #[inline(never)]
+    fn unpack(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let item = self.arg(args, 0, span, dot)?;
+        let (Some(Expr::Const(Const::Int(index))), Some(Expr::Const(Const::Int(count)))) =
+            (args.get(1), args.get(2))
+        else {
+            return Err(internal(span));
+        };
+        let (index, count) = (usize::try_from(*index), usize::try_from(*count));
+        let (Ok(index), Ok(count)) = (index, count) else {
+            return Err(internal(span));
+        };
+        let found = match &item {
+            Value::Array(items) if items.len() == count && !self.holds_messages(items) => {
+                items.get(index).map(Value::from_json)
+            }
+            Value::Json(json) => match json.as_array() {
+                Some(items) if items.len() == count => {
+                    items.get(index).map(|found| Value::owned(found.clone()))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        found.ok_or_else(|| not_jinja(span, "unpack", &item))
     }
 
     /// `range(…)` ([`JinjaOp::Range`]) of integers.

@@ -541,6 +541,10 @@ pub(crate) enum JinjaOp {
     MapFilter,
     /// `list | list`: the list itself.
     List,
+    /// The item a name of `for a, b in list` takes: arguments the loop's
+    /// item (a list of exactly as many items as names), the name's index,
+    /// the number of names (constants).
+    Unpack,
     /// `list | min` (`max` with [`Order::reverse`]): the least (greatest)
     /// item of a list of integers or of strings, the first of equal ones.
     Extreme(Order),
@@ -815,6 +819,7 @@ impl Func {
                     JinjaOp::Select(_) => "selectattr",
                     JinjaOp::MapAttr | JinjaOp::MapFilter => "map",
                     JinjaOp::List => "list",
+                    JinjaOp::Unpack => "for",
                     JinjaOp::Extreme(order) if order.reverse => "max",
                     JinjaOp::Extreme(_) => "min",
                     JinjaOp::Sort(_) => "sort",
@@ -860,7 +865,7 @@ impl Func {
                 | JinjaOp::Extreme(_)
                 | JinjaOp::Unique(_),
             ) => (1, Some(1)),
-            Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
+            Func::Jinja(JinjaOp::Cond | JinjaOp::Slice | JinjaOp::Unpack) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
             Func::Jinja(JinjaOp::Select(_)) => (2, Some(3)),
             Func::Jinja(JinjaOp::Range) => (1, Some(3)),

@@ -403,6 +403,10 @@ impl<'a> Frame<'a> {
     }
 }
 
+/// The hidden name of the item `for a, b in list` unpacks (not a name a
+/// template can write).
+const UNPACKED: &str = " unpacked";
+
 /// The macros at the top of `template`, in order: each with its body's
 /// template index, parameters and constant defaults, or why it is not
 /// lowered (a name defined twice, unpacked parameters, a default that is
@@ -1112,7 +1116,13 @@ impl<'a> Lowerer<'a, '_> {
                 }
                 _ => return self.no(|| "a `for` that unpacks".into()),
             },
+            // `for a, b in pairs`: each item a list of as many.
+            (ast::Expr::List(_), None) => (UNPACKED, None, &for_loop.iter),
             _ => return self.no(|| "a `for` that unpacks".into()),
+        };
+        let unpacked = match (&for_loop.target, target) {
+            (ast::Expr::List(names), UNPACKED) => self.unpacked_names(names, for_loop)?,
+            _ => Vec::new(),
         };
         if for_loop.recursive {
             return self.no(|| "a recursive `for`".into());
@@ -1140,6 +1150,12 @@ impl<'a> Lowerer<'a, '_> {
             self.names.push((name, slot));
         }
         self.names.push((target, elem));
+        // Each unpacked name in a slot of its own, set from the item.
+        let unpacked: Vec<(&'a str, u32)> = unpacked
+            .into_iter()
+            .map(|name| (name, self.slots(1)))
+            .collect();
+        self.names.extend(unpacked.iter().copied());
         // `for x in list if test`: the test sees the item, not `loop`.
         let filter = match &for_loop.filter_expr {
             Some(test) => {
@@ -1164,7 +1180,11 @@ impl<'a> Lowerer<'a, '_> {
         collect_assigned(&for_loop.body, &mut assigned);
         let namespaces = namespaces_made(&for_loop.body);
         for name in assigned {
-            if name == target || Some(name) == key_name || namespaces.contains(name) {
+            if name == target
+                || Some(name) == key_name
+                || namespaces.contains(name)
+                || unpacked.iter().any(|(unpacked, _)| *unpacked == name)
+            {
                 continue;
             }
             match self.read(name) {
@@ -1181,8 +1201,16 @@ impl<'a> Lowerer<'a, '_> {
         if let Some(frame) = self.frames.last_mut() {
             frame.targets = key_name.zip(key).into_iter().collect();
             frame.targets.push((target, elem));
+            frame.targets.extend(unpacked.iter().copied());
         }
-        let mut prelude = Vec::with_capacity(outer.len());
+        let mut prelude = Vec::with_capacity(outer.len() + unpacked.len());
+        let count = i64::try_from(unpacked.len()).ok()?;
+        for (index, &(_, slot)) in unpacked.iter().enumerate() {
+            let index = Expr::Const(Const::Int(i64::try_from(index).ok()?));
+            let item = [Expr::Var(elem), index, Expr::Const(Const::Int(count))];
+            let expr = call(Func::Jinja(JinjaOp::Unpack), item, for_loop.target.span());
+            prelude.push(Instr::Set { slot, expr });
+        }
         for (name, from) in outer {
             let slot = self.slots(1);
             self.names.push((name, slot));
@@ -1234,6 +1262,30 @@ impl<'a> Lowerer<'a, '_> {
             neighbours,
         });
         Some(())
+    }
+
+    /// The names `for a, b in list` unpacks each item into: two to eight
+    /// distinct names, in a loop without a test (which would read them
+    /// before they are set).
+    #[inline(never)]
+    fn unpacked_names(
+        &self,
+        names: &ast::List<'a>,
+        for_loop: &ast::ForLoop<'a>,
+    ) -> Option<Vec<&'a str>> {
+        let mut unpacked = Vec::with_capacity(names.items.len());
+        for name in &names.items {
+            match name {
+                ast::Expr::Var(var) if !unpacked.contains(&var.id) && var.id != "loop" => {
+                    unpacked.push(var.id)
+                }
+                _ => return self.no(|| "a `for` that unpacks".into()),
+            }
+        }
+        if !(2..=8).contains(&unpacked.len()) || for_loop.filter_expr.is_some() {
+            return self.no(|| "a `for` that unpacks".into());
+        }
+        Some(unpacked)
     }
 
     /// A `set`'s value, and whether it may be marked `| safe` (last, or
@@ -3327,6 +3379,11 @@ mod tests {
             "{% set tag = ':x' %}{% set open = '<t{}>'.format(tag) %}{{ open }}{{ '{}'.format(ids[4]) }}",
             // Macro defaults that are literals of constants.
             "{% macro m(x, attrs=[], opts={'a': 1, 'b': [true]}, t=('p', 'q')) %}{{ x }}{{ attrs | length }}{{ opts.a }}{{ opts.b[0] }}{{ t | join }}{% for a in attrs %}[{{ a[0] }}={{ a[1] }}]{% endfor %}{% endmacro %}{{ m(1) }}{{ m(2, [('k', 'v'), ('j', 3)]) }}{{ m(3, t=[]) }}",
+            // `for a, b in pairs` (Functionary's list of tuples).
+            "{% for a, b in [('x', 1), ('y', 2)] %}{{ a }}={{ b }}{{ loop.index }}{% if loop.previtem is defined %}{{ loop.previtem[0] }}{% endif %};{% else %}none{% endfor %}",
+            "{% for field, name in [('year', 'Year'), ('title', 'Title'), ('nope', 'N')] %}{% for d in docs %}{% if d[field] is defined %}{{ name }}: {{ d[field] }} {% endif %}{% endfor %}{% endfor %}",
+            "{% for a, b, c in [[1, 2, 3], ['x', 'y', 'z']] %}{% set a = a ~ '!' %}{{ a }}{{ b }}{{ c }}{% endfor %}{% for k, v in [] %}{% else %}empty{% endfor %}",
+            "{% set a = 'outer' %}{% for a, b in [[1, 2]] %}{{ a }}{% endfor %}{{ a }}{% for t, n in [docs[0].tags + ['q'], ['r', user.name]] %}{{ t }}{{ n }}{% endfor %}",
             // `items` outside a loop, where it does not run.
             "{% macro m(x) %}{{ x | length }}{% endmacro %}{% if user.age > 99 %}{{ m(user | items) }}{% endif %}ok",
         ];
@@ -3377,6 +3434,13 @@ mod tests {
             "{% macro m(x=[]) %}{{ x }}{% endmacro %}{{ m() }}",
             "{% macro m(x) %}{{ x | length }}{% endmacro %}{{ m(user | items) }}",
             "{% set pairs = user | items %}ok",
+            "{% for a, b in ['ab', 'cd'] %}{{ a }}{% endfor %}",
+            "{% for a, b in [[1, 2, 3]] %}{{ a }}{% endfor %}",
+            "{% for a, b in [[1]] %}{{ a }}{% endfor %}",
+            "{% for a, b in [{'x': 1, 'y': 2}] %}{{ a }}{% endfor %}",
+            "{% for a, b in user %}{{ a }}{% endfor %}",
+            "{% for a, b in docs %}{{ a }}{% endfor %}",
+            "{% for a, b in ids %}{{ a }}{% endfor %}",
         ];
         for body in declined {
             for strictness in [Strictness::Strict, Strictness::Lenient] {
@@ -3405,6 +3469,9 @@ mod tests {
             "{{ ids | unique(attribute='x') | length }}",
             "{{ ids | unique(true, 'x') | length }}",
             "{{ ids | unique(case_sensitive=none) | length }}",
+            "{% for a, b in [[1, 2]] if a %}{{ a }}{% endfor %}",
+            "{% for a, a in [[1, 2]] %}{{ a }}{% endfor %}",
+            "{% for (a, b), c in [[[1, 2], 3]] %}{{ a }}{% endfor %}",
             "{{ '{:>5}'.format(1) }}",
             "{{ '{{}}'.format() }}",
             "{{ '{{{}}}'.format(1) }}",
