@@ -3538,8 +3538,13 @@ mod tests {
             .collect();
         let ints: Vec<Value> = (0..100_000).map(|i| json!((i * 7919) % 1000)).collect();
         let long = "Σ".repeat(5000);
-        let data =
-            json!({"many": many, "ints": ints, "long": long, "longs": vec![long.clone(); 300]});
+        // Deep maps, sorted, unpacked and copied.
+        let mut deep = json!("bottom");
+        for _ in 0..120 {
+            deep = json!({ "a": [deep] });
+        }
+        let nested = json!([{"k": "b", "d": deep}, {"k": "A", "d": deep}, {"k": "a", "d": deep}]);
+        let data = json!({"many": many, "ints": ints, "long": long, "longs": vec![long.clone(); 300], "nested": nested});
         for limits in [
             crate::limits::Limits {
                 max_steps: 1000,
@@ -3558,6 +3563,8 @@ mod tests {
                 "{{ many | unique | length }}",
                 "{{ many | max }}{{ ints | min }}",
                 "{{ longs | unique | length }}{{ longs | sort | length }}{{ longs | max | length }}",
+                "{{ nested | sort(attribute='k') | map(attribute='k') | join }}{{ (nested | sort(attribute='k', reverse=true))[0].d.a[0].a[0] | length }}",
+                "{% for a, b in [nested[:2]] %}{{ a.k }}{{ b.k }}{% endfor %}{{ nested | unique | length }}",
                 "{{ '{}{}{}{}'.format(long, long, long, long) | length }}",
                 "{% set ns = namespace(s='{}') %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s.format(1) | length }}",
             ] {
