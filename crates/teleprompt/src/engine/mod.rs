@@ -17,6 +17,8 @@
 //!   `index`, `slice`, `len`, printing, escaping, host functions, role
 //!   markers) and the entry to the Handlebars helpers.
 //! - [`ops`]: operators: Go's comparisons and Jinja's operators.
+//! - [`lists`]: Jinja's filters that order a list or drop its repeated
+//!   items (`min`, `max`, `sort`, `unique`).
 //! - [`budget`]: the bounds bookkeeping (output, text built, steps).
 //! - [`fail`]: how the evaluator builds its errors.
 //! - [`escape`]: Go's `html`, `js` and `urlquery` escaping.
@@ -29,6 +31,7 @@ mod builtins;
 pub(crate) mod escape;
 mod fail;
 pub(crate) mod flavor;
+mod lists;
 mod lookup;
 mod ops;
 pub(crate) mod program;

@@ -179,6 +179,10 @@ impl<'a> Renderer<'a> {
                 other => Err(not_jinja(span, "list", &other)),
             },
             JinjaOp::Dict | JinjaOp::ListOf => self.literal(op, args, span, dot),
+            JinjaOp::Unpack => self.unpack(args, span, dot),
+            JinjaOp::Extreme(order) => self.extreme(order, args, span, dot),
+            JinjaOp::Sort(order) => self.sort_list(order, args, span, dot),
+            JinjaOp::Unique(order) => self.unique(order, args, span, dot),
             JinjaOp::String => match self.arg(args, 0, span, dot)? {
                 text @ (Value::Str(_) | Value::String(_)) => Ok(text),
                 Value::Int(i) => self.built(Func::Jinja(op), i.to_string(), span),
@@ -362,7 +366,7 @@ impl<'a> Renderer<'a> {
 
     /// A copy of `nodes` values holding `bytes` of text (see [`weigh`]):
     /// counted as work, and as built bytes.
-    fn charge_copy(
+    pub(super) fn charge_copy(
         &mut self,
         func: Func,
         (nodes, bytes): (usize, usize),
@@ -837,6 +841,37 @@ impl<'a> Renderer<'a> {
         Ok(made_list(values))
     }
 
+    /// The item of `for a, b in list` a name takes ([`JinjaOp::Unpack`]):
+    /// the loop's item must be a list of as many items as the names (a
+    /// string's characters, a map's keys and a wrong count are
+    /// minijinja's).
+    #[inline(never)]
+    fn unpack(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
+        let item = self.arg(args, 0, span, dot)?;
+        let (Some(Expr::Const(Const::Int(index))), Some(Expr::Const(Const::Int(count)))) =
+            (args.get(1), args.get(2))
+        else {
+            return Err(internal(span));
+        };
+        let (index, count) = (usize::try_from(*index), usize::try_from(*count));
+        let (Ok(index), Ok(count)) = (index, count) else {
+            return Err(internal(span));
+        };
+        let found = match &item {
+            Value::Array(items) if items.len() == count && !self.holds_messages(items) => {
+                items.get(index).map(Value::from_json)
+            }
+            Value::Json(json) => match json.as_array() {
+                Some(items) if items.len() == count => {
+                    items.get(index).map(|found| Value::owned(found.clone()))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        found.ok_or_else(|| not_jinja(span, "unpack", &item))
+    }
+
     /// `range(…)` ([`JinjaOp::Range`]) of integers.
     #[inline(never)]
     fn range(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
@@ -989,6 +1024,9 @@ impl<'a> Renderer<'a> {
         self.tick_work(0, text.len(), span)?;
         if matches!(method, Method::Capitalize | Method::Title | Method::Indent) {
             return self.text_filter(method, text, &given, span);
+        }
+        if method == Method::Format {
+            return self.format(text, &given, span);
         }
         let decline = |what: &Value<'_>| Err(not_jinja(span, "call a method with", what));
         // An optional text argument (`none` is its absence).
@@ -1199,6 +1237,42 @@ impl<'a> Renderer<'a> {
                 }
             }
         }
+        self.built_value(func, out, span)
+    }
+
+    /// `text.format(args…)` ([`Method::Format`]): each `{}` the next
+    /// argument, each `{N}` argument `N` (the lowering checked that the
+    /// text has no other field, no `{{` or `}}`, and enough arguments),
+    /// printed as minijinja's `str.format` prints a string, an integer or
+    /// a boolean; others are minijinja's.
+    #[inline(never)]
+    fn format(&mut self, text: &str, given: &[Value<'a>], span: Span) -> Result<Value<'a>> {
+        let func = Func::Jinja(JinjaOp::Method(Method::Format));
+        let mut out = String::with_capacity(text.len());
+        let (mut rest, mut next) = (text, 0usize);
+        while let Some((before, field)) = rest.split_once('{') {
+            out.push_str(before);
+            let (index, after) = field.split_once('}').ok_or_else(|| internal(span))?;
+            let at = match index {
+                "" => {
+                    next += 1;
+                    next - 1
+                }
+                digits => digits.parse().map_err(|_| internal(span))?,
+            };
+            match given.get(at).ok_or_else(|| internal(span))? {
+                Value::Int(int) => out.push_str(&int.to_string()),
+                Value::Bool(true) => out.push_str("True"),
+                Value::Bool(false) => out.push_str("False"),
+                other => match other.as_str() {
+                    Some(piece) => out.push_str(piece),
+                    None => return Err(not_jinja(span, "format", other)),
+                },
+            }
+            self.fits(func, out.len(), span)?;
+            rest = after;
+        }
+        out.push_str(rest);
         self.built_value(func, out, span)
     }
 
@@ -1436,7 +1510,7 @@ fn int_of<'a>(value: &Value<'_>) -> Option<Value<'a>> {
 }
 
 /// The items of a list of the data or of one the template built.
-fn list_items<'v>(value: &'v Value<'_>) -> Option<&'v [serde_json::Value]> {
+pub(super) fn list_items<'v>(value: &'v Value<'_>) -> Option<&'v [serde_json::Value]> {
     match value {
         Value::Array(items) => Some(items),
         Value::Json(json) => json.as_array().map(Vec::as_slice),
@@ -1446,7 +1520,7 @@ fn list_items<'v>(value: &'v Value<'_>) -> Option<&'v [serde_json::Value]> {
 
 /// Adds the values (`nodes`) and the bytes of strings and keys of `json`
 /// to the counts.
-fn weigh(json: &serde_json::Value, nodes: &mut usize, bytes: &mut usize) {
+pub(super) fn weigh(json: &serde_json::Value, nodes: &mut usize, bytes: &mut usize) {
     *nodes = nodes.saturating_add(1);
     match json {
         serde_json::Value::String(text) => *bytes = bytes.saturating_add(text.len()),
@@ -1459,7 +1533,7 @@ fn weigh(json: &serde_json::Value, nodes: &mut usize, bytes: &mut usize) {
     }
 }
 
-fn made_list<'a>(items: Vec<serde_json::Value>) -> Value<'a> {
+pub(super) fn made_list<'a>(items: Vec<serde_json::Value>) -> Value<'a> {
     Value::Json(std::rc::Rc::new(serde_json::Value::Array(items)))
 }
 

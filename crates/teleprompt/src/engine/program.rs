@@ -541,6 +541,21 @@ pub(crate) enum JinjaOp {
     MapFilter,
     /// `list | list`: the list itself.
     List,
+    /// The item a name of `for a, b in list` takes: arguments the loop's
+    /// item (a list of exactly as many items as names), the name's index,
+    /// the number of names (constants).
+    Unpack,
+    /// `list | min` (`max` with [`Order::reverse`]): the least (greatest)
+    /// item of a list of integers or of strings, the first of equal ones.
+    Extreme(Order),
+    /// `list | sort(reverse, case_sensitive, attribute)`: the items (or
+    /// the maps, by the key the second argument names, a constant or
+    /// `none`) ordered by integers or by strings, equal ones kept in
+    /// their order.
+    Sort(Order),
+    /// `list | unique(case_sensitive)`: the items (strings and integers)
+    /// without those equal to one before them.
+    Unique(Order),
     /// A map literal with values computed at render (`{'role': r}`):
     /// arguments are pairs of a constant key and its value; a missing
     /// value or a chat template's message is minijinja's.
@@ -583,6 +598,18 @@ pub(crate) struct Select {
     pub reject: bool,
 }
 
+/// How [`JinjaOp::Extreme`], [`JinjaOp::Sort`] and [`JinjaOp::Unique`]
+/// compare items (constants of the template).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Order {
+    /// `max`, `sort(reverse=true)`.
+    pub reverse: bool,
+    /// Strings compared as they are: else ignoring ASCII case (`min`,
+    /// `max`, `sort`) or in Unicode lowercase (`unique`), as minijinja
+    /// compares them.
+    pub case_sensitive: bool,
+}
+
 /// What `selectattr` tests of an item's key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SelectTest {
@@ -618,9 +645,16 @@ pub(crate) enum Method {
     /// The `indent(width, first, blank)` filter (constants; text whose
     /// lines end in `\n` only).
     Indent,
+    /// `'…{}…'.format(args…)` of a constant text whose fields are `{}` or
+    /// `{N}` alone (the lowering checks it), of strings, integers and
+    /// booleans.
+    Format,
 }
 
 impl Method {
+    /// The most arguments [`Method::Format`] takes.
+    pub(crate) const MOST_FORMATTED: usize = 64;
+
     /// The method `.NAME(…)`, if it is one of these.
     pub(crate) fn named(name: &str) -> Option<Method> {
         Some(match name {
@@ -648,6 +682,7 @@ impl Method {
                 (0, 0)
             }
             Method::Indent => (3, 3),
+            Method::Format => (0, Method::MOST_FORMATTED),
             Method::StartsWith | Method::EndsWith => (1, 1),
             Method::Replace => (2, 3),
             Method::Get => (1, 2),
@@ -788,6 +823,11 @@ impl Func {
                     JinjaOp::Select(_) => "selectattr",
                     JinjaOp::MapAttr | JinjaOp::MapFilter => "map",
                     JinjaOp::List => "list",
+                    JinjaOp::Unpack => "for",
+                    JinjaOp::Extreme(order) if order.reverse => "max",
+                    JinjaOp::Extreme(_) => "min",
+                    JinjaOp::Sort(_) => "sort",
+                    JinjaOp::Unique(_) => "unique",
                     JinjaOp::Dict => "{}",
                     JinjaOp::ListOf => "[]",
                     JinjaOp::Unset | JinjaOp::Top => "namespace",
@@ -827,9 +867,11 @@ impl Func {
                 | JinjaOp::Is(_)
                 | JinjaOp::Strftime
                 | JinjaOp::String
-                | JinjaOp::List,
+                | JinjaOp::List
+                | JinjaOp::Extreme(_)
+                | JinjaOp::Unique(_),
             ) => (1, Some(1)),
-            Func::Jinja(JinjaOp::Cond | JinjaOp::Slice) => (3, Some(3)),
+            Func::Jinja(JinjaOp::Cond | JinjaOp::Slice | JinjaOp::Unpack) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),
             Func::Jinja(JinjaOp::Select(_)) => (2, Some(3)),
             Func::Jinja(JinjaOp::Range) => (1, Some(3)),

@@ -46,7 +46,8 @@
 //!   every branch assigns it — and the loop's own variable can be set;
 //! - `set ns = namespace(key=value, …)` and `set ns.key = value` (a slot
 //!   per attribute the constructor names);
-//! - `{% macro name(params, key=constant) %}` at the template's top, called
+//! - `{% macro name(params, key=constant) %}` (the constant a literal
+//!   list, tuple or map of constants too) at the template's top, called
 //!   with positional or named arguments, reading its parameters, its own
 //!   names, the names of the template's top (minijinja's closure: the
 //!   top's latest value at the call, the data's before the top's first
@@ -63,7 +64,10 @@
 //!   defined` always is), `list[a:b]`, the filters above, `tojson` with
 //!   constant options (`transformers`' `json.dumps`), the methods `strip`,
 //!   `lstrip`, `rstrip`, `startswith`, `endswith`, `replace`, `split`,
-//!   `lower`, `upper` and a map's `get`, `strftime_now(format)`,
+//!   `lower`, `upper` and a map's `get`, `'…{}…'.format(args)` of a
+//!   constant text with `{}` or `{N}` fields alone, `min`, `max`, `sort`
+//!   and `unique` with constant options (of integers or of strings, at
+//!   render), `strftime_now(format)`,
 //!   `loop.index`, `index0`, `revindex`, `revindex0`, `first`, `last`,
 //!   `length`, and `raise_exception(…)` (the render goes to minijinja,
 //!   which raises it).
@@ -91,7 +95,7 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use crate::data::Data;
 use crate::engine::program::{
     push_text, Arith, Block, Const, Expr, Flavor, Func, Instr, IsKind, JinjaOp, Key, LoopField,
-    Method, Program, Select, SelectTest, Span, Template,
+    Method, Order, Program, Select, SelectTest, Span, Template,
 };
 use crate::limits::Limits;
 use crate::options::Strictness;
@@ -426,6 +430,10 @@ impl<'a> Frame<'a> {
     }
 }
 
+/// The hidden name of the item `for a, b in list` unpacks (not a name a
+/// template can write).
+const UNPACKED: &str = " unpacked";
+
 /// The macros at the top of `template`, in order: each with its body's
 /// template index, parameters and constant defaults, or why it is not
 /// lowered (a name defined twice, unpacked parameters, a default that is
@@ -451,10 +459,21 @@ fn macro_defs<'a>(template: &ast::Stmt<'a>) -> Vec<Result<MacroDef<'a>, String>>
             .ok_or_else(not_constant)?;
         let mut defaults = vec![None; skipped];
         for default in &def.defaults {
-            let ast::Expr::Const(constant) = default else {
-                return Err(not_constant());
+            let constant = match default {
+                ast::Expr::Const(constant) => constant_of(&constant.value),
+                // A list, tuple or map literal of constants (`attrs=[]`).
+                ast::Expr::List(_) | ast::Expr::Tuple(_) | ast::Expr::Map(_) => {
+                    match constant_json(default) {
+                        Some(serde_json::Value::Array(items)) => {
+                            Some(Const::List(items.into_boxed_slice()))
+                        }
+                        Some(map @ serde_json::Value::Object(_)) => Some(Const::Map(Box::new(map))),
+                        _ => None,
+                    }
+                }
+                _ => None,
             };
-            defaults.push(Some(constant_of(&constant.value).ok_or_else(not_constant)?));
+            defaults.push(Some(constant.ok_or_else(not_constant)?));
         }
         Ok(MacroDef {
             name,
@@ -1214,7 +1233,13 @@ impl<'a> Lowerer<'a, '_> {
                 }
                 _ => return self.no(|| "a `for` that unpacks".into()),
             },
+            // `for a, b in pairs`: each item a list of as many.
+            (ast::Expr::List(_), None) => (UNPACKED, None, &for_loop.iter),
             _ => return self.no(|| "a `for` that unpacks".into()),
+        };
+        let unpacked = match (&for_loop.target, target) {
+            (ast::Expr::List(names), UNPACKED) => self.unpacked_names(names, for_loop)?,
+            _ => Vec::new(),
         };
         if for_loop.recursive {
             return self.no(|| "a recursive `for`".into());
@@ -1242,6 +1267,12 @@ impl<'a> Lowerer<'a, '_> {
             self.names.push((name, slot));
         }
         self.names.push((target, elem));
+        // Each unpacked name in a slot of its own, set from the item.
+        let unpacked: Vec<(&'a str, u32)> = unpacked
+            .into_iter()
+            .map(|name| (name, self.slots(1)))
+            .collect();
+        self.names.extend(unpacked.iter().copied());
         // `for x in list if test`: the test sees the item, not `loop`.
         let filter = match &for_loop.filter_expr {
             Some(test) => {
@@ -1266,7 +1297,11 @@ impl<'a> Lowerer<'a, '_> {
         collect_assigned(&for_loop.body, &mut assigned);
         let namespaces = namespaces_made(&for_loop.body);
         for name in assigned {
-            if name == target || Some(name) == key_name || namespaces.contains(name) {
+            if name == target
+                || Some(name) == key_name
+                || namespaces.contains(name)
+                || unpacked.iter().any(|(unpacked, _)| *unpacked == name)
+            {
                 continue;
             }
             match self.read(name) {
@@ -1283,8 +1318,16 @@ impl<'a> Lowerer<'a, '_> {
         if let Some(frame) = self.frames.last_mut() {
             frame.targets = key_name.zip(key).into_iter().collect();
             frame.targets.push((target, elem));
+            frame.targets.extend(unpacked.iter().copied());
         }
-        let mut prelude = Vec::with_capacity(outer.len());
+        let mut prelude = Vec::with_capacity(outer.len() + unpacked.len());
+        let count = i64::try_from(unpacked.len()).ok()?;
+        for (index, &(_, slot)) in unpacked.iter().enumerate() {
+            let index = Expr::Const(Const::Int(i64::try_from(index).ok()?));
+            let item = [Expr::Var(elem), index, Expr::Const(Const::Int(count))];
+            let expr = call(Func::Jinja(JinjaOp::Unpack), item, for_loop.target.span());
+            prelude.push(Instr::Set { slot, expr });
+        }
         for (name, from) in outer {
             let slot = self.slots(1);
             self.names.push((name, slot));
@@ -1336,6 +1379,30 @@ impl<'a> Lowerer<'a, '_> {
             neighbours,
         });
         Some(())
+    }
+
+    /// The names `for a, b in list` unpacks each item into: two to eight
+    /// distinct names, in a loop without a test (which would read them
+    /// before they are set).
+    #[inline(never)]
+    fn unpacked_names(
+        &self,
+        names: &ast::List<'a>,
+        for_loop: &ast::ForLoop<'a>,
+    ) -> Option<Vec<&'a str>> {
+        let mut unpacked = Vec::with_capacity(names.items.len());
+        for name in &names.items {
+            match name {
+                ast::Expr::Var(var) if !unpacked.contains(&var.id) && var.id != "loop" => {
+                    unpacked.push(var.id)
+                }
+                _ => return self.no(|| "a `for` that unpacks".into()),
+            }
+        }
+        if !(2..=8).contains(&unpacked.len()) || for_loop.filter_expr.is_some() {
+            return self.no(|| "a `for` that unpacks".into());
+        }
+        Some(unpacked)
     }
 
     /// A `set`'s value, and whether it may be marked `| safe` (last, or
@@ -1940,6 +2007,13 @@ impl<'a> Lowerer<'a, '_> {
                     expr.span(),
                 )
             }
+            ast::Expr::Call(called) if matches!(&called.expr, ast::Expr::GetAttr(attr) if attr.name == "format") =>
+            {
+                let ast::Expr::GetAttr(attr) = &called.expr else {
+                    return None;
+                };
+                self.format_call(&attr.expr, &called.args, expr.span())?
+            }
             // `value.method(…)`: Python's methods.
             ast::Expr::Call(called) if matches!(&called.expr, ast::Expr::GetAttr(_)) => {
                 let ast::Expr::GetAttr(attr) = &called.expr else {
@@ -1990,13 +2064,55 @@ impl<'a> Lowerer<'a, '_> {
         })
     }
 
+    /// `'…{}…'.format(args…)`: a constant text whose fields are all `{}`
+    /// or all `{N}` (no format spec, name, attribute or index, no `{{` or
+    /// `}}`), with positional arguments enough for them.
+    #[inline(never)]
+    fn format_call(
+        &self,
+        text: &ast::Expr<'a>,
+        args: &[ast::CallArg<'a>],
+        at: machinery::Span,
+    ) -> Option<Expr> {
+        let refused = || "method `.format()` other than of a text with `{}` or `{0}` fields".into();
+        let format = match text {
+            ast::Expr::Const(constant) => match constant_of(&constant.value) {
+                Some(Const::Str(format)) => format,
+                _ => return self.no(refused),
+            },
+            _ => return self.no(refused),
+        };
+        let Some(needed) = format_fields(&format) else {
+            return self.no(refused);
+        };
+        let mut lowered = Vec::with_capacity(args.len() + 1);
+        lowered.push(Expr::Const(Const::Str(format)));
+        for arg in args {
+            match arg {
+                ast::CallArg::Pos(value) => lowered.push(self.expr(value)?),
+                _ => return self.no(|| "method `.format()` with named arguments".into()),
+            }
+        }
+        let given = lowered.len() - 1;
+        if given < needed || given > Method::MOST_FORMATTED {
+            return self.no(|| "method `.format()` with other arguments".into());
+        }
+        Some(Expr::Call {
+            func: Func::Jinja(JinjaOp::Method(Method::Format)),
+            args: lowered.into_boxed_slice(),
+            span: span(at),
+        })
+    }
+
     /// `value | filter(…)`.
     #[inline(never)]
     fn filter_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
         Some(match expr {
             ast::Expr::Filter(filter) => {
                 let input = match filter.name {
-                    "list" | "join" => self.generator_input(filter.expr.as_ref()?)?,
+                    "list" | "join" | "min" | "max" | "sort" | "unique" => {
+                        self.generator_input(filter.expr.as_ref()?)?
+                    }
                     _ => self.expr(filter.expr.as_ref()?)?,
                 };
                 // A missing key is Jinja's empty text to these filters
@@ -2038,6 +2154,14 @@ impl<'a> Lowerer<'a, '_> {
                     "int" => Func::Jinja(JinjaOp::Method(Method::Int)),
                     "indent" => return self.indent(input, &filter.args, expr.span()),
                     "list" => Func::Jinja(JinjaOp::List),
+                    "min" | "max" | "sort" | "unique" => {
+                        return self.ordering(filter, input, expr.span())
+                    }
+                    // A map's pairs other than a loop's (`for k, v in x |
+                    // items`): an iterator on minijinja, minijinja's where
+                    // it runs (Hermes 2 Pro passes one to a macro where a
+                    // tool's parameter is an array).
+                    "items" => return Some(call(Func::Jinja(JinjaOp::Raise), [], expr.span())),
                     // A generator in Jinja2: only `list`, `join`, `map`
                     // and a loop take one (`generator_input`); anything
                     // else (`tojson` of one fails in Jinja2) is minijinja's
@@ -2089,6 +2213,59 @@ impl<'a> Lowerer<'a, '_> {
             true => call(Func::Jinja(JinjaOp::OrEmpty), [expr], at),
             false => expr,
         }
+    }
+
+    /// `list | sort(reverse, case_sensitive, attribute)` (by position in
+    /// Jinja2's order, or by name), `unique(case_sensitive)`, `min` and
+    /// `max` (`case_sensitive` by name: minijinja takes no other): the
+    /// options constants, the attribute a plain key (not a dotted path,
+    /// an index or a list of keys).
+    #[inline(never)]
+    fn ordering(&self, filter: &ast::Filter<'a>, input: Expr, at: machinery::Span) -> Option<Expr> {
+        let (positions, names): (&[&str], &[&str]) = match filter.name {
+            "sort" => (
+                &["reverse", "case_sensitive", "attribute"],
+                &["reverse", "case_sensitive", "attribute"],
+            ),
+            "unique" => (&["case_sensitive"], &["case_sensitive"]),
+            _ => (&[], &["case_sensitive"]),
+        };
+        let mut order = Order {
+            reverse: filter.name == "max",
+            case_sensitive: false,
+        };
+        let mut attribute = Const::Null;
+        let mut seen = HashSet::new();
+        for (position, arg) in filter.args.iter().enumerate() {
+            let (name, value) = match arg {
+                ast::CallArg::Pos(value) => (positions.get(position).copied(), value),
+                ast::CallArg::Kwarg(name, value) => {
+                    (names.iter().copied().find(|n| n == name), value)
+                }
+                _ => (None, value_of_splat(arg)),
+            };
+            let constant = match value {
+                ast::Expr::Const(constant) => constant_of(&constant.value),
+                _ => None,
+            };
+            match (name.filter(|name| seen.insert(*name)), constant) {
+                (Some("reverse"), Some(Const::Bool(reverse))) => order.reverse = reverse,
+                (Some("case_sensitive"), Some(Const::Bool(exact))) => order.case_sensitive = exact,
+                (Some("attribute"), Some(Const::Str(key))) if plain_key(&key) => {
+                    attribute = Const::Str(key)
+                }
+                _ => return self.no(|| format!("filter `{}` with other arguments", filter.name)),
+            }
+        }
+        let op = match filter.name {
+            "sort" => JinjaOp::Sort(order),
+            "unique" => JinjaOp::Unique(order),
+            _ => JinjaOp::Extreme(order),
+        };
+        Some(match op {
+            JinjaOp::Sort(_) => call(Func::Jinja(op), [input, Expr::Const(attribute)], at),
+            _ => call(Func::Jinja(op), [input], at),
+        })
     }
 
     /// `value | default(fallback)`, `default(fallback, boolean)` (a
@@ -2452,6 +2629,49 @@ fn constant_of(value: &minijinja::Value) -> Option<Const> {
         ValueKind::Number if value.is_integer() => Const::Int(value.as_i64()?),
         _ => return None,
     })
+}
+
+/// How many arguments `format.format(…)` reads, if its fields are all
+/// `{}` or all `{N}` (`N` below 100), and it has no `{{`, `}}` or `}`
+/// alone.
+fn format_fields(format: &str) -> Option<usize> {
+    let (mut auto, mut most) = (0usize, None::<usize>);
+    let mut rest = format;
+    while let Some((before, field)) = rest.split_once('{') {
+        let (index, after) = field.split_once('}')?;
+        if before.contains('}') {
+            return None;
+        }
+        match index {
+            "" => auto += 1,
+            digits
+                if (1..=2).contains(&digits.len())
+                    && digits.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                let n: usize = digits.parse().ok()?;
+                most = Some(most.map_or(n, |most| most.max(n)));
+            }
+            _ => return None,
+        }
+        rest = after;
+    }
+    if rest.contains('}') {
+        return None;
+    }
+    match (auto, most) {
+        (0, Some(most)) => Some(most + 1),
+        (auto, None) => Some(auto),
+        // `{}` and `{0}` together: minijinja's error.
+        _ => None,
+    }
+}
+
+/// Whether `key` names a map's key alone where minijinja's `sort` reads
+/// an attribute (not a path `a.b`, keys `a, b` or an index `0`).
+fn plain_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !key.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A literal's key: a constant other than a float.
@@ -3283,6 +3503,281 @@ mod tests {
         assert!(!agree_with(body, &data, chat, Default::default()));
     }
 
+    /// How a body ends on the direct path: rendered, lowered but declined
+    /// at render, or not lowered (with both paths' results alike).
+    #[derive(Debug, PartialEq)]
+    enum Path {
+        Direct,
+        Declined,
+        NotLowered,
+    }
+
+    fn path_of(body: &str, data: &Value, (strictness, chat): (Strictness, bool)) -> Path {
+        let limits = crate::limits::Limits::DEFAULT;
+        let shared = Data::new(data.clone());
+        let both = super::super::both(
+            body,
+            &shared,
+            (strictness, chat),
+            Default::default(),
+            limits,
+        )
+        .unwrap_or_else(|| panic!("{body} does not compile"));
+        assert_eq!(
+            both.direct, both.minijinja,
+            "{body:?} with {data:?} at {strictness:?}"
+        );
+        match (both.rendered_directly, both.not_lowered) {
+            (true, _) => Path::Direct,
+            (false, None) => Path::Declined,
+            (false, Some(_)) => Path::NotLowered,
+        }
+    }
+
+    /// `min`, `max`, `sort`, `unique`, the `items` filter outside a loop,
+    /// `str.format` and macro defaults that are literals: alike on both
+    /// paths, direct where the values are integers or strings.
+    #[test]
+    fn ordering_filters_format_and_literal_defaults_render_alike() {
+        let data = json!({
+            "user": {"name": "Ada", "age": 36, "premium": true},
+            "docs": [
+                {"title": "one", "year": 2016, "kind": "b", "tags": ["x"]},
+                {"title": "Two", "year": 2015, "kind": "B", "tags": []},
+                {"title": "three", "year": 2016, "kind": "a", "tags": ["y"]},
+                {"title": "Four", "year": -3, "kind": "b", "tags": ["z"]}
+            ],
+            "ids": [3, -1, 2, 3, 9223372036854775807i64],
+            "words": ["b", "B", "a", "ä", "A", "Straße", "STRASSE", "ΣΊΣΥΦΟΣ", "σίσυφος", "σίσυφοσ", ""],
+            "mixed": [1, "1", true],
+            "floats": [1.5, 2],
+            "big": [18446744073709551615u64, 1],
+            "empty": [],
+            "word": "hello",
+        });
+        let direct = [
+            // `min` and `max`: the first of equal items; strings ignoring
+            // ASCII case (not other letters').
+            "{{ ids | min }} {{ ids | max }} {{ [user.age, 3] | min }} {{ [user.age, 3] | max }} {{ [7] | min }}",
+            "{{ words | min }}|{{ words | max }}|{{ ['b', 'A', 'a'] | min }}|{{ ['a', 'A'] | max }}|{{ ['a', 'A'] | min(case_sensitive=true) }}|{{ ['a', 'B'] | max(case_sensitive=true) }}",
+            "{{ docs | map(attribute='title') | max }} {{ docs | map(attribute='year') | min }} {{ docs | selectattr('year', 'equalto', 2016) | map(attribute='kind') | min }}",
+            // `sort`: stable, reversed by comparing the other way.
+            "{{ ids | sort | join(',') }} {{ ids | sort(true) | join(',') }} {{ ids | sort(reverse=true) | join(',') }} {{ [] | sort | length }}",
+            "{{ words | sort | join(',') }}|{{ words | sort(case_sensitive=true) | join(',') }}|{{ words | sort(false, true) | join(',') }}|{{ words | sort(true, false) | join(',') }}",
+            "{% for d in docs | sort(attribute='year') %}{{ d.title }}{% endfor %}|{% for d in docs | sort(attribute='kind', reverse=true) %}{{ d.title }}{% endfor %}|{% for d in docs | sort(attribute='kind', case_sensitive=true) %}{{ d.title }}{% endfor %}|{{ docs | sort(false, false, 'title') | map(attribute='year') | join(',') }}",
+            "{% set sorted = docs | sort(attribute='kind') %}{% for d in sorted %}{{ d.title }}{{ d.tags | length }}{{ loop.index }}{% endfor %}{{ sorted[0].title }}{{ sorted | length }}",
+            "{{ docs | map(attribute='kind') | sort | join }} {{ [{'k': 'a', 'n': 1}, {'k': 'A', 'n': 2}, {'k': 'a', 'n': 3}] | sort(attribute='k', reverse=true) | map(attribute='n') | join }}",
+            // `unique`: strings in Unicode lowercase (final sigma too).
+            "{{ words | unique | join(',') }}|{{ words | unique(true) | join(',') }}|{{ words | unique(case_sensitive=true) | length }}|{{ ids | unique | join(',') }}|{{ [1, '1', 1, 2, '1'] | unique | join(',') }}|{{ [] | unique | length }}",
+            "{{ docs | map(attribute='kind') | unique | list | join }}{{ docs | map(attribute='kind') | unique | length }}{% for k in docs | map(attribute='year') | unique %}{{ k }};{% endfor %}",
+            // `str.format` with `{}` and `{N}`.
+            "{{ '<{}>'.format(user.name) }}{{ '{0}-{1}-{0}'.format(user.age, 'x') }}{{ '{}{}'.format(true, -5) }}{{ 'none'.format() }}{{ 'é{}ü'.format(words[7]) }}{{ '{}'.format(user.name, 1) }}{{ '{1}'.format(1, false) }}",
+            "{% set tag = ':x' %}{% set open = '<t{}>'.format(tag) %}{{ open }}{{ '{}'.format(ids[4]) }}",
+            // Macro defaults that are literals of constants.
+            "{% macro m(x, attrs=[], opts={'a': 1, 'b': [true]}, t=('p', 'q')) %}{{ x }}{{ attrs | length }}{{ opts.a }}{{ opts.b[0] }}{{ t | join }}{% for a in attrs %}[{{ a[0] }}={{ a[1] }}]{% endfor %}{% endmacro %}{{ m(1) }}{{ m(2, [('k', 'v'), ('j', 3)]) }}{{ m(3, t=[]) }}",
+            // `for a, b in pairs` (Functionary's list of tuples).
+            "{% for a, b in [('x', 1), ('y', 2)] %}{{ a }}={{ b }}{{ loop.index }}{% if loop.previtem is defined %}{{ loop.previtem[0] }}{% endif %};{% else %}none{% endfor %}",
+            "{% for field, name in [('year', 'Year'), ('title', 'Title'), ('nope', 'N')] %}{% for d in docs %}{% if d[field] is defined %}{{ name }}: {{ d[field] }} {% endif %}{% endfor %}{% endfor %}",
+            "{% for a, b, c in [[1, 2, 3], ['x', 'y', 'z']] %}{% set a = a ~ '!' %}{{ a }}{{ b }}{{ c }}{% endfor %}{% for k, v in [] %}{% else %}empty{% endfor %}",
+            "{% set a = 'outer' %}{% for a, b in [[1, 2]] %}{{ a }}{% endfor %}{{ a }}{% for t, n in [docs[0].tags + ['q'], ['r', user.name]] %}{{ t }}{{ n }}{% endfor %}",
+            // `items` outside a loop, where it does not run.
+            "{% macro m(x) %}{{ x | length }}{% endmacro %}{% if user.age > 99 %}{{ m(user | items) }}{% endif %}ok",
+        ];
+        for body in direct {
+            for strictness in [Strictness::Strict, Strictness::Lenient] {
+                assert_eq!(
+                    path_of(body, &data, (strictness, false)),
+                    Path::Direct,
+                    "{body}: {}",
+                    why_not(body, &data, strictness)
+                );
+            }
+            assert_eq!(
+                path_of(body, &data, (Strictness::Lenient, true)),
+                Path::Direct,
+                "{body} (chat)"
+            );
+        }
+        let declined = [
+            "{{ empty | min }}",
+            "{{ empty | max }}x",
+            "{{ mixed | min }}",
+            "{{ floats | max }}",
+            "{{ big | min }}",
+            "{{ [true, 1] | max }}",
+            "{{ docs | min }}",
+            "{{ user | max }}",
+            "{{ word | min }}",
+            "{{ nothing | min }}",
+            "{{ user | sort | join }}",
+            "{{ word | sort | join }}",
+            "{{ mixed | sort | join }}",
+            "{{ floats | sort | join }}",
+            "{{ docs | sort(attribute='nope') | length }}",
+            "{{ docs | sort(attribute='tags') | length }}",
+            "{{ ids | sort(attribute='year') | length }}",
+            "{{ [{'k': 1}, {'k': 'a'}] | sort(attribute='k') | length }}",
+            "{{ docs | unique | length }}",
+            "{{ mixed | unique | length }}",
+            "{{ floats | unique | length }}",
+            "{{ nothing | unique | length }}",
+            "{{ nothing | sort | length }}",
+            "{{ '{}'.format(docs) }}",
+            "{{ '{}'.format(none) }}",
+            "{{ '{}'.format(floats[0]) }}",
+            "{{ '{}'.format(big[0]) }}",
+            "{{ '{}'.format(nothing) }}",
+            "{% macro m(x=[]) %}{{ x }}{% endmacro %}{{ m() }}",
+            "{% macro m(x) %}{{ x | length }}{% endmacro %}{{ m(user | items) }}",
+            "{% set pairs = user | items %}ok",
+            "{% for a, b in ['ab', 'cd'] %}{{ a }}{% endfor %}",
+            "{% for a, b in [[1, 2, 3]] %}{{ a }}{% endfor %}",
+            "{% for a, b in [[1]] %}{{ a }}{% endfor %}",
+            "{% for a, b in [{'x': 1, 'y': 2}] %}{{ a }}{% endfor %}",
+            "{% for a, b in user %}{{ a }}{% endfor %}",
+            "{% for a, b in docs %}{{ a }}{% endfor %}",
+            "{% for a, b in ids %}{{ a }}{% endfor %}",
+        ];
+        for body in declined {
+            for strictness in [Strictness::Strict, Strictness::Lenient] {
+                assert_eq!(
+                    path_of(body, &data, (strictness, false)),
+                    Path::Declined,
+                    "{body}"
+                );
+            }
+            assert_eq!(
+                path_of(body, &data, (Strictness::Lenient, true)),
+                Path::Declined,
+                "{body} (chat)"
+            );
+        }
+        let not_lowered = [
+            "{{ ids | sort(attribute='a.b') | length }}",
+            "{{ ids | sort(attribute='0') | length }}",
+            "{{ ids | sort(attribute='year, kind') | length }}",
+            "{{ ids | sort(attribute=' year') | length }}",
+            "{{ ids | sort(attribute=1) | length }}",
+            "{{ ids | sort(reverse=user.premium) | length }}",
+            "{{ ids | sort(reverse='yes') | length }}",
+            "{{ ids | sort(true, reverse=false) | length }}",
+            "{{ docs | min(attribute='year') }}",
+            "{{ ids | unique(attribute='x') | length }}",
+            "{{ ids | unique(true, 'x') | length }}",
+            "{{ ids | unique(case_sensitive=none) | length }}",
+            "{% for a, b in [[1, 2]] if a %}{{ a }}{% endfor %}",
+            "{% for a, a in [[1, 2]] %}{{ a }}{% endfor %}",
+            "{% for (a, b), c in [[[1, 2], 3]] %}{{ a }}{% endfor %}",
+            "{{ '{:>5}'.format(1) }}",
+            "{{ '{{}}'.format() }}",
+            "{{ '{{{}}}'.format(1) }}",
+            "{{ '{a}'.format(a=1) }}",
+            "{{ '{}'.format(a=1) }}",
+            "{{ '{}{0}'.format(1) }}",
+            "{{ '{1}'.format(1) }}",
+            "{{ '{}{}'.format(1) }}",
+            "{{ '{0[1]}'.format(ids) }}",
+            "{{ '{0.x}'.format(user) }}",
+            "{{ '}'.format() }}",
+            "{{ '{'.format() }}",
+            "{{ '{100}'.format(1) }}",
+            "{{ user.name.format(1) }}",
+            "{{ '{}'.format(*ids) }}",
+            "{% macro m(x=[user.name]) %}{{ x | length }}{% endmacro %}{{ m() }}",
+            "{% macro m(x=[1.5]) %}{{ x | length }}{% endmacro %}{{ m() }}",
+            "{% macro m(x={1: 'a'}) %}{{ x | length }}{% endmacro %}{{ m() }}",
+        ];
+        for body in not_lowered {
+            for strictness in [Strictness::Strict, Strictness::Lenient] {
+                assert_eq!(
+                    path_of(body, &data, (strictness, false)),
+                    Path::NotLowered,
+                    "{body}"
+                );
+            }
+        }
+        // A chat template's content blocks, sorted (Ministral 3); its
+        // messages themselves are minijinja's.
+        let chat = json!({
+            "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "hi"},
+                    {"type": "image", "image": "a.png"},
+                    {"type": "text", "text": "there"}
+                ]},
+                {"role": "assistant", "content": "ok"}
+            ]
+        });
+        let body = "{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}{% for b in m['content'] | sort(attribute='type') %}{{ b.type }}:{{ b.text if b.type == 'text' else b.image }};{% endfor %}{% endif %}{% endfor %}";
+        assert_eq!(
+            path_of(body, &chat, (Strictness::Lenient, true)),
+            Path::Direct
+        );
+        for body in [
+            "{{ messages | sort(attribute='role') | length }}",
+            "{{ messages | map(attribute='role') | unique | join }}",
+        ] {
+            assert_ne!(
+                path_of(body, &chat, (Strictness::Lenient, true)),
+                Path::NotLowered,
+                "{body}"
+            );
+        }
+    }
+
+    /// Long lists sorted, deduplicated and compared, long texts formatted:
+    /// the same end on both paths under small bounds.
+    #[test]
+    fn ordering_filters_and_format_stay_bounded() {
+        let many: Vec<Value> = (0..100_000)
+            .map(|i| json!(format!("{}", (i * 7919) % 100_000)))
+            .collect();
+        let ints: Vec<Value> = (0..100_000).map(|i| json!((i * 7919) % 1000)).collect();
+        let long = "Σ".repeat(5000);
+        // Deep maps, sorted, unpacked and copied.
+        let mut deep = json!("bottom");
+        for _ in 0..120 {
+            deep = json!({ "a": [deep] });
+        }
+        let nested = json!([{"k": "b", "d": deep}, {"k": "A", "d": deep}, {"k": "a", "d": deep}]);
+        let data = json!({"many": many, "ints": ints, "long": long, "longs": vec![long.clone(); 300], "nested": nested});
+        for limits in [
+            crate::limits::Limits {
+                max_steps: 1000,
+                ..crate::limits::Limits::DEFAULT
+            },
+            crate::limits::Limits {
+                max_value_bytes: 4096,
+                ..crate::limits::Limits::DEFAULT
+            },
+            crate::limits::Limits::DEFAULT,
+        ] {
+            for body in [
+                "{{ many | sort | length }}",
+                "{{ (many | sort(reverse=true))[0] }}",
+                "{{ ints | unique | length }}",
+                "{{ many | unique | length }}",
+                "{{ many | max }}{{ ints | min }}",
+                "{{ longs | unique | length }}{{ longs | sort | length }}{{ longs | max | length }}",
+                "{{ nested | sort(attribute='k') | map(attribute='k') | join }}{{ (nested | sort(attribute='k', reverse=true))[0].d.a[0].a[0] | length }}",
+                "{% for a, b in [nested[:2]] %}{{ a.k }}{{ b.k }}{% endfor %}{{ nested | unique | length }}",
+                "{{ '{}{}{}{}'.format(long, long, long, long) | length }}",
+                "{% set ns = namespace(s='{}') %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s.format(1) | length }}",
+            ] {
+                // The engine counts the bytes of text it reads in its own
+                // way (`x ~ x` too): under a few steps, a long text is
+                // minijinja's to stop or not.
+                if limits.max_steps < 10_000 && body.contains("long") {
+                    continue;
+                }
+                let shared = Data::new(data.clone());
+                let both = super::super::both(body, &shared, (Strictness::Strict, false), Default::default(), limits)
+                    .unwrap();
+                assert_eq!(both.direct, both.minijinja, "{body} with {limits:?}");
+            }
+        }
+    }
+
     /// A lenient render prints a missing key as nothing, on the direct
     /// path too (Command A's `{{ message.tool_plan }}`).
     #[test]
@@ -3537,6 +4032,32 @@ mod tests {
             15 => format!("{} | default({}, true)", leaf(rng), leaf(rng)),
             16 => format!("{} | replace('a', 'b')", leaf(rng)),
             17 => format!("({} in [{}, 'x', 3])", leaf(rng), leaf(rng)),
+            18 => format!(
+                "{} | {}",
+                leaf(rng),
+                rng.pick(&[
+                    "min",
+                    "max(case_sensitive=true)",
+                    "unique | join(',')",
+                    "unique(true) | length",
+                    "sort | join(',')",
+                    "sort(reverse=true) | join",
+                    "sort(attribute='n') | length",
+                    "sort(false, true, 'name') | tojson",
+                ])
+            ),
+            19 => format!(
+                "[{}, {}] | {}",
+                expr(rng, names, depth + 1),
+                leaf(rng),
+                rng.pick(&["min", "max", "unique | join(',')", "sort | join"])
+            ),
+            20 => format!(
+                "{}.format({}, {})",
+                rng.pick(&["'<{}>'", "'{1}{0}{1}'", "'é{0}'", "''"]),
+                leaf(rng),
+                leaf(rng)
+            ),
             1 | 10 => format!(
                 "({} {} {})",
                 expr(rng, names, depth + 1),
