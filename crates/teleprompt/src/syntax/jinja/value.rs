@@ -259,23 +259,21 @@ impl Filled {
         else {
             return None;
         };
-        let at = match index {
-            Some(index) => *index.get(name)?,
-            None => {
-                let tag = key_tag(name);
-                let same = |at: &usize| {
-                    keys.get(*at)
-                        .and_then(JValue::as_str)
-                        .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
-                };
-                tags.iter()
-                    .enumerate()
-                    .filter(|(_, held)| **held == tag)
-                    .map(|(at, _)| at)
-                    .find(same)?
+        if let Some(index) = index {
+            let at = *index.get(name)?;
+            return Some((keys.get(at)?, values.get(at)?));
+        }
+        let tag = key_tag(name);
+        for ((held, key), value) in tags.iter().zip(keys.iter()).zip(values.iter()) {
+            if *held == tag
+                && key
+                    .as_str()
+                    .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
+            {
+                return Some((key, value));
             }
-        };
-        Some((keys.get(at)?, values.get(at)?))
+        }
+        None
     }
 }
 
