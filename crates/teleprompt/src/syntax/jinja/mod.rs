@@ -1089,6 +1089,16 @@ struct CappedWriter {
 
 impl std::io::Write for CappedWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf).map(|()| buf.len())
+    }
+
+    /// minijinja writes each piece of output with `write_all`: written
+    /// whole here, or refused whole (as `write` does), without the default's
+    /// loop over partial writes.
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
         if self.bytes.len().saturating_add(buf.len()) > self.limit {
             self.over = true;
             return Err(std::io::Error::other("output limit"));
@@ -1100,7 +1110,7 @@ impl std::io::Write for CappedWriter {
             }
         }
         self.bytes.extend_from_slice(buf);
-        Ok(buf.len())
+        Ok(())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -31,6 +31,9 @@ use crate::data::{find_key, same_key, Data, Derived, Layer, Segment, View};
 /// when several layers hold objects. `chat` reads the data as a chat
 /// template's (its `messages` as `transformers` hands them over).
 pub(super) fn root(data: &Data, chat: bool) -> JValue {
+    if let Some(root) = kept_root(data, chat) {
+        return root;
+    }
     let Some((first, rest)) = data.layers().split_first() else {
         return JValue::from_object(Tree::root(Arc::new(Value::Null), chat, Mode::Once));
     };
@@ -73,6 +76,28 @@ pub(super) fn root(data: &Data, chat: bool) -> JValue {
     let root = JValue::from_object(Merged::new(parts));
     *merged = Some((under, root.clone()));
     root
+}
+
+/// The merged root the top layer of `data` keeps, when the object layers
+/// under it are those it was kept over: what [`root`] returns then,
+/// without making each layer's root and the lists of them again. (Those
+/// layers were all rendered before, so [`layer_root`] would change
+/// nothing of theirs.)
+fn kept_root(data: &Data, chat: bool) -> Option<JValue> {
+    let (first, rest) = data.layers().split_first()?;
+    if !first.value.is_object() {
+        return None;
+    }
+    let memo = first.derived.get_or_init(slot(chat), LayerMemo::default)?;
+    let merged = memo.merged.lock().ok()?;
+    let (held, root) = merged.as_ref()?;
+    let mut lower = rest.iter().filter(|layer| layer.value.is_object());
+    let same = held.iter().all(|held| {
+        lower
+            .next()
+            .is_some_and(|layer| std::ptr::eq(held.as_ptr(), Arc::as_ptr(&layer.derived)))
+    });
+    (same && lower.next().is_none()).then(|| root.clone())
 }
 
 /// The slot of [`Derived`] that Jinja's objects take: one for Jinja, one
@@ -192,7 +217,7 @@ enum Role {
 enum Filled {
     Map {
         keys: Box<[JValue]>,
-        values: Box<[OnceLock<JValue>]>,
+        values: Box<[OnceLock<Held>]>,
         /// Each key's [`key_tag`], scanned before any key is compared.
         tags: Box<[u64]>,
         /// Positions of the keys of a larger object (a few are scanned).
@@ -224,7 +249,7 @@ impl Filled {
     }
 
     /// A map's key `name` as a value, and its slot.
-    fn entry(&self, name: &str) -> Option<(&JValue, &OnceLock<JValue>)> {
+    fn entry(&self, name: &str) -> Option<(&JValue, &OnceLock<Held>)> {
         let Filled::Map {
             keys,
             values,
@@ -234,23 +259,21 @@ impl Filled {
         else {
             return None;
         };
-        let at = match index {
-            Some(index) => *index.get(name)?,
-            None => {
-                let tag = key_tag(name);
-                let same = |at: &usize| {
-                    keys.get(*at)
-                        .and_then(JValue::as_str)
-                        .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
-                };
-                tags.iter()
-                    .enumerate()
-                    .filter(|(_, held)| **held == tag)
-                    .map(|(at, _)| at)
-                    .find(same)?
+        if let Some(index) = index {
+            let at = *index.get(name)?;
+            return Some((keys.get(at)?, values.get(at)?));
+        }
+        let tag = key_tag(name);
+        for ((held, key), value) in tags.iter().zip(keys.iter()).zip(values.iter()) {
+            if *held == tag
+                && key
+                    .as_str()
+                    .is_some_and(|key| same_key(key.as_bytes(), name.as_bytes()))
+            {
+                return Some((key, value));
             }
-        };
-        Some((keys.get(at)?, values.get(at)?))
+        }
+        None
     }
 }
 
@@ -262,18 +285,39 @@ fn write_repr(
     f.write_str(&super::python::repr_lossy(&JValue::from_dyn_object(object)))
 }
 
+/// A value a kept tree holds, with the bytes of its text (what a read of
+/// it counts: see [`charged`]), found once.
+#[derive(Debug)]
+struct Held {
+    value: JValue,
+    text: usize,
+}
+
+impl Held {
+    fn new(value: JValue) -> Held {
+        let text = value.as_str().map_or(0, str::len);
+        Held { value, text }
+    }
+
+    /// The value, its text counted as [`charged`] counts it.
+    #[inline]
+    fn read(&self) -> Option<JValue> {
+        current::read(self.text).then(|| self.value.clone())
+    }
+}
+
 /// The value `slot` holds, made by `make` and kept there the first time.
 /// (`make` runs outside the slot's lock: it may read other slots.)
-fn kept_in(slot: &OnceLock<JValue>, make: impl FnOnce() -> Option<JValue>) -> Option<JValue> {
+fn kept_in(slot: &OnceLock<Held>, make: impl FnOnce() -> Option<JValue>) -> Option<&Held> {
     if let Some(made) = slot.get() {
-        return Some(made.clone());
+        return Some(made);
     }
     let made = make()?;
-    Some(slot.get_or_init(|| made).clone())
+    Some(slot.get_or_init(|| Held::new(made)))
 }
 
 /// Up to [`CHUNK`] elements of an array, each made when first read.
-type Chunk = Box<[OnceLock<JValue>]>;
+type Chunk = Box<[OnceLock<Held>]>;
 
 /// Keys scanned (by their tags) before a map of positions pays off.
 const SCAN_KEYS: usize = 32;
@@ -362,16 +406,16 @@ impl Tree {
 
     /// The child under `name`, without noting a miss.
     fn lookup(self: &Arc<Self>, name: &str) -> Option<JValue> {
-        charged(self.lookup_unchecked(name))
-    }
-
-    fn lookup_unchecked(self: &Arc<Self>, name: &str) -> Option<JValue> {
         if self.mode != Mode::Kept {
-            return self.make_by_key(name, None);
+            return charged(self.make_by_key(name, None));
         }
-        let filled = self.filled();
-        let (key, slot) = filled.entry(name)?;
-        kept_in(slot, || self.make_by_key(name, Some(key)))
+        let Some((key, slot)) = self.filled().entry(name) else {
+            return charged(None);
+        };
+        match kept_in(slot, || self.make_by_key(name, Some(key))) {
+            Some(held) => held.read(),
+            None => charged(None),
+        }
     }
 
     /// Makes the child under `name` (`key`: the key as a value, when the
@@ -400,14 +444,21 @@ impl Tree {
         if index >= self.len {
             return None;
         }
-        charged(self.item_unchecked(index))
+        if self.mode != Mode::Kept {
+            return charged(self.make_item(index));
+        }
+        match self.kept_item(index) {
+            Some(held) => held.read(),
+            None => charged(None),
+        }
     }
 
-    fn item_unchecked(self: &Arc<Self>, index: usize) -> Option<JValue> {
-        if self.mode != Mode::Kept {
-            let found = self.value()?.as_array()?.get(index)?;
-            return Some(self.child(Step::Index(index), found));
-        }
+    fn make_item(self: &Arc<Self>, index: usize) -> Option<JValue> {
+        let found = self.value()?.as_array()?.get(index)?;
+        Some(self.child(Step::Index(index), found))
+    }
+
+    fn kept_item(self: &Arc<Self>, index: usize) -> Option<&Held> {
         let Filled::Seq(chunks) = self.filled() else {
             return None;
         };
@@ -415,10 +466,7 @@ impl Tree {
             let size = CHUNK.min(self.len - index / CHUNK * CHUNK);
             (0..size).map(|_| OnceLock::new()).collect()
         });
-        kept_in(chunk.get(index % CHUNK)?, || {
-            let found = self.value()?.as_array()?.get(index)?;
-            Some(self.child(Step::Index(index), found))
-        })
+        kept_in(chunk.get(index % CHUNK)?, || self.make_item(index))
     }
 
     /// A child of this tree: scalars as values, objects and arrays as trees.
@@ -655,6 +703,7 @@ impl Object for Merged {
                 filled
                     .entry(name)
                     .and_then(|(_, slot)| kept_in(slot, || self.find(name)))
+                    .map(|held| held.value.clone())
             }
             None => self.find(name),
         };

@@ -251,7 +251,12 @@ fn argument(
     kwargs: &Kwargs,
     name: &str,
 ) -> Result<Option<JValue>, minijinja::Error> {
-    let named = kwargs.get::<Option<JValue>>(name)?;
+    // Without keyword arguments (most calls) nothing is named: no lookup,
+    // and no copy of the name into the set of those used.
+    let named = match kwargs.args().next() {
+        None => None,
+        Some(_) => kwargs.get::<Option<JValue>>(name)?,
+    };
     match (positional, named) {
         (Some(_), Some(_)) => Err(minijinja::Error::new(
             ErrorKind::TooManyArguments,
@@ -343,7 +348,11 @@ fn write_value(
     match value.kind() {
         ValueKind::None => out.push_str("null"),
         ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
-        ValueKind::Number => out.push_str(&number(value)),
+        ValueKind::Number => match value.is_integer().then(|| value.as_i64()).flatten() {
+            // An integer's digits, without a `String` of its own.
+            Some(int) => out.push_str(itoa::Buffer::new().format(int)),
+            None => out.push_str(&number(value)),
+        },
         ValueKind::String => write_string(out, value.as_str().unwrap_or_default(), options),
         ValueKind::Seq | ValueKind::Iterable => {
             if depth >= MAX_NESTING {
@@ -378,7 +387,12 @@ fn write_value(
                     out.push_str(&options.item_separator)?;
                 }
                 new_line(out, options, depth + 1)?;
-                write_string(out, &key_text(key)?, options)?;
+                match key.kind() {
+                    ValueKind::String => {
+                        write_string(out, key.as_str().unwrap_or_default(), options)?
+                    }
+                    _ => write_string(out, &key_text(key)?, options)?,
+                }
                 out.push_str(&options.key_separator)?;
                 write_value(out, &value.get_item(key)?, options, depth + 1)?;
             }
@@ -462,38 +476,141 @@ fn sort_keys(keys: &mut [JValue]) -> Result<(), minijinja::Error> {
 /// with `ensure_ascii` everything outside printable ASCII as `\uXXXX`
 /// (two, a surrogate pair, above U+FFFF).
 fn write_string(out: &mut Out, text: &str, options: &Dumps) -> Result<(), minijinja::Error> {
-    let mut escaped = String::with_capacity(text.len() + 2);
-    escape_json(&mut escaped, text, options.ensure_ascii);
-    out.push_str(&escaped)
+    out.push_with(|out| escape_json(out, text, options.ensure_ascii))
 }
 
-/// [`write_string`]'s text, into a `String`.
+/// [`write_string`]'s text, into a `String`. Scans bytes: the characters
+/// escaped are ASCII but for those `ensure_ascii` escapes, which start at
+/// a byte above `0x7F` (the bytes after it, inside the character, are
+/// skipped).
 fn escape_json(out: &mut String, text: &str, ensure_ascii: bool) {
+    out.reserve(text.len() + 2);
     out.push('"');
     let mut plain = 0;
-    for (at, c) in text.char_indices() {
-        let escape = match c {
-            '"' => "\\\"".to_string(),
-            '\\' => "\\\\".to_string(),
-            '\n' => "\\n".to_string(),
-            '\r' => "\\r".to_string(),
-            '\t' => "\\t".to_string(),
-            '\u{8}' => "\\b".to_string(),
-            '\u{c}' => "\\f".to_string(),
-            c if c < ' ' => format!("\\u{:04x}", u32::from(c)),
-            c if ensure_ascii && !(' '..='~').contains(&c) => {
-                let mut units = [0u16; 2];
-                c.encode_utf16(&mut units)
-                    .iter()
-                    .map(|unit| format!("\\u{unit:04x}"))
-                    .collect()
-            }
+    let stops = match ensure_ascii {
+        true => &STOPS_ASCII,
+        false => &STOPS,
+    };
+    for (at, byte) in text.bytes().enumerate() {
+        if !stops.get(usize::from(byte)).copied().unwrap_or(true) {
+            continue;
+        }
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            // Other control characters, and with `ensure_ascii` DEL and
+            // every character outside ASCII: `\uXXXX`, below.
+            0x00..=0x1f => "",
+            0x7f..=0xff if ensure_ascii => "",
             _ => continue,
         };
+        // Inside a character already escaped.
+        if at < plain {
+            continue;
+        }
         out.push_str(text.get(plain..at).unwrap_or_default());
-        out.push_str(&escape);
+        plain = at + 1;
+        if !escape.is_empty() {
+            out.push_str(escape);
+            continue;
+        }
+        let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
+            continue;
+        };
         plain = at + c.len_utf8();
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            push_unit(out, *unit);
+        }
     }
     out.push_str(text.get(plain..).unwrap_or_default());
     out.push('"');
+}
+
+/// The bytes [`escape_json`] stops at: control characters, `"` and `\`;
+/// with `ensure_ascii` also DEL and every byte above it.
+static STOPS: [bool; 256] = stops(false);
+static STOPS_ASCII: [bool; 256] = stops(true);
+
+const fn stops(ensure_ascii: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = byte < 0x20
+            || byte == b'"' as usize
+            || byte == b'\\' as usize
+            || (ensure_ascii && byte >= 0x7f);
+        byte += 1;
+    }
+    table
+}
+
+/// `\uXXXX`: one UTF-16 unit in four lowercase hexadecimal digits.
+fn push_unit(out: &mut String, unit: u16) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        let digit = HEX.get(usize::from((unit >> shift) & 0xf)).copied();
+        out.push(char::from(digit.unwrap_or(b'0')));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_json;
+
+    /// Python's `json.dumps` of a string, one character at a time (the
+    /// byte scan of `escape_json` must write the same).
+    fn reference(text: &str, ensure_ascii: bool) -> String {
+        let mut out = String::from('"');
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if c < ' ' => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+                c if ensure_ascii && !(' '..='~').contains(&c) => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn escapes_as_python_json() {
+        let texts = [
+            "",
+            "plain",
+            "\"q\" \\ /",
+            "\u{0}\u{1}\u{8}\u{c}\r\n\t\u{1f} \u{7f}~",
+            "é\u{200b}😀 ÿ\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}",
+            "a😀\"b\u{7f}é\n",
+        ];
+        for text in texts {
+            for ensure_ascii in [false, true] {
+                let mut out = String::new();
+                escape_json(&mut out, text, ensure_ascii);
+                assert_eq!(
+                    out,
+                    reference(text, ensure_ascii),
+                    "{text:?} {ensure_ascii}"
+                );
+            }
+        }
+    }
 }

@@ -221,6 +221,22 @@ impl Out {
         Ok(())
     }
 
+    /// Appends what `write` writes, then checks it fitted (as
+    /// [`Out::push_str`] of the same text would: an error if not).
+    pub(super) fn push_with(
+        &mut self,
+        write: impl FnOnce(&mut String),
+    ) -> Result<(), minijinja::Error> {
+        let before = self.text.len();
+        write(&mut self.text);
+        let added = self.text.len().saturating_sub(before);
+        if added > self.room.saturating_sub(before) {
+            self.text.truncate(before);
+            return Err(current::exceeded(self.over));
+        }
+        Ok(())
+    }
+
     /// Appends one character.
     pub(super) fn push(&mut self, c: char) -> Result<(), minijinja::Error> {
         self.reserve(c.len_utf8())?;
