@@ -334,8 +334,9 @@ struct Lowerer<'a, 'g> {
     /// block, gave it (else the slot may hold nothing yet: it is one no
     /// loop used, see [`Lowerer::top_slots`]).
     outer_names: HashMap<&'a str, (u32, bool)>,
-    /// Names the template's top made in a block, gone after it (while a
-    /// macro's body is lowered): a macro reading one is not lowered.
+    /// Names of the template's top a macro's body may not read (while one
+    /// is lowered): a namespace made in a block (gone after it) or made
+    /// again, a value marked `| safe`.
     outer_gone: HashSet<&'a str>,
     /// The macros defined so far, lowered after the template's top (their
     /// bodies read the top's names the `set`s after them give): each
@@ -807,12 +808,20 @@ impl<'a> Lowerer<'a, '_> {
         for (name, slot) in &self.names {
             top.entry(name).or_insert((*slot, 0)).1 += 1;
         }
+        // The others (and the namespaces made in a block) a body may not
+        // read: not the data's either.
+        let mut gone = std::mem::take(&mut self.gone);
         let top: Vec<(&'a str, u32)> = top
             .into_iter()
-            .filter(|(_, (slot, count))| *count == 1 && !self.markup.contains(slot))
+            .filter(|(name, (slot, count))| {
+                let readable = *count == 1 && !self.markup.contains(slot);
+                if !readable {
+                    gone.insert(name);
+                }
+                readable
+            })
             .map(|(name, (slot, _))| (name, slot))
             .collect();
-        let gone = std::mem::take(&mut self.gone);
         for (index, before) in std::mem::take(&mut self.deferred) {
             self.outer_namespaces = top
                 .iter()
@@ -3158,6 +3167,8 @@ mod tests {
             "{% for d in docs %}{% macro m() %}{% endmacro %}{% endfor %}",
             "{% macro m(a) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",
             "{% if not user %}{% macro m() %}x{% endmacro %}{% endif %}{{ m() }}",
+            "{% set word = '<b>' | safe %}{% macro m() %}{{ word ~ '&' }}{% endmacro %}{{ m() }}",
+            "{% set ns = namespace(k=1) %}{% set ns = namespace(k=2) %}{% macro m() %}{{ ns.k }}{% endmacro %}{{ m() }}",
             "{% if not user %}{% macro m() %}x{% endmacro %}{% endif %}{% macro k() %}{{ m() }}{% endmacro %}{{ k() }}",
             "{% if user %}{% macro m() %}x{% endmacro %}{% else %}{% macro m() %}y{% endmacro %}{% endif %}{{ m() }}",
             "{% macro m() %}{% set ns.k = 2 %}{% endmacro %}{{ m() }}{% set ns = namespace(k=1) %}{{ ns.k }}",
