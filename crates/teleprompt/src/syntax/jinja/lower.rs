@@ -487,6 +487,16 @@ fn macro_defs<'a>(template: &ast::Stmt<'a>) -> Vec<Result<MacroDef<'a>, String>>
     defs.iter().enumerate().map(read).collect()
 }
 
+/// The value in a slot of the template's top frame, read from anywhere
+/// (a macro's body too): [`JinjaOp::Top`].
+fn top_slot(slot: u32, at: machinery::Span) -> Expr {
+    call(
+        Func::Jinja(JinjaOp::Top),
+        [Expr::Const(Const::Int(i64::from(slot)))],
+        at,
+    )
+}
+
 /// The macros defined at the template's top, in its `if`s too (not in a
 /// loop, a macro or another block), in the order the lowering meets them.
 fn top_macros<'b, 'a>(template: &'b ast::Stmt<'a>) -> Vec<&'b ast::Macro<'a>> {
@@ -966,11 +976,7 @@ impl<'a> Lowerer<'a, '_> {
             Some(flag) => call(
                 Func::Jinja(JinjaOp::Cond),
                 [
-                    call(
-                        Func::Jinja(JinjaOp::Top),
-                        [Expr::Const(Const::Int(i64::from(flag)))],
-                        at,
-                    ),
+                    top_slot(flag, at),
                     called,
                     call(Func::Jinja(JinjaOp::Raise), [], at),
                 ],
@@ -1712,11 +1718,7 @@ impl<'a> Lowerer<'a, '_> {
         let Some(&(slot, set_before)) = self.outer_names.get(name) else {
             return Some(None);
         };
-        let top = call(
-            Func::Jinja(JinjaOp::Top),
-            [Expr::Const(Const::Int(i64::from(slot)))],
-            at,
-        );
+        let top = top_slot(slot, at);
         Some(Some(match set_before {
             true => top,
             // Called before the top's `set`: the data's.
@@ -2542,8 +2544,7 @@ impl<'a> Lowerer<'a, '_> {
     fn key(&self, base: &ast::Expr<'a>, name: &str, at: machinery::Span) -> Option<Expr> {
         if let ast::Expr::Var(var) = base {
             if let Some((slot, late, _)) = self.outer_attribute(var.id, name)? {
-                let slot = Expr::Const(Const::Int(i64::from(slot)));
-                let top = call(Func::Jinja(JinjaOp::Top), [slot], at);
+                let top = top_slot(slot, at);
                 return Some(match late {
                     false => top,
                     // Read before it is given (or the namespace
