@@ -637,7 +637,8 @@ impl<'a> Renderer<'a> {
             // A character of a text, as Python indexes it.
             return match (value, index) {
                 (Value::Str(_) | Value::String(_), Value::Int(n)) => {
-                    super::ops::character(value, *n).ok_or_else(|| not_jinja(span, "index", value))
+                    super::texts::character(value, *n)
+                        .ok_or_else(|| not_jinja(span, "index", value))
                 }
                 _ => Err(not_jinja(span, "index", value)),
             };

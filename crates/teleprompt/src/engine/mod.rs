@@ -36,6 +36,7 @@ mod lookup;
 mod ops;
 pub(crate) mod program;
 pub(crate) mod render;
+mod texts;
 pub(crate) mod value;
 
 pub(crate) use render::render;
