@@ -307,6 +307,12 @@ impl<'a> Renderer<'a> {
                         format!("expected a string, got {}", value.go_type()),
                     ));
                 };
+                // A text the case change leaves as it is is not built again.
+                if !matches!(func, Func::Trim)
+                    && functions::case_unchanged(text, matches!(func, Func::Upper))
+                {
+                    return Ok(value);
+                }
                 let text = match func {
                     Func::Lower => functions::lower(text),
                     Func::Upper => functions::upper(text),

@@ -22,7 +22,7 @@ impl<'a> Renderer<'a> {
         dot: &Value<'a>,
         test: bool,
     ) -> Result<Value<'a>> {
-        if func == Func::Not {
+        if matches!(func, Func::Not) {
             let expr = args.first().ok_or_else(|| internal(span))?;
             let value = self.eval(expr, dot, test)?;
             return Ok(Value::Bool(!self.truth(&value)));
@@ -30,7 +30,7 @@ impl<'a> Renderer<'a> {
         let mut last = Value::Missing;
         for expr in args {
             let value = self.eval(expr, dot, test)?;
-            if self.truth(&value) == (func == Func::Or) {
+            if self.truth(&value) == matches!(func, Func::Or) {
                 return Ok(value);
             }
             last = value;
@@ -51,7 +51,7 @@ impl<'a> Renderer<'a> {
         dot: &Value<'a>,
         loose: bool,
     ) -> Result<Value<'a>> {
-        if func == Func::Eq {
+        if matches!(func, Func::Eq) {
             let first = self.arg_tested(args, 0, span, dot, loose)?;
             for expr in args.get(1..).unwrap_or(&[]) {
                 let other = self.eval(expr, dot, loose)?;
@@ -85,13 +85,13 @@ impl<'a> Renderer<'a> {
         }
         let a = self.arg_tested(args, 0, span, dot, loose)?;
         let b = self.arg_tested(args, 1, span, dot, loose)?;
-        if let Some(equal) = missing_equal(&a, &b).filter(|_| func == Func::Ne) {
+        if let Some(equal) = missing_equal(&a, &b).filter(|_| matches!(func, Func::Ne)) {
             return Ok(Value::Bool(!equal));
         }
-        if func == Func::Ne && self.program.flavor.is_jinja() && kind(&a) != kind(&b) {
+        if matches!(func, Func::Ne) && self.program.flavor.is_jinja() && kind(&a) != kind(&b) {
             return jinja_unequal(&a, &b, span).map(Value::Bool);
         }
-        if func == Func::Ne && self.program.flavor.is_jinja() && kind(&a) == Kind::Other {
+        if matches!(func, Func::Ne) && self.program.flavor.is_jinja() && kind(&a) == Kind::Other {
             return self
                 .maps_equal(&a, &b, span)
                 .map(|equal| Value::Bool(!equal));

@@ -229,6 +229,13 @@ impl<'a> Renderer<'a> {
                 self.count_built(Func::Jinja(JinjaOp::Method(method)), text.len(), span)?;
                 Ok(made_list(parts))
             }
+            // A text the case change leaves as it is (ASCII, already in
+            // that case: a message's role, mostly) is not built again.
+            Method::Lower | Method::Upper
+                if crate::functions::case_unchanged(text, method == Method::Upper) =>
+            {
+                Ok(value)
+            }
             Method::Lower => self.built_value(
                 Func::Jinja(JinjaOp::Method(method)),
                 text.to_lowercase(),

@@ -138,6 +138,19 @@ pub fn upper(text: &str) -> String {
     text.to_uppercase()
 }
 
+/// Whether [`lower`] (or, with `upper`, [`upper`]) gives `text` back as it
+/// is: ASCII text already in that case (a message's role, mostly), which
+/// an evaluator need not build again.
+pub(crate) fn case_unchanged(text: &str, upper: bool) -> bool {
+    text.bytes().all(|b| {
+        b.is_ascii()
+            && match upper {
+                true => !b.is_ascii_lowercase(),
+                false => !b.is_ascii_uppercase(),
+            }
+    })
+}
+
 /// `trim`: without leading and trailing whitespace.
 pub fn trim(text: &str) -> String {
     text.trim().to_string()
@@ -159,5 +172,25 @@ mod tests {
         assert_eq!(lower("ÀB"), "àb");
         assert_eq!(upper("àb"), "ÀB");
         assert_eq!(trim("  x \n"), "x");
+    }
+
+    #[test]
+    fn a_text_is_unchanged_only_where_the_case_change_gives_it_back() {
+        // Kelvin sign and dotted capital I lower to ASCII; ß upper-cases
+        // to two letters: none of them is left as it is.
+        let texts = [
+            "", "user", "User", "USER", "a-b_1 ", "\u{212a}", "\u{130}", "ß", "é", "tool\n",
+        ];
+        for text in texts {
+            if case_unchanged(text, false) {
+                assert_eq!(lower(text), text, "{text:?}");
+            }
+            if case_unchanged(text, true) {
+                assert_eq!(upper(text), text, "{text:?}");
+            }
+        }
+        assert!(case_unchanged("user", false) && case_unchanged("USER", true));
+        assert!(!case_unchanged("User", false) && !case_unchanged("User", true));
+        assert!(!case_unchanged("\u{212a}", false) && !case_unchanged("é", false));
     }
 }
