@@ -68,7 +68,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "KIND", value_enum, default_value_t = RowsAre::Data)]
     rows_are: RowsAre,
     /// Output: text (a string), or JSON for messages, openai, anthropic or bedrock.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = crate::parse_format)]
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = crate::choices::output_format())]
     format: OutputFormat,
     /// Rows rendered at once (default: the number of cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]

@@ -47,7 +47,7 @@ struct Side {
 
 pub fn diff(args: &DiffArgs) -> Result<ExitCode, WriteFailed> {
     let labels = &args.turn.labels;
-    if args.turn.data.as_deref() == Some("-") {
+    if args.turn.data.iter().any(|source| source == "-") {
         let error = Error::new(
             ErrorClass::Io,
             "diff renders the prompt twice, and stdin can be read once: give --data a file",

@@ -72,7 +72,7 @@ pub fn parse_label(text: &str) -> Result<(String, String), String> {
 /// The prompt context of one `render`: the data, the turn, the clock,
 /// the history and the labels.
 pub fn build_context(args: &TurnArgs, keep: Keep<'_>) -> Result<PromptContext, Error> {
-    let data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes, keep)?;
+    let data = build_data(&args.data, &args.sets, args.max_data_bytes, keep)?;
     let mut context = PromptContext::new().data(data)?;
     if let Some(clock) = args.now {
         context = context.clock(clock);
@@ -112,7 +112,7 @@ pub fn build_context(args: &TurnArgs, keep: Keep<'_>) -> Result<PromptContext, E
 /// (a JSON list of messages, or an object with `messages`) as `messages`;
 /// and the clock of `strftime_now` (`--now`).
 pub fn build_chat_data(args: &TurnArgs, keep: Keep<'_>) -> Result<(Value, Clock), Error> {
-    let mut data = build_data(args.data.as_deref(), &args.sets, args.max_data_bytes, keep)?;
+    let mut data = build_data(&args.data, &args.sets, args.max_data_bytes, keep)?;
     if let Some(path) = &args.history {
         let origin = path.display().to_string();
         let history = data::read_file(path, args.max_data_bytes)?;
@@ -163,30 +163,48 @@ pub fn read_render_context(
 /// (`Prompt::reads`).
 pub type Keep<'a> = Option<&'a dyn Fn(&str) -> bool>;
 
-/// The data document (`--data`, a file or `-` for stdin, of at most
-/// `max_bytes`, built only where `keep` says) with the `--set` values
-/// applied over it.
+/// The data document: the `--data` files (`-` for stdin, each of at most
+/// `max_bytes`, built only where `keep` says) merged in order, a later
+/// file's values over an earlier one's (maps merge key by key, at every
+/// depth), and the `--set` values over them all.
 pub fn build_data(
-    source: Option<&str>,
+    sources: &[String],
     sets: &[Assignment],
     max_bytes: usize,
     keep: Keep<'_>,
 ) -> Result<Value, Error> {
-    let mut document = match source {
-        None => Value::Object(Map::new()),
-        Some("-") => {
-            data::read_from_keeping(std::io::stdin().lock(), "<stdin>", None, max_bytes, keep)?
-        }
-        Some(path) => data::read_file_keeping(Path::new(path), max_bytes, keep)?,
-    };
-    let Value::Object(map) = &mut document else {
+    if sources.iter().filter(|source| *source == "-").count() > 1 {
         return Err(Error::new(
-            ErrorClass::Input,
-            format!(
-                "the data must be a mapping of names to values, found {}",
-                teleprompt::data::describe(&document)
-            ),
+            ErrorClass::Io,
+            "stdin can be read once: give `--data -` once",
         ));
+    }
+    let mut document = Value::Object(Map::new());
+    for source in sources {
+        let read = match source.as_str() {
+            "-" => {
+                data::read_from_keeping(std::io::stdin().lock(), "<stdin>", None, max_bytes, keep)?
+            }
+            path => data::read_file_keeping(Path::new(path), max_bytes, keep)?,
+        };
+        if !read.is_object() {
+            let origin = match source.as_str() {
+                "-" => "<stdin>",
+                path => path,
+            };
+            return Err(Error::new(
+                ErrorClass::Input,
+                format!(
+                    "the data must be a mapping of names to values, found {}",
+                    teleprompt::data::describe(&read)
+                ),
+            )
+            .with_file(origin));
+        }
+        document = data::merge_under(read, &document);
+    }
+    let Value::Object(map) = &mut document else {
+        return Err(Error::new(ErrorClass::Input, "the data must be a mapping"));
     };
     for set in sets {
         insert_dotted(map, &set.key, set.value.clone(), true);
@@ -233,7 +251,7 @@ mod tests {
             parse_assignment("issue.title=New").unwrap(),
             parse_assignment("attempt=2").unwrap(),
         ];
-        let data = build_data(None, &sets, 0, None).unwrap();
+        let data = build_data(&[], &sets, 0, None).unwrap();
         assert_eq!(data, json!({"issue": {"title": "New"}, "attempt": 2}));
     }
 }

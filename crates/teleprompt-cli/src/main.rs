@@ -2,8 +2,10 @@
 
 mod annotate;
 mod batch;
+mod choices;
 mod diff;
 mod input;
+mod output;
 mod report;
 
 /// Tokenizing a `tokenizer.json` vocabulary and rendering allocate many
@@ -16,7 +18,7 @@ use std::io::{ErrorKind, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use teleprompt::context::Clock;
 use teleprompt::limits::Limits;
 use teleprompt::{
@@ -34,7 +36,7 @@ const EXIT_USAGE: u8 = 2;
 #[derive(Parser)]
 #[command(
     name = "teleprompt",
-    version,
+    version = env!("TELEPROMPT_VERSION"),
     about = "Render, check and test prompt files for LLM agents",
     long_about = "Render, check and test prompt files for LLM agents.\n\n\
         A prompt file is optional YAML front matter between `---` lines, then a \
@@ -47,11 +49,24 @@ const EXIT_USAGE: u8 = 2;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour of error reports and warnings on stderr: auto (when stderr
+    /// is a terminal and NO_COLOR is not set), always or never.
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t = report::Color::Auto)]
+    color: report::Color,
+}
+
+/// Whether reports on stderr are in colour: chosen once, from `--color`,
+/// before the command runs.
+static COLOR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// An error's report as stderr shows it: in colour where `--color` says.
+fn error_report(error: &Error) -> String {
+    report::painted(error, COLOR.get().copied().unwrap_or(false))
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Render a prompt to stdout.
+    /// Render a prompt to stdout (or --output FILE).
     #[command(after_help = "Examples:\n  \
         teleprompt render task.j2 --data issue.json\n  \
         teleprompt render task.j2 --set issue.title='Fix login' --attempt 2\n  \
@@ -139,6 +154,27 @@ enum Command {
         revision's includes are read from the working tree). Exit status: 0 whether or not they\n\
         differ; 1 a document, template or data error; 2 a usage error.")]
     Diff(Box<diff::DiffArgs>),
+    /// Print a shell's completion script for teleprompt.
+    #[command(after_help = "Examples:\n  \
+        teleprompt completions bash > ~/.local/share/bash-completion/completions/teleprompt\n  \
+        teleprompt completions zsh > ~/.zfunc/_teleprompt\n  \
+        teleprompt completions fish > ~/.config/fish/completions/teleprompt.fish\n  \
+        teleprompt completions powershell >> $PROFILE")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print a manual page (roff): teleprompt's, or a command's.
+    #[command(after_help = "Examples:\n  \
+        teleprompt man | man -l -\n  \
+        teleprompt man render > ~/.local/share/man/man1/teleprompt-render.1")]
+    Man {
+        /// The command whose page to print (default: teleprompt's own,
+        /// which lists the commands).
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
     /// Serve a folder of prompts over HTTP (JSON), reloading when files change.
     #[cfg(feature = "serve")]
     #[command(after_help = "Examples:\n  \
@@ -228,13 +264,13 @@ struct InspectArgs {
 
 #[derive(Args)]
 struct LoadArgs {
-    /// Syntax for files whose front matter and extension do not name one
-    /// (jinja, django, chat-template, go, handlebars); for a .j2/.jinja
-    /// file, chat-template or django says which Jinja it is.
-    #[arg(long, value_name = "SYNTAX", value_parser = parse_syntax)]
+    /// Syntax for files whose front matter and extension do not name one;
+    /// for a .j2/.jinja file, chat-template or django says which Jinja it
+    /// is.
+    #[arg(long, value_name = "SYNTAX", value_parser = choices::syntax())]
     syntax: Option<Syntax>,
-    /// What a missing value does (overrides the front matter): strict, semi or lenient.
-    #[arg(long, value_name = "LEVEL", value_parser = parse_strictness)]
+    /// What a missing value does (overrides the front matter).
+    #[arg(long, value_name = "LEVEL", value_parser = choices::strictness())]
     strict: Option<Strictness>,
     /// Which chat template of a tokenizer_config.json that lists several
     /// (default: "default").
@@ -295,8 +331,19 @@ impl LoadArgs {
 
 #[derive(Args)]
 struct RenderArgs {
-    /// The prompt file.
-    file: PathBuf,
+    /// The prompt file; `-` reads the template from stdin (Jinja unless
+    /// its front matter or --syntax names another; it includes files from
+    /// the current folder, or --include-root).
+    #[arg(required_unless_present = "template", value_name = "FILE|-")]
+    file: Option<PathBuf>,
+    /// The template itself, instead of a file (Jinja unless its front
+    /// matter or --syntax names another).
+    #[arg(short, long, value_name = "TEXT", conflicts_with = "file")]
+    template: Option<String>,
+    /// Write the output to FILE instead of stdout: whole or not at all
+    /// (written beside it, then renamed over it).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// Say on stderr what the prompt's `budget:` did: the turn's tokens,
     /// its limit, and what was cut to fit.
     #[arg(long)]
@@ -305,7 +352,7 @@ struct RenderArgs {
     /// each message's token count and ids, one JSON line (needs a tokenizer);
     /// sourcemap: each message's text with the template span (and data path)
     /// of every stretch, as JSON.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_render_format)]
+    #[arg(short, long, value_name = "FORMAT", default_value = "text", value_parser = choices::render_format())]
     format: RenderFormat,
     /// Print the conversation with where each line came from in the
     /// margin: the template's line and column, and the data paths printed
@@ -320,12 +367,15 @@ struct RenderArgs {
 /// the prompt's load options.
 #[derive(Args)]
 struct TurnArgs {
-    /// Data as a JSON or YAML file (by extension, else by content); `-` reads stdin.
-    #[arg(long, value_name = "PATH|-")]
-    data: Option<String>,
+    /// Data as a JSON, YAML or TOML file (by extension: .json, .yaml,
+    /// .yml, .toml; else JSON or YAML by content); `-` reads stdin.
+    /// Repeatable: files merge in order, a later file's values over an
+    /// earlier one's (maps key by key).
+    #[arg(short, long, value_name = "PATH|-")]
+    data: Vec<String>,
     /// Set a value: KEY=VALUE, VALUE parsed as JSON when it parses, else a
     /// string; dotted keys nest (issue.title=Fix). Repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = input::parse_assignment)]
+    #[arg(short = 's', long = "set", value_name = "KEY=VALUE", value_parser = input::parse_assignment)]
     sets: Vec<input::Assignment>,
     /// The render context of a Dotprompt file, as a JSON or YAML file: its
     /// keys are the template's data variables (`{{@auth.uid}}`, `{{@state.step}}`).
@@ -381,10 +431,6 @@ struct CheckArgs {
     /// Report format: text, json, sarif or github.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = report::Format::Text)]
     format: report::Format,
-    /// Colour of the text report: auto (when stderr is a terminal and
-    /// NO_COLOR is not set), always or never.
-    #[arg(long, value_name = "WHEN", value_enum, default_value_t = report::Color::Auto)]
-    color: report::Color,
     /// Fail (status 1) when there are warnings.
     #[arg(long)]
     deny_warnings: bool,
@@ -418,14 +464,6 @@ struct TestArgs {
     load: LoadArgs,
 }
 
-fn parse_syntax(text: &str) -> Result<Syntax, String> {
-    text.parse()
-}
-
-fn parse_strictness(text: &str) -> Result<Strictness, String> {
-    text.parse()
-}
-
 fn parse_now(text: &str) -> Result<Clock, String> {
     Clock::parse(text).map_err(|error| error.message().to_string())
 }
@@ -443,26 +481,12 @@ fn parse_tokenizer(value: &str) -> Result<teleprompt::tokens::Tokenizer, String>
     teleprompt::tokens::Tokenizer::named_or_file(value)
 }
 
-fn parse_format(text: &str) -> Result<OutputFormat, String> {
-    text.parse()
-        .map_err(|error: teleprompt::messages::UnknownFormat| error.to_string())
-}
-
 /// What `render --format` writes: a shape of the conversation, or its
 /// source map.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum RenderFormat {
+pub(crate) enum RenderFormat {
     Shape(OutputFormat),
     SourceMap,
-}
-
-fn parse_render_format(text: &str) -> Result<RenderFormat, String> {
-    match text {
-        "sourcemap" => Ok(RenderFormat::SourceMap),
-        _ => parse_format(text)
-            .map(RenderFormat::Shape)
-            .map_err(|error| error.replacen("\"tokens\"", "\"tokens\", \"sourcemap\"", 1)),
-    }
 }
 
 fn main() -> ExitCode {
@@ -478,20 +502,68 @@ fn main() -> ExitCode {
             };
         }
     };
+    let color = cli.color.on_stderr();
+    let _ = COLOR.set(color);
     let outcome = match cli.command {
         Command::Render(args) => render(&args),
         Command::Diff(args) => diff::diff(&args),
-        Command::Check(args) => check(&args),
+        Command::Check(args) => check(&args, color),
         Command::Inspect(args) => inspect(&args),
         Command::Test(args) => test(&args),
         Command::Batch(args) => batch::batch(&args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve(&args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man { command } => man(command.as_deref()),
     };
     match outcome {
         Ok(status) => status,
         Err(WriteFailed) => ExitCode::from(EXIT_FAILURE),
     }
+}
+
+/// `teleprompt completions SHELL`.
+fn completions(shell: clap_complete::Shell) -> Result<ExitCode, WriteFailed> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "teleprompt", &mut script);
+    print_out(&String::from_utf8_lossy(&script))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `teleprompt man [COMMAND]`: teleprompt(1), or teleprompt-COMMAND(1).
+fn man(name: Option<&str>) -> Result<ExitCode, WriteFailed> {
+    let mut command = Cli::command();
+    command.build();
+    let page = match name {
+        None => command,
+        Some(name) => {
+            let found = command
+                .get_subcommands()
+                .find(|sub| sub.get_name() == name && name != "help");
+            let Some(found) = found else {
+                let names: Vec<&str> = command
+                    .get_subcommands()
+                    .map(clap::Command::get_name)
+                    .filter(|sub| *sub != "help")
+                    .collect();
+                print_err(&format!(
+                    "error: no command {name:?}: the commands are {}\n",
+                    names.join(", ")
+                ))?;
+                return Ok(ExitCode::from(EXIT_USAGE));
+            };
+            found.clone()
+        }
+    };
+    let mut roff = Vec::new();
+    let page =
+        clap_mangen::Man::new(page).source(format!("teleprompt {}", env!("CARGO_PKG_VERSION")));
+    if let Err(error) = page.render(&mut roff) {
+        print_err(&format!("error: cannot make the manual page: {error}\n"))?;
+        return Ok(ExitCode::from(EXIT_FAILURE));
+    }
+    print_out(&String::from_utf8_lossy(&roff))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Stdout or stderr could not be written (a full disk, a closed pipe): the
@@ -526,7 +598,7 @@ fn print_err(text: &str) -> Result<(), WriteFailed> {
 /// Reports `error` on stderr and returns the matching status, which stays
 /// the same when stderr cannot be written.
 fn fail(error: &Error) -> ExitCode {
-    let _ = print_err(&error.report());
+    let _ = print_err(&error_report(error));
     ExitCode::from(exit_status(error))
 }
 
@@ -537,10 +609,53 @@ fn exit_status(error: &Error) -> u8 {
     }
 }
 
+/// The prompt of `render`: its file, stdin (`-`) or `--template`, and the
+/// name it goes by in reports.
+fn load_prompt(args: &RenderArgs) -> Result<(Prompt, String), Error> {
+    let mut options = args.turn.load.options();
+    let source = match (&args.template, &args.file) {
+        (Some(template), _) => Some(("<template>", template.as_bytes().to_vec())),
+        (None, Some(file)) if file.as_os_str() == "-" => {
+            if args.turn.data.iter().any(|source| source == "-") {
+                return Err(Error::new(
+                    ErrorClass::Io,
+                    "the template and the data cannot both come from stdin: give --data a file",
+                ));
+            }
+            let bytes = teleprompt::limits::read_from(
+                std::io::stdin().lock(),
+                "<stdin>",
+                options.limits.max_template_bytes,
+                teleprompt::limits::Input::Template,
+            )?;
+            Some(("<stdin>", bytes))
+        }
+        (None, Some(file)) => {
+            let prompt = Prompt::from_file_with(file, &options)?;
+            return Ok((prompt, file.display().to_string()));
+        }
+        (None, None) => None,
+    };
+    let Some((origin, bytes)) = source else {
+        return Err(Error::new(
+            ErrorClass::Io,
+            "give a prompt file, `-` or --template",
+        ));
+    };
+    // A template without a file: Jinja unless it says otherwise, with the
+    // current folder as its include root.
+    options.syntax = options.syntax.or(Some(Syntax::Jinja));
+    if options.include_root.is_none() {
+        options.include_root = std::env::current_dir().ok();
+    }
+    let prompt = Prompt::from_bytes(origin, &bytes, &options)?;
+    Ok((prompt, origin.to_string()))
+}
+
 fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     let labels = &args.turn.labels;
-    let prompt = match Prompt::from_file_with(&args.file, &args.turn.load.options()) {
-        Ok(prompt) => prompt,
+    let (prompt, shown) = match load_prompt(args) {
+        Ok(loaded) => loaded,
         Err(error) => return Ok(fail(&report::labelled(error, labels))),
     };
     let mapped = args.annotate || args.format == RenderFormat::SourceMap;
@@ -552,7 +667,7 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
         print_err(&format!("warning: {warning}\n"))?;
     }
     if let Some(error) = rendered.recovered_error() {
-        print_err(&error.report())?;
+        print_err(&error_report(error))?;
         print_err(
             "note: printed the unrendered template, as the prompt sets `on_error: original`\n",
         )?;
@@ -560,13 +675,13 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
     let map = rendered.source_map().filter(|_| mapped);
     let format = match (args.annotate, args.format, map) {
         (true, _, Some(map)) => {
-            print_out(&annotate::annotate(map, &args.file.display().to_string()))?;
+            write_output(args, &annotate::annotate(map, &shown))?;
             return Ok(ExitCode::SUCCESS);
         }
         (false, RenderFormat::SourceMap, Some(map)) => {
             let mut json = serde_json::to_string_pretty(map).unwrap_or_default();
             json.push('\n');
-            print_out(&json)?;
+            write_output(args, &json)?;
             return Ok(ExitCode::SUCCESS);
         }
         (_, RenderFormat::Shape(format), _) if !mapped => format,
@@ -594,11 +709,27 @@ fn render(args: &RenderArgs) -> Result<ExitCode, WriteFailed> {
             Err(error) => return Ok(fail(&report::labelled(error, labels))),
         },
     };
-    print_out(&output)?;
+    write_output(args, &output)?;
     if args.explain {
         print_err(&explain(rendered.budget()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes what `render` made: to stdout, or with `--output` to its file,
+/// whole or not at all (a temporary file beside it, renamed over it; a
+/// failure leaves the file as it was and is reported).
+fn write_output(args: &RenderArgs, text: &str) -> Result<(), WriteFailed> {
+    let Some(path) = &args.output else {
+        return print_out(text);
+    };
+    output::write_atomically(path, text.as_bytes()).map_err(|error| {
+        let _ = print_err(&format!(
+            "error: cannot write the output to {}: {error}\n",
+            path.display()
+        ));
+        WriteFailed
+    })
 }
 
 /// Renders one turn of `prompt` from the command line's data: a chat
@@ -760,8 +891,8 @@ fn picoschema_yaml(out: &mut String, value: &serde_json::Value, indent: usize) {
     }
 }
 
-fn check(args: &CheckArgs) -> Result<ExitCode, WriteFailed> {
-    let color = args.format == report::Format::Text && args.color.on_stderr();
+fn check(args: &CheckArgs, color: bool) -> Result<ExitCode, WriteFailed> {
+    let color = args.format == report::Format::Text && color;
     let mut stream = report::Stream::new(args.format, color, args.deny_warnings);
     // In text, a stderr that fails does not change the status, which is
     // the problems'; it fails the command only when the check passes.
@@ -888,7 +1019,7 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
         broken += 1;
         print_err(&format!(
             "{}\n",
-            report::labelled(error.clone(), &args.labels).report()
+            error_report(&report::labelled(error.clone(), &args.labels))
         ))?;
     }
     for file in found.prompts {
@@ -909,7 +1040,7 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
                     broken += 1;
                     print_err(&format!(
                         "{}\n",
-                        report::labelled(error, &args.labels).report()
+                        error_report(&report::labelled(error, &args.labels))
                     ))?;
                 }
                 continue;
@@ -919,7 +1050,7 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
                 broken += 1;
                 print_err(&format!(
                     "{}\n",
-                    report::labelled(error.clone(), &args.labels).report()
+                    error_report(&report::labelled(error.clone(), &args.labels))
                 ))?;
                 continue;
             }
@@ -932,7 +1063,7 @@ fn test(args: &TestArgs) -> Result<ExitCode, WriteFailed> {
                 for error in &updated.errors {
                     print_err(&format!(
                         "{}\n",
-                        report::labelled(error.clone(), &args.labels).report()
+                        error_report(&report::labelled(error.clone(), &args.labels))
                     ))?;
                 }
                 updated.cases

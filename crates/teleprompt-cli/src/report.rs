@@ -282,11 +282,7 @@ impl Stream {
         let separator = |count: usize| if count == 0 { "\n" } else { ",\n" };
         match self.format {
             Format::Text => {
-                let report = if self.color {
-                    problem.report_painted(&paint)
-                } else {
-                    problem.report()
-                };
+                let report = painted(problem, self.color);
                 out.stderr.push_str(&report);
                 out.stderr.push('\n');
             }
@@ -453,6 +449,14 @@ pub fn labelled(error: Error, labels: &[(String, String)]) -> Error {
 }
 
 /// Colours of the text report, as rustc and cargo use them.
+/// `error`'s text report, in colour with `color`.
+pub fn painted(error: &Error, color: bool) -> String {
+    match color {
+        true => error.report_painted(&paint),
+        false => error.report(),
+    }
+}
+
 fn paint(part: ReportPart, text: &str) -> String {
     let style = match part {
         ReportPart::Error => AnsiColor::Red.on_default().bold(),

@@ -531,3 +531,82 @@ fn annotate_is_linear_in_lines_and_segments() {
     );
     assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
 }
+
+/// `teleprompt completions SHELL`: a script each shell reads, naming the
+/// commands and the choices of a flag (`--format`'s values).
+#[test]
+fn completions_list_the_commands_and_choices() {
+    for (shell, opening) in [
+        ("bash", "_teleprompt()"),
+        ("zsh", "#compdef teleprompt"),
+        ("fish", "complete -c teleprompt"),
+        ("elvish", "edit:completion:arg-completer[teleprompt]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let output = teleprompt(&["completions", shell]);
+        assert!(output.status.success(), "{shell}: {}", text(&output.stderr));
+        let script = text(&output.stdout);
+        assert!(script.contains(opening), "{shell}: {script:.300}");
+        assert!(script.contains("render") && script.contains("sourcemap"), "{shell}");
+    }
+    let output = teleprompt(&["completions", "tcsh"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("possible values: bash"));
+}
+
+/// `teleprompt man [COMMAND]`: roff pages, each with its flags.
+#[test]
+fn manual_pages_are_roff() {
+    let output = teleprompt(&["man"]);
+    assert!(output.status.success());
+    let page = text(&output.stdout);
+    assert!(page.contains(".TH teleprompt 1") && page.contains("render"), "{page:.300}");
+    let output = teleprompt(&["man", "render"]);
+    let page = text(&output.stdout);
+    assert!(page.contains(".TH teleprompt\\-render 1") || page.contains(".TH teleprompt-render 1"));
+    assert!(page.contains("\\-\\-output"), "{page:.500}");
+    let output = teleprompt(&["man", "nope"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("the commands are render, check"));
+}
+
+/// `--version` names the version, and the commit where it was built in a
+/// checkout.
+#[test]
+fn version_names_the_version() {
+    let output = teleprompt(&["--version"]);
+    assert!(output.status.success());
+    let line = text(&output.stdout);
+    let expected = format!("teleprompt {}", env!("CARGO_PKG_VERSION"));
+    assert!(line.starts_with(&expected), "{line}");
+    assert!(line.ends_with('\n') && line.lines().count() == 1, "{line:?}");
+}
+
+/// `render --output` over a file that exists keeps its permissions and
+/// replaces it whole; an output that cannot be written leaves it alone.
+#[test]
+#[cfg(unix)]
+fn output_files_are_replaced_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = tempdir("output-files");
+    let out = folder.join("out.txt");
+    std::fs::write(&out, "old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let path = out.display().to_string();
+    let output = teleprompt(&["render", "-t", "new {{ x }}", "-s", "x=1", "-o", &path]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "new 1");
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    // A render that fails writes nothing.
+    let output = teleprompt(&["render", "-t", "{{ missing }}", "-o", &path]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "new 1");
+    // A folder that does not exist: status 1, said on stderr.
+    let nowhere = folder.join("no/such/out.txt").display().to_string();
+    let output = teleprompt(&["render", "-t", "x", "-o", &nowhere]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("cannot write the output to"));
+    let entries = std::fs::read_dir(&folder).unwrap().count();
+    assert_eq!(entries, 1, "no temporary file is left behind");
+}

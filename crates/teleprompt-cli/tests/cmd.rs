@@ -21,6 +21,9 @@ fn cmd() {
         .case("tests/cmd/**/*.toml")
         // Run below, where the colour variables are each case's own.
         .skip("tests/cmd/colour/*.toml")
+        // A case's own TOML data files are not cases.
+        .skip("tests/cmd/**/*.in/**/*.toml")
+        .skip("tests/cmd/**/*.out/**/*.toml")
         .run();
     // Colour: each case sets or removes NO_COLOR, CLICOLOR and
     // CLICOLOR_FORCE itself.

@@ -22,6 +22,7 @@ use crate::diagnostics::{Error, ErrorClass, Location};
 use crate::limits::{self, Input};
 
 mod parse;
+mod toml;
 
 /// Data to render a prompt against.
 ///
@@ -608,14 +609,19 @@ pub enum Format {
     Json,
     /// YAML (1.2; JSON is also accepted).
     Yaml,
+    /// TOML (1.0): a table, so the data is a map; dates and times are
+    /// their RFC 3339 text.
+    Toml,
 }
 
 impl Format {
-    /// The format named by a file extension (`.json`, `.yaml`, `.yml`).
+    /// The format named by a file extension (`.json`, `.yaml`, `.yml`,
+    /// `.toml`).
     pub fn from_path(path: &std::path::Path) -> Option<Format> {
         match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
             "json" => Some(Format::Json),
             "yaml" | "yml" => Some(Format::Yaml),
+            "toml" => Some(Format::Toml),
             _ => None,
         }
     }
@@ -675,7 +681,29 @@ pub fn parse_text_keeping(
             Ok(value) => Ok(value),
             Err((line, column, message)) => Err(input_error(line, column, message)),
         },
+        Format::Toml => toml::parse(text, keep).map_err(|error| {
+            let message = format!("invalid TOML: {}", error.message);
+            match error.at {
+                Some(at) => {
+                    let (line, column) = line_and_column(text, at);
+                    input_error(line, column, message)
+                }
+                None => Error::new(ErrorClass::Input, message).with_file(origin),
+            }
+        }),
     }
+}
+
+/// The line and column (1-based, in characters) of byte `at` of `text`.
+fn line_and_column(text: &str, at: usize) -> (usize, usize) {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+    let line = before.matches('\n').count() + 1;
+    (line, before[line_start..].chars().count() + 1)
 }
 
 /// Parses JSON text as data is parsed: like `serde_json::from_str`, but a
@@ -755,16 +783,9 @@ fn utf8_text(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
     String::from_utf8(bytes).map_err(|error| {
         let bytes = error.as_bytes();
         let valid = error.utf8_error().valid_up_to();
-        let before = bytes.get(..valid).unwrap_or_default();
-        // The valid prefix is UTF-8: count its lines and the characters of
-        // its last line.
-        let line_start = before
-            .iter()
-            .rposition(|&byte| byte == b'\n')
-            .map_or(0, |newline| newline + 1);
-        let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
-        let column = std::str::from_utf8(before.get(line_start..).unwrap_or_default())
-            .map_or(1, |text| text.chars().count() + 1);
+        // The valid prefix is UTF-8.
+        let before = std::str::from_utf8(bytes.get(..valid).unwrap_or_default()).unwrap_or("");
+        let (line, column) = line_and_column(before, before.len());
         let byte = bytes.get(valid).copied().unwrap_or_default();
         Error::new(
             ErrorClass::Input,
@@ -853,6 +874,28 @@ pub fn merge_under(upper: Value, lower: &Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn toml_files_are_data_and_their_errors_have_a_place() {
+        let path = Path::new("issue.TOML");
+        assert_eq!(Format::from_path(path), Some(Format::Toml));
+        let value = parse_text(
+            "[issue]\ntitle = \"Fix\"\n",
+            Format::from_path(path),
+            "d.toml",
+        );
+        assert_eq!(value.ok(), Some(json!({"issue": {"title": "Fix"}})));
+        let error = parse_text("a = 1\nb = \"é\" c\n", Some(Format::Toml), "d.toml")
+            .err()
+            .unwrap();
+        assert_eq!(error.class(), ErrorClass::Input);
+        assert!(error.message().starts_with("invalid TOML: "), "{error}");
+        let location = error.location().unwrap();
+        assert_eq!((location.line, location.column), (2, 9));
+        // Without a format, text is still JSON or YAML: TOML is chosen by
+        // its extension only.
+        assert!(parse_text("a = 1", None, "stdin").unwrap().is_string());
+    }
 
     #[test]
     fn upper_layer_wins_and_objects_merge_deeply() {
