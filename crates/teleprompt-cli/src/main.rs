@@ -132,7 +132,7 @@ enum Command {
         Each input line is the data of one render (an object), or with --rows-are records a\n\
         record {data, history, turn, max_turns, attempt, now, time_zone, labels, validate_history}.\n\
         Each output line is {\"index\": i, \"output\": …} (a string for --format text, JSON for the\n\
-        others) or {\"index\": i, \"error\": {class, rule, message, file, line, …}}, in input order:\n\
+        others) or {\"index\": i, \"error\": {rule, code, class, message, file, line, …}}, in input order:\n\
         rows in = outputs + errors. A line that is not a JSON object (blank, malformed, not UTF-8,\n\
         longer than --max-data-bytes) is an error line of class input with its line number.\n\
         The input streams with at most 32 MiB of rows in flight, so memory stays flat however long it is.\n\
@@ -154,6 +154,19 @@ enum Command {
         revision's includes are read from the working tree). Exit status: 0 whether or not they\n\
         differ; 1 a document, template or data error; 2 a usage error.")]
     Diff(Box<diff::DiffArgs>),
+    /// Explain an error code (TP0101) or rule (parse/unknown-filter); without
+    /// one, list every code.
+    #[command(after_help = "Examples:\n  \
+        teleprompt explain TP0101\n  \
+        teleprompt explain parse/unknown-filter\n  \
+        teleprompt explain\n\n\
+        Every report names its rule (text, JSON, SARIF, GitHub), and JSON and SARIF\n\
+        reports its code too. Exit status: 0 explained; 2 no such code.")]
+    Explain {
+        /// The code or rule (default: list them all).
+        #[arg(value_name = "CODE")]
+        code: Option<String>,
+    },
     /// Print a shell's completion script for teleprompt.
     #[command(after_help = "Examples:\n  \
         teleprompt completions bash > ~/.local/share/bash-completion/completions/teleprompt\n  \
@@ -513,6 +526,7 @@ fn main() -> ExitCode {
         Command::Batch(args) => batch::batch(&args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve(&args),
+        Command::Explain { code } => explain_code(code.as_deref()),
         Command::Completions { shell } => completions(shell),
         Command::Man { command } => man(command.as_deref()),
     };
@@ -520,6 +534,43 @@ fn main() -> ExitCode {
         Ok(status) => status,
         Err(WriteFailed) => ExitCode::from(EXIT_FAILURE),
     }
+}
+
+/// `teleprompt explain [CODE]`.
+fn explain_code(name: Option<&str>) -> Result<ExitCode, WriteFailed> {
+    use teleprompt::diagnostics::codes::{explain, CODES};
+    let Some(name) = name else {
+        let list: String = CODES
+            .iter()
+            .map(|code| format!("{}  {:<28} {}\n", code.code, code.rule, code.title))
+            .collect();
+        print_out(&list)?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let Some(code) = explain(name) else {
+        print_err(&format!(
+            "error: no code or rule {name:?} (`teleprompt explain` lists them)\n"
+        ))?;
+        return Ok(ExitCode::from(EXIT_USAGE));
+    };
+    let mut text = format!("{} {}: {}\n\n", code.code, code.rule, code.title);
+    // The explanation, wrapped at 78 columns.
+    let mut line = String::new();
+    for word in code.explanation.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > 78 {
+            text.push_str(&line);
+            text.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    text.push_str(&line);
+    text.push('\n');
+    print_out(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `teleprompt completions SHELL`.

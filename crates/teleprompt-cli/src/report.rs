@@ -74,7 +74,10 @@ pub struct Stream {
     /// Whether a path could not be read (a usage error).
     io: bool,
     /// SARIF's rules, in the order they first occur.
-    rules: Vec<(String, &'static str)>,
+    rules: Vec<(
+        String,
+        Option<&'static teleprompt::diagnostics::codes::Code>,
+    )>,
     /// Items written to the list being streamed (SARIF's results, JSON's
     /// errors).
     written: usize,
@@ -364,8 +367,14 @@ impl Stream {
                 let rules: Vec<Value> = self
                     .rules
                     .iter()
-                    .map(|(id, description)| {
-                        json!({ "id": id, "shortDescription": { "text": description } })
+                    .map(|(id, code)| match code {
+                        Some(code) => json!({
+                            "id": id,
+                            "shortDescription": { "text": code.title },
+                            "fullDescription": { "text": code.explanation },
+                            "properties": { "code": code.code },
+                        }),
+                        None => json!({ "id": id, "shortDescription": { "text": id } }),
                     })
                     .collect();
                 let tool = json!({
@@ -494,67 +503,10 @@ fn labels(problem: &Error) -> Map<String, Value> {
         .collect()
 }
 
-/// A short description of a rule, for SARIF's rule list.
-pub fn rule_description(problem: &Error) -> &'static str {
-    match (problem.class(), problem.kind()) {
-        (ErrorClass::Document, Some("front-matter")) => {
-            "The front matter cannot be read: a YAML error, not a mapping, or not closed"
-        }
-        (ErrorClass::Document, Some("front-matter-key")) => {
-            "A front matter key is misspelled or has a value teleprompt cannot use"
-        }
-        (ErrorClass::Document, Some("duplicate-name")) => {
-            "Two prompts of one directory have the same name"
-        }
-        (ErrorClass::Parse, Some("unknown-filter")) => "A Jinja filter that does not exist",
-        (ErrorClass::Parse, Some("unknown-test")) => "A Jinja test that does not exist",
-        (ErrorClass::Parse, Some("unknown-function")) => "A function that does not exist",
-        (ErrorClass::Parse, Some("unknown-helper")) => "A Handlebars helper that does not exist",
-        (ErrorClass::Parse, Some("unresolved-include")) => {
-            "A Jinja include, import or extends, a Go template or a Handlebars partial that does not resolve"
-        }
-        (ErrorClass::Parse, Some("duplicate-template")) => {
-            "A Go template name defined twice in one file, or in two files the prompt uses"
-        }
-        (ErrorClass::Parse, Some("constant-too-large")) => {
-            "A constant expression larger than the limit max_value_bytes or max_items"
-        }
-        (ErrorClass::Warning, Some("range-scope")) => {
-            "A root name read inside a Go range or with, where dot is the element"
-        }
-        (ErrorClass::Warning, Some("empty-message")) => {
-            "A role marker with nothing after it but another marker: its message is dropped"
-        }
-        (ErrorClass::Warning, Some("text-after-history")) => {
-            "Text right after history() with no role of its own"
-        }
-        (ErrorClass::Warning, Some("no-message")) => {
-            "An empty template: the prompt renders nothing"
-        }
-        (ErrorClass::Input, Some("undeclared-input")) => {
-            "The template prints or walks a path that a closed input.schema leaves out"
-        }
-        (ErrorClass::Warning, Some("too-many-warnings")) => {
-            "A file's warnings past the first 100, counted"
-        }
-        (ErrorClass::Warning, Some("undeclared-input")) => {
-            "The template reads a name that input.schema does not declare"
-        }
-        (ErrorClass::Warning, Some("unused-input")) => {
-            "input.schema declares an input the template never reads"
-        }
-        (ErrorClass::Warning, Some("printed-structure")) => {
-            "A mapping or list printed as it is where its keys are read too"
-        }
-        (ErrorClass::Document, _) => "The prompt file cannot be read as a prompt",
-        (ErrorClass::Parse, _) => "The template cannot be compiled",
-        (ErrorClass::Render, _) => "The data does not fit the template",
-        (ErrorClass::Input, _) => "The data does not fit the prompt's inputs",
-        (ErrorClass::Io, _) => "A file or directory cannot be read",
-        (ErrorClass::Warning, _) => "A likely mistake",
-        // A class added to the library after this command.
-        (_, _) => "A problem with the prompt",
-    }
+/// The entry of a problem's code: its title and explanation
+/// (`teleprompt explain`).
+pub fn rule_description(problem: &Error) -> Option<&'static teleprompt::diagnostics::codes::Code> {
+    teleprompt::diagnostics::codes::explain(problem.code())
 }
 
 /// The message of a problem with its help and the template text it is

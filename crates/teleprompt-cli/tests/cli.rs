@@ -547,7 +547,10 @@ fn completions_list_the_commands_and_choices() {
         assert!(output.status.success(), "{shell}: {}", text(&output.stderr));
         let script = text(&output.stdout);
         assert!(script.contains(opening), "{shell}: {script:.300}");
-        assert!(script.contains("render") && script.contains("sourcemap"), "{shell}");
+        assert!(
+            script.contains("render") && script.contains("sourcemap"),
+            "{shell}"
+        );
     }
     let output = teleprompt(&["completions", "tcsh"]);
     assert_eq!(output.status.code(), Some(2));
@@ -560,7 +563,10 @@ fn manual_pages_are_roff() {
     let output = teleprompt(&["man"]);
     assert!(output.status.success());
     let page = text(&output.stdout);
-    assert!(page.contains(".TH teleprompt 1") && page.contains("render"), "{page:.300}");
+    assert!(
+        page.contains(".TH teleprompt 1") && page.contains("render"),
+        "{page:.300}"
+    );
     let output = teleprompt(&["man", "render"]);
     let page = text(&output.stdout);
     assert!(page.contains(".TH teleprompt\\-render 1") || page.contains(".TH teleprompt-render 1"));
@@ -579,7 +585,10 @@ fn version_names_the_version() {
     let line = text(&output.stdout);
     let expected = format!("teleprompt {}", env!("CARGO_PKG_VERSION"));
     assert!(line.starts_with(&expected), "{line}");
-    assert!(line.ends_with('\n') && line.lines().count() == 1, "{line:?}");
+    assert!(
+        line.ends_with('\n') && line.lines().count() == 1,
+        "{line:?}"
+    );
 }
 
 /// `render --output` over a file that exists keeps its permissions and

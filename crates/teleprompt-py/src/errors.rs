@@ -72,6 +72,7 @@ fn build(py: Python<'_>, error: &Error) -> Result<PyErr, PyErr> {
     let json = error.to_json();
     let fields = PyDict::new(py);
     fields.set_item("rule", error.rule())?;
+    fields.set_item("code", error.code())?;
     fields.set_item("file", error.file_and_template().map(|(file, _)| file))?;
     let location = error.location();
     fields.set_item("line", location.map(|at| at.line))?;

@@ -53,6 +53,8 @@ def test_parse_error():
     with pytest.raises(ParseError) as caught:
         Prompt("{{ x | uper }}", name="t.j2")
     assert caught.value.rule == "parse/unknown-filter"
+    assert caught.value.code == "TP0101"
+    assert caught.value.to_dict()["code"] == "TP0101"
     assert caught.value.suggestion == 'did you mean "upper"?'
     assert caught.value.line == 1
 

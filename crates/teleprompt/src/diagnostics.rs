@@ -7,6 +7,8 @@
 use std::fmt;
 use std::ops::Range;
 
+pub mod codes;
+
 /// What kind of mistake an [`Error`] reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -371,6 +373,21 @@ impl Error {
         }
     }
 
+    /// The stable code of the rule (`TP0101` for `parse/unknown-filter`),
+    /// which `teleprompt explain` documents ([`codes::CODES`]); a kind
+    /// without a code of its own has its class's (`TP0100`).
+    ///
+    /// ```
+    /// use teleprompt::{Error, ErrorClass};
+    ///
+    /// let error = Error::new(ErrorClass::Parse, "unknown filter \"uper\"").with_kind("unknown-filter");
+    /// assert_eq!(error.code(), "TP0101");
+    /// assert_eq!(Error::new(ErrorClass::Io, "gone").code(), "TP0500");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        codes::code_of(&self.rule())
+    }
+
     /// Where the underlined text ends: the line of [`Error::location`] and
     /// the column just after the last underlined character (exclusive, as
     /// SARIF counts it). `None` without a location.
@@ -492,6 +509,7 @@ impl Error {
         use serde_json::{json, Map, Value};
         let mut object = Map::new();
         object.insert("rule".into(), json!(self.rule()));
+        object.insert("code".into(), json!(self.code()));
         object.insert("class".into(), json!(self.class().as_str()));
         object.insert("message".into(), json!(self.message()));
         let (file, template) = self.file_and_template().unzip();

@@ -30,6 +30,9 @@ class TelepromptError(Exception):
 
     #: The stable rule id, such as ``"render"`` or ``"parse/unknown-filter"``.
     rule: str
+    #: The stable code of the rule, such as ``"TP0101"``
+    #: (``teleprompt explain TP0101`` says what it means).
+    code: str
     #: The file (or prompt name) the error is in.
     file: Optional[str]
     #: 1-based line in ``file``.
@@ -51,6 +54,7 @@ class TelepromptError(Exception):
         message: str,
         *,
         rule: str = "",
+        code: str = "",
         file: Optional[str] = None,
         line: Optional[int] = None,
         column: Optional[int] = None,
@@ -64,6 +68,7 @@ class TelepromptError(Exception):
         super().__init__(message)
         self.message = message
         self.rule = rule
+        self.code = code
         self.file = file
         self.line = line
         self.column = column
@@ -90,6 +95,7 @@ class TelepromptError(Exception):
             return dict(self._details)
         return {
             "rule": self.rule,
+            "code": self.code,
             "message": self.message,
             "file": self.file,
             "line": self.line,
@@ -121,6 +127,7 @@ class TelepromptError(Exception):
                 self.message,
                 {
                     "rule": self.rule,
+                    "code": self.code,
                     "file": self.file,
                     "line": self.line,
                     "column": self.column,
