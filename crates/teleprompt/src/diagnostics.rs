@@ -163,6 +163,23 @@ impl ShownLine {
     }
 }
 
+impl ShownLine {
+    /// [`ShownLine::pad`] and [`ShownLine::width`] in terminal columns
+    /// (a tab shows as one space; a control character, shown as it is,
+    /// counts one).
+    fn columns(&self) -> (usize, usize) {
+        use unicode_width::UnicodeWidthChar;
+        let column = |c: char| match c {
+            '\t' => 1,
+            c => c.width().unwrap_or(1),
+        };
+        let mut chars = self.text.chars();
+        let pad = chars.by_ref().take(self.pad).map(column).sum();
+        let width = chars.take(self.width).map(column).sum();
+        (pad, width)
+    }
+}
+
 /// The most errors kept for one file: a file with more reports these and
 /// says how many more there were ([`Error::omitted`]).
 pub const MAX_ERRORS_PER_FILE: usize = 100;
@@ -574,8 +591,12 @@ impl Error {
             let bar = paint(ReportPart::Gutter, "|");
             let numbered = paint(ReportPart::Gutter, &format!("{number} |"));
             out.push_str(&format!("{gutter} {bar}\n{numbered} {line}\n"));
-            let caret_pad = " ".repeat(shown.pad);
-            let carets = "^".repeat(shown.width.max(1));
+            // Carets go under the characters as a terminal lays them out:
+            // a wide character (CJK, most emoji) takes two columns, a
+            // combining one none.
+            let (pad, width) = shown.columns();
+            let caret_pad = " ".repeat(pad);
+            let carets = "^".repeat(width.max(1));
             let part = match self.0.class {
                 ErrorClass::Warning => ReportPart::Warning,
                 _ => ReportPart::Error,
@@ -902,6 +923,27 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn carets_stand_under_wide_and_combining_characters() {
+        // `名前` takes four columns; `é` written as `e` and a combining
+        // accent takes one.
+        let line = "{{ 名前 | uper }} {{ e\u{301} | uper }}";
+        let report = |column| {
+            Error::new(ErrorClass::Parse, "unknown filter \"uper\"")
+                .with_location(Location { line: 1, column }, Some((line.to_string(), 4)))
+                .report()
+        };
+        let carets = |report: String| {
+            report
+                .lines()
+                .find(|l| l.contains("^"))
+                .unwrap_or("")
+                .to_string()
+        };
+        assert_eq!(carets(report(9)), format!("  | {}^^^^", " ".repeat(10)));
+        assert_eq!(carets(report(25)), format!("  | {}^^^^", " ".repeat(25)));
+    }
 
     #[test]
     fn closest_finds_typos_only() {
