@@ -68,7 +68,14 @@ pub(crate) fn exception_object(py: Python<'_>, error: &Error) -> Py<PyAny> {
 }
 
 fn build(py: Python<'_>, error: &Error) -> Result<PyErr, PyErr> {
-    let class = errors_module(py)?.getattr(class_name(error.class()))?;
+    // A file that is missing or may not be read is also Python's
+    // `FileNotFoundError` or `PermissionError`, with its errno.
+    let name = match (error.class(), error.kind()) {
+        (ErrorClass::Io, Some("not-found")) => "MissingFileError",
+        (ErrorClass::Io, Some("permission-denied")) => "FilePermissionError",
+        (class, _) => class_name(class),
+    };
+    let class = errors_module(py)?.getattr(name)?;
     let json = error.to_json();
     let fields = PyDict::new(py);
     fields.set_item("rule", error.rule())?;

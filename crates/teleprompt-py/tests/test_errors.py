@@ -1,5 +1,7 @@
 """Errors: one exception hierarchy, each error placed in its file."""
 
+import errno
+import os
 import pickle
 
 import pytest
@@ -7,7 +9,9 @@ import pytest
 from teleprompt import (
     DocumentError,
     FileError,
+    FilePermissionError,
     InputError,
+    MissingFileError,
     ParseError,
     Prompt,
     RenderError,
@@ -69,6 +73,29 @@ def test_file_error_is_also_an_os_error(tmp_path):
         Prompt.from_file(tmp_path / "missing.j2")
     assert isinstance(caught.value, OSError)
     assert "missing.j2" in str(caught.value)
+
+
+def test_a_missing_file_is_a_file_not_found_error(tmp_path):
+    missing = tmp_path / "missing.j2"
+    with pytest.raises(FileNotFoundError) as caught:
+        Prompt.from_file(missing)
+    error = caught.value
+    assert isinstance(error, MissingFileError) and isinstance(error, FileError)
+    assert error.errno == errno.ENOENT and error.filename == str(missing)
+    assert (error.rule, error.code) == ("io/not-found", "TP0501")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is MissingFileError and copy.errno == errno.ENOENT
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_is_a_permission_error(tmp_path):
+    locked = tmp_path / "locked.j2"
+    locked.write_text("x")
+    locked.chmod(0)
+    with pytest.raises(PermissionError) as caught:
+        Prompt.from_file(locked)
+    assert isinstance(caught.value, FilePermissionError)
+    assert caught.value.errno == errno.EACCES
 
 
 def test_bad_options_are_input_errors():

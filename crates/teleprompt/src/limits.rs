@@ -307,7 +307,13 @@ impl Input {
 pub fn read_file(path: &Path, max_bytes: usize, input: Input) -> Result<Vec<u8>, Error> {
     let origin = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|error| {
-        Error::new(ErrorClass::Io, format!("cannot read the file: {error}")).with_file(&origin)
+        let failed =
+            Error::new(ErrorClass::Io, format!("cannot read the file: {error}")).with_file(&origin);
+        match error.kind() {
+            std::io::ErrorKind::NotFound => failed.with_kind("not-found"),
+            std::io::ErrorKind::PermissionDenied => failed.with_kind("permission-denied"),
+            _ => failed,
+        }
     })?;
     // The size a regular file says it has (0 for devices and pipes): over
     // the limit, it is refused unread; under, it sizes the buffer, which

@@ -13,7 +13,9 @@ from ._teleprompt import Library, Prompt, PromptContext, Rendered, TokenCache, _
 from .errors import (
     DocumentError,
     FileError,
+    FilePermissionError,
     InputError,
+    MissingFileError,
     ParseError,
     RenderError,
     TelepromptError,
@@ -28,6 +30,8 @@ __all__ = [
     "TelepromptError",
     "DocumentError",
     "FileError",
+    "MissingFileError",
+    "FilePermissionError",
     "ParseError",
     "RenderError",
     "InputError",

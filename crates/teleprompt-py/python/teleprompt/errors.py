@@ -9,12 +9,16 @@ data that is not data, a malformed history, a bad option).
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Any, Dict, Optional
 
 __all__ = [
     "TelepromptError",
     "DocumentError",
     "FileError",
+    "MissingFileError",
+    "FilePermissionError",
     "ParseError",
     "RenderError",
     "InputError",
@@ -158,6 +162,28 @@ class FileError(TelepromptError, OSError):
 
     def __str__(self) -> str:
         return TelepromptError.__str__(self)
+
+
+class MissingFileError(FileError, FileNotFoundError):
+    """A file that does not exist: also a :class:`FileNotFoundError`, with
+    ``errno`` ``ENOENT`` and ``filename`` the file."""
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        FileError.__init__(self, message, **fields)
+        self.errno = errno.ENOENT
+        self.strerror = os.strerror(errno.ENOENT)
+        self.filename = self.file
+
+
+class FilePermissionError(FileError, PermissionError):
+    """A file that may not be read: also a :class:`PermissionError`, with
+    ``errno`` ``EACCES`` and ``filename`` the file."""
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        FileError.__init__(self, message, **fields)
+        self.errno = errno.EACCES
+        self.strerror = os.strerror(errno.EACCES)
+        self.filename = self.file
 
 
 class ParseError(TelepromptError):

@@ -139,6 +139,13 @@ codes! {
     "TP0500" "io" "A file or stream cannot be read or written"
         "A path that does not exist or cannot be read, a file over its size limit, a \
          folder with no prompts, output that cannot be written.";
+    "TP0501" "io/not-found" "A file that does not exist"
+        "A prompt or data file named on the command line or by the host is not there. \
+         Check the path (relative paths start at the current folder). Python raises \
+         `MissingFileError`, a `FileNotFoundError`.";
+    "TP0502" "io/permission-denied" "A file that may not be read"
+        "The operating system refuses to open the file for reading. Python raises \
+         `FilePermissionError`, a `PermissionError`.";
     "TP0600" "warning" "A warning"
         "Something that renders, but probably not as meant. `check --deny-warnings` fails \
          on warnings.";
