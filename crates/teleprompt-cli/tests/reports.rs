@@ -303,7 +303,9 @@ fn an_unreadable_path_gives_valid_sarif() {
     let (output, sarif) = json_output(&dir, &["check", "missing.j2", "--format", "sarif"]);
     assert_eq!(output.status.code(), Some(2));
     assert_valid_sarif(&sarif);
-    assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "io");
+    assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "io/not-found");
+    let rule = &sarif["runs"][0]["tool"]["driver"]["rules"][0];
+    assert_eq!(rule["properties"]["code"], "TP0501");
 }
 
 /// A hostile file of 10,000 unknown function calls reports at most

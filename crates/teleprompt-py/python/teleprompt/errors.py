@@ -164,26 +164,31 @@ class FileError(TelepromptError, OSError):
         return TelepromptError.__str__(self)
 
 
-class MissingFileError(FileError, FileNotFoundError):
+class _FileOSError(FileError):
+    """A :class:`FileError` the operating system refused with ``_errno``:
+    ``errno``, ``strerror`` and ``filename`` set as an ``OSError`` has them."""
+
+    _errno = 0
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        FileError.__init__(self, message, **fields)
+        self.errno = self._errno
+        self.strerror = os.strerror(self._errno)
+        self.filename = self.file
+
+
+class MissingFileError(_FileOSError, FileNotFoundError):
     """A file that does not exist: also a :class:`FileNotFoundError`, with
     ``errno`` ``ENOENT`` and ``filename`` the file."""
 
-    def __init__(self, message: str, **fields: Any) -> None:
-        FileError.__init__(self, message, **fields)
-        self.errno = errno.ENOENT
-        self.strerror = os.strerror(errno.ENOENT)
-        self.filename = self.file
+    _errno = errno.ENOENT
 
 
-class FilePermissionError(FileError, PermissionError):
+class FilePermissionError(_FileOSError, PermissionError):
     """A file that may not be read: also a :class:`PermissionError`, with
     ``errno`` ``EACCES`` and ``filename`` the file."""
 
-    def __init__(self, message: str, **fields: Any) -> None:
-        FileError.__init__(self, message, **fields)
-        self.errno = errno.EACCES
-        self.strerror = os.strerror(errno.EACCES)
-        self.filename = self.file
+    _errno = errno.EACCES
 
 
 class ParseError(TelepromptError):
