@@ -22,6 +22,8 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// On docs.rs, each item behind a cargo feature says which.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod analysis;
 pub mod context;
