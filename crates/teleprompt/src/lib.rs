@@ -22,6 +22,8 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// On docs.rs, each item behind a cargo feature says which.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod analysis;
 pub mod context;
@@ -66,9 +68,13 @@ pub use crate::prompt::Prompt;
 pub use crate::render::rendered::Rendered;
 pub use crate::request::{RenderRequest, RequestError};
 
+// The guide's pages and the root README are read through the links in
+// `doctests/` (to `../../README.md` and `../../docs/`), so that the
+// published crate, which holds copies of them, runs these doctests too.
+
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../doctests/README.md")]
 struct ReadmeDoctests;
 
 /// The crate README's Rust example, compiled and run as a doctest.
@@ -79,18 +85,18 @@ struct CrateReadmeDoctests;
 /// The tokens guide's Rust example (`docs/tokens.md`), compiled and run as
 /// a doctest where the `tokens` feature is on.
 #[cfg(all(doctest, feature = "tokens"))]
-#[doc = include_str!("../../../docs/tokens.md")]
+#[doc = include_str!("../doctests/tokens.md")]
 struct TokensGuideDoctests;
 
 /// The guide's Rust examples (`docs/library.md`), compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../docs/library.md")]
+#[doc = include_str!("../doctests/library.md")]
 struct LibraryGuideDoctests;
 
 /// The caching guide's Rust examples (`docs/caching-and-diffs.md`),
 /// compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../docs/caching-and-diffs.md")]
+#[doc = include_str!("../doctests/caching-and-diffs.md")]
 struct CachingGuideDoctests;
 
 #[cfg(test)]

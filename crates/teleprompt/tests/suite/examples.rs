@@ -1,25 +1,24 @@
 //! Examples driven through the library, where the CLI cannot fix every input
 //! (the Forge workspace's environment differs per machine).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use teleprompt::context::{Clock, Environment, Workspace};
 use teleprompt::{Prompt, PromptContext};
 
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-fn expected(path: &str) -> String {
-    std::fs::read_to_string(examples().join(path)).expect("expected output exists")
+fn expected(examples: &Path, path: &str) -> String {
+    std::fs::read_to_string(examples.join(path)).expect("expected output exists")
 }
 
 /// Forge re-renders its system prompt every turn: same prompt, same
 /// conversation, a new time and turn number.
 #[test]
 fn forge_system_prompt_two_turns() {
-    let prompt = Prompt::from_file(examples().join("forge/system.hbs")).expect("loads");
-    let workspace = Workspace::new(examples().join("forge/workspace"))
+    let Some(examples) = crate::common::repository_file("examples") else {
+        return;
+    };
+    let prompt = Prompt::from_file(examples.join("forge/system.hbs")).expect("loads");
+    let workspace = Workspace::new(examples.join("forge/workspace"))
         .max_depth(2)
         .environment(Environment {
             os: "linux".into(),
@@ -43,9 +42,9 @@ fn forge_system_prompt_two_turns() {
             .clock(Clock::parse(now).expect("a valid instant"));
         let rendered = prompt.render_turn(&context).expect("renders");
         if crate::common::blessing() {
-            std::fs::write(examples().join(file), rendered.text()).expect("writable");
+            std::fs::write(examples.join(file), rendered.text()).expect("writable");
         }
-        assert_eq!(rendered.text(), expected(file), "turn {turn}");
+        assert_eq!(rendered.text(), expected(&examples, file), "turn {turn}");
         let messages: Vec<_> = rendered.messages().collect();
         assert_eq!(messages.len(), 1);
         assert_eq!(

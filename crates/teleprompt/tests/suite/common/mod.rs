@@ -23,6 +23,23 @@ pub fn blessing() -> bool {
     std::env::var_os("TELEPROMPT_BLESS").is_some_and(|value| !value.is_empty() && value != "0")
 }
 
+/// `path` (relative to the repository's root: `examples/…`), when it is
+/// there. A published `teleprompt` crate holds only its own folder, so a
+/// test of it that reads the repository's files says it is skipped and
+/// passes (`cargo test` of the package builds and runs the rest).
+pub fn repository_file(path: &str) -> Option<PathBuf> {
+    let found = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
+    if found.exists() {
+        return Some(found);
+    }
+    println!(
+        "skipped: {path} is not in this checkout (a packaged crate holds only crates/teleprompt)"
+    );
+    None
+}
+
 /// A fresh folder `name` under the test's temporary folder, holding
 /// `files` (path relative to it, text).
 pub fn dir(name: &str, files: &[(&str, &str)]) -> PathBuf {
