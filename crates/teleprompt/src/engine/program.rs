@@ -484,7 +484,7 @@ pub(crate) enum Func {
 }
 
 /// Jinja's operators, tests and filters that Go and Handlebars do not
-/// have, as the direct path lowers them (`syntax/jinja/lower.rs`); each
+/// have, as the direct path lowers them (`syntax/jinja/lower/`); each
 /// fails where Jinja's result would differ from what it computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum JinjaOp {

@@ -1,0 +1,160 @@
+//! Constants read from the AST: what the engine holds as Jinja does
+//! (strings, integers, booleans, `none`), constant keys and JSON values
+//! (macro defaults, literal lists and maps), `format`'s fields, and small
+//! shapes of expressions (`|safe`, `-1`, a splat's value, a `for`'s
+//! `items()`).
+
+use super::*;
+
+/// A constant the engine holds as Jinja does: strings, integers, booleans
+/// and `none` (floats would print otherwise).
+pub(super) fn constant_of(value: &minijinja::Value) -> Option<Const> {
+    Some(match value.kind() {
+        ValueKind::String => Const::Str(value.as_str()?.into()),
+        ValueKind::Bool => Const::Bool(value.is_true()),
+        ValueKind::None => Const::Null,
+        ValueKind::Number if value.is_integer() => Const::Int(value.as_i64()?),
+        _ => return None,
+    })
+}
+
+/// How many arguments `format.format(…)` reads, if its fields are all
+/// `{}` or all `{N}` (`N` below 100), and it has no `{{`, `}}` or `}`
+/// alone.
+pub(super) fn format_fields(format: &str) -> Option<usize> {
+    let (mut auto, mut most) = (0usize, None::<usize>);
+    let mut rest = format;
+    while let Some((before, field)) = rest.split_once('{') {
+        let (index, after) = field.split_once('}')?;
+        if before.contains('}') {
+            return None;
+        }
+        match index {
+            "" => auto += 1,
+            digits
+                if (1..=2).contains(&digits.len())
+                    && digits.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                let n: usize = digits.parse().ok()?;
+                most = Some(most.map_or(n, |most| most.max(n)));
+            }
+            _ => return None,
+        }
+        rest = after;
+    }
+    if rest.contains('}') {
+        return None;
+    }
+    match (auto, most) {
+        (0, Some(most)) => Some(most + 1),
+        (auto, None) => Some(auto),
+        // `{}` and `{0}` together: minijinja's error.
+        _ => None,
+    }
+}
+
+/// Whether `key` names a map's key alone where minijinja's `sort` reads
+/// an attribute (not a path `a.b`, keys `a, b` or an index `0`).
+pub(super) fn plain_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !key.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A literal's key: a constant other than a float.
+pub(super) fn constant_key(expr: &ast::Expr<'_>) -> Option<Const> {
+    match expr {
+        ast::Expr::Const(constant) => constant_of(&constant.value),
+        _ => None,
+    }
+}
+
+/// A literal of constants other than floats (lists and maps with string
+/// keys of them too) as JSON; `None` for anything else.
+pub(super) fn constant_json(expr: &ast::Expr<'_>) -> Option<serde_json::Value> {
+    use serde_json::Value as Json;
+    Some(match expr {
+        ast::Expr::Const(_) => match constant_key(expr)? {
+            Const::Null => Json::Null,
+            Const::Bool(b) => Json::Bool(b),
+            Const::Int(i) => Json::from(i),
+            Const::Str(s) => Json::String(s.into()),
+            _ => return None,
+        },
+        ast::Expr::List(list) => Json::Array(
+            list.items
+                .iter()
+                .map(constant_json)
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        // A tuple reads as a list (`x in ('a', 'b')`); printed, it is
+        // minijinja's.
+        ast::Expr::Tuple(tuple) => Json::Array(
+            tuple
+                .items
+                .iter()
+                .map(constant_json)
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        ast::Expr::Map(map) => {
+            let mut object = serde_json::Map::with_capacity(map.keys.len());
+            for (key, value) in map.keys.iter().zip(&map.values) {
+                let Const::Str(key) = constant_key(key)? else {
+                    return None;
+                };
+                object.insert(key.into(), constant_json(value)?);
+            }
+            Json::Object(object)
+        }
+        _ => return None,
+    })
+}
+
+/// The map of `map.items()`, `map | items` or `map | dictsort` (true:
+/// by key, whatever its case).
+pub(super) fn entries_of<'e, 'a>(expr: &'e ast::Expr<'a>) -> Option<(&'e ast::Expr<'a>, bool)> {
+    match expr {
+        ast::Expr::Call(called) if called.args.is_empty() => match &called.expr {
+            ast::Expr::GetAttr(attr) if attr.name == "items" => Some((&attr.expr, false)),
+            _ => None,
+        },
+        ast::Expr::Filter(filter) if filter.args.is_empty() => match filter.name {
+            "items" => Some((filter.expr.as_ref()?, false)),
+            "dictsort" => Some((filter.expr.as_ref()?, true)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `expr` without a last `| safe`.
+pub(super) fn without_safe<'e, 'a>(expr: &'e ast::Expr<'a>) -> &'e ast::Expr<'a> {
+    match expr {
+        ast::Expr::Filter(filter) if filter.name == "safe" && filter.args.is_empty() => {
+            filter.expr.as_ref().map_or(expr, |inner| inner)
+        }
+        _ => expr,
+    }
+}
+
+/// Whether `expr` is the constant `-1`.
+pub(super) fn is_minus_one(expr: &ast::Expr<'_>) -> bool {
+    match expr {
+        ast::Expr::Const(constant) => constant.value.as_i64() == Some(-1),
+        ast::Expr::UnaryOp(op) => {
+            matches!(op.op, ast::UnaryOpKind::Neg)
+                && matches!(&op.expr, ast::Expr::Const(c) if c.value.as_i64() == Some(1))
+        }
+        _ => false,
+    }
+}
+
+/// The value of a `*args` or `**kwargs` argument.
+pub(super) fn value_of_splat<'e, 'a>(arg: &'e ast::CallArg<'a>) -> &'e ast::Expr<'a> {
+    match arg {
+        ast::CallArg::Pos(value)
+        | ast::CallArg::Kwarg(_, value)
+        | ast::CallArg::PosSplat(value)
+        | ast::CallArg::KwargSplat(value) => value,
+    }
+}
