@@ -158,3 +158,48 @@ pub(super) fn value_of_splat<'e, 'a>(arg: &'e ast::CallArg<'a>) -> &'e ast::Expr
         | ast::CallArg::KwargSplat(value) => value,
     }
 }
+
+/// A map literal of constants whose keys are all integers (each once):
+/// its pairs, in order; `None` for anything else (text keys are
+/// [`constant_json`]'s).
+pub(super) fn int_keyed(expr: &ast::Expr<'_>) -> Option<Vec<(i64, serde_json::Value)>> {
+    let ast::Expr::Map(map) = expr else {
+        return None;
+    };
+    let mut pairs: Vec<(i64, serde_json::Value)> = Vec::with_capacity(map.keys.len());
+    for (key, value) in map.keys.iter().zip(&map.values) {
+        let key = int_constant(key)?;
+        if pairs.iter().any(|(seen, _)| *seen == key) {
+            return None;
+        }
+        pairs.push((key, constant_json(value)?));
+    }
+    (!pairs.is_empty()).then_some(pairs)
+}
+
+/// An integer constant: `5`, or `-5` (a negation in the AST).
+pub(super) fn int_constant(expr: &ast::Expr<'_>) -> Option<i64> {
+    match expr {
+        ast::Expr::Const(_) => match constant_key(expr)? {
+            Const::Int(i) => Some(i),
+            _ => None,
+        },
+        ast::Expr::UnaryOp(op) if matches!(op.op, ast::UnaryOpKind::Neg) => {
+            int_constant(&op.expr)?.checked_neg()
+        }
+        _ => None,
+    }
+}
+
+/// A constant of JSON (of [`constant_json`]: no floats).
+pub(super) fn json_constant(json: &serde_json::Value) -> Option<Const> {
+    use serde_json::Value as Json;
+    Some(match json {
+        Json::Null => Const::Null,
+        Json::Bool(b) => Const::Bool(*b),
+        Json::Number(n) => Const::Int(n.as_i64()?),
+        Json::String(s) => Const::Str(s.as_str().into()),
+        Json::Array(items) => Const::List(items.clone().into_boxed_slice()),
+        Json::Object(_) => Const::Map(Box::new(json.clone())),
+    })
+}

@@ -144,6 +144,17 @@ impl<'a> Lowerer<'a, '_> {
                         expr.span(),
                     ))
                 };
+                // A constant key of a map with integer keys: its value.
+                if let Some(pairs) = self.int_map(&item.expr) {
+                    let found = match int_constant(&item.subscript_expr) {
+                        Some(key) => pairs.iter().find(|(k, _)| *k == key),
+                        None => None,
+                    };
+                    return match found.and_then(|(_, value)| json_constant(value)) {
+                        Some(value) => Some(Expr::Const(value)),
+                        None => self.no(|| "a key a map with integer keys lacks".into()),
+                    };
+                }
                 let ast::Expr::Const(subscript) = &item.subscript_expr else {
                     return computed();
                 };

@@ -9,6 +9,22 @@ impl<'a> Lowerer<'a, '_> {
     #[inline(never)]
     pub(super) fn filter_expr(&self, expr: &ast::Expr<'a>) -> Option<Expr> {
         Some(match expr {
+            // A map with integer keys, sorted: its pairs (constants).
+            ast::Expr::Filter(filter)
+                if filter.name == "dictsort"
+                    && filter.args.is_empty()
+                    && filter
+                        .expr
+                        .as_ref()
+                        .is_some_and(|map| self.int_map(map).is_some()) =>
+            {
+                let mut pairs = self.int_map(filter.expr.as_ref()?)?.to_vec();
+                pairs.sort_by_key(|(key, _)| *key);
+                let pairs = pairs
+                    .into_iter()
+                    .map(|(key, value)| serde_json::Value::Array(vec![key.into(), value]));
+                Expr::Const(Const::List(pairs.collect()))
+            }
             ast::Expr::Filter(filter) => {
                 let input = match filter.name {
                     "list" | "join" | "min" | "max" | "sort" | "unique" => {

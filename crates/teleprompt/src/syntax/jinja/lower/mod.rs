@@ -46,6 +46,12 @@
 //!   every branch assigns it — and the loop's own variable can be set;
 //! - `set ns = namespace(key=value, …)` and `set ns.key = value` (a slot
 //!   per attribute the constructor names);
+//! - `{% set x %}…{% endset %}` and `{% filter %}` blocks, whose `set`s
+//!   assign the names around the block (minijinja's scoping, not
+//!   Jinja2's);
+//! - `set m = {512: 128, …}` (a map of constants with integer keys) at
+//!   the template's top, set once: read by `m | dictsort` and `m[512]`
+//!   only, folded to constants;
 //! - `{% macro name(params, key=constant) %}` (the constant a literal
 //!   list, tuple or map of constants too) at the template's top, called
 //!   with positional or named arguments, reading its parameters, its own
@@ -168,6 +174,7 @@ pub(super) fn lower(
         in_macro: false,
         in_loop_filter: false,
         gone: HashSet::new(),
+        int_maps: HashMap::new(),
         refused: Default::default(),
     };
     lowerer.templates = lowerer
@@ -392,6 +399,12 @@ struct Lowerer<'a, 'g> {
     /// Namespaces made in a block that may not have run, read nowhere
     /// after it.
     gone: HashSet<&'a str>,
+    /// Maps of constants with integer keys (`{512: 128, …}`) the
+    /// template's top sets once, outside any block: the engine's maps have
+    /// text keys, so such a name holds no slot; it is read only by
+    /// `dictsort` (constant pairs) and constant keys (`m[512]`), refused
+    /// anywhere else (a macro's body too).
+    int_maps: HashMap<&'a str, Vec<(i64, serde_json::Value)>>,
     /// Whether a loop's filter (`for x in list if test`) is being lowered.
     in_loop_filter: bool,
     /// Whether a macro's body is being lowered.

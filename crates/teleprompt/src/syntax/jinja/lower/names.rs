@@ -38,6 +38,18 @@ impl<'a> Lowerer<'a, '_> {
     /// `Some(None)` the data's (or the environment's), `None` not lowered:
     /// a name a loop's body assigns, read before it does.
     pub(super) fn read(&self, name: &str) -> Option<Option<u32>> {
+        let found = self.binding(name);
+        if found == Some(None) && self.int_maps.contains_key(name) {
+            return self.no(|| {
+                format!("`{name}` (a map with integer keys) read other than by `dictsort` or a constant key")
+            });
+        }
+        found
+    }
+
+    /// [`Lowerer::read`] but for the maps with integer keys
+    /// ([`Lowerer::int_maps`]): those read as the data's (`Some(None)`).
+    pub(super) fn binding(&self, name: &str) -> Option<Option<u32>> {
         let mut end = self.names.len();
         for frame in self.frames.iter().rev() {
             let bound = self.names.get(frame.names_from..end).unwrap_or_default();
@@ -166,6 +178,9 @@ impl<'a> Lowerer<'a, '_> {
     /// The slot `set NAME` writes: the name's in this scope, or a new one
     /// where the scope assigns it first outside any `if`.
     pub(super) fn assign(&mut self, name: &'a str) -> Option<u32> {
+        if self.frames.len() == 1 && !self.in_macro && self.int_maps.contains_key(name) {
+            return self.no(|| format!("`{name}` (a map with integer keys) assigned again"));
+        }
         let frame = self.frames.last()?;
         if let Some((_, slot)) = frame.targets.iter().find(|(target, _)| *target == name) {
             return Some(*slot);
@@ -199,5 +214,40 @@ impl<'a> Lowerer<'a, '_> {
         self.names.push((name, slot));
         self.maybe_unset.insert(slot);
         Some(slot)
+    }
+
+    /// `set NAME = {512: 128, …}`, a map literal of constants with
+    /// integer keys (each once), at the template's top outside any block,
+    /// of a name not bound yet: kept as a constant ([`Lowerer::int_maps`]).
+    pub(super) fn int_map_set(
+        &mut self,
+        name: &'a str,
+        pairs: Vec<(i64, serde_json::Value)>,
+    ) -> Option<()> {
+        let top = self.frames.len() == 1
+            && !self.in_macro
+            && self
+                .frames
+                .first()
+                .is_some_and(|frame| frame.conditional == 0);
+        if !top || self.binding(name) != Some(None) || self.macro_named(name).is_some() {
+            return self.no(|| "a map literal with keys other than strings".into());
+        }
+        if self.int_maps.insert(name, pairs).is_some() {
+            return self.no(|| format!("`{name}` (a map with integer keys) assigned again"));
+        }
+        Some(())
+    }
+
+    /// The constant pairs `expr` names, where it is a name
+    /// [`Lowerer::int_maps`] holds and nothing binds here.
+    pub(super) fn int_map(&self, expr: &ast::Expr<'a>) -> Option<&[(i64, serde_json::Value)]> {
+        let ast::Expr::Var(var) = expr else {
+            return None;
+        };
+        if self.binding(var.id) != Some(None) {
+            return None;
+        }
+        self.int_maps.get(var.id).map(Vec::as_slice)
     }
 }

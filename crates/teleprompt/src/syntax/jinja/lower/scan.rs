@@ -104,6 +104,8 @@ pub(super) fn namespace_keys<'a>(stmts: &[ast::Stmt<'a>]) -> HashMap<&'a str, Ve
                     walk(&for_loop.else_body, into);
                 }
                 ast::Stmt::Macro(def) => walk(&def.body, into),
+                ast::Stmt::SetBlock(set) => walk(&set.body, into),
+                ast::Stmt::FilterBlock(block) => walk(&block.body, into),
                 _ => {}
             }
         }
@@ -153,15 +155,23 @@ pub(super) fn set_target<'s, 'a>(stmt: &'s ast::Stmt<'a>) -> Option<&'s ast::Exp
     }
 }
 
-/// What a `set` block's body may not hold on the direct path: an
-/// assignment (but of a namespace's attribute) or a macro at any depth, a
-/// `break` or `continue` of a loop around the block.
+/// What a `set` (or `filter`) block's body may not hold on the direct
+/// path: a namespace made or a macro at any depth, a `break` or
+/// `continue` of a loop around the block. Its other `set`s assign the
+/// names around the block, as minijinja runs a captured body in the
+/// scope around it (Jinja2 gives it a scope of its own: minijinja is the
+/// baseline here); a `set` block inside is checked where it is lowered.
 pub(super) fn capture_refusal(stmts: &[ast::Stmt<'_>]) -> Option<&'static str> {
     fn walk(stmts: &[ast::Stmt<'_>], in_loop: bool) -> Option<&'static str> {
         stmts.iter().find_map(|stmt| match stmt {
-            // A namespace's attribute is the same object's in both.
-            ast::Stmt::Set(set) if matches!(set.target, ast::Expr::GetAttr(_)) => None,
-            ast::Stmt::Set(_) | ast::Stmt::SetBlock(_) => Some("a `set`"),
+            ast::Stmt::Set(set) => match &set.expr {
+                ast::Expr::Call(called)
+                    if matches!(&called.expr, ast::Expr::Var(name) if name.id == "namespace") =>
+                {
+                    Some("a namespace made")
+                }
+                _ => None,
+            },
             ast::Stmt::Macro(_) => Some("a macro"),
             ast::Stmt::Break(_) | ast::Stmt::Continue(_) if !in_loop => Some("a `break`"),
             ast::Stmt::IfCond(cond) => {
@@ -207,6 +217,7 @@ pub(super) fn assigned_anywhere<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str>
                     walk(&for_loop.else_body, names);
                 }
                 ast::Stmt::WithBlock(with) => walk(&with.body, names),
+                ast::Stmt::FilterBlock(block) => walk(&block.body, names),
                 _ => {}
             }
         }
@@ -234,6 +245,12 @@ pub(super) fn always_assigned<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
             }
             _ => {}
         }
+        // A captured body always runs, in this scope (minijinja).
+        match stmt {
+            ast::Stmt::SetBlock(set) => names.extend(always_assigned(&set.body)),
+            ast::Stmt::FilterBlock(block) => names.extend(always_assigned(&block.body)),
+            _ => {}
+        }
     }
     names
 }
@@ -253,6 +270,12 @@ pub(super) fn collect_assigned<'a>(stmts: &[ast::Stmt<'a>], into: &mut HashSet<&
                 collect_assigned(&cond.false_body, into);
             }
             ast::Stmt::ForLoop(for_loop) => collect_assigned(&for_loop.else_body, into),
+            _ => {}
+        }
+        // A captured body's `set`s assign this scope's names (minijinja).
+        match stmt {
+            ast::Stmt::SetBlock(set) => collect_assigned(&set.body, into),
+            ast::Stmt::FilterBlock(block) => collect_assigned(&block.body, into),
             _ => {}
         }
     }

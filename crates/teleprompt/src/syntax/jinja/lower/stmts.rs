@@ -88,7 +88,14 @@ impl<'a> Lowerer<'a, '_> {
         into: &mut Vec<Instr>,
     ) -> Option<()> {
         // `for key, value in map.items()` (or `map | items`).
-        let (mut sorted, entries) = (false, entries_of(&for_loop.iter));
+        let (mut sorted, mut entries) = (false, entries_of(&for_loop.iter));
+        // `for k, v in m | dictsort` of a map with integer keys: its
+        // pairs, constants ([`Lowerer::int_maps`]), unpacked.
+        if let Some((map, true)) = entries {
+            if self.int_map(map).is_some() {
+                entries = None;
+            }
+        }
         let (target, key_name, iter) = match (&for_loop.target, entries) {
             (ast::Expr::Var(target), _) => (target.id, None, &for_loop.iter),
             (ast::Expr::List(names), Some((map, by_key))) => match names.items.as_slice() {
@@ -318,6 +325,9 @@ impl<'a> Lowerer<'a, '_> {
                         return self.namespace(target.id, &called.args, into);
                     }
                 }
+                if let Some(pairs) = int_keyed(&set.expr) {
+                    return self.int_map_set(target.id, pairs);
+                }
                 // The value first: `set x = x | lower` reads the data's `x`.
                 let (expr, safe) = self.set_value(&set.expr)?;
                 let slot = self.assign(target.id)?;
@@ -356,9 +366,11 @@ impl<'a> Lowerer<'a, '_> {
         Some(())
     }
 
-    /// `{% set x %}…{% endset %}`: the body's text, captured. A body that
-    /// assigns (its own scope in Jinja2, not in minijinja), breaks out of
-    /// a loop or filters its text is minijinja's.
+    /// `{% set x %}…{% endset %}`: the body's text, captured. The body's
+    /// `set`s assign the names around it, as in minijinja (Jinja2 gives
+    /// the body a scope of its own); a body that makes a namespace or a
+    /// macro, breaks out of a loop, or a block that filters its text is
+    /// minijinja's.
     #[inline(never)]
     pub(super) fn set_block(
         &mut self,

@@ -325,7 +325,6 @@ fn prompts_render_directly_and_alike() {
         "{{ namespace | default('x') }}",
         "{{ user.name | default('x', boolean=true) }}",
         "{{ {1: 'a'} | length }}",
-        "{% set x %}{% set y = 1 %}{{ y }}{% endset %}{{ x }}{{ y }}",
         "{% set x | upper %}a{% endset %}{{ x }}",
         "{% for d in docs %}{% set x %}{% if d.pinned %}{% break %}{% endif %}{% endset %}{{ d.title }}{% endfor %}",
         "{% set x %}{% macro m() %}{% endmacro %}{% endset %}{{ x }}",
@@ -598,6 +597,93 @@ fn chat_templates_render_directly_and_alike() {
 
 /// Every combination of the whitespace options, on a template with
 /// blocks at the starts and ends of lines, indented, and a final newline.
+/// A `set` block whose body assigns (minijinja: the names around the
+/// block, the baseline here) and maps of constants with integer keys
+/// (`dictsort` of them, constant keys): direct, and alike; their other
+/// uses are minijinja's, alike too.
+#[test]
+fn set_blocks_that_assign_and_integer_key_maps_render_alike() {
+    let data = json!({
+        "items": ["a", "b", "c"], "y": "data's y", "n": "data's n", "flag": true, "off": false,
+        "m": "data's m", "b": 600, "big": 9_223_372_036_854_775_807_i64, "s": "text",
+    });
+    let direct = [
+        "{% set x %}{% set y = 'in' %}a{{ y }}{% endset %}{{ x }}|{{ y }}",
+        "{% set x %}{{ y }}{% set y = 2 %}{{ y }}{% endset %}{{ x }}{{ y }}",
+        "{% for i in items %}{% set t %}{% set n = i ~ '!' %}[{{ n }}]{% endset %}{{ t }}{{ n }}{% endfor %}{{ n }}",
+        "{% set a %}{% set b %}{% set c = 1 %}B{% endset %}A{{ b }}{% endset %}{{ a }}{{ b }}{{ c }}",
+        "{% if flag %}{% set x %}{% set y = 3 %}{% endset %}{% endif %}{{ y }}{% if off %}{% set z %}{% set n = 4 %}{% endset %}{% endif %}{{ n }}",
+        "{% filter upper %}{% set z = 'q' %}{{ z }}{% endfilter %}{{ z }}",
+        "{% set ns = namespace(c=0) %}{% set t %}{% set ns.c = ns.c + 1 %}{% set ns.d = 5 %}{% endset %}{{ ns.c }}{{ ns.d }}",
+        "{% for i in items %}{% if loop.first %}{% set t %}{% set u = i %}{% endset %}{% else %}{% set u = 'else' %}{% endif %}{{ u }}{% endfor %}",
+        "{% macro f(v) %}{% set t %}{% set w = v ~ '?' %}<{{ w }}>{% endset %}{{ t }}{{ w }}{% endmacro %}{{ f('q') }}{{ f(1) }}",
+        "{% set m = {0: 0, 512: 128, 16384: 1024} %}{% set ns = namespace(i=none) %}{% for k, v in m | dictsort %}{% if ns.i is none and b <= k %}{% set ns.i = v %}{% endif %}{% endfor %}{% if ns.i is none %}{% set ns.i = m[16384] %}{% endif %}{{ ns.i }}",
+        "{% set m = {3: 'c', -1: 'a', 2: {'x': [1]}, 9223372036854775807: true} %}{% for k, v in m | dictsort %}{{ k }}={{ v is mapping }}{{ loop.index }};{% endfor %}{{ m | dictsort | length }}{% for p in m | dictsort %}{{ p[0] }}{% endfor %}{{ m[2].x[0] }}{{ m[-1] }}{{ m[3] }}",
+        "{{ m }}{% set m = {1: 2} %}{{ m[1] }}{% for m in items %}{{ m }}{% endfor %}{{ m[1] + 1 }}",
+        "{% set m = {1: 2} %}{% macro f(m) %}{{ m }}{% endmacro %}{{ f('x') }}{{ m[1] }}",
+    ];
+    for strictness in [Strictness::Strict, Strictness::Lenient] {
+        for body in direct {
+            assert!(
+                agree(body, &data, strictness),
+                "{body:?} not direct: {}",
+                why_not(body, &data, strictness)
+            );
+        }
+    }
+    // Other data: wrong kinds, missing values, huge numbers.
+    for b in [
+        json!(-1),
+        json!(16384),
+        json!(99999),
+        json!("x"),
+        json!(null),
+        json!(1.5),
+        json!(i64::MIN),
+    ] {
+        let data = json!({"b": b, "items": []});
+        for strictness in [Strictness::Strict, Strictness::Lenient] {
+            agree(direct[9], &data, strictness);
+            agree(direct[2], &data, strictness);
+        }
+    }
+    let minijinja = [
+        // Used whole, or by a key it lacks: minijinja's.
+        "{% set m = {1: 2} %}{{ m }}",
+        "{% set m = {1: 2} %}{{ m | length }}{{ m is defined }}",
+        "{% set m = {1: 2} %}{% for k in m %}{{ k }}{% endfor %}",
+        "{% set m = {1: 2} %}{{ m[5] }}",
+        "{% set m = {1: 2} %}{{ m[b] }}",
+        "{% set m = {1: 2} %}{{ m['1'] }}",
+        "{% set m = {1: 2} %}{% for k, v in m.items() %}{{ k }}{% endfor %}",
+        "{% set m = {1: 2} %}{% for k, v in m | dictsort(reverse=true) %}{{ k }}{% endfor %}",
+        // Assigned again, in a block, read by a macro.
+        "{% set m = {1: 2} %}{% set m = 3 %}{{ m }}",
+        "{% set m = {1: 2} %}{% set m = {1: 3} %}{{ m[1] }}",
+        "{% set m = {1: 2} %}{% if flag %}{% set m = 3 %}{% endif %}{{ m }}",
+        "{% set m = {1: 2} %}{% set m = namespace(a=1) %}{{ m.a }}",
+        "{% if flag %}{% set m = {1: 2} %}{% endif %}{% for k, v in m | dictsort %}{{ k }}{% endfor %}",
+        "{% for i in items %}{% set m = {1: i} %}{{ m[1] }}{% endfor %}",
+        "{% set m = {1: 2} %}{% macro f() %}{{ m[1] }}{% endmacro %}{{ f() }}",
+        "{% set m = {1: 2} %}{% for i in items %}{{ m[1] }}{% set m = 5 %}{% endfor %}{{ m[1] }}",
+        "{% set m = {1: 'a', 1: 'b'} %}{{ m[1] }}",
+        "{% set m = {1: 'a', 'b': 2} %}{{ m[1] }}",
+        "{% set m = {true: 'a'} %}{{ m[1] }}",
+        "{% set m = {1.5: 'a'} %}{{ m[1.5] }}",
+        "{% set m = {1: big} %}{{ m[1] }}",
+        // A `set` block making a namespace, a macro, breaking a loop.
+        "{% set t %}{% set ns = namespace(a=1) %}{{ ns.a }}{% endset %}{{ t }}",
+        "{% for i in items %}{% set t %}{% break %}{% endset %}{% endfor %}",
+        "{% for i in items %}{{ n }}{% set t %}{% set n = i %}{% endset %}{% endfor %}{{ n }}",
+        "{% set t %}{% set t = 'inner' %}{{ t }}{% endset %}{{ t }}",
+    ];
+    for strictness in [Strictness::Strict, Strictness::Lenient] {
+        for body in minijinja {
+            agree(body, &data, strictness);
+        }
+    }
+}
+
 #[test]
 fn whitespace_options_render_alike() {
     let body = "Items:\n  {% for x in xs %}\n    - {{ x }}\n  {%- if loop.last %} (last){% endif %}\n  {% endfor %}\n{%- if xs %}\n{{ xs | length }} items {# note #}\n{% endif %}\n";
