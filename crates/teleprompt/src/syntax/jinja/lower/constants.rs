@@ -203,3 +203,61 @@ pub(super) fn json_constant(json: &serde_json::Value) -> Option<Const> {
         Json::Object(_) => Const::Map(Box::new(json.clone())),
     })
 }
+
+/// Whether a lowered `set` value, read as a test reads it
+/// ([`JinjaOp::Tested`]), keeps a missing value a plain read would fail
+/// on: an operand of `or`/`and` that reads the data (a missing key is
+/// false there, as minijinja's undefined), a [`JinjaOp::Held`] name or
+/// [`JinjaOp::Unset`] (`a if b`), at any depth of `or`, `and` and the
+/// branches of `if`.
+pub(super) fn reads_missing(expr: &Expr) -> bool {
+    match expr {
+        Expr::Call {
+            func: Func::Jinja(JinjaOp::Held | JinjaOp::Unset),
+            ..
+        } => true,
+        Expr::Call {
+            func: Func::Or | Func::And,
+            args,
+            ..
+        } => args
+            .iter()
+            .any(|arg| reads_missing(arg) || matches!(arg, Expr::Path { .. })),
+        Expr::Call {
+            func: Func::Jinja(JinjaOp::Cond),
+            args,
+            ..
+        } => args.iter().skip(1).any(reads_missing),
+        _ => false,
+    }
+}
+
+/// Whether a [`reads_missing`] value may come out missing (minijinja's
+/// undefined): what `or` returns last, any operand `and` returns, a
+/// branch of `if`; a read of the data there too where `paths`.
+pub(super) fn may_be_undefined(expr: &Expr, paths: bool) -> bool {
+    let missing =
+        |arg: &Expr| may_be_undefined(arg, paths) || paths && matches!(arg, Expr::Path { .. });
+    match expr {
+        Expr::Call {
+            func: Func::Jinja(JinjaOp::Held | JinjaOp::Unset),
+            ..
+        } => true,
+        Expr::Call {
+            func: Func::Or,
+            args,
+            ..
+        } => args.last().is_some_and(missing),
+        Expr::Call {
+            func: Func::And,
+            args,
+            ..
+        } => args.iter().any(missing),
+        Expr::Call {
+            func: Func::Jinja(JinjaOp::Cond),
+            args,
+            ..
+        } => args.iter().skip(1).any(missing),
+        _ => false,
+    }
+}

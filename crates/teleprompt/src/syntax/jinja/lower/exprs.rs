@@ -64,6 +64,9 @@ impl<'a> Lowerer<'a, '_> {
                 Some(slot) if self.namespaces.contains_key(&slot) => {
                     return self.no(|| format!("namespace `{}` used whole", var.id))
                 }
+                Some(slot) if self.held.contains(&slot) => {
+                    call(Func::Jinja(JinjaOp::Held), [Expr::Var(slot)], expr.span())
+                }
                 Some(slot) => Expr::Var(slot),
                 // `loop` alone (passed on, printed) is minijinja's object.
                 None if var.id == "loop" && !self.loops.is_empty() => {

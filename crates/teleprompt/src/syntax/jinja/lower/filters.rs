@@ -121,7 +121,7 @@ impl<'a> Lowerer<'a, '_> {
                 (Expr::Root, [name]) if self.globals.contains(&*name.name)
             ),
             Expr::Call {
-                func: Func::Jinja(JinjaOp::Item),
+                func: Func::Jinja(JinjaOp::Item | JinjaOp::Held),
                 ..
             } => true,
             _ => false,

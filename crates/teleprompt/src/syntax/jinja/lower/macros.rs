@@ -91,6 +91,7 @@ impl<'a> Lowerer<'a, '_> {
             })
             .map(|(name, (slot, _))| (name, slot))
             .collect();
+        self.top_held = self.held.clone();
         for (index, before) in std::mem::take(&mut self.deferred) {
             self.outer_namespaces = top
                 .iter()
@@ -161,6 +162,7 @@ impl<'a> Lowerer<'a, '_> {
             std::mem::take(&mut self.pending),
             std::mem::take(&mut self.namespaces),
             std::mem::take(&mut self.maybe_unset),
+            std::mem::take(&mut self.held),
             std::mem::take(&mut self.gone),
             std::mem::take(&mut self.markup),
         );
@@ -179,6 +181,7 @@ impl<'a> Lowerer<'a, '_> {
             self.pending,
             self.namespaces,
             self.maybe_unset,
+            self.held,
             self.gone,
             self.markup,
         ) = saved;
@@ -293,6 +296,15 @@ impl<'a> Lowerer<'a, '_> {
             return Some(None);
         };
         let top = top_slot(slot, at);
+        if self.top_held.contains(&slot) {
+            // It may hold minijinja's undefined, which a call before the
+            // top's `set` would read as the data's.
+            if !set_before {
+                return self
+                    .no(|| format!("a macro that reads `{name}`, maybe undefined, set after it"));
+            }
+            return Some(Some(call(Func::Jinja(JinjaOp::Held), [top], at)));
+        }
         Some(Some(match set_before {
             true => top,
             // Called before the top's `set`: the data's.

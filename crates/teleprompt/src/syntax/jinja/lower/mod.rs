@@ -49,6 +49,10 @@
 //! - `{% set x %}…{% endset %}` and `{% filter %}` blocks, whose `set`s
 //!   assign the names around the block (minijinja's scoping, not
 //!   Jinja2's);
+//! - in a lenient render, `set x = a if b` without `else` (`x` then
+//!   holds minijinja's undefined where `b` is false: read as a missing
+//!   key is, in tests and prints; elsewhere it is minijinja's), and
+//!   `set x = a or b` (`and`) reading the data's missing values as false;
 //! - `set m = {512: 128, …}` (a map of constants with integer keys) at
 //!   the template's top, set once: read by `m | dictsort` and `m[512]`
 //!   only, folded to constants;
@@ -154,6 +158,8 @@ pub(super) fn lower(
         max_slots: 1,
         frames: vec![Frame::new(std::slice::from_ref(template), 0, false)],
         maybe_unset: HashSet::new(),
+        held: HashSet::new(),
+        top_held: HashSet::new(),
         markup: HashSet::new(),
         printing: Default::default(),
         outer_namespaces: HashMap::new(),
@@ -345,6 +351,13 @@ struct Lowerer<'a, 'g> {
     /// The template's slots a `set` inside an `if` assigns: they may hold
     /// no value (see [`JinjaOp::SetOr`]).
     maybe_unset: HashSet<u32>,
+    /// Slots that may hold minijinja's undefined (a lenient render's `set
+    /// x = a if b`, see [`JinjaOp::Held`]): read through `Held`. Never
+    /// one of [`Lowerer::maybe_unset`] (where a missing value reads the
+    /// data's).
+    held: HashSet<u32>,
+    /// The top's [`Lowerer::held`] slots, while a macro's body is lowered.
+    top_held: HashSet<u32>,
     /// Slots a `set` gave a value marked `| safe` (Jinja2's `Markup`, which
     /// a `+` escapes the other operand of): read only where printed whole.
     markup: HashSet<u32>,

@@ -208,6 +208,9 @@ impl<'a> Lowerer<'a, '_> {
                     if self.markup.contains(&from) {
                         self.markup.insert(slot);
                     }
+                    if self.held.contains(&from) {
+                        self.held.insert(slot);
+                    }
                     match self.maybe_unset.contains(&from) {
                         true => {
                             self.maybe_unset.insert(slot);
@@ -284,7 +287,21 @@ impl<'a> Lowerer<'a, '_> {
         match expr {
             ast::Expr::IfExpr(cond) => {
                 let Some(otherwise) = &cond.false_expr else {
-                    return Some((self.expr(expr)?, false));
+                    if !self.lenient {
+                        return Some((self.expr(expr)?, false));
+                    }
+                    // `a if b` alone: minijinja's undefined where `b` is
+                    // false (a lenient render's missing value).
+                    let lowered = call(
+                        Func::Jinja(JinjaOp::Cond),
+                        [
+                            self.expr(&cond.test_expr)?,
+                            self.expr(&cond.true_expr)?,
+                            call(Func::Jinja(JinjaOp::Unset), [], expr.span()),
+                        ],
+                        expr.span(),
+                    );
+                    return Some((lowered, false));
                 };
                 let marked = safe(&cond.true_expr) || safe(otherwise);
                 let lowered = call(
@@ -337,6 +354,32 @@ impl<'a> Lowerer<'a, '_> {
                 if safe {
                     self.markup.insert(slot);
                 }
+                // A value that may read a missing value (an operand of
+                // `or`, `a if b`): read as a test reads it; where it may
+                // be minijinja's undefined, the name is read through
+                // `Held` after.
+                // Not where a missing value reads the data's: there a
+                // read of the data is as before (a missing one is
+                // minijinja's), and `a if b` is refused.
+                let unset = self.maybe_unset.contains(&slot);
+                let expr = match self.lenient && reads_missing(&expr) {
+                    true if unset && may_be_undefined(&expr, false) => {
+                        return self.no(|| {
+                            format!(
+                                "`{}` set maybe undefined where unset reads the data's",
+                                target.id
+                            )
+                        })
+                    }
+                    true if unset && may_be_undefined(&expr, true) => expr,
+                    true => {
+                        if may_be_undefined(&expr, true) {
+                            self.held.insert(slot);
+                        }
+                        call(Func::Jinja(JinjaOp::Tested), [expr], set.expr.span())
+                    }
+                    false => expr,
+                };
                 into.push(Instr::Set { slot, expr });
             }
             // `set ns.attr = value`: the attribute's own slot.

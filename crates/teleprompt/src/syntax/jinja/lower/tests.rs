@@ -684,6 +684,79 @@ fn set_blocks_that_assign_and_integer_key_maps_render_alike() {
     }
 }
 
+/// `set x = a if b` without `else` in a lenient render: `x` holds
+/// minijinja's undefined where `b` is false, read as a missing key is
+/// (tests, lenient prints; anything else is minijinja's), alike.
+#[test]
+fn names_set_to_undefined_render_alike() {
+    let direct = [
+        "{% set s = (r.a or r.b) if r %}{% set mode = j or s %}{% if mode %}M{% endif %}{% if s %}[{{ s }}]{% endif %}{{ s }}|{{ s is defined }}{{ s is none }}{{ s == none }}{{ s != 'A' }}{{ s | default('d') }}{% if not s %}!{% endif %}{{ mode is defined }}",
+        "{% set x = 1 if c %}{% for i in items %}{{ x }}{% set x = i if i != 'b' %}[{{ x }}]{% endfor %}{{ x }}",
+        "{% set x = 'v' if c %}{% macro f() %}<{{ x }}>{% if x %}t{% endif %}{% endmacro %}{{ f() }}",
+        "{% set x = 1 if c %}{% set y = x %}{% set z = x and 2 %}{{ y }}{{ y is defined }}{{ z is defined }}{{ z }}",
+        "{% set x = none if c %}{{ x is none }}{{ x is defined }}",
+    ];
+    let elsewhere = [
+        "{% set x = 1 if c %}{{ x | length }}",
+        "{% set x = 1 if c %}{{ not x }}",
+        "{% set k = r.a and r.b %}{% if k %}k{% endif %}{{ k is defined }}{{ k }}",
+        "{% for i in items %}{% set t = i if i == 'a' %}{{ t }}{{ t is defined }}{% endfor %}",
+        "{% set x = 1 if c %}{{ x ~ 'a' }}",
+        "{% set x = 1 if c %}{{ x + 1 }}",
+        "{% set x = 1 if c %}{{ x | tojson }}",
+        "{% set x = 1 if c %}{{ [x] | length }}",
+        "{% set x = 1 if c %}{{ x.attr }}{{ x[0] }}",
+        "{% set x = 1 if c %}{% for i in x %}{{ i }}{% endfor %}",
+        "{% set x = 1 if c %}{% macro f(v) %}{{ v }}{% endmacro %}{{ f(x) }}",
+        "{% set ns = namespace(a=1) %}{% set x = 1 if c %}{% set ns.a = x %}{{ ns.a }}",
+        "{% macro f() %}<{{ x }}>{% endmacro %}{% set x = 'v' if c %}{{ f() }}",
+        "{% macro f() %}<{{ x }}>{% endmacro %}{{ f() }}{% set x = 'v' if c %}{{ f() }}",
+        "{% if c %}{% set x = 1 if d %}{% endif %}{{ x }}",
+        "{% for i in items %}{% set x = i if c %}{{ x }}{% endfor %}",
+        "{% set x = 1 if c %}{{ x == 1 }}{{ x < 2 }}",
+        "{% set x = y.z if c %}{{ x }}",
+        "{% set x = (1 if c) or 2 %}{{ x }}",
+        "{{ (1 if c) | default(3) }}",
+        "{% set x = 1 if c %}{% set x = x or 5 %}{{ x }}",
+    ];
+    let datas = [
+        json!({"items": ["a", "b"]}),
+        json!({"items": ["a", "b"], "c": true, "j": false, "r": {"a": "A"}}),
+        json!({"items": [], "c": false, "j": false, "r": {"b": "B"}, "x": "data's x"}),
+        json!({"items": ["a"], "c": 0, "j": true, "r": {}, "y": {"z": 2}, "d": true}),
+        json!({"items": ["b"], "c": "yes", "r": {"a": null}, "x": 7, "s": "data's s"}),
+    ];
+    for data in &datas {
+        for body in direct {
+            let chat = agree_chat(body, data, Strictness::Lenient);
+            assert!(
+                chat,
+                "{body:?} with {data} not direct: {}",
+                why_not(body, data, Strictness::Lenient)
+            );
+            for strictness in [Strictness::Lenient, Strictness::Semi, Strictness::Strict] {
+                agree(body, data, strictness);
+            }
+        }
+        // `or` of the data's values: a missing one is false there.
+        let mut data = data.clone();
+        data["ms"] = json!([{"role": "user"}, {"role": "a", "name": "N"}, {"name": ""}]);
+        for body in [
+            "{% for m in ms %}{% set r = m.get('name') or m['role'] %}{{ r }};{% endfor %}",
+            "{% set h = d or d == '' %}{{ h }}{% set k = j and c %}{% if k %}k{% endif %}{{ k is defined }}",
+        ] {
+            assert!(agree_chat(body, &data, Strictness::Lenient) || body.contains("ms"), "{body:?} with {data} not direct");
+            agree(body, &data, Strictness::Strict);
+        }
+        for body in elsewhere {
+            agree_chat(body, &data, Strictness::Lenient);
+            for strictness in [Strictness::Lenient, Strictness::Semi, Strictness::Strict] {
+                agree(body, &data, strictness);
+            }
+        }
+    }
+}
+
 #[test]
 fn whitespace_options_render_alike() {
     let body = "Items:\n  {% for x in xs %}\n    - {{ x }}\n  {%- if loop.last %} (last){% endif %}\n  {% endfor %}\n{%- if xs %}\n{{ xs | length }} items {# note #}\n{% endif %}\n";
