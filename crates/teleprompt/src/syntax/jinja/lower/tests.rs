@@ -738,6 +738,18 @@ fn names_set_to_undefined_render_alike() {
                 agree(body, data, strictness);
             }
         }
+        // A key of a string, where a test reads it: minijinja's undefined.
+        let mut texts = data.clone();
+        texts["ms"] = json!([{"content": "thinking"}, {"content": [{"type": "thinking"}]}, {"content": ""}, {"content": 5}]);
+        for body in [
+            "{% for m in ms %}{% if m.content and m.content[0].type == 'thinking' %}T{% endif %}{% if m.content[0].type is defined %}d{% endif %}{{ m.content[0].type | default('-') }};{% endfor %}",
+            "{% for m in ms %}{{ m.content.type }}{% endfor %}",
+            "{% for m in ms %}{% if m.content.type.x %}x{% endif %}{% endfor %}",
+        ] {
+            agree_chat(body, &texts, Strictness::Lenient);
+            agree(body, &texts, Strictness::Strict);
+            agree(body, &texts, Strictness::Semi);
+        }
         // `or` of the data's values: a missing one is false there.
         let mut data = data.clone();
         data["ms"] = json!([{"role": "user"}, {"role": "a", "name": "N"}, {"name": ""}]);
