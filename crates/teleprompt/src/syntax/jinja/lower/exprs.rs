@@ -96,13 +96,14 @@ impl<'a> Lowerer<'a, '_> {
         if let Some(serde_json::Value::Array(items)) = constant_json(expr) {
             return Some(Expr::Const(Const::List(items.into_boxed_slice())));
         }
-        if matches!(expr, ast::Expr::Tuple(_)) {
-            return self.no(|| "a tuple of other than constants".into());
-        }
-        let ast::Expr::List(list) = expr else {
-            return self.no(|| expression_name(expr));
+        // A tuple is a list in minijinja (Jinja2 prints it otherwise;
+        // the engine prints neither).
+        let items = match expr {
+            ast::Expr::List(list) => &list.items,
+            ast::Expr::Tuple(tuple) => &tuple.items,
+            _ => return self.no(|| expression_name(expr)),
         };
-        let items = list.items.iter().map(|item| self.expr(item));
+        let items = items.iter().map(|item| self.expr(item));
         Some(Expr::Call {
             func: Func::Jinja(JinjaOp::ListOf),
             args: items.collect::<Option<Box<[Expr]>>>()?,

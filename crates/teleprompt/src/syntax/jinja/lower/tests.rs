@@ -647,6 +647,29 @@ fn set_blocks_that_assign_and_integer_key_maps_render_alike() {
             agree(direct[2], &data, strictness);
         }
     }
+    // Tuples built at render: minijinja's lists.
+    for body in [
+        "{% set t = [('role', s), ('n', b), (items[0],)] %}{% for a in t %}{{ a[0] }}={{ a[-1] }}{{ a | length }};{% endfor %}{{ (s, 1) | length }}{{ s in (s, 'b') }}{{ (s, b) | join(',') }}{{ (s, [b]) | tojson }}",
+        "{% for k, v in [('a', s), ('b', b)] %}{{ k }}{{ v }}{% endfor %}",
+    ] {
+        for strictness in [Strictness::Strict, Strictness::Lenient] {
+            assert!(
+                agree(body, &data, strictness),
+                "{body:?} not direct: {}",
+                why_not(body, &data, strictness)
+            );
+        }
+    }
+    for body in [
+        "{{ (s, 1) }}",
+        "{{ (nope, 1) | length }}",
+        "{{ (s, b)[5] }}",
+        "{% set t = (s, b) %}{{ t.x }}",
+    ] {
+        for strictness in [Strictness::Strict, Strictness::Lenient] {
+            agree(body, &data, strictness);
+        }
+    }
     let minijinja = [
         // Used whole, or by a key it lacks: minijinja's.
         "{% set m = {1: 2} %}{{ m }}",
