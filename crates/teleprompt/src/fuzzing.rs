@@ -19,7 +19,7 @@ pub struct Both {
 }
 
 /// Renders `body` as a plain Jinja template (a chat template with `chat`)
-/// over `data`, with the direct path (`syntax/jinja/lower.rs`) and on
+/// over `data`, with the direct path (`syntax/jinja/lower/`) and on
 /// minijinja alone: `None` when it does not compile.
 pub fn jinja_both(
     body: &str,

@@ -291,6 +291,15 @@ impl<'a> Renderer<'a> {
                 }
                 Err(self.hbs_field_error(other, key, i, path, span).into())
             }
+            // Jinja: a string has no attributes (minijinja's undefined),
+            // missing where a test reads it (`s[0].type == 'x'`).
+            Value::Str(_) | Value::String(_)
+                if self.program.flavor.is_jinja()
+                    && self.missing_ok(test)
+                    && !name.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                Ok(Value::Missing)
+            }
             other => {
                 let prefix = describe(self.prefix(span, keys, i));
                 Err(error(

@@ -204,6 +204,11 @@ impl<'a> Renderer<'a> {
                 Value::Missing => self.arg_tested(args, 1, span, dot, test),
                 value => Ok(value),
             },
+            JinjaOp::Held => match self.arg_tested(args, 0, span, dot, test)? {
+                Value::Missing if !test => Err(not_jinja(span, "read", &Value::Missing)),
+                value => Ok(value),
+            },
+            JinjaOp::Tested => self.arg_tested(args, 0, span, dot, true),
             JinjaOp::Slice => self.jinja_slice(args, span, dot),
             JinjaOp::In => self.contains(args, span, dot),
         }
@@ -1005,6 +1010,19 @@ impl<'a> Renderer<'a> {
         } = expr
         {
             return self.item_defined(args, span, dot);
+        }
+        // A name that may hold minijinja's undefined: defined unless it does.
+        if let Expr::Call {
+            func: Func::Jinja(JinjaOp::Held),
+            args,
+            ..
+        } = expr
+        {
+            let held = args.first().ok_or_else(|| internal(span))?;
+            return match self.eval(held, dot, true)? {
+                Value::Missing => Ok(None),
+                value => Ok(Some(value)),
+            };
         }
         // `loop.previtem` / `loop.nextitem`: missing at the ends.
         if let Expr::Loop { pass, field } = expr {

@@ -484,7 +484,7 @@ pub(crate) enum Func {
 }
 
 /// Jinja's operators, tests and filters that Go and Handlebars do not
-/// have, as the direct path lowers them (`syntax/jinja/lower.rs`); each
+/// have, as the direct path lowers them (`syntax/jinja/lower/`); each
 /// fails where Jinja's result would differ from what it computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum JinjaOp {
@@ -589,6 +589,16 @@ pub(crate) enum JinjaOp {
     /// (first argument) where that `set` ran, else the data's value of the
     /// name (second).
     SetOr,
+    /// A variable that may hold minijinja's undefined (a missing value:
+    /// `set x = a if b` where `b` is false): the value where a test reads
+    /// it (`if x`, `x is defined`, a lenient print), as a missing key of
+    /// the data is read there; anywhere else a missing one is minijinja's.
+    Held,
+    /// A `set`'s value that may be minijinja's undefined (`a if b`, or
+    /// `or`/`and` of a [`JinjaOp::Held`] name): the argument read as a
+    /// test reads it, so a missing value is kept (the name is then
+    /// [`JinjaOp::Held`] where read).
+    Tested,
 }
 
 /// The test of [`JinjaOp::Select`], and whether it rejects.
@@ -812,7 +822,7 @@ impl Func {
                     JinjaOp::Cond => "if",
                     JinjaOp::Slice => "[:]",
                     JinjaOp::Raise => "raise_exception",
-                    JinjaOp::SetOr => "set",
+                    JinjaOp::SetOr | JinjaOp::Held | JinjaOp::Tested => "set",
                     JinjaOp::Arith(op) => op.name(),
                     JinjaOp::Is(_) => "is",
                     JinjaOp::ToJson => "tojson",
@@ -869,7 +879,9 @@ impl Func {
                 | JinjaOp::String
                 | JinjaOp::List
                 | JinjaOp::Extreme(_)
-                | JinjaOp::Unique(_),
+                | JinjaOp::Unique(_)
+                | JinjaOp::Held
+                | JinjaOp::Tested,
             ) => (1, Some(1)),
             Func::Jinja(JinjaOp::Cond | JinjaOp::Slice | JinjaOp::Unpack) => (3, Some(3)),
             Func::Jinja(JinjaOp::ToJson) => (4, Some(4)),

@@ -31,7 +31,7 @@ pub(crate) enum Flavor {
     /// .NET and Python print them (`True`, `False`).
     HandlebarsSk,
     /// Jinja, lowered where every construct of the template has its exact
-    /// meaning here (`syntax/jinja/lower.rs`). Such a program renders only
+    /// meaning here (`syntax/jinja/lower/`). Such a program renders only
     /// what it can render as Jinja does: values print as Python prints
     /// them, or not at all, and anything else is an error, after which
     /// the template renders on minijinja.
