@@ -4,6 +4,7 @@
 //! checked ([`Stream`]), never held whole.
 
 use std::fmt::Write as _;
+use teleprompt::diagnostics::codes;
 
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Map, Value};
@@ -400,7 +401,8 @@ impl Stream {
         let index = match self.rules.iter().position(|(id, _)| *id == rule) {
             Some(index) => index,
             None => {
-                self.rules.push((rule.clone(), rule_description(problem)));
+                self.rules
+                    .push((rule.clone(), codes::explain(problem.code())));
                 self.rules.len() - 1
             }
         };
@@ -501,12 +503,6 @@ fn labels(problem: &Error) -> Map<String, Value> {
         .iter()
         .map(|(key, value)| (key.clone(), json!(value)))
         .collect()
-}
-
-/// The entry of a problem's code: its title and explanation
-/// (`teleprompt explain`).
-pub fn rule_description(problem: &Error) -> Option<&'static teleprompt::diagnostics::codes::Code> {
-    teleprompt::diagnostics::codes::explain(problem.code())
 }
 
 /// The message of a problem with its help and the template text it is
