@@ -4,11 +4,10 @@
 //! checked ([`Stream`]), never held whole.
 
 use std::fmt::Write as _;
-use teleprompt::diagnostics::codes;
 
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Map, Value};
-use teleprompt::diagnostics::ReportPart;
+use teleprompt::diagnostics::{codes, ReportPart};
 use teleprompt::{Error, ErrorClass};
 
 /// How `check` prints what it found.
