@@ -5,10 +5,10 @@
 //!   `cargo run --release --`, the same binary) or pipes `echo '…'` into
 //!   it: it must succeed. One that names `examples/` runs at the
 //!   repository root, as a reader on a fresh clone runs it; the others
-//!   in a copy of `tests/data/readme/project/`, the prompt folder they
+//!   in a copy of `tests/readme/project/`, the prompt folder they
 //!   describe (`prompts/`, `issue.json`, `rows.jsonl`);
 //! - a `text` block that starts with `$ teleprompt …`: it runs in
-//!   `tests/data/readme/report/` and prints exactly the rest of the block;
+//!   `tests/readme/report/` and prints exactly the rest of the block;
 //! - each `` `teleprompt …` `` span of examples/README.md (its "try it"
 //!   column): it must succeed, at the root.
 //!
@@ -27,7 +27,7 @@ fn root() -> PathBuf {
 
 fn data(folder: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/readme")
+        .join("tests/readme")
         .join(folder)
 }
 

@@ -418,11 +418,27 @@ fn front_matter_cases(
     let Some(tests) = document.front_matter.get(document::key::TESTS) else {
         return Ok(Vec::new());
     };
-    let fail = |_case: Option<usize>, message: String, suggestion: Option<String>| {
-        unstable::with_suggestion(
+    let fail = |case: Option<usize>, message: String, suggestion: Option<String>| {
+        let error = unstable::with_suggestion(
             document.key_error(document::key::TESTS, message),
             suggestion,
-        )
+        );
+        // On the case's line that sets the key the message names, as in a
+        // tests file; else on `tests:`.
+        let Some(at) = error.location() else {
+            return error;
+        };
+        let block: Vec<&str> = source
+            .lines()
+            .skip(at.line)
+            .take_while(|line| {
+                *line != "---" && (line.trim().is_empty() || line.starts_with([' ', '-', '#']))
+            })
+            .collect();
+        match key_line(&block.join("\n"), case, &message_key(error.message())) {
+            Some((line, column, source)) => at_key(error, at.line + line, column, source),
+            None => error,
+        }
     };
     let origin = CaseOrigin {
         file: path.to_path_buf(),
@@ -456,10 +472,7 @@ fn file_cases(file: &Path, options: &LoadOptions) -> Result<Vec<TestCase>, Error
         // Values carry no positions: place the error on the line of the
         // case that sets the key it names, when it names one.
         match key_line(&text, case, &message_key(error.message())) {
-            Some((line, source)) => {
-                let width = source.chars().count();
-                unstable::with_location(error, Location { line, column: 1 }, Some((source, width)))
-            }
+            Some((line, column, source)) => at_key(error, line, column, source),
             None => error,
         }
     };
@@ -482,10 +495,22 @@ fn message_key(message: &str) -> String {
         .to_string()
 }
 
+/// `error` placed at the key at `line:column` (1-based) whose line is
+/// `source`, the key underlined.
+fn at_key(error: Error, line: usize, column: usize, source: String) -> Error {
+    let width = source
+        .chars()
+        .skip(column - 1)
+        .take_while(|&c| c != ':')
+        .count()
+        .max(1);
+    unstable::with_location(error, Location { line, column }, Some((source, width)))
+}
+
 /// The first line (1-based) of `text` that sets `key` in the case at
 /// `case` of a block list (in the whole text when the case is not found),
-/// and its text.
-fn key_line(text: &str, case: Option<usize>, key: &str) -> Option<(usize, String)> {
+/// the key's column (1-based, in characters) and the line's text.
+fn key_line(text: &str, case: Option<usize>, key: &str) -> Option<(usize, usize, String)> {
     if key.is_empty() {
         return None;
     }
@@ -512,9 +537,10 @@ fn key_line(text: &str, case: Option<usize>, key: &str) -> Option<(usize, String
     (start..end).find_map(|index| {
         let line = lines[index];
         let trimmed = line.trim_start().trim_start_matches("- ").trim_start();
+        let column = line[..line.len() - trimmed.len()].chars().count() + 1;
         trimmed
             .starts_with(&prefix)
-            .then(|| (index + 1, line.to_string()))
+            .then(|| (index + 1, column, line.to_string()))
     })
 }
 

@@ -272,8 +272,14 @@ fn a_misspelled_case_key_is_a_document_error_with_did_you_mean() {
         error.message()
     );
     assert_eq!(error.suggestion(), Some("did you mean \"expect\"?"));
-    // Placed on the `tests:` line of the file.
-    assert_eq!(error.location().unwrap().line, 3);
+    // Placed on the misspelled key, in the second case (not the first
+    // case's line, nor `tests:`).
+    let at = error.location().unwrap();
+    assert_eq!((at.line, at.column), (8, 5));
+    // A key the message names but no line sets (a flow mapping): on
+    // `tests:`.
+    let error = document_error("---\ntests: [{expcet: y}]\n---\nx");
+    assert_eq!(error.location().unwrap().line, 2);
     let error = document_error("---\ntests:\n  - expect_error: {clas: render}\n---\nx");
     assert_eq!(
         error.suggestion(),
