@@ -19,6 +19,7 @@ use crate::diagnostics::{closest, TemplateError};
 use crate::limits::Exceeded;
 use crate::scope::{DataAt, RenderScope, Wrote};
 use crate::{data::Data, options::Strictness};
+use std::rc::Rc;
 
 /// Errors are boxed while rendering: a result stays small (a value, or a
 /// pointer) on the hot paths, where no error happens.
@@ -549,9 +550,11 @@ impl<'a> Renderer<'a> {
         dot: &Value<'a>,
     ) -> Result<Flow> {
         let list = self.eval(value, dot, false)?;
+        if matches!(list, Value::Str(_) | Value::String(_)) && filter.is_none() {
+            let slots = (elem, pass, neighbours);
+            return self.exec_for_chars(list, slots, (body, otherwise), (span, reverse), dot);
+        }
         // A map of the data (one layer, not a message): its keys, in order.
-        // (A text's characters are minijinja's: its `loop.last` there is
-        // false on the last one.)
         let mut keys: Option<Vec<&'a str>> = None;
         let (borrowed, made) = match &list {
             Value::Array(items) => (*items, None),
@@ -597,6 +600,59 @@ impl<'a> Renderer<'a> {
             if self.iterate(span, (None, Value::Null), Some(elem), item(at(i)), body)? {
                 break;
             }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// A Jinja `for` over a text: its characters, as minijinja iterates
+    /// one, which does not tell the loop its length: `loop.last` is false
+    /// on every pass, `loop.length` and `loop.revindex` are undefined
+    /// ([`Render::loop_field`]). The characters are found as the loop
+    /// goes (a long text costs no table of them); those of a text of the
+    /// data are borrowed from it.
+    #[inline(never)]
+    fn exec_for_chars(
+        &mut self,
+        text: Value<'a>,
+        (elem, pass, neighbours): (u32, u32, bool),
+        (body, otherwise): (&'a Block, &'a Block),
+        (span, reverse): (Span, bool),
+        dot: &Value<'a>,
+    ) -> Result<Flow> {
+        let (borrowed, made): (&'a str, Option<Rc<str>>) = match text {
+            Value::Str(text) => (text, None),
+            Value::String(text) => ("", Some(text)),
+            _ => unreachable!("exec_for_chars is called with a text"),
+        };
+        let whole: &str = made.as_deref().unwrap_or(borrowed);
+        if whole.is_empty() {
+            return self.exec_block(otherwise, dot);
+        }
+        let item = |(at, c): (usize, char)| match &made {
+            None => Value::Str(&borrowed[at..at + c.len_utf8()]),
+            Some(made) => Value::String(Rc::from(&made[at..at + c.len_utf8()])),
+        };
+        let chars: Box<dyn Iterator<Item = (usize, char)> + '_> = if reverse {
+            Box::new(whole.char_indices().rev())
+        } else {
+            Box::new(whole.char_indices())
+        };
+        let mut chars = chars.peekable();
+        self.set(pass + 1, Value::Missing);
+        let mut before = Value::Missing;
+        let mut i: i64 = 0;
+        while let Some(this) = chars.next() {
+            let this = item(this);
+            self.set(pass, Value::Int(i));
+            if neighbours {
+                let after = chars.peek().map_or(Value::Missing, |&next| item(next));
+                self.set(pass + 2, std::mem::replace(&mut before, this.clone()));
+                self.set(pass + 3, after);
+            }
+            if self.iterate(span, (None, Value::Null), Some(elem), this, body)? {
+                break;
+            }
+            i += 1;
         }
         Ok(Flow::Normal)
     }
@@ -1275,7 +1331,19 @@ impl<'a> Renderer<'a> {
                     Some(Value::Int(i)) => *i,
                     _ => 0,
                 };
-                return Ok(field.of(slot(0), slot(1)));
+                // A loop over a text's characters does not know its
+                // length ([`Render::exec_for_chars`]).
+                if let Some(Value::Missing) = held(1) {
+                    match field {
+                        LoopField::Last => return Ok(Value::Bool(false)),
+                        LoopField::Length | LoopField::Revindex | LoopField::Revindex0 => {
+                            Some(&Value::Missing)
+                        }
+                        _ => return Ok(field.of(slot(0), 0)),
+                    }
+                } else {
+                    return Ok(field.of(slot(0), slot(1)));
+                }
             }
         };
         match item {

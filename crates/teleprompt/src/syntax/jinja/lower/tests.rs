@@ -721,6 +721,46 @@ fn set_blocks_that_assign_and_integer_key_maps_render_alike() {
 /// minijinja's undefined where `b` is false, read as a missing key is
 /// (tests, lenient prints; anything else is minijinja's), alike.
 #[test]
+fn a_text_s_characters_iterate_alike() {
+    let data = json!({
+        "s": "héy ✓",
+        "empty": "",
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Look"}]},
+        ],
+    });
+    let loops = [
+        // Every loop field: minijinja does not tell a text's loop its
+        // length (`last` false, `length` and `revindex` undefined).
+        "{% for c in s %}[{{ c }} {{ loop.index }} {{ loop.index0 }} {{ loop.first }} {{ loop.last }}]{% endfor %}",
+        "{% for c in s %}{{ loop.length }}{{ loop.revindex }}{{ loop.revindex0 }}{{ loop.length is defined }}{% endfor %}",
+        "{% for c in s %}{% if loop.previtem is defined %}{{ loop.previtem }}{% endif %}|{{ c }}|{% if loop.nextitem is defined %}{{ loop.nextitem }}{% endif %};{% endfor %}",
+        "{% for c in s|reverse %}{{ c }}{{ loop.index }}{% endfor %}",
+        "{% for c in s %}{% if loop.last %}!{% endif %}{{ c }}{% if c == 'y' %}{% break %}{% endif %}{% endfor %}",
+        "{% for c in empty %}x{% else %}none{% endfor %}",
+        "{% for c in s ~ '!' %}{{ c }}.{% endfor %}",
+        "{% for c in s|upper %}{{ c }}{{ loop.nextitem is defined }}{% endfor %}",
+        "{% for c in s if c != ' ' %}{{ c }}{{ loop.last }}{{ loop.length }}{% endfor %}",
+        // The vision templates' shape: a message's content is a text or
+        // a list of parts.
+        "{% for m in messages %}{% for part in m.content %}{% if part['type'] == 'image' %}<image>{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %};{% endfor %}",
+    ];
+    for body in loops {
+        let direct = agree(body, &data, Strictness::Lenient);
+        // Printing an undefined loop field, a loop with a filter and
+        // `reverse` of a text are minijinja's.
+        let theirs = ["length", " if c", "reverse"].iter().any(|what| body.contains(what));
+        assert!(
+            direct || theirs,
+            "{body}: {}",
+            why_not(body, &data, Strictness::Lenient)
+        );
+        agree(body, &data, Strictness::Strict);
+    }
+}
+
+#[test]
 fn names_set_to_undefined_render_alike() {
     let direct = [
         "{% set s = (r.a or r.b) if r %}{% set mode = j or s %}{% if mode %}M{% endif %}{% if s %}[{{ s }}]{% endif %}{{ s }}|{{ s is defined }}{{ s is none }}{{ s == none }}{{ s != 'A' }}{{ s | default('d') }}{% if not s %}!{% endif %}{{ mode is defined }}",
