@@ -157,6 +157,11 @@ fn work_per_pass_over_the_data_is_counted() {
                 &data,
             ),
             with(
+                "a long text's characters on every pass",
+                "{% for x in xs %}{% for c in u %}{% endfor %}{% endfor %}",
+                &data,
+            ),
+            with(
                 "length of a long Unicode text on every pass",
                 "{% for x in xs %}{% if u|length < 0 %}{% endif %}{% endfor %}",
                 &data,

@@ -750,7 +750,9 @@ fn a_text_s_characters_iterate_alike() {
         let direct = agree(body, &data, Strictness::Lenient);
         // Printing an undefined loop field, a loop with a filter and
         // `reverse` of a text are minijinja's.
-        let theirs = ["length", " if c", "reverse"].iter().any(|what| body.contains(what));
+        let theirs = ["length", " if c", "reverse"]
+            .iter()
+            .any(|what| body.contains(what));
         assert!(
             direct || theirs,
             "{body}: {}",
