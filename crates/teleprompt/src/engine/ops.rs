@@ -437,6 +437,14 @@ impl<'a> Renderer<'a> {
     fn contains(&mut self, args: &'a [Expr], span: Span, dot: &Value<'a>) -> Result<Value<'a>> {
         let needle = self.arg(args, 0, span, dot)?;
         let haystack = self.arg(args, 1, span, dot)?;
+        // A haystack a lenient render reads as a test does (the lowering
+        // wraps it in `Tested`), missing, holds nothing: minijinja's
+        // lenient undefined (`'citations' in controls`).
+        if let (Value::Missing, Some(Expr::Call { func, .. })) = (&haystack, args.get(1)) {
+            if *func == Func::Jinja(JinjaOp::Tested) {
+                return Ok(Value::Bool(false));
+            }
+        }
         // What a search may walk: the text, or the list's items.
         let walked = match &haystack {
             Value::Array(items) => items.len(),

@@ -269,7 +269,10 @@ impl<'a> Lowerer<'a, '_> {
                     ast::BinOpKind::Gte => Func::Ge,
                     ast::BinOpKind::Concat => Func::Jinja(JinjaOp::Concat),
                     ast::BinOpKind::Add => Func::Jinja(JinjaOp::Add),
-                    ast::BinOpKind::In => Func::Jinja(JinjaOp::In),
+                    ast::BinOpKind::In => {
+                        let sides = [self.expr(&op.left)?, self.haystack(&op.right)?];
+                        return Some(call(Func::Jinja(JinjaOp::In), sides, expr.span()));
+                    }
                     ast::BinOpKind::Sub => Func::Jinja(JinjaOp::Arith(Arith::Sub)),
                     ast::BinOpKind::Mul => Func::Jinja(JinjaOp::Arith(Arith::Mul)),
                     ast::BinOpKind::FloorDiv => Func::Jinja(JinjaOp::Arith(Arith::FloorDiv)),
@@ -321,14 +324,13 @@ impl<'a> Lowerer<'a, '_> {
                     ast::CompareOpKind::Lte => Func::Le,
                     ast::CompareOpKind::Gt => Func::Gt,
                     ast::CompareOpKind::Gte => Func::Ge,
-                    ast::CompareOpKind::In => Func::Jinja(JinjaOp::In),
-                    ast::CompareOpKind::NotIn => {
-                        let found = call(
-                            Func::Jinja(JinjaOp::In),
-                            [self.expr(&compare.expr)?, self.expr(&op.expr)?],
-                            expr.span(),
-                        );
-                        return Some(call(Func::Not, [found], expr.span()));
+                    ast::CompareOpKind::In | ast::CompareOpKind::NotIn => {
+                        let sides = [self.expr(&compare.expr)?, self.haystack(&op.expr)?];
+                        let found = call(Func::Jinja(JinjaOp::In), sides, expr.span());
+                        return Some(match op.op {
+                            ast::CompareOpKind::NotIn => call(Func::Not, [found], expr.span()),
+                            _ => found,
+                        });
                     }
                 };
                 call(
@@ -338,6 +340,17 @@ impl<'a> Lowerer<'a, '_> {
                 )
             }
             other => return self.no(|| expression_name(other)),
+        })
+    }
+
+    /// The right side of `in`: in a lenient render, read as a test reads
+    /// it ([`JinjaOp::Tested`]): a missing one holds nothing, as
+    /// minijinja's lenient undefined (`'citations' in controls`).
+    fn haystack(&self, side: &ast::Expr<'a>) -> Option<Expr> {
+        let lowered = self.expr(side)?;
+        Some(match self.lenient {
+            true => call(Func::Jinja(JinjaOp::Tested), [lowered], side.span()),
+            false => lowered,
         })
     }
 

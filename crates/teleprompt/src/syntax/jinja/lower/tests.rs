@@ -225,7 +225,6 @@ fn prompts_render_directly_and_alike() {
     assert!(!agree(body, &data, Strictness::Strict), "direct: {body}");
     // Declined at render (minijinja prints, or fails): the same result.
     let declined = [
-        "{% for c in user.name %}{{ c }}{{ loop.last }}{% endfor %}",
         "{% set m = {'a': user.nick} %}{{ m.a is defined }}",
         "{{ {'a': 1} }}",
         "{{ {'a': user.name} }}",
@@ -759,6 +758,34 @@ fn a_text_s_characters_iterate_alike() {
             why_not(body, &data, Strictness::Lenient)
         );
         agree(body, &data, Strictness::Strict);
+    }
+}
+
+#[test]
+fn a_missing_haystack_holds_nothing_where_lenient() {
+    let data = json!({"documents": null, "tools": null, "controls": ["citations"], "messages": []});
+    let direct_when_lenient = [
+        "{% if 'x' in nothing %}a{% else %}b{% endif %}",
+        "{% if 'citations' in nothing and documents %}a{% else %}b{% endif %}",
+        "{% if 'x' not in nothing %}a{% else %}b{% endif %}",
+        "{{ 'x' in nothing }}{{ 'citations' in controls }}{{ 'x' in controls }}",
+    ];
+    // Minijinja's to say: a null haystack, a key of a missing value, a
+    // missing needle.
+    let any = [
+        "{{ 'x' in tools }}",
+        "{{ 'x' in nothing.deeper }}",
+        "{{ nothing in 'abc' }}",
+    ];
+    for body in direct_when_lenient.iter().chain(&any) {
+        for strictness in [Strictness::Lenient, Strictness::Semi, Strictness::Strict] {
+            for chat in [false, true] {
+                let direct = agree_with(body, &data, (strictness, chat), Default::default());
+                if strictness == Strictness::Lenient && direct_when_lenient.contains(body) {
+                    assert!(direct, "{body}: {}", why_not(body, &data, strictness));
+                }
+            }
+        }
     }
 }
 
