@@ -18,12 +18,14 @@
 //! - a missing value (misspelt, absent, read through `none`) is
 //!   minijinja's to report or to print; only an `if` of a render that is
 //!   not strict (a chat template's lenient `Undefined`) reads it as false,
-//!   and `==`/`!=`/`is none` of a lenient render as equal only to another
-//!   missing value;
+//!   `==`/`!=`/`is none` of a lenient render as equal only to another
+//!   missing value, and `in` of a lenient render as holding nothing;
 //! - it prints strings, integers and booleans (`True`) only: floats,
 //!   `none`, lists and maps print as Python's `str()` does, on minijinja;
-//! - `for` walks lists only (a map's keys, a string's characters: on
-//!   minijinja);
+//! - `for` walks lists, a map's keys and a string's characters (as
+//!   minijinja does: `loop.last` false on every pass, `loop.length` and
+//!   `loop.revindex` undefined — printing those stays minijinja's), not a
+//!   filtered loop over a string;
 //! - `length`/`count` of lists and strings, `join` of strings and
 //!   integers, `lower`/`upper`/`trim` of strings; comparisons (and `in` a
 //!   list) of values of one kind (Go's and Python's rules agree there),
