@@ -115,6 +115,26 @@ impl<'a> Lowerer<'a, '_> {
                 .filter(|(_, slot)| !self.namespaces.contains_key(slot))
                 .map(|(name, slot)| (*name, (*slot, before.contains(slot))))
                 .collect();
+            // A parameter that is a namespace of the top: made before
+            // any call (a call passes it), read and set in the top's slots.
+            let found = self.macros.get(index)?.as_ref().ok()?;
+            for (param, _) in found
+                .params
+                .iter()
+                .zip(&found.aliases)
+                .filter(|(_, alias)| **alias)
+            {
+                let handle = top
+                    .iter()
+                    .find(|(name, handle)| name == param && self.namespaces.contains_key(handle));
+                let Some((_, handle)) = handle else {
+                    return self.no(|| {
+                        format!("namespace `{param}`, made other than once at the top, passed to a macro")
+                    });
+                };
+                let attributes = self.namespaces.get(handle)?.clone();
+                self.outer_namespaces.insert(param, (true, attributes));
+            }
             self.outer_gone = gone.clone();
             self.lower_macro(index, defs.get(index)?)?;
         }
@@ -153,8 +173,18 @@ impl<'a> Lowerer<'a, '_> {
         let found = self.macros.get(index)?.as_ref().ok()?;
         let (template, params) = (found.template, found.params.clone());
         let count = u32::try_from(params.len()).ok()?;
+        // A namespace parameter keeps its slot (a call passes nothing in
+        // it) but binds no name: the body reads the top's namespace.
+        let names = params
+            .iter()
+            .copied()
+            .zip(1..)
+            .zip(&found.aliases)
+            .filter(|(_, alias)| !**alias)
+            .map(|(bound, _)| bound)
+            .collect();
         let saved = (
-            std::mem::replace(&mut self.names, params.iter().copied().zip(1..).collect()),
+            std::mem::replace(&mut self.names, names),
             std::mem::take(&mut self.loops),
             std::mem::replace(&mut self.next_slot, 1 + count),
             std::mem::replace(&mut self.max_slots, 1 + count),
@@ -208,7 +238,11 @@ impl<'a> Lowerer<'a, '_> {
                 }
                 _ => (None, value_of_splat(arg)),
             };
+            let alias = slot.and_then(|slot| def.aliases.get(slot)).copied();
             match slot.and_then(|slot| values.get_mut(slot)) {
+                Some(place @ None) if alias == Some(true) => {
+                    *place = Some(self.namespace_argument(def, slot?, value)?)
+                }
                 Some(place @ None) => *place = Some(self.expr(value)?),
                 _ => {
                     return self
@@ -245,6 +279,35 @@ impl<'a> Lowerer<'a, '_> {
                 at,
             ),
         })
+    }
+
+    /// What a call passes for a namespace parameter
+    /// ([`MacroDef::aliases`]): nothing, where it passes that namespace by
+    /// its name (the body reads the top's); anything else is not lowered.
+    fn namespace_argument(
+        &self,
+        def: &MacroDef<'a>,
+        slot: usize,
+        value: &ast::Expr<'a>,
+    ) -> Option<Expr> {
+        let param = *def.params.get(slot)?;
+        let passed = match value {
+            ast::Expr::Var(var) if var.id == param => match self.read(param) {
+                Some(Some(handle)) => !self.in_macro && self.namespaces.contains_key(&handle),
+                Some(None) => self.in_macro && self.outer_namespaces.contains_key(param),
+                None => false,
+            },
+            _ => false,
+        };
+        match passed {
+            true => Some(Expr::Const(Const::Null)),
+            false => self.no(|| {
+                format!(
+                    "a call of macro `{}` that passes other than namespace `{param}`",
+                    def.name
+                )
+            }),
+        }
     }
 
     /// The macro a call of `name` reaches, if `name` is one (not a name

@@ -64,7 +64,10 @@
 //!   names, the names of the template's top (minijinja's closure: the
 //!   top's latest value at the call, the data's before the top's first
 //!   `set`; a namespace made once) and the data (not `caller`,
-//!   `varargs`); its body is lowered after the template's top;
+//!   `varargs`); its body is lowered after the template's top; a
+//!   parameter named as a namespace of the top, made once there, is that
+//!   namespace when every call passes it by that name (minijinja shares a
+//!   namespace by reference: Kimi K3's `state`);
 //! - expressions of names, `.attr`, `["key"]`, `[expr]` (an item of a
 //!   list, from the end when negative, or a key of a map), constants and
 //!   lists of constants, `not`, `and`, `or`, one comparison (`==`, `!=`,
@@ -173,7 +176,7 @@ pub(super) fn lower(
         namespaces: HashMap::new(),
         namespace_keys: namespace_keys(std::slice::from_ref(template)),
         pending: HashMap::new(),
-        macros: macro_defs(template),
+        macros: macro_defs(template, &namespaces_made(std::slice::from_ref(template))),
         defined: 0,
         current_macro: None,
         calls: Default::default(),
@@ -442,6 +445,13 @@ struct MacroDef<'a> {
     /// Defined in an `if`: the slot of the template's top that holds true
     /// where it was (a call where it was not is minijinja's).
     flag: Option<u32>,
+    /// Per parameter: whether it is named as a namespace of the template
+    /// is (`macro render(text, state)` beside `set state = namespace(…)`).
+    /// Such a parameter is that namespace: every call must pass it by
+    /// that name ([`Lowerer::call_macro`]), and the body reads and sets
+    /// its attributes in the top's slots ([`Lowerer::macro_bodies`]), as
+    /// minijinja's namespace, an object shared by reference, behaves.
+    aliases: Vec<bool>,
 }
 
 /// A scope of `set`: the template, or a loop's body (Jinja's `set` inside

@@ -6,10 +6,13 @@
 use super::*;
 
 /// The macros at the top of `template`, in order: each with its body's
-/// template index, parameters and constant defaults, or why it is not
-/// lowered (a name defined twice, unpacked parameters, a default that is
-/// not a constant).
-pub(super) fn macro_defs<'a>(template: &ast::Stmt<'a>) -> Vec<Result<MacroDef<'a>, String>> {
+/// template index, parameters (those named as one of `namespaces` marked)
+/// and constant defaults, or why it is not lowered (a name defined twice,
+/// unpacked parameters, a default that is not a constant).
+pub(super) fn macro_defs<'a>(
+    template: &ast::Stmt<'a>,
+    namespaces: &HashSet<&'a str>,
+) -> Vec<Result<MacroDef<'a>, String>> {
     let defs = top_macros(template);
     let read = |(index, def): (usize, &&ast::Macro<'a>)| -> Result<MacroDef<'a>, String> {
         let name = def.name;
@@ -49,6 +52,10 @@ pub(super) fn macro_defs<'a>(template: &ast::Stmt<'a>) -> Vec<Result<MacroDef<'a
         Ok(MacroDef {
             name,
             template: u32::try_from(index).map_err(|_| not_constant())?,
+            aliases: params
+                .iter()
+                .map(|param| namespaces.contains(param))
+                .collect(),
             params,
             defaults,
             flag: None,
@@ -129,6 +136,7 @@ pub(super) fn namespaces_made<'a>(stmts: &[ast::Stmt<'a>]) -> HashSet<&'a str> {
                         }
                     }
                 }
+                ast::Stmt::Template(template) => walk(&template.children, into),
                 ast::Stmt::IfCond(cond) => {
                     walk(&cond.true_body, into);
                     walk(&cond.false_body, into);

@@ -789,6 +789,52 @@ fn a_missing_haystack_holds_nothing_where_lenient() {
     }
 }
 
+/// A namespace passed to macros under its own name (Kimi K3's `state`):
+/// the macros read and set the template's namespace, as minijinja's
+/// namespace, shared by reference, does.
+#[test]
+fn a_namespace_passed_to_macros_by_name_renders_alike() {
+    let data =
+        json!({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]});
+    let next =
+        "{%- macro next(state) -%}{{ state.i }}{%- set state.i = state.i + 1 -%}{%- endmacro -%}";
+    let text = "{%- macro text(t, state) -%}{{ t }}{{- next(state) -}}{%- endmacro -%}";
+    let made = "{%- set state = namespace(i=0, seen=none) -%}";
+    let direct = [
+        format!("{next}{made}{{{{ next(state) }}}}{{{{ state.i }}}}"),
+        format!("{next}{text}{made}{{% for m in messages %}}{{{{ text(m.content, state) }}}}{{% endfor %}}{{{{ state.i }}}}"),
+        format!("{next}{text}{made}{{{{ text(state=state, t='x') }}}}{{{{ next(state=state) }}}}{{{{ state.i }}}}"),
+        // The macro's own `set state` binds a name of its own after it.
+        format!("{made}{{%- macro own(state) -%}}{{{{ state.i }}}}{{% set state = 5 %}}{{{{ state }}}}{{%- endmacro -%}}{{{{ own(state) }}}}{{{{ state.i }}}}"),
+        // Defined after the namespace is made.
+        format!("{made}{next}{{{{ next(state) }}}}{{{{ next(state) }}}}{{{{ state.i }}}}"),
+        // An attribute the macro gives first.
+        format!("{{%- macro give(state) -%}}{{% set state.j = 1 %}}{{%- endmacro -%}}{made}{{{{ give(state) }}}}{{{{ state.j }}}}"),
+    ];
+    let not_lowered = [
+        // Another value passed, a call before the namespace is made, the
+        // namespace made twice, a default used, the namespace used whole
+        // in the macro.
+        format!("{next}{made}{{% set other = namespace(i=5) %}}{{{{ next(other) }}}}"),
+        format!("{next}{{{{ next(state) }}}}{made}{{{{ state.i }}}}"),
+        format!("{next}{made}{{{{ next(state) }}}}{made}{{{{ next(state) }}}}"),
+        format!("{{%- macro opt(state=none) -%}}{{{{ state }}}}{{%- endmacro -%}}{made}{{{{ opt() }}}}"),
+        format!("{{%- macro whole(state) -%}}{{{{ state }}}}{{%- endmacro -%}}{made}{{{{ whole(state) }}}}"),
+    ];
+    for body in &direct {
+        for strictness in [Strictness::Lenient, Strictness::Strict] {
+            let direct = agree_with(body, &data, (strictness, true), Default::default());
+            assert!(direct, "{body}: {}", why_not(body, &data, strictness));
+        }
+    }
+    for body in &not_lowered {
+        for strictness in [Strictness::Lenient, Strictness::Strict] {
+            let direct = agree_with(body, &data, (strictness, true), Default::default());
+            assert!(!direct, "direct: {body}");
+        }
+    }
+}
+
 #[test]
 fn names_set_to_undefined_render_alike() {
     let direct = [
