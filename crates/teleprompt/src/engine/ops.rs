@@ -718,14 +718,13 @@ impl<'a> Renderer<'a> {
                 _ => return Err(internal(span)),
             };
             let value = self.eval(value, dot, false)?;
-            match &value {
+            let json = match &value {
                 Value::Missing => return Err(not_jinja(span, "collect", &value)),
-                Value::Object(view) if self.is_message(view) => {
-                    return Err(not_jinja(span, "collect", &value))
-                }
-                _ => {}
-            }
-            let json = value.to_json();
+                Value::Object(view) if self.is_message(view) => self
+                    .message_json(view)
+                    .ok_or_else(|| not_jinja(span, "collect", &value))?,
+                _ => value.to_json(),
+            };
             weigh(&json, &mut nodes, &mut bytes);
             match key {
                 Some(key) => {

@@ -55,6 +55,29 @@ impl<'a> Renderer<'a> {
         })
     }
 
+    /// A chat template's message copied out (into a list a template
+    /// builds: `run.tool_messages + [candidate]`) as `transformers` hands
+    /// it over: its keys whose value is not null. A message with its
+    /// reasoning (read under several names, see
+    /// [`Renderer::message_field`]) is minijinja's to copy (`None`).
+    pub(in crate::engine) fn message_json(
+        &self,
+        view: &data::View<'_>,
+    ) -> Option<serde_json::Value> {
+        let entries = view.value().as_object()?;
+        let reasoning = ["reasoning_content", "thinking", "reasoning"];
+        if reasoning.iter().any(|key| entries.contains_key(*key)) {
+            return None;
+        }
+        Some(serde_json::Value::Object(
+            entries
+                .iter()
+                .filter(|(_, value)| !value.is_null())
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+        ))
+    }
+
     /// A field of a chat template's message as `transformers` (5.x)
     /// hands it over: `None` where the key is absent or its value null;
     /// the reasoning, under whichever of its names it came

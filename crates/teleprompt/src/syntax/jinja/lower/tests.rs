@@ -789,6 +789,43 @@ fn a_missing_haystack_holds_nothing_where_lenient() {
     }
 }
 
+/// Messages copied into a list the template builds (Kimi K3's
+/// `run.tool_messages + [candidate]`): as `transformers` hands them over,
+/// their null keys absent; one with its reasoning stays minijinja's.
+#[test]
+fn messages_collected_into_lists_render_alike() {
+    let data = json!({"messages": [
+        {"role": "user", "content": "Hi", "name": null},
+        {"role": "tool", "content": "42", "tool_call_id": "c1"},
+        {"role": "tool", "content": null, "tool_call_id": "c2"},
+    ]});
+    let bodies = [
+        "{% set ns = namespace(kept=[]) %}{% for m in messages %}{% if m.role == 'tool' %}{% set ns.kept = ns.kept + [m] %}{% endif %}{% endfor %}{{ ns.kept|length }}{% for k in ns.kept %}[{{ k.tool_call_id }}:{{ k.content is defined }}:{{ k.get('content', 'none') }}]{% endfor %}",
+        "{% set copy = [messages[0]] %}{{ copy[0].role }}{{ copy[0].name is defined }}{{ copy|tojson }}",
+    ];
+    for body in bodies {
+        for strictness in [Strictness::Lenient, Strictness::Strict] {
+            let direct = agree_with(body, &data, (strictness, true), Default::default());
+            if strictness == Strictness::Lenient {
+                assert!(
+                    direct || body.contains("tojson"),
+                    "{body}: {}",
+                    why_not(body, &data, strictness)
+                );
+            }
+        }
+    }
+    let reasoning =
+        json!({"messages": [{"role": "assistant", "content": "x", "reasoning_content": "think"}]});
+    let body = "{% set copy = [messages[0]] %}{{ copy[0].thinking }}";
+    assert!(!agree_with(
+        body,
+        &reasoning,
+        (Strictness::Lenient, true),
+        Default::default()
+    ));
+}
+
 /// A namespace passed to macros under its own name (Kimi K3's `state`):
 /// the macros read and set the template's namespace, as minijinja's
 /// namespace, shared by reference, does.
