@@ -206,16 +206,17 @@ pub(super) fn lower(
         tojson: super::python::json::tojson_data,
         // `transformers` formats a naive `datetime.now()`: no time zone.
         // The value as the data's tree reads it on minijinja (copied).
+        // Written from the data's JSON, as minijinja writes its value.
         repr: |value| {
-            let value = super::value::json_value(match value {
-                crate::engine::flavor::jinja::JsonRef::Value(json) => json.clone(),
-                crate::engine::flavor::jinja::JsonRef::Items(items) => {
-                    serde_json::Value::Array(items.to_vec())
+            let written = match value {
+                crate::engine::flavor::jinja::JsonRef::Value(json) => {
+                    super::python::display_json(json)
                 }
-            });
-            super::python::display(&value)
-                .map(|text| text.into_owned())
-                .map_err(|error| error.to_string())
+                crate::engine::flavor::jinja::JsonRef::Items(items) => {
+                    super::python::display_json_list(items)
+                }
+            };
+            written.map_err(|error| error.to_string())
         },
         strftime: match flavor {
             Flavor::ChatTemplate => |now, format, room| {

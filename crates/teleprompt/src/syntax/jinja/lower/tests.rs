@@ -789,6 +789,38 @@ fn a_missing_haystack_holds_nothing_where_lenient() {
     }
 }
 
+/// Python's `str()` of the data's lists and maps (`tool|string`, Apriel's
+/// tool list), written from the JSON on the direct path: every kind of
+/// value as minijinja's value prints it.
+#[test]
+fn python_str_of_lists_and_maps_renders_alike() {
+    let data = json!({
+        "tool": {
+            "name": "get_weather",
+            "floats": [1.0, 1e16, 1e15, 0.0001, 0.00001, -0.0, 1.5e-7, 2.5, 123456789.125],
+            "ints": [0, -1, 9223372036854775807_i64, 18446744073709551615_u64],
+            "texts": ["it's", "say \"hi\"", "both ' and \"", "back\\slash", "new\nline\ttab", "é ✓ 😀", "\u{1}\u{7f}\u{85}"],
+            "nested": {"a": [{"b": null, "c": true, "d": false}], "e": {}, "f": []},
+        },
+        "tools": [{"type": "function"}, {"type": "other", "n": 1}],
+    });
+    for body in [
+        "{{ tool|string }}",
+        "{% for t in tools %}{{ t|string }};{% endfor %}",
+        "{{ tools|string }}",
+        "{{ tool.nested|string }}{{ tool.floats|string }}",
+    ] {
+        for chat in [false, true] {
+            let direct = agree_with(body, &data, (Strictness::Lenient, chat), Default::default());
+            assert!(
+                direct,
+                "{body}: {}",
+                why_not(body, &data, Strictness::Lenient)
+            );
+        }
+    }
+}
+
 /// Messages copied into a list the template builds (Kimi K3's
 /// `run.tool_messages + [candidate]`): as `transformers` hands them over,
 /// their null keys absent; one with its reasoning stays minijinja's.

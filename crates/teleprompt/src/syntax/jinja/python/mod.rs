@@ -291,6 +291,80 @@ pub(super) fn display(value: &JValue) -> Result<Cow<'_, str>, minijinja::Error> 
     out.finish().map(Cow::Owned)
 }
 
+/// Python's `str()` of a list or a map of the data, written from its
+/// JSON as [`display`] writes the data's value on minijinja (the direct
+/// path's `|string`, without building minijinja's value first).
+pub(crate) fn display_json(value: &serde_json::Value) -> Result<String, minijinja::Error> {
+    let mut out = Out::new();
+    match value {
+        serde_json::Value::String(text) => out.push_str(text)?,
+        other => write_json_repr(&mut out, other, 0)?,
+    }
+    out.finish()
+}
+
+/// [`display_json`] of a list of the data's values (a slice of one).
+pub(crate) fn display_json_list(items: &[serde_json::Value]) -> Result<String, minijinja::Error> {
+    let mut out = Out::new();
+    write_json_list(&mut out, items, 0)?;
+    out.finish()
+}
+
+/// `[a, b, …]`, each item's [`write_json_repr`].
+fn write_json_list(
+    out: &mut Out,
+    items: &[serde_json::Value],
+    depth: usize,
+) -> Result<(), minijinja::Error> {
+    if depth >= MAX_NESTING {
+        return Err(nesting_error("printing a list"));
+    }
+    out.push('[')?;
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            out.push_str(", ")?;
+        }
+        write_json_repr(out, item, depth + 1)?;
+    }
+    out.push(']')
+}
+
+/// [`write_repr`] of a JSON value.
+fn write_json_repr(
+    out: &mut Out,
+    value: &serde_json::Value,
+    depth: usize,
+) -> Result<(), minijinja::Error> {
+    use serde_json::Value as Json;
+    match value {
+        Json::Null => out.push_str("None"),
+        Json::Bool(true) => out.push_str("True"),
+        Json::Bool(false) => out.push_str("False"),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => out.push_str(itoa::Buffer::new().format(i)),
+            (None, Some(u)) => out.push_str(itoa::Buffer::new().format(u)),
+            _ => out.push_str(&float_repr(n.as_f64().unwrap_or(f64::NAN))),
+        },
+        Json::String(text) => write_string_repr(out, text),
+        Json::Array(items) => write_json_list(out, items, depth),
+        Json::Object(entries) => {
+            if depth >= MAX_NESTING {
+                return Err(nesting_error("printing a map"));
+            }
+            out.push('{')?;
+            for (index, (key, item)) in entries.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ")?;
+                }
+                write_string_repr(out, key)?;
+                out.push_str(": ")?;
+                write_json_repr(out, item, depth + 1)?;
+            }
+            out.push('}')
+        }
+    }
+}
+
 /// Python's `repr(value)` for an object's `Display` (which cannot fail):
 /// `[...]` where the value is too deep or too large to print.
 pub(super) fn repr_lossy(value: &JValue) -> String {
