@@ -5,9 +5,8 @@
 
 use std::fmt::Write as _;
 
-use anstyle::{AnsiColor, Style};
 use serde_json::{json, Map, Value};
-use teleprompt::diagnostics::{codes, ReportPart};
+use teleprompt::diagnostics::codes;
 use teleprompt::{Error, ErrorClass};
 
 /// How `check` prints what it found.
@@ -458,26 +457,12 @@ pub fn labelled(error: Error, labels: &[(String, String)]) -> Error {
     error.with_labels(&missing)
 }
 
-/// Colours of the text report, as rustc and cargo use them.
-/// `error`'s text report, in colour with `color`.
+/// `error`'s text report, in colour (rustc's) with `color`.
 pub fn painted(error: &Error, color: bool) -> String {
     match color {
-        true => error.report_painted(&paint),
+        true => error.report_styled(),
         false => error.report(),
     }
-}
-
-fn paint(part: ReportPart, text: &str) -> String {
-    let style = match part {
-        ReportPart::Error => AnsiColor::Red.on_default().bold(),
-        ReportPart::Warning => AnsiColor::Yellow.on_default().bold(),
-        ReportPart::Headline => Style::new().bold(),
-        ReportPart::Gutter => AnsiColor::Blue.on_default().bold(),
-        ReportPart::Help => AnsiColor::Cyan.on_default().bold(),
-        ReportPart::Label => AnsiColor::Magenta.on_default(),
-        _ => Style::new(),
-    };
-    format!("{style}{text}{style:#}")
 }
 
 /// Where a problem is: the file on disk, and the template string inside
