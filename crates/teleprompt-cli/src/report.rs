@@ -83,6 +83,9 @@ pub struct Stream {
     /// JSON's warnings, until the errors are written.
     spool: Spool,
     spooled: usize,
+    /// The code of the first error (the text summary names it for
+    /// `teleprompt explain`).
+    first_code: Option<&'static str>,
 }
 
 /// What to write now: to stdout, and to stderr.
@@ -191,6 +194,7 @@ impl Stream {
                 _ => Spool::Memory(Vec::new()),
             },
             spooled: 0,
+            first_code: None,
         }
     }
 
@@ -284,6 +288,9 @@ impl Stream {
         let separator = |count: usize| if count == 0 { "\n" } else { ",\n" };
         match self.format {
             Format::Text => {
+                if severity == "error" && problem.kind() != Some("too-many-errors") {
+                    self.first_code.get_or_insert(problem.code());
+                }
                 let report = painted(problem, self.color);
                 out.stderr.push_str(&report);
                 out.stderr.push('\n');
@@ -336,6 +343,9 @@ impl Stream {
                         self.errors,
                         self.files_with_errors.len()
                     );
+                    if let Some(code) = self.first_code {
+                        out.stderr.push_str(&explain_hint("an error", code));
+                    }
                 } else if !self.valid() {
                     out.stderr = format!(
                         "{} warning(s), denied by --deny-warnings; {prompts} prompt(s) checked\n",
@@ -463,6 +473,12 @@ pub fn painted(error: &Error, color: bool) -> String {
         true => error.report_styled(),
         false => error.report(),
     }
+}
+
+/// The line after a text report that says where its code is explained
+/// (`what`: "this error", "an error").
+pub fn explain_hint(what: &str, code: &str) -> String {
+    format!("For more information about {what}, try `teleprompt explain {code}`.\n")
 }
 
 /// Where a problem is: the file on disk, and the template string inside
