@@ -452,6 +452,60 @@ mod tests {
         }
     }
 
+    /// Lines of assorted characters (wide, combining, joined emoji,
+    /// controls, tabs, right-to-left, carriage returns) with places and
+    /// widths anywhere on them, past their end too: every report renders.
+    #[test]
+    fn any_line_and_place_renders() {
+        let palette = [
+            "a",
+            "名",
+            "e\u{301}",
+            "\u{301}",
+            "\t",
+            "\r",
+            "\u{0}",
+            "\u{1b}",
+            "\u{7f}",
+            "\u{202e}",
+            "👩\u{200d}💻",
+            "\u{fe0f}",
+            "\u{ad}",
+            " ",
+            "{{",
+            "…",
+            "\u{85}",
+        ];
+        let mut seed: u64 = 0x5eed;
+        let mut next = |below: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % below.max(1)
+        };
+        for _ in 0..2_000 {
+            let length = next(400);
+            let line: String = (0..length).map(|_| palette[next(palette.len())]).collect();
+            let chars = line.chars().count();
+            let column = next(chars + 3) + 1;
+            let width = next(chars + 3);
+            let other = Location {
+                line: next(5) + 1,
+                column: next(chars + 3) + 1,
+            };
+            let error = Error::new(ErrorClass::Parse, line.clone())
+                .with_file(line.clone())
+                .with_location(Location { line: 1, column }, Some((line.as_str(), width)))
+                .with_primary_label(Some(line.clone()))
+                .with_secondary(other, &line, next(chars + 3), line.clone())
+                .with_suggestion(Some(line.clone()));
+            let report = error.report();
+            assert!(report.starts_with("error[TP0100]: "), "{report}");
+            assert!(!report.contains('\u{1b}'), "{report:?}");
+            let _ = error.report_styled();
+        }
+    }
+
     #[test]
     fn thousands_of_errors_each_report() {
         let source = "{{ x | uper }}\n".repeat(5_000);
