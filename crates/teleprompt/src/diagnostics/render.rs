@@ -239,6 +239,16 @@ mod tests {
                 "{{#each b}}\n{{this}}\n",
                 "this {{#each}} is never closed",
             ),
+            (
+                "p.django",
+                "{% for a in b %}\n{{ a }}\n",
+                "this for is never closed",
+            ),
+            (
+                "p.django",
+                "{% comment %}\nnot done\n",
+                "this comment is never closed",
+            ),
         ];
         for (file, source, label) in cases {
             let error = load_error(file, source);
@@ -306,6 +316,15 @@ mod tests {
         let error = load_error("p.j2", "x\n{% endif %}");
         assert_eq!(error.message(), "{% endif %} closes no open block");
         assert_eq!(error.secondary_labels().count(), 0);
+
+        let error = load_error("p.django", "{% for a in b %}\n{{ a }}\n{% endif %}\n");
+        assert_eq!(error.location().map(|at| at.line), Some(3));
+        assert_eq!(error.primary_label(), Some("this does not close the for"));
+        let others: Vec<_> = error.secondary_labels().collect();
+        assert_eq!(
+            others,
+            [(Location { line: 1, column: 1 }, "the for opened here")]
+        );
 
         let error = load_error("p.hbs", "{{#each b}}\n{{this}}\n{{/if}}\n");
         assert_eq!(error.location().map(|at| at.line), Some(3));
