@@ -160,8 +160,8 @@ enum Command {
         teleprompt explain TP0101\n  \
         teleprompt explain parse/unknown-filter\n  \
         teleprompt explain\n\n\
-        Every report names its rule (text, JSON, SARIF, GitHub), and JSON and SARIF\n\
-        reports its code too. Exit status: 0 explained; 2 no such code.")]
+        A text report names each error's code (error[TP0101]: …), JSON and SARIF its code\n\
+        and rule, GitHub annotations its rule. Exit status: 0 explained; 2 no such code.")]
     Explain {
         /// The code or rule (default: list them all).
         #[arg(value_name = "CODE")]
@@ -649,7 +649,13 @@ fn print_err(text: &str) -> Result<(), WriteFailed> {
 /// Reports `error` on stderr and returns the matching status, which stays
 /// the same when stderr cannot be written.
 fn fail(error: &Error) -> ExitCode {
-    let _ = print_err(&error_report(error));
+    let mut report = error_report(error);
+    // A file that cannot be read needs no explaining.
+    if error.class() != ErrorClass::Io {
+        report.push('\n');
+        report.push_str(&report::explain_hint("this error", error.code()));
+    }
+    let _ = print_err(&report);
     ExitCode::from(exit_status(error))
 }
 

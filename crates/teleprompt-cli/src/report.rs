@@ -5,9 +5,8 @@
 
 use std::fmt::Write as _;
 
-use anstyle::{AnsiColor, Style};
 use serde_json::{json, Map, Value};
-use teleprompt::diagnostics::{codes, ReportPart};
+use teleprompt::diagnostics::codes;
 use teleprompt::{Error, ErrorClass};
 
 /// How `check` prints what it found.
@@ -84,6 +83,9 @@ pub struct Stream {
     /// JSON's warnings, until the errors are written.
     spool: Spool,
     spooled: usize,
+    /// The code of the first error (the text summary names it for
+    /// `teleprompt explain`).
+    first_code: Option<&'static str>,
 }
 
 /// What to write now: to stdout, and to stderr.
@@ -192,6 +194,7 @@ impl Stream {
                 _ => Spool::Memory(Vec::new()),
             },
             spooled: 0,
+            first_code: None,
         }
     }
 
@@ -285,6 +288,9 @@ impl Stream {
         let separator = |count: usize| if count == 0 { "\n" } else { ",\n" };
         match self.format {
             Format::Text => {
+                if severity == "error" && problem.kind() != Some("too-many-errors") {
+                    self.first_code.get_or_insert(problem.code());
+                }
                 let report = painted(problem, self.color);
                 out.stderr.push_str(&report);
                 out.stderr.push('\n');
@@ -337,6 +343,9 @@ impl Stream {
                         self.errors,
                         self.files_with_errors.len()
                     );
+                    if let Some(code) = self.first_code {
+                        out.stderr.push_str(&explain_hint("an error", code));
+                    }
                 } else if !self.valid() {
                     out.stderr = format!(
                         "{} warning(s), denied by --deny-warnings; {prompts} prompt(s) checked\n",
@@ -458,26 +467,18 @@ pub fn labelled(error: Error, labels: &[(String, String)]) -> Error {
     error.with_labels(&missing)
 }
 
-/// Colours of the text report, as rustc and cargo use them.
-/// `error`'s text report, in colour with `color`.
+/// `error`'s text report, in colour (rustc's) with `color`.
 pub fn painted(error: &Error, color: bool) -> String {
     match color {
-        true => error.report_painted(&paint),
+        true => error.report_styled(),
         false => error.report(),
     }
 }
 
-fn paint(part: ReportPart, text: &str) -> String {
-    let style = match part {
-        ReportPart::Error => AnsiColor::Red.on_default().bold(),
-        ReportPart::Warning => AnsiColor::Yellow.on_default().bold(),
-        ReportPart::Headline => Style::new().bold(),
-        ReportPart::Gutter => AnsiColor::Blue.on_default().bold(),
-        ReportPart::Help => AnsiColor::Cyan.on_default().bold(),
-        ReportPart::Label => AnsiColor::Magenta.on_default(),
-        _ => Style::new(),
-    };
-    format!("{style}{text}{style:#}")
+/// The line after a text report that says where its code is explained
+/// (`what`: "this error", "an error").
+pub fn explain_hint(what: &str, code: &str) -> String {
+    format!("For more information about {what}, try `teleprompt explain {code}`.\n")
 }
 
 /// Where a problem is: the file on disk, and the template string inside

@@ -382,7 +382,8 @@ fn many_findings_are_capped_per_file_in_every_format() {
     let output = teleprompt_in(&dir, &["check", ".", "--color", "never"]);
     let stderr = text(&output.stderr);
     assert!(
-        stderr.ends_with("450 error(s) in 3 file(s); 3 prompt(s) loaded cleanly\n"),
+        stderr.contains("\n450 error(s) in 3 file(s); 3 prompt(s) loaded cleanly\n")
+            && stderr.ends_with("`.\n"),
         "{}",
         &stderr[stderr.len().saturating_sub(300)..]
     );

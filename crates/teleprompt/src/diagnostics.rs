@@ -8,6 +8,7 @@ use std::fmt;
 use std::ops::Range;
 
 pub mod codes;
+mod render;
 
 /// What kind of mistake an [`Error`] reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,25 +59,6 @@ pub struct Location {
     pub column: usize,
 }
 
-/// A part of an [`Error::report`], for painting it (see
-/// [`Error::report_painted`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ReportPart {
-    /// `error[class]`, and the carets under an error.
-    Error,
-    /// `warning`, and the carets under a warning.
-    Warning,
-    /// The rest of the headline: `: message`.
-    Headline,
-    /// `-->`, the line number and `|` bars, `=`.
-    Gutter,
-    /// `help`.
-    Help,
-    /// A label's key.
-    Label,
-}
-
 /// An error from loading or rendering a prompt.
 ///
 /// `Display` gives one line (`file:line:col: class error: message`);
@@ -93,6 +75,12 @@ struct Details {
     /// The source line at `location` as the report shows it (at most
     /// [`SHOWN_LINE`] characters around the column).
     source_line: Option<ShownLine>,
+    /// What the report says under the carets at `location`, if anything
+    /// (`this for is never closed`).
+    label: Option<String>,
+    /// Other places in the same file the report points at, each with its
+    /// label (the end of the file an unclosed block runs into).
+    secondary: Vec<Secondary>,
     action: Option<String>,
     message: String,
     suggestion: Option<String>,
@@ -164,20 +152,29 @@ impl ShownLine {
 }
 
 impl ShownLine {
-    /// [`ShownLine::pad`] and [`ShownLine::width`] in terminal columns
-    /// (a tab shows as one space; a control character, shown as it is,
-    /// counts one).
-    fn columns(&self) -> (usize, usize) {
-        use unicode_width::UnicodeWidthChar;
-        let column = |c: char| match c {
-            '\t' => 1,
-            c => c.width().unwrap_or(1),
+    /// The underlined part of [`ShownLine::text`] as a byte range (empty
+    /// at the end of the text for a column past it).
+    fn underlined_bytes(&self) -> Range<usize> {
+        let byte_at = |chars: usize| {
+            self.text
+                .char_indices()
+                .nth(chars)
+                .map_or(self.text.len(), |(at, _)| at)
         };
-        let mut chars = self.text.chars();
-        let pad = chars.by_ref().take(self.pad).map(column).sum();
-        let width = chars.take(self.width).map(column).sum();
-        (pad, width)
+        let start = byte_at(self.pad);
+        let end = byte_at(self.pad.saturating_add(self.width)).max(start);
+        start..end
     }
+}
+
+/// Another place in the error's file that its report points at, with a
+/// label of its own; like the error's own line, only a window of its line
+/// is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Secondary {
+    location: Location,
+    line: ShownLine,
+    label: String,
 }
 
 /// The most errors kept for one file: a file with more reports these and
@@ -192,6 +189,8 @@ impl Error {
             file: None,
             location: None,
             source_line: None,
+            label: None,
+            secondary: Vec::new(),
             action: None,
             message: message.into(),
             suggestion: None,
@@ -299,14 +298,40 @@ impl Error {
         self
     }
 
+    /// Places the error at `location`, keeping a window of its line
+    /// (`source_line`: the line and how many characters to underline).
     pub(crate) fn with_location(
         mut self,
         location: Location,
-        source_line: Option<(String, usize)>,
+        source_line: Option<(&str, usize)>,
     ) -> Error {
         self.0.location = Some(location);
         self.0.source_line =
-            source_line.map(|(line, width)| ShownLine::new(&line, location.column, width));
+            source_line.map(|(line, width)| ShownLine::new(line, location.column, width));
+        self
+    }
+
+    /// The label the report prints under the carets at the error's place.
+    pub(crate) fn with_primary_label(mut self, label: Option<String>) -> Error {
+        self.0.label = label;
+        self
+    }
+
+    /// Points the report at another place of the same file too: `line`
+    /// is the text of that place's line (only a window around `location`
+    /// is kept), `width` the characters to underline.
+    pub(crate) fn with_secondary(
+        mut self,
+        location: Location,
+        line: &str,
+        width: usize,
+        label: impl Into<String>,
+    ) -> Error {
+        self.0.secondary.push(Secondary {
+            location,
+            line: ShownLine::new(line, location.column, width),
+            label: label.into(),
+        });
         self
     }
 
@@ -328,7 +353,7 @@ impl Error {
             .max(1);
         Error::new(class, message)
             .with_file(origin)
-            .with_location(location, Some((line.to_string(), width)))
+            .with_location(location, Some((line, width)))
     }
 
     pub(crate) fn with_action(mut self, action: Option<String>) -> Error {
@@ -559,70 +584,60 @@ impl Error {
         Value::Object(object)
     }
 
-    /// The multi-line report: headline, `--> file:line:col`, the source line
-    /// with a caret under the problem, the action, and the suggestion.
+    /// The multi-line report, as rustc prints its errors: the headline
+    /// with the error's code (`error[TP0101]: unknown filter "uper"`),
+    /// `--> file:line:col`, the source line with carets under the problem
+    /// (a long line cut to a window around it), the other places the error
+    /// points at, the action, the suggestion and the labels.
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    ///
+    /// let error = Prompt::from_source("p.j2", "Hi {{ name | uper }}", &LoadOptions::default())
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     error.report(),
+    ///     "error[TP0101]: unknown filter \"uper\"\n \
+    ///      --> p.j2:1:14\n  |\n\
+    ///      1 | Hi {{ name | uper }}\n  |              ^^^^\n  |\n  \
+    ///      = at <uper>\n  = help: did you mean \"upper\"?\n"
+    /// );
+    /// ```
     pub fn report(&self) -> String {
-        self.report_painted(&|_, text| text.to_string())
+        render::report(self, false)
     }
 
-    /// [`Error::report`] with each part passed through `paint`, which may
-    /// wrap it in colour codes (the layout stays the same).
-    pub fn report_painted(&self, paint: &dyn Fn(ReportPart, &str) -> String) -> String {
-        let mut out = match self.0.class {
-            ErrorClass::Warning => format!(
-                "{}{}\n",
-                paint(ReportPart::Warning, "warning"),
-                paint(ReportPart::Headline, &format!(": {}", self.0.message))
-            ),
-            class => format!(
-                "{}{}\n",
-                paint(ReportPart::Error, &format!("error[{class}]")),
-                paint(ReportPart::Headline, &format!(": {}", self.0.message))
-            ),
-        };
-        let place = self.place();
-        if !place.is_empty() {
-            out.push_str(&format!("  {} {place}\n", paint(ReportPart::Gutter, "-->")));
-        }
-        if let (Some(location), Some(shown)) = (self.0.location, &self.0.source_line) {
-            let number = location.line.to_string();
-            let gutter = " ".repeat(number.len());
-            let line = shown.text.replace('\t', " ");
-            let bar = paint(ReportPart::Gutter, "|");
-            let numbered = paint(ReportPart::Gutter, &format!("{number} |"));
-            out.push_str(&format!("{gutter} {bar}\n{numbered} {line}\n"));
-            // Carets go under the characters as a terminal lays them out:
-            // a wide character (CJK, most emoji) takes two columns, a
-            // combining one none.
-            let (pad, width) = shown.columns();
-            let caret_pad = " ".repeat(pad);
-            let carets = "^".repeat(width.max(1));
-            let part = match self.0.class {
-                ErrorClass::Warning => ReportPart::Warning,
-                _ => ReportPart::Error,
-            };
-            out.push_str(&format!(
-                "{gutter} {bar} {caret_pad}{}\n",
-                paint(part, &carets)
-            ));
-        }
-        let equals = paint(ReportPart::Gutter, "=");
-        if let Some(action) = &self.0.action {
-            out.push_str(&format!("  {equals} at <{}>\n", one_line(action)));
-        }
-        if let Some(suggestion) = &self.0.suggestion {
-            out.push_str(&format!(
-                "  {equals} {}: {suggestion}\n",
-                paint(ReportPart::Help, "help")
-            ));
-        }
-        for (key, value) in &self.0.labels {
-            out.push_str(&format!(
-                "  {equals} {}: {value}\n",
-                paint(ReportPart::Label, key)
-            ));
-        }
-        out
+    /// [`Error::report`] in colour (ANSI escape codes, as rustc colours
+    /// its errors), for a terminal; the text is the same.
+    pub fn report_styled(&self) -> String {
+        render::report(self, true)
+    }
+
+    /// The label under the carets at [`Error::location`], where the report
+    /// has one (`this for is never closed`).
+    pub fn primary_label(&self) -> Option<&str> {
+        self.0.label.as_deref()
+    }
+
+    /// The other places of the same file the report points at, each with
+    /// its label: an unclosed block's error is at its opening tag, and
+    /// points at the end of the file too (`the template ends here`).
+    ///
+    /// ```
+    /// use teleprompt::{LoadOptions, Prompt};
+    ///
+    /// let error = Prompt::from_source("p.j2", "{% for a in b %}\n{{ a }}\n", &LoadOptions::default())
+    ///     .unwrap_err();
+    /// assert_eq!(error.primary_label(), Some("this for is never closed"));
+    /// // The end of the file: just after `{{ a }}` on line 2.
+    /// let (at, label) = error.secondary_labels().next().unwrap();
+    /// assert_eq!((at.line, at.column, label), (2, 8, "the template ends here"));
+    /// ```
+    pub fn secondary_labels(&self) -> impl Iterator<Item = (Location, &str)> + '_ {
+        self.0
+            .secondary
+            .iter()
+            .map(|secondary| (secondary.location, secondary.label.as_str()))
     }
 
     fn place(&self) -> String {
@@ -702,10 +717,17 @@ pub(crate) struct TemplateError {
     pub(crate) details: Option<Box<RenderDetails>>,
 }
 
-/// What a render error knows beyond its message (see [`TemplateError`]'s
+/// What an error knows beyond its message (see [`TemplateError`]'s
 /// `details`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RenderDetails {
+    /// What the report says under the carets at `span` (see
+    /// [`Error::primary_label`]).
+    pub label: Option<String>,
+    /// Other places the report points at, as byte ranges of the same
+    /// text as `span`, each with its label (see
+    /// [`Error::secondary_labels`]).
+    pub secondary: Vec<(Range<usize>, String)>,
     /// For an error about missing data: the path that was missing (see
     /// [`Error::path`]).
     pub path: Option<String>,
@@ -800,6 +822,48 @@ impl TemplateError {
             self.details.get_or_insert_with(Box::default).path = path;
         }
         self
+    }
+
+    /// Labels the error's place in the report (see
+    /// [`Error::primary_label`]).
+    pub(crate) fn with_label(mut self, label: impl Into<String>) -> TemplateError {
+        self.details.get_or_insert_with(Box::default).label = Some(label.into());
+        self
+    }
+
+    /// Points the report at `span` too (of the same text as the error's
+    /// own span), with `label` (see [`Error::secondary_labels`]).
+    pub(crate) fn with_secondary(
+        mut self,
+        span: Range<usize>,
+        label: impl Into<String>,
+    ) -> TemplateError {
+        self.details
+            .get_or_insert_with(Box::default)
+            .secondary
+            .push((span, label.into()));
+        self
+    }
+
+    /// Each span of the error's other places passed through `f` (placing
+    /// them in another text); a place `f` cannot place is dropped.
+    pub(crate) fn map_secondary(&mut self, f: impl Fn(Range<usize>) -> Option<Range<usize>>) {
+        if let Some(details) = &mut self.details {
+            let secondary = std::mem::take(&mut details.secondary);
+            details.secondary = secondary
+                .into_iter()
+                .filter_map(|(span, label)| Some((f(span)?, label)))
+                .collect();
+        }
+    }
+
+    /// The label of the error's place and its other places (see
+    /// [`TemplateError::with_label`]).
+    pub(crate) fn labels(&self) -> (Option<&str>, &[(Range<usize>, String)]) {
+        match &self.details {
+            Some(details) => (details.label.as_deref(), &details.secondary),
+            None => (None, &[]),
+        }
     }
 
     /// The path into the data that was missing, for an error about
@@ -931,7 +995,7 @@ mod tests {
         let line = "{{ 名前 | uper }} {{ e\u{301} | uper }}";
         let report = |column| {
             Error::new(ErrorClass::Parse, "unknown filter \"uper\"")
-                .with_location(Location { line: 1, column }, Some((line.to_string(), 4)))
+                .with_location(Location { line: 1, column }, Some((line, 4)))
                 .report()
         };
         let carets = |report: String| {
@@ -1069,7 +1133,7 @@ mod tests {
             .with_file("p.md")
             .with_location(
                 Location { line: 3, column: 4 },
-                Some(("A: {{ issue.titl }}".into(), 16)),
+                Some(("A: {{ issue.titl }}", 16)),
             )
             .with_suggestion(Some("did you mean \"issue.title\"?".into()));
         let report = error.report();
@@ -1090,7 +1154,7 @@ mod tests {
                 line: 1,
                 column: 100_001,
             },
-            Some((line, 3)),
+            Some((line.as_str(), 3)),
         );
         let report = error.report();
         let shown: Vec<&str> = report.lines().collect();
@@ -1107,10 +1171,8 @@ mod tests {
         assert_eq!(text.chars().skip(at).take(3).collect::<String>(), "BAD");
         assert_eq!(error.end().map(|end| end.column), Some(100_004));
         // A short line is shown whole.
-        let error = Error::new(ErrorClass::Parse, "bad").with_location(
-            Location { line: 1, column: 3 },
-            Some(("abBAD".to_string(), 3)),
-        );
+        let error = Error::new(ErrorClass::Parse, "bad")
+            .with_location(Location { line: 1, column: 3 }, Some(("abBAD", 3)));
         assert!(
             error.report().contains("1 | abBAD\n  |   ^^^\n"),
             "{}",

@@ -55,7 +55,12 @@ pub fn with_location(
     location: Location,
     source_line: Option<(String, usize)>,
 ) -> Error {
-    error.with_location(location, source_line)
+    error.with_location(
+        location,
+        source_line
+            .as_ref()
+            .map(|(line, width)| (line.as_str(), *width)),
+    )
 }
 
 /// `error` with a suggestion (`did you mean "expect"?`), or none.

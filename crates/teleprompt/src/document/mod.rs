@@ -691,7 +691,7 @@ impl Document {
                         line: index + 2,
                         column,
                     },
-                    Some((line.to_string(), width)),
+                    Some((line, width)),
                 )
             }
             None => error,
@@ -757,6 +757,9 @@ impl Document {
                 .with_labels(&[("included by".to_string(), site)]);
         }
         let path = error.path().map(str::to_string);
+        let (label, secondary) = error.labels();
+        let label = label.map(str::to_string);
+        let secondary = secondary.to_vec();
         let mut base = Error::new(error.class, error.message)
             .with_file(&self.origin)
             .with_suggestion(error.suggestion)
@@ -771,9 +774,40 @@ impl Document {
         let line = self.line_text(span.start);
         let action = self.snippet(&span);
         let width = action.lines().next().unwrap_or("").chars().count();
+        let mut located = base
+            .with_location(location, Some((line, width)))
+            .with_primary_label(label);
+        // The end of a body that ends its last line is shown at the end
+        // of that line, not on an empty line after it.
+        let last_line_end = self
+            .body
+            .strip_suffix('\n')
+            .map(|body| body.strip_suffix('\r').unwrap_or(body).len());
+        for (span, label) in &secondary {
+            if span.start > self.body.len() {
+                continue;
+            }
+            let span = match last_line_end {
+                Some(end) if span.start == self.body.len() => end..end,
+                _ => span.clone(),
+            };
+            let span = &span;
+            let width = self
+                .snippet(span)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .count();
+            located = located.with_secondary(
+                self.location_of(span.start),
+                self.line_text(span.start),
+                width,
+                label.as_str(),
+            );
+        }
         let action = (!action.trim().is_empty()).then(|| action.to_string());
-        base.with_location(location, Some((line.to_string(), width)))
-            .with_action(action)
+        located.with_action(action)
     }
 }
 

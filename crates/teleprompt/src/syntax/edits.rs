@@ -110,6 +110,7 @@ impl Edited {
                 self.to_original(span.start)..self.to_original(span.end)
             };
             error.span = error.span.map(place);
+            error.map_secondary(|span| Some(place(span)));
             if let Some(elsewhere) = &mut error.elsewhere {
                 elsewhere.site = elsewhere.site.take().map(place);
             }

@@ -105,12 +105,25 @@ impl Placements {
             return error;
         };
         let Some(file) = self.file_at(span.start) else {
+            // The body's other places are in the body (its end is where
+            // the files start).
+            let files_start = self.files.iter().map(|placed| placed.range.start).min();
+            error.map_secondary(|other| match files_start {
+                Some(start) if other.start > start => None,
+                _ => Some(other),
+            });
             return error;
         };
         let Some(placed) = self.files.get(file) else {
             return error;
         };
         let base = placed.range.start;
+        // The file's other places, in the file (its end included).
+        let range = placed.range.clone();
+        error.map_secondary(|other| {
+            (range.start <= other.start && other.end <= range.end)
+                .then(|| other.start - base..other.end - base)
+        });
         let calls = error.take_calls();
         // Errors found with this one stay with it, each placed on its own:
         // the prompt's document locates them.

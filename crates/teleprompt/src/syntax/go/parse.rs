@@ -208,8 +208,9 @@ impl<'s> Parser<'s> {
         Ok(())
     }
 
+    /// The error of a block that the end of the template (`at`) reaches
+    /// open: at its opening action (from `start`), pointing at the end too.
     fn unexpected_eof(&self, at: Span, start: usize, context: &str) -> TemplateError {
-        let _ = at;
         let opener_end = self.src[start..]
             .find("}}")
             .map_or(self.src.len(), |i| start + i + 2)
@@ -219,6 +220,8 @@ impl<'s> Parser<'s> {
             format!("unexpected end of template: this {context} has no {{{{end}}}}"),
         )
         .suggest(Some("add {{end}} where it should end".to_string()))
+        .with_label(format!("this {context} is never closed"))
+        .with_secondary(at.start..at.start, "the template ends here")
     }
 
     fn template_name(&mut self, token: &Token, context: &str) -> Result<String> {

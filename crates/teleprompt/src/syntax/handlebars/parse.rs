@@ -250,6 +250,13 @@ impl<'s> Parser<'s> {
             format!("{} opened here is never closed", self.text(&opener.open)),
         )
         .suggest(Some(format!("close it with {{{{/{name}}}}}")))
+        .with_label(format!("this {} is never closed", block_word(name)))
+        .with_secondary(self.end_of_template(), "the template ends here")
+    }
+
+    /// The end of the template, as a span (for a block it reaches open).
+    fn end_of_template(&self) -> std::ops::Range<usize> {
+        self.body.len()..self.body.len()
     }
 
     fn check_close(&self, opener: &Block, close: &Tag) -> Result<()> {
@@ -272,7 +279,12 @@ impl<'s> Parser<'s> {
                     self.text(&opener.open)
                 ),
             )
-            .suggest(Some(format!("close it with {{{{/{name}}}}}"))));
+            .suggest(Some(format!("close it with {{{{/{name}}}}}")))
+            .with_label(format!("this does not close the {}", block_word(name)))
+            .with_secondary(
+                opener.open.clone(),
+                format!("the {} opened here", block_word(name)),
+            ));
         }
         Ok(())
     }
@@ -379,7 +391,9 @@ impl<'s> Parser<'s> {
                     Some(tag.span.clone()),
                     format!("{opening} opened here is never closed"),
                 )
-                .suggest(Some(how)))
+                .suggest(Some(how))
+                .with_label("this partial block is never closed")
+                .with_secondary(self.end_of_template(), "the template ends here"))
             }
             Stop::Else(else_tag) => {
                 return Err(TemplateError::parse(
@@ -401,7 +415,9 @@ impl<'s> Parser<'s> {
                 Some(close.span.clone()),
                 format!("{} does not match {opening}", self.text(&close.span)),
             )
-            .suggest(Some(how)));
+            .suggest(Some(how))
+            .with_label("this does not close the partial block")
+            .with_secondary(tag.span.clone(), "the partial block opened here"));
         }
         partial.block = Some(body);
         Ok(partial)
@@ -445,7 +461,9 @@ impl<'s> Parser<'s> {
                     self.text(&tag.span)
                 ),
             )
-            .suggest(Some("close it with {{/inline}}".to_string()))),
+            .suggest(Some("close it with {{/inline}}".to_string()))
+            .with_label("this does not close the inline partial")
+            .with_secondary(tag.span.clone(), "the inline partial opened here")),
             Stop::Else(else_tag) => Err(TemplateError::parse(
                 Some(else_tag.span.clone()),
                 "an inline partial has no {{else}}",
@@ -454,7 +472,9 @@ impl<'s> Parser<'s> {
                 Some(tag.span.clone()),
                 format!("{} opened here is never closed", self.text(&tag.span)),
             )
-            .suggest(Some("close it with {{/inline}}".to_string()))),
+            .suggest(Some("close it with {{/inline}}".to_string()))
+            .with_label("this inline partial is never closed")
+            .with_secondary(self.end_of_template(), "the template ends here")),
         }
     }
 
@@ -663,4 +683,13 @@ impl<'s> Parser<'s> {
 
 fn is_else(tag: &Tag) -> bool {
     lex::is_else(&tag.tokens)
+}
+
+/// A block's helper as a label names it: `{{#each}}`, or "block" for a
+/// name too long to repeat.
+fn block_word(name: &str) -> String {
+    match name.chars().count() {
+        1..=40 => format!("{{{{#{name}}}}}"),
+        _ => "block".to_string(),
+    }
 }

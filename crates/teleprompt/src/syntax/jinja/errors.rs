@@ -123,19 +123,21 @@ const BLOCK_TAGS: &[&str] = &[
     "set",
 ];
 
-/// For "unexpected end of input": names the innermost block left open and
-/// points at its opening tag, as the Go syntax does (`this if has no
-/// {{end}}`), instead of at the end of the file.
-pub(super) fn unclosed_block_error(
-    error: &minijinja::Error,
-    body: &str,
-    syntax: minijinja::syntax::SyntaxConfig,
-) -> Option<TemplateError> {
-    if !error.detail()?.starts_with("unexpected end of input") {
-        return None;
-    }
+/// The blocks of `body` as its tags open and close them: those left open
+/// at the end (outermost first), or the first `end…` tag that closes no
+/// open block of its name, with the block innermost open then. Each tag
+/// is its name and span (from `{%` to `%}`).
+struct Blocks<'b> {
+    open: Vec<Tag<'b>>,
+    stray: Option<(Tag<'b>, Option<Tag<'b>>)>,
+}
+
+/// A block tag: its name (`for`, `endif`) and span.
+type Tag<'b> = (&'b str, Range<usize>);
+
+fn blocks(body: &str, syntax: minijinja::syntax::SyntaxConfig) -> Blocks<'_> {
     use minijinja::machinery::Token;
-    let mut open: Vec<(&str, usize)> = Vec::new();
+    let mut open: Vec<Tag<'_>> = Vec::new();
     let mut tokens = machinery::tokenize(body, false, syntax).map_while(Result::ok);
     while let Some((token, span)) = tokens.next() {
         if !matches!(token, Token::BlockStart) {
@@ -145,34 +147,97 @@ pub(super) fn unclosed_block_error(
             continue;
         };
         let mut assigns = false;
-        for (token, _) in tokens.by_ref() {
+        let mut end = body.len();
+        for (token, span) in tokens.by_ref() {
             match token {
                 Token::Assign => assigns = true,
-                Token::BlockEnd => break,
+                Token::BlockEnd => {
+                    end = (span.end_offset as usize).min(body.len());
+                    break;
+                }
                 _ => {}
             }
         }
-        let start = span.start_offset as usize;
+        let tag = (span.start_offset as usize).min(end)..end;
         if let Some(closed) = word.strip_prefix("end") {
             if open.last().is_some_and(|(name, _)| *name == closed) {
                 open.pop();
+            } else if BLOCK_TAGS.contains(&closed) {
+                let innermost = open.pop();
+                return Blocks {
+                    open,
+                    stray: Some(((word, tag), innermost)),
+                };
             }
         } else if BLOCK_TAGS.contains(&word) && !(word == "set" && assigns) {
-            open.push((word, start));
+            open.push((word, tag));
         }
     }
-    let (word, start) = open.pop()?;
-    let tag_end = body
-        .get(start..)
-        .and_then(|rest| rest.find("%}"))
-        .map_or(body.len(), |i| start + i + 2);
+    Blocks { open, stray: None }
+}
+
+/// For "unexpected end of input": names the innermost block left open and
+/// points at its opening tag, as the Go syntax does (`this if has no
+/// {{end}}`), instead of at the end of the file; the end of the file is
+/// pointed at too.
+pub(super) fn unclosed_block_error(
+    error: &minijinja::Error,
+    body: &str,
+    syntax: minijinja::syntax::SyntaxConfig,
+) -> Option<TemplateError> {
+    let detail = error.detail()?;
+    if detail.starts_with("unknown statement end") {
+        return stray_closer_error(body, syntax, error.line()?);
+    }
+    if !detail.starts_with("unexpected end of input") {
+        return None;
+    }
+    let (word, tag) = blocks(body, syntax).open.pop()?;
     Some(
         TemplateError::parse(
-            Some(start..tag_end),
+            Some(tag),
             format!("unexpected end of template: this {word} has no {{% end{word} %}}"),
         )
-        .suggest(Some(format!("add {{% end{word} %}} where it should end"))),
+        .suggest(Some(format!("add {{% end{word} %}} where it should end")))
+        .with_label(format!("this {word} is never closed"))
+        .with_secondary(body.len()..body.len(), "the template ends here"),
     )
+}
+
+/// For "unknown statement endif" (minijinja's words for an `end…` tag
+/// that closes no open block of its name): says which block is open
+/// there, and points at its opening tag too.
+fn stray_closer_error(
+    body: &str,
+    syntax: minijinja::syntax::SyntaxConfig,
+    line: usize,
+) -> Option<TemplateError> {
+    let ((word, tag), innermost) = blocks(body, syntax).stray?;
+    // The tag minijinja stopped at, or none: another reading of the text
+    // is not reported as this one.
+    let tag_line = body
+        .get(..tag.start)?
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count()
+        + 1;
+    if tag_line != line {
+        return None;
+    }
+    let error = match innermost {
+        Some((open, opener)) => TemplateError::parse(
+            Some(tag),
+            format!("{{% {word} %}} does not close the {open} open here"),
+        )
+        .suggest(Some(format!(
+            "close the {open} with {{% end{open} %}} first"
+        )))
+        .with_label(format!("this does not close the {open}"))
+        .with_secondary(opener, format!("the {open} opened here")),
+        None => TemplateError::parse(Some(tag), format!("{{% {word} %}} closes no open block"))
+            .with_label("no block is open here"),
+    };
+    Some(error)
 }
 
 /// Turns a minijinja error into a [`TemplateError`] on the body as written.

@@ -244,7 +244,9 @@ impl Translator<'_> {
             .suggest(Some(format!(
                 "close the {} first with {{% {expected} %}}",
                 open.name
-            ))));
+            )))
+            .with_label(format!("this does not close the {}", open.name))
+            .with_secondary(open.span, format!("the {} opened here", open.name)));
         }
         let span = name_token.start..name_token.end;
         match block {
@@ -300,7 +302,9 @@ impl Translator<'_> {
                 tag.span.clone(),
                 "unexpected end of template: this verbatim has no {% endverbatim %}",
             )
-            .suggest(Some("add {% endverbatim %} where it should end".into())));
+            .suggest(Some("add {% endverbatim %} where it should end".into()))
+            .with_label("this verbatim is never closed")
+            .with_secondary(self.body.len()..self.body.len(), "the template ends here"));
         };
         self.edit(name_token.start..name_token.end, "raw");
         self.edit(end_name, "endraw");
@@ -314,7 +318,9 @@ impl Translator<'_> {
                 tag.span.clone(),
                 "unexpected end of template: this comment has no {% endcomment %}",
             )
-            .suggest(Some("add {% endcomment %} where it should end".into())));
+            .suggest(Some("add {% endcomment %} where it should end".into()))
+            .with_label("this comment is never closed")
+            .with_secondary(self.body.len()..self.body.len(), "the template ends here"));
         };
         let open = if tag.open_dash { "-" } else { "" };
         let close = if self

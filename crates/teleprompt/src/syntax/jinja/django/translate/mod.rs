@@ -357,7 +357,9 @@ impl<'a> Translator<'a> {
                     open.name
                 ),
             )
-            .suggest(Some(format!("add {{% {end} %}} where it should end"))));
+            .suggest(Some(format!("add {{% {end} %}} where it should end")))
+            .with_label(format!("this {} is never closed", open.name))
+            .with_secondary(self.body.len()..self.body.len(), "the template ends here"));
         }
         Ok(())
     }
