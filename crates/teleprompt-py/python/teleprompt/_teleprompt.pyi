@@ -174,6 +174,20 @@ class Prompt:
         timeout: Optional[float] = None,
         tokenize: Literal[True],
     ) -> List[Union[Dict[str, Any], TelepromptError]]: ...
+    @overload
+    def render_many(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        jobs: Optional[int] = None,
+        errors: Literal["raise", "return"] = "raise",
+        rows_are: Literal["data", "records"] = "data",
+        now: Union[None, str, datetime.datetime] = None,
+        time_zone: Optional[str] = None,
+        timeout: Optional[float] = None,
+        tokenize: bool = False,
+    ) -> List[Union[Rendered, Dict[str, Any], TelepromptError]]:
+        """With ``errors`` or ``tokenize`` known only when the program runs."""
     @property
     def name(self) -> str: ...
     @property
