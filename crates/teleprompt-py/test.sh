@@ -27,7 +27,8 @@ venv="${TELEPROMPT_VENV:-$root/target/py-venv}"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-tools=("maturin>=1.9.4,<2" "pytest>=8,<10" "mypy>=1.10,<2" "tokenizers>=0.22,<1"
+# pip 22.3 or newer installs into another environment (--python).
+tools=("pip>=23" "maturin>=1.9.4,<2" "pytest>=8,<10" "mypy>=1.10,<2" "tokenizers>=0.22,<1"
     "anthropic>=0.40,<1" "mypy-boto3-bedrock-runtime>=1.35,<2")
 linux=false
 if [ "$(uname -s)" = Linux ]; then
