@@ -46,12 +46,13 @@ import argparse
 import datetime
 import json
 import math
+from typing import Any, Dict, Iterator, List, NoReturn, Optional, Union
 
 import pyarrow as pa
 import ray
 from ray.data.datasource import FileBasedDatasource
 
-from teleprompt import InputError, Prompt, PromptContext, TelepromptError
+from teleprompt import InputError, Prompt, PromptContext, Rendered, TelepromptError
 
 # The output's columns, typed once: a block whose rows all rendered would
 # otherwise get an `error` column of type null.
@@ -76,7 +77,7 @@ class JsonLines(FileBasedDatasource):
 
     CHUNK = 8 << 20  # bytes read at a time: a block is about this size
 
-    def _read_stream(self, f, path):
+    def _read_stream(self, f: Any, path: str) -> Iterator[pa.Table]:
         number, tail = 0, b""
         while chunk := f.read(self.CHUNK):
             lines = (tail + chunk).split(b"\n")
@@ -87,15 +88,16 @@ class JsonLines(FileBasedDatasource):
             yield pa.table({"index": [number], "line": pa.array([tail], pa.binary())})
 
 
-def parse(line: bytes, index: int, path: str):
+def parse(line: bytes, index: int, path: str) -> Union[Dict[str, Any], InputError]:
     """The data of one line, or the InputError it is: the error object
     ``teleprompt batch`` writes for that line (its JSON messages are
     Python's words, not serde's)."""
 
-    def error(kind, message, column=None):
-        details = {"rule": f"input/{kind}", "class": "input", "message": message, "file": path,
-                   "line": index + 1, "column": column, "end": None, "path": None, "labels": {}}
-        return InputError(message, rule=details["rule"], file=path, line=index + 1, column=column, details=details)
+    def error(kind: str, message: str, column: Optional[int] = None) -> InputError:
+        rule = f"input/{kind}"
+        details: Dict[str, Any] = {"rule": rule, "class": "input", "message": message, "file": path,
+                                   "line": index + 1, "column": column, "end": None, "path": None, "labels": {}}
+        return InputError(message, rule=rule, file=path, line=index + 1, column=column, details=details)
 
     if not line.strip():
         return error("blank-line", "the line is blank: every line must be a JSON object, the data of one render")
@@ -116,7 +118,7 @@ def parse(line: bytes, index: int, path: str):
     return data
 
 
-def finite(text):
+def finite(text: str) -> float:
     """A JSON number as a float; 1e400 is an error, as in ``teleprompt batch``, not infinity."""
     number = float(text)
     if math.isinf(number):
@@ -124,7 +126,7 @@ def finite(text):
     return number
 
 
-def not_json(text):
+def not_json(text: str) -> NoReturn:
     """NaN and Infinity, which Python's json reads and JSON has not."""
     raise ValueError(f"{text} is not JSON")
 
@@ -139,14 +141,15 @@ def render_batch(batch: pa.Table, prompt: Prompt, now: str, output_format: str) 
     # one thread: Ray runs one worker a core.
     tokens = output_format == "tokens"
     rendered = iter(prompt.render_many(rows, jobs=1, errors="return", now=now, tokenize=tokens))
-    outputs, errors = [], []
+    outputs: List[Optional[str]] = []
+    errors: List[Optional[str]] = []
     for row in parsed:
         result = next(rendered) if isinstance(row, dict) else row
         if isinstance(result, TelepromptError):
             outputs.append(None)
             errors.append(json.dumps(result.to_dict(), ensure_ascii=False))
         else:
-            if tokens:
+            if not isinstance(result, Rendered):  # the row's tokens (a dict)
                 outputs.append(json.dumps(result, separators=(",", ":")))
             elif output_format == "openai":
                 outputs.append(json.dumps(result.to_openai(), ensure_ascii=False))
@@ -172,7 +175,7 @@ def run(prompt: Prompt, input: str, output: str, now: str, output_format: str = 
     )
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("prompt", help="the prompt file")
     parser.add_argument("input", help="the rows: a JSON Lines file or a folder of them (any path Ray reads)")

@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use serde_json::Value;
 use teleprompt::context::{Clock, Namespace};
 use teleprompt::messages::history_from_value;
@@ -237,6 +237,21 @@ impl PromptContext {
         convert::to_python(py, &value)
     }
 
+    /// Pickles by what it holds (the library's serialized context): the
+    /// copy renders the same in another process.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let context = self.snapshot();
+        let state = py
+            .detach(|| serde_json::to_string(&context))
+            .map_err(|error| {
+                errors::input(py, format!("cannot pickle this PromptContext: {error}"))
+            })?;
+        let restore = py
+            .import("teleprompt._teleprompt")?
+            .getattr("_restore_context")?;
+        PyTuple::new(py, [restore, PyTuple::new(py, [state])?.into_any()])
+    }
+
     fn __repr__(&self) -> String {
         let context = self.lock();
         format!(
@@ -245,4 +260,13 @@ impl PromptContext {
             context.history().len()
         )
     }
+}
+
+/// Makes a pickled `PromptContext` again; state that is not one
+/// (corrupted, cut short, forged) is an `InputError`.
+#[pyfunction]
+pub(crate) fn _restore_context(py: Python<'_>, state: &str) -> PyResult<PromptContext> {
+    convert::from_record(state)
+        .map(PromptContext::new_from)
+        .map_err(|error| errors::input(py, format!("cannot unpickle a PromptContext: {error}")))
 }

@@ -361,3 +361,43 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
         }
     })
 }
+
+/// How deep a pickled record may nest: data nests up to [`MAX_DEPTH`]
+/// levels, and the record holds it a few levels down.
+const MAX_RECORD_DEPTH: usize = 2 * MAX_DEPTH;
+
+/// Reads a pickled record (JSON text the library's `Serialize` wrote). Its
+/// nesting is measured first, so that forged state nested without end is
+/// an error, not a stack overflow; below that bound, serde_json's own
+/// recursion limit (128, less than data may nest) is lifted.
+pub(crate) fn from_record<T: serde::de::DeserializeOwned>(state: &str) -> Result<T, String> {
+    // A record is an object (serde would also read a struct from a list).
+    if !state.trim_start().starts_with('{') && !state.trim().is_empty() {
+        return Err("the state is not a JSON object".to_string());
+    }
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for byte in state.bytes() {
+        match (in_string, escaped, byte) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (true, false, _) => {}
+            (false, _, b'"') => in_string = true,
+            (false, _, b'[' | b'{') => {
+                depth += 1;
+                if depth > MAX_RECORD_DEPTH {
+                    return Err(format!("it nests deeper than {MAX_RECORD_DEPTH} levels"));
+                }
+            }
+            (false, _, b']' | b'}') => depth = depth.saturating_sub(1),
+            (false, _, _) => {}
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(state);
+    reader.disable_recursion_limit();
+    let value = T::deserialize(&mut reader).map_err(|error| error.to_string())?;
+    reader.end().map_err(|error| error.to_string())?;
+    Ok(value)
+}

@@ -30,6 +30,8 @@ fn _teleprompt(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<library::Library>()?;
     module.add_function(wrap_pyfunction!(prompt::_restore_prompt, module)?)?;
     module.add_function(wrap_pyfunction!(library::_restore_library, module)?)?;
+    module.add_function(wrap_pyfunction!(prompt::_restore_rendered, module)?)?;
+    module.add_function(wrap_pyfunction!(context::_restore_context, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -647,6 +647,15 @@ pub(crate) fn _restore_prompt(
     )
 }
 
+/// Makes a pickled `Rendered` again; state that is not one (corrupted,
+/// cut short, forged) is an `InputError`.
+#[pyfunction]
+pub(crate) fn _restore_rendered(py: Python<'_>, state: &str) -> PyResult<Rendered> {
+    crate::convert::from_record(state)
+        .map(|inner| Rendered { inner })
+        .map_err(|error| errors::input(py, format!("cannot unpickle a Rendered: {error}")))
+}
+
 /// The previous turn's tokens, for `Rendered.tokens(cache=…)`: one per
 /// conversation, so each turn encodes only what it changed.
 #[pyclass(frozen, module = "teleprompt._teleprompt", name = "TokenCache")]
@@ -794,6 +803,33 @@ impl Rendered {
 
     fn __str__(&self) -> &str {
         self.inner.text()
+    }
+
+    /// Two results are equal when everything they hold is: text,
+    /// messages, history, warnings, tokenizer, budget, source map.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
+        let Ok(other) = other.cast::<Rendered>() else {
+            return false;
+        };
+        let other = other.get();
+        py.detach(|| {
+            let record = |rendered: &teleprompt::Rendered| serde_json::to_value(rendered).ok();
+            let mine = record(&self.inner);
+            mine.is_some() && mine == record(&other.inner)
+        })
+    }
+
+    /// Pickles by what it holds (the library's serialized result): the
+    /// copy gives the same text, messages, shapes, tokens, budget, source
+    /// map and stable prefixes in another process.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let state = py
+            .detach(|| serde_json::to_string(&self.inner))
+            .map_err(|error| errors::input(py, format!("cannot pickle this Rendered: {error}")))?;
+        let restore = py
+            .import("teleprompt._teleprompt")?
+            .getattr("_restore_rendered")?;
+        PyTuple::new(py, [restore, PyTuple::new(py, [state])?.into_any()])
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -2,7 +2,7 @@
 
 import datetime
 import os
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
+from typing import Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
 
 from .errors import TelepromptError
 
@@ -15,7 +15,11 @@ Functions = Mapping[str, Union[Callable[..., Any], Mapping[str, Callable[..., An
 StrPath = Union[str, os.PathLike[str]]
 
 class Rendered:
-    """The result of a render."""
+    """The result of a render. It pickles (a copy answers as it does), and
+    two results are equal when everything they hold is."""
+
+    def __eq__(self, other: object) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
     @property
     def text(self) -> str:
@@ -51,7 +55,8 @@ class TokenCache:
     def __init__(self) -> None: ...
 
 class PromptContext:
-    """The context of one turn, for :meth:`Prompt.render_turn`."""
+    """The context of one turn, for :meth:`Prompt.render_turn`. It pickles:
+    a copy renders the same."""
 
     def __init__(
         self,
@@ -174,6 +179,20 @@ class Prompt:
         timeout: Optional[float] = None,
         tokenize: Literal[True],
     ) -> List[Union[Dict[str, Any], TelepromptError]]: ...
+    @overload
+    def render_many(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        jobs: Optional[int] = None,
+        errors: Literal["raise", "return"] = "raise",
+        rows_are: Literal["data", "records"] = "data",
+        now: Union[None, str, datetime.datetime] = None,
+        time_zone: Optional[str] = None,
+        timeout: Optional[float] = None,
+        tokenize: bool = False,
+    ) -> List[Union[Rendered, Dict[str, Any], TelepromptError]]:
+        """With ``errors`` or ``tokenize`` known only when the program runs."""
     @property
     def name(self) -> str: ...
     @property

@@ -96,6 +96,7 @@
 mod clock;
 mod fields;
 mod history;
+mod record;
 mod workspace;
 
 use std::sync::Arc;
@@ -170,6 +171,10 @@ impl Namespace {
 /// Builder methods take and return the context; the ones that check their
 /// input return a `Result`. See the [module docs](self) for the names and
 /// their precedence.
+///
+/// It serializes (serde) as a record of all it holds, which deserializes
+/// to a context that renders the same: to rebuild it in another process
+/// (see its `Serialize` impl for the fields).
 #[derive(Clone, Debug, Default)]
 pub struct PromptContext {
     clock: Clock,

@@ -40,7 +40,12 @@ pub const IGNORE_FILE_MAX_BYTES: usize = 1024 * 1024;
 /// let workspace = Workspace::new(".").max_depth(2).max_entries(200).readme_max_bytes(8192);
 /// assert_eq!(workspace.root(), std::path::Path::new("."));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// It serializes as `{"root", "max_depth", "max_entries", "readme_file",
+/// "readme_max_bytes", "environment"}` (part of a serialized
+/// [`super::PromptContext`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Workspace {
     root: PathBuf,
     max_depth: usize,
@@ -438,7 +443,8 @@ fn cap_text(mut bytes: Vec<u8>, max: usize, name: &str) -> String {
 }
 
 /// The `env` values of a [`Workspace`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Environment {
     /// The operating system: `linux`, `macos`, `windows`, … (Rust's `std::env::consts::OS`).
     pub os: String,

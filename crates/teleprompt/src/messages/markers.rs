@@ -324,7 +324,8 @@ pub struct SectionSpan {
 }
 
 /// One piece of a split render: a message, or the place of the history.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Item {
     /// A message the template wrote.
     Message(Message),

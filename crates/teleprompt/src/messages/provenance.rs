@@ -4,7 +4,7 @@
 //! of the one before, [`crate::Rendered::stable_prefix`]). Plain data: the
 //! render builds them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Role;
 
@@ -34,7 +34,7 @@ use super::Role;
 /// assert_eq!(span.source.as_deref(), Some("{{user.name}}"));
 /// # Ok::<(), teleprompt::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SourceMap {
     /// The messages of the conversation, in order.
     pub messages: Vec<MappedMessage>,
@@ -45,7 +45,7 @@ pub struct SourceMap {
 }
 
 /// One message of a [`SourceMap`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MappedMessage {
     /// Who speaks.
     pub role: Role,
@@ -58,7 +58,7 @@ pub struct MappedMessage {
 }
 
 /// A text part of a message and where each of its bytes came from.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MappedText {
     /// The text, as the message has it.
     pub text: String,
@@ -67,7 +67,7 @@ pub struct MappedText {
 }
 
 /// A stretch of a message's text and what wrote it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Segment {
     /// Its first byte in the text.
     pub start: usize,
@@ -91,7 +91,7 @@ pub struct Segment {
 }
 
 /// What kind of source wrote a [`Segment`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SegmentKind {
     /// Literal text of the template.
@@ -107,7 +107,7 @@ pub enum SegmentKind {
 }
 
 /// A span of a template file as written.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceSpan {
     /// The file (the prompt, or a file it includes), as the prompt names it.
     pub file: String,

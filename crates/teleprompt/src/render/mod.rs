@@ -6,6 +6,7 @@
 mod budget;
 pub(crate) mod growth;
 pub(crate) mod prefix;
+mod record;
 pub(crate) mod rendered;
 pub(crate) mod source_map;
 

@@ -10,6 +10,9 @@ use crate::messages::{
 };
 
 /// The result of a render: the text, and the messages the template wrote.
+///
+/// It serializes (serde) as a record of what it holds, which deserializes
+/// to a result that answers the same (see its `Serialize` impl).
 #[derive(Clone, Debug)]
 pub struct Rendered {
     pub(super) text: String,
@@ -40,7 +43,7 @@ pub struct Rendered {
 
 impl Rendered {
     /// The messages and the history placeholder, in order.
-    fn items(&self) -> &[Item] {
+    pub(super) fn items(&self) -> &[Item] {
         self.items
             .get_or_init(|| plain_items(&self.text, self.default_role))
     }

@@ -57,6 +57,14 @@ impl Lazy {
         }
     }
 
+    /// A map built already (a result deserialized).
+    pub(crate) fn ready(map: SourceMap) -> Lazy {
+        Lazy {
+            recorded: std::sync::Mutex::new(None),
+            map: std::sync::OnceLock::from(map),
+        }
+    }
+
     /// The map of the render whose text (markers removed) is `text` and
     /// whose conversation is `conversation`.
     pub(crate) fn get(&self, text: &str, conversation: &[Entry<'_>]) -> &SourceMap {

@@ -1,6 +1,6 @@
 //! What a prompt's `budget:` asks, and what it did to a turn.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A prompt's front matter `budget:`: the most tokens a turn may be, and
 /// how its history may be cut (the sections say their own in the
@@ -34,7 +34,7 @@ impl BudgetSettings {
 /// What a prompt's `budget:` did to a turn: its limit, the tokens the
 /// turn came to, each section's tokens, and what was cut to fit
 /// ([`crate::Rendered::budget`]; `render --explain` prints it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Budget {
     /// The most tokens the turn may be (`budget.total`).
@@ -49,7 +49,7 @@ pub struct Budget {
 }
 
 /// One budget section of a render, after the cuts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SectionTokens {
     /// Its name (every block with that name is one section).
@@ -65,7 +65,7 @@ pub struct SectionTokens {
 }
 
 /// One cut a budget made.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Cut {
     /// What was cut: `history`, or a section's name.

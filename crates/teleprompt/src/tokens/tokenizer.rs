@@ -182,6 +182,16 @@ impl Tokenizer {
         Tokenizer::from_file(root, &name.to_string_lossy().replace('\\', "/"))
     }
 
+    /// For a `tokenizer.json`, the folder its name is relative to.
+    pub(crate) fn file_root(&self) -> Option<&std::path::Path> {
+        match &self.kind {
+            #[cfg(feature = "tokens")]
+            Kind::HuggingFace(file) => Some(&file.root),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
     /// Its name: `o200k_base`, `cl100k_base` (`estimate:…`), or the
     /// `tokenizer.json` path.
     pub fn name(&self) -> &str {
