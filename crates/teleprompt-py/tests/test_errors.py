@@ -118,3 +118,23 @@ def test_a_template_that_loops_forever_is_stopped():
     prompt = Prompt("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}", name="t.j2")
     with pytest.raises(RenderError):
         prompt.render()
+
+
+def test_an_error_made_in_python_reports_as_the_library_does():
+    from teleprompt import RenderError
+
+    error = RenderError(
+        'issue has no key "titel"',
+        rule="render",
+        code="TP0300",
+        file="triage.j2",
+        line=12,
+        column=11,
+        suggestion='did you mean "issue.title"?',
+    )
+    assert error.report() == (
+        'error[TP0300]: issue has no key "titel"\n'
+        " --> triage.j2:12:11\n"
+        '  = help: did you mean "issue.title"?\n'
+    )
+    assert RenderError("boom", rule="render").report() == "error[render]: boom\n"

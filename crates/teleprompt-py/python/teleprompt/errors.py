@@ -88,9 +88,12 @@ class TelepromptError(Exception):
         source line with a caret under the problem, and the suggestion."""
         if self._report is not None:
             return self._report
-        where = f"\n  --> {self.file}" if self.file else ""
+        # An error made in Python (not raised by the library): its
+        # headline as the library writes it, without the source line.
+        place = ":".join(str(part) for part in (self.file, self.line, self.column) if part)
+        where = f"\n --> {place}" if self.file else ""
         help = f"\n  = help: {self.suggestion}" if self.suggestion else ""
-        return f"error[{self.rule}]: {self.message}{where}{help}\n"
+        return f"error[{self.code or self.rule}]: {self.message}{where}{help}\n"
 
     def to_dict(self) -> Dict[str, Any]:
         """The error as the JSON object ``teleprompt serve`` and
