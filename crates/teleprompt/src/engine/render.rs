@@ -607,7 +607,7 @@ impl<'a> Renderer<'a> {
     /// A Jinja `for` over a text: its characters, as minijinja iterates
     /// one, which does not tell the loop its length: `loop.last` is false
     /// on every pass, `loop.length` and `loop.revindex` are undefined
-    /// ([`Render::loop_field`]). The characters are found as the loop
+    /// ([`Renderer::loop_field`]). The characters are found as the loop
     /// goes (a long text costs no table of them); those of a text of the
     /// data are borrowed from it.
     #[inline(never)]
@@ -622,7 +622,7 @@ impl<'a> Renderer<'a> {
         let (borrowed, made): (&'a str, Option<Rc<str>>) = match text {
             Value::Str(text) => (text, None),
             Value::String(text) => ("", Some(text)),
-            _ => unreachable!("exec_for_chars is called with a text"),
+            _ => return Err(internal(span)),
         };
         let whole: &str = made.as_deref().unwrap_or(borrowed);
         if whole.is_empty() {
@@ -1332,7 +1332,7 @@ impl<'a> Renderer<'a> {
                     _ => 0,
                 };
                 // A loop over a text's characters does not know its
-                // length ([`Render::exec_for_chars`]).
+                // length ([`Renderer::exec_for_chars`]).
                 if let Some(Value::Missing) = held(1) {
                     match field {
                         LoopField::Last => return Ok(Value::Bool(false)),

@@ -124,9 +124,11 @@ impl<'a> Lowerer<'a, '_> {
                 .zip(&found.aliases)
                 .filter(|(_, alias)| **alias)
             {
-                let handle = top
-                    .iter()
-                    .find(|(name, handle)| name == param && self.namespaces.contains_key(handle));
+                let handle = top.iter().find(|(name, handle)| {
+                    name == param
+                        && self.namespaces.contains_key(handle)
+                        && !self.maybe_unset.contains(handle)
+                });
                 let Some((_, handle)) = handle else {
                     return self.no(|| {
                         format!("namespace `{param}`, made other than once at the top, passed to a macro")
@@ -293,7 +295,24 @@ impl<'a> Lowerer<'a, '_> {
         let param = *def.params.get(slot)?;
         let passed = match value {
             ast::Expr::Var(var) if var.id == param => match self.read(param) {
-                Some(Some(handle)) => !self.in_macro && self.namespaces.contains_key(&handle),
+                // The top's own binding, made where no `if` decides
+                // (not one a loop's body makes under the same name).
+                Some(Some(handle)) => {
+                    let top_end = self
+                        .frames
+                        .get(1)
+                        .map_or(self.names.len(), |frame| frame.names_from);
+                    let top = self.names.get(..top_end).unwrap_or_default();
+                    !self.in_macro
+                        && self.namespaces.contains_key(&handle)
+                        && !self.maybe_unset.contains(&handle)
+                        && top
+                            .iter()
+                            .rev()
+                            .find(|(name, _)| *name == param)
+                            .map(|(_, slot)| *slot)
+                            == Some(handle)
+                }
                 Some(None) => self.in_macro && self.outer_namespaces.contains_key(param),
                 None => false,
             },

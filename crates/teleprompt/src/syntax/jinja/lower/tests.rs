@@ -889,6 +889,10 @@ fn a_namespace_passed_to_macros_by_name_renders_alike() {
         format!("{next}{made}{{{{ next(state) }}}}{made}{{{{ next(state) }}}}"),
         format!("{{%- macro opt(state=none) -%}}{{{{ state }}}}{{%- endmacro -%}}{made}{{{{ opt() }}}}"),
         format!("{{%- macro whole(state) -%}}{{{{ state }}}}{{%- endmacro -%}}{made}{{{{ whole(state) }}}}"),
+        // A namespace of the same name made in a loop's body, or in an
+        // `if`.
+        format!("{next}{made}{{% for m in messages %}}{{% set state = namespace(i=10) %}}{{{{ next(state) }}}}{{{{ state.i }}}}{{% endfor %}}{{{{ state.i }}}}"),
+        format!("{next}{{% if messages %}}{made}{{% endif %}}{{{{ next(state) }}}}"),
     ];
     for body in &direct {
         for strictness in [Strictness::Lenient, Strictness::Strict] {
